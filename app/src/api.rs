@@ -1,0 +1,20 @@
+//! Server functions: thin wrappers that find the backend and delegate to it.
+
+use leptos::prelude::*;
+
+use crate::model::CrdSummary;
+
+#[cfg(feature = "ssr")]
+fn backend() -> Result<crate::backend::SharedBackend, ServerFnError> {
+    use_context::<crate::backend::SharedBackend>()
+        .ok_or_else(|| ServerFnError::new("Portico's server is misconfigured: no backend."))
+}
+
+/// Lists the cluster's CustomResourceDefinitions.
+#[server(prefix = "/api", endpoint = "crds")]
+pub async fn list_crds() -> Result<Vec<CrdSummary>, ServerFnError> {
+    backend()?
+        .list_crds()
+        .await
+        .map_err(|e| ServerFnError::new(e.to_string()))
+}

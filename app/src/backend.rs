@@ -1,0 +1,24 @@
+//! The seam between the UI's server functions and the server's Kubernetes code.
+//! Server functions check who is asking and delegate here; the server binary
+//! implements the trait and provides an [`SharedBackend`] as Leptos context.
+
+use std::sync::Arc;
+
+use crate::model::CrdSummary;
+
+/// Why the backend could not answer, worded for the person reading the page.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BackendError {
+    #[error("Portico has not finished loading the cluster's resource types yet; try again in a moment.")]
+    NotReady,
+    #[error("The Kubernetes API server could not be reached: {0}")]
+    Unreachable(String),
+}
+
+#[async_trait::async_trait]
+pub trait Backend: Send + Sync + 'static {
+    /// Every CustomResourceDefinition in the cluster, sorted by group then kind.
+    async fn list_crds(&self) -> Result<Vec<CrdSummary>, BackendError>;
+}
+
+pub type SharedBackend = Arc<dyn Backend>;

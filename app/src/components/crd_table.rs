@@ -1,0 +1,75 @@
+//! A filterable table of CRDs.
+
+use leptos::prelude::*;
+
+use crate::model::CrdSummary;
+
+#[component]
+pub fn CrdTable(crds: Vec<CrdSummary>, filter: Signal<String>) -> impl IntoView {
+    let total = crds.len();
+    let crds = StoredValue::new(crds);
+    let visible = Memo::new(move |_| {
+        let f = filter.get();
+        crds.with_value(|all| {
+            all.iter()
+                .filter(|c| c.matches(&f))
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+    });
+    view! {
+        <p class="count" data-testid="crd-count">
+            {move || {
+                let shown = visible.with(Vec::len);
+                if shown == total {
+                    format!("{total} resource types")
+                } else {
+                    format!("{shown} of {total} resource types")
+                }
+            }}
+        </p>
+        <table class="grid" data-testid="crd-table">
+            <thead>
+                <tr>
+                    <th>"Kind"</th>
+                    <th>"Group"</th>
+                    <th>"Versions"</th>
+                    <th>"Scope"</th>
+                    <th>"Short names"</th>
+                    <th>"Name"</th>
+                </tr>
+            </thead>
+            <tbody>
+                <For each=move || visible.get() key=|c| c.name.clone() let:crd>
+                    <CrdRow crd/>
+                </For>
+            </tbody>
+        </table>
+        <Show when=move || visible.with(Vec::is_empty)>
+            <p class="empty">"No resource type matches the filter."</p>
+        </Show>
+    }
+}
+
+#[component]
+fn CrdRow(crd: CrdSummary) -> impl IntoView {
+    let versions = crd
+        .served_versions()
+        .map(|v| {
+            let class = if v.storage { "pill storage" } else { "pill" };
+            let title = if v.storage { "storage version" } else { "served" };
+            view! { <span class=class title=title>{v.name.clone()}</span> }
+        })
+        .collect_view();
+    let status = if crd.established { "" } else { " (not established)" };
+    view! {
+        <tr data-crd=crd.name.clone()>
+            <td class="kind">{crd.kind.clone()}<span class="warn">{status}</span></td>
+            <td class="mono">{crd.group.clone()}</td>
+            <td>{versions}</td>
+            <td>{crd.scope.clone()}</td>
+            <td class="mono">{crd.short_names.join(", ")}</td>
+            <td class="mono subtle">{crd.name.clone()}</td>
+        </tr>
+    }
+}

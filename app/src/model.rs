@@ -1,0 +1,129 @@
+//! Data shared by the server and the browser. Plain serde types, no I/O.
+
+use serde::{Deserialize, Serialize};
+
+/// One served or unserved version of a CRD.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrdVersion {
+    pub name: String,
+    pub served: bool,
+    pub storage: bool,
+}
+
+/// What the CRD list shows about a CustomResourceDefinition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrdSummary {
+    /// `plural.group`
+    pub name: String,
+    pub group: String,
+    pub kind: String,
+    pub plural: String,
+    pub short_names: Vec<String>,
+    /// `Namespaced` or `Cluster`
+    pub scope: String,
+    pub versions: Vec<CrdVersion>,
+    pub established: bool,
+}
+
+impl CrdSummary {
+    /// The versions the API server serves, storage version first.
+    pub fn served_versions(&self) -> impl Iterator<Item = &CrdVersion> {
+        let storage = self.versions.iter().filter(|v| v.served && v.storage);
+        let others = self.versions.iter().filter(|v| v.served && !v.storage);
+        storage.chain(others)
+    }
+
+    /// Whether a free-text filter matches this CRD (case-insensitive, any of
+    /// kind, name, group, short names, scope or a version; every word must match).
+    pub fn matches(&self, filter: &str) -> bool {
+        let haystack = format!(
+            "{} {} {} {} {} {}",
+            self.kind,
+            self.name,
+            self.group,
+            self.short_names.join(" "),
+            self.scope,
+            self.versions
+                .iter()
+                .map(|v| v.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        )
+        .to_lowercase();
+        filter
+            .to_lowercase()
+            .split_whitespace()
+            .all(|word| haystack.contains(word))
+    }
+}
+
+/// A field-level reason the API server gave for refusing a request
+/// (`Status.details.causes[]`), kept exactly as the server sent it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldCause {
+    /// e.g. `spec.choice`; empty when the server named no field.
+    pub field: String,
+    /// e.g. `FieldValueInvalid`
+    pub reason: String,
+    pub message: String,
+}
+
+/// The API server's refusal of a request, as a `Status` object describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiRejection {
+    pub code: u16,
+    pub reason: String,
+    pub message: String,
+    pub causes: Vec<FieldCause>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd() -> CrdSummary {
+        CrdSummary {
+            name: "crdplural.iksoon.test.com".into(),
+            group: "iksoon.test.com".into(),
+            kind: "CrdKind".into(),
+            plural: "crdplural".into(),
+            short_names: vec!["crdshort".into(), "iksoontest".into()],
+            scope: "Namespaced".into(),
+            versions: vec![
+                CrdVersion {
+                    name: "v1beta1".into(),
+                    served: true,
+                    storage: false,
+                },
+                CrdVersion {
+                    name: "v1".into(),
+                    served: true,
+                    storage: true,
+                },
+                CrdVersion {
+                    name: "v0".into(),
+                    served: false,
+                    storage: false,
+                },
+            ],
+            established: true,
+        }
+    }
+
+    #[test]
+    fn filter_matches_every_word_case_insensitively() {
+        let c = crd();
+        assert!(c.matches(""));
+        assert!(c.matches("crdkind"));
+        assert!(c.matches("IKSOON namespaced"));
+        assert!(c.matches("crdshort"));
+        assert!(!c.matches("iksoon cluster"));
+        assert!(!c.matches("website"));
+    }
+
+    #[test]
+    fn served_versions_put_storage_first_and_skip_unserved() {
+        let names: Vec<_> = crd().served_versions().map(|v| v.name.clone()).collect();
+        assert_eq!(names, ["v1", "v1beta1"]);
+    }
+}

@@ -1,0 +1,3 @@
+//! One module per page. Pages fetch data through server functions and hand it to components.
+
+pub mod crds;

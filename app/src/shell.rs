@@ -1,0 +1,62 @@
+//! The HTML document, the app frame and its routes.
+
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_router::{
+    StaticSegment,
+    components::{A, Redirect, Route, Router, Routes},
+};
+
+use crate::pages::crds::CrdsPage;
+
+/// The document the server renders around [`App`].
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <AutoReload options=options.clone()/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    // Effects run only in the browser, so this marks the moment hydration finished;
+    // browser tests wait for it before interacting.
+    Effect::new(move |_| {
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
+    view! {
+        <Stylesheet id="portico" href="/pkg/portico.css"/>
+        <Title formatter=|page: String| if page.is_empty() { "Portico".to_string() } else { format!("{page} · Portico") }/>
+        <Router>
+            <header class="topbar">
+                <a class="brand" href="/">
+                    <span class="brand-mark" aria-hidden="true">"◆"</span>
+                    "Portico"
+                </a>
+                <nav class="topnav">
+                    <A href="/crds">"Resource types"</A>
+                </nav>
+            </header>
+            <main class="content">
+                <Routes fallback=|| view! { <p class="empty">"Page not found."</p> }>
+                    <Route path=StaticSegment("") view=|| view! { <Redirect path="/crds"/> }/>
+                    <Route path=StaticSegment("crds") view=CrdsPage/>
+                </Routes>
+            </main>
+        </Router>
+    }
+}

@@ -1,0 +1,48 @@
+//! The cluster a test binary runs against: an existing one when KUBECONFIG is set
+//! explicitly, otherwise one local control plane shared by every test in the binary.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::{ControlPlane, ControlPlaneError, kubeconfig};
+
+pub enum TestCluster {
+    Local(ControlPlane),
+    External(PathBuf),
+}
+
+impl TestCluster {
+    /// The process-wide cluster, started on first use. Panics with the reason when
+    /// no cluster can be had: a missing control plane must fail the suite, not skip it.
+    pub fn shared() -> &'static TestCluster {
+        static CLUSTER: OnceLock<TestCluster> = OnceLock::new();
+        CLUSTER.get_or_init(|| match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+            Some(path) => TestCluster::External(PathBuf::from(path)),
+            None => match ControlPlane::start() {
+                Ok(plane) => TestCluster::Local(plane),
+                Err(e) => panic!("the local control plane could not start: {e}"),
+            },
+        })
+    }
+
+    /// A kubeconfig with cluster-admin rights.
+    pub fn admin_kubeconfig(&self) -> &Path {
+        match self {
+            TestCluster::Local(plane) => plane.admin_kubeconfig(),
+            TestCluster::External(path) => path,
+        }
+    }
+
+    /// A fresh admin client, bound to the calling test's runtime.
+    pub async fn admin_client(&self) -> Result<kube::Client, ControlPlaneError> {
+        kubeconfig::client_from(self.admin_kubeconfig()).await
+    }
+
+    /// The local control plane, for tests that need to act on it (restart, mint users).
+    pub fn local(&self) -> Option<&ControlPlane> {
+        match self {
+            TestCluster::Local(plane) => Some(plane),
+            TestCluster::External(_) => None,
+        }
+    }
+}

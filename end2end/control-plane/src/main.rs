@@ -1,0 +1,120 @@
+//! `portico-control-plane`: starts a local control plane, applies manifests, and either
+//! runs a command against it (`exec`) or waits for Ctrl-C/SIGTERM (`up`). Both processes
+//! of the control plane stop when this one does, however it ends.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use portico_control_plane::{ControlPlane, apply};
+
+#[derive(Parser)]
+#[command(about = "A local etcd + kube-apiserver for Portico's dev command and tests")]
+struct Cli {
+    /// Apply every *.yaml in this directory after start-up (repeatable; CRDs first).
+    #[arg(long = "apply", global = true)]
+    apply_dirs: Vec<PathBuf>,
+    /// Also copy the admin kubeconfig here.
+    #[arg(long, global = true)]
+    kubeconfig_out: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Mode,
+}
+
+#[derive(Subcommand)]
+enum Mode {
+    /// Start, then wait for Ctrl-C or SIGTERM.
+    Up,
+    /// Start, run COMMAND with KUBECONFIG pointing at the control plane, stop when it exits.
+    Exec {
+        #[arg(trailing_var_arg = true, required = true)]
+        command: Vec<String>,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Runtime::new().context("starting tokio")?;
+
+    let started = std::time::Instant::now();
+    let plane = ControlPlane::start().context("starting the control plane")?;
+    tracing::info!(
+        server = plane.server_url(),
+        version = portico_control_plane::pinned_kubernetes_version(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "control plane ready"
+    );
+    let kubeconfig = match &cli.kubeconfig_out {
+        Some(out) => {
+            std::fs::copy(plane.admin_kubeconfig(), out)
+                .with_context(|| format!("copying the kubeconfig to {}", out.display()))?;
+            out.clone()
+        }
+        None => plane.admin_kubeconfig().to_path_buf(),
+    };
+
+    runtime.block_on(async {
+        if !cli.apply_dirs.is_empty() {
+            let client = plane.admin_client().await?;
+            let mut objects = Vec::new();
+            for dir in &cli.apply_dirs {
+                for file in apply::manifest_files(dir)? {
+                    objects.extend(apply::read_documents(&file)?);
+                }
+            }
+            let applied = apply::apply_all(&client, objects).await?;
+            tracing::info!(count = applied.len(), "applied manifests");
+        }
+        anyhow::Ok(())
+    })?;
+    println!("KUBECONFIG={}", kubeconfig.display());
+
+    let code = match cli.command {
+        Mode::Up => {
+            runtime.block_on(shutdown_signal());
+            0
+        }
+        Mode::Exec { command } => runtime.block_on(run_child(&command, &kubeconfig))?,
+    };
+    drop(plane);
+    std::process::exit(code);
+}
+
+async fn run_child(command: &[String], kubeconfig: &std::path::Path) -> anyhow::Result<i32> {
+    let (program, args) = command.split_first().context("no command given")?;
+    let mut cmd = Command::new(program);
+    cmd.args(args).env("KUBECONFIG", kubeconfig);
+    let mut child = portico_control_plane::process::spawn_tied(cmd)
+        .with_context(|| format!("starting {program}"))?;
+    let pid = i32::try_from(child.id()).context("child pid out of range")?;
+    let mut waiter = tokio::task::spawn_blocking(move || child.wait());
+    let status = tokio::select! {
+        status = &mut waiter => status??,
+        _ = shutdown_signal() => {
+            // SAFETY: signalling our own child, which is not yet reaped.
+            unsafe { libc::kill(pid, libc::SIGTERM); }
+            waiter.await??
+        }
+    };
+    Ok(status.code().unwrap_or(1))
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut term) = signal(SignalKind::terminate()) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return;
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}

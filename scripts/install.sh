@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Installs what Portico needs to build and run, skipping whatever is already there.
+# `--for-tests` adds what the test suite needs (Chromium, Playwright, the control plane).
+# Idempotent: a second run does nothing but check.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export PATH="$HOME/.cargo/bin:$PATH"
+for_tests=false
+[ "${1:-}" = "--for-tests" ] && for_tests=true
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  step "apt-get install ${missing[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+command -v cargo >/dev/null || { echo "Rust is required: https://rustup.rs" >&2; exit 1; }
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  step "rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# cargo-leptos 0.3.11 needs rustc 1.96; 0.3.10 is the newest that builds on 1.95.
+if ! cargo leptos --version 2>/dev/null | grep -q ' 0\.3\.10$'; then
+  step "cargo install cargo-leptos 0.3.10 (about 15 minutes on 2 cores, once)"
+  cargo install cargo-leptos --version 0.3.10 --locked
+fi
+
+# The CLI must match the wasm-bindgen crate in Cargo.lock exactly, or cargo-leptos
+# tries to download one. Its own lockfile names a crate the registry lacks: no --locked.
+wbg="$(awk '$0=="name = \"wasm-bindgen\""{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)"
+if ! wasm-bindgen --version 2>/dev/null | grep -q " $wbg\$"; then
+  step "cargo install wasm-bindgen-cli $wbg"
+  cargo install wasm-bindgen-cli --version "$wbg"
+fi
+
+# wasm-opt for release wasm builds.
+command -v wasm-opt >/dev/null || apt_install binaryen
+
+if $for_tests || [ -z "${KUBECONFIG:-}" ]; then
+  if [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
+    command -v go >/dev/null || apt_install golang-go
+    end2end/kube-apiserver/build.sh >/dev/null
+  fi
+fi
+
+if $for_tests; then
+  apt_install chromium
+  command -v npm >/dev/null || apt_install nodejs npm
+  if [ ! -d end2end/node_modules/@playwright/test ]; then
+    step "npm ci (Playwright's test runner; browsers come from Debian)"
+    (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
+  fi
+fi

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs Portico on http://127.0.0.1:3000. Uses the configured cluster ($KUBECONFIG or
+# ~/.kube/config) when there is one; otherwise starts a local control plane loaded with
+# Portico's CRDs and the seed fixtures, and stops it when Portico stops.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export PATH="$HOME/.cargo/bin:$PATH"
+bash scripts/install.sh
+
+if [ -n "${KUBECONFIG:-}" ] || [ -f "$HOME/.kube/config" ]; then
+  exec cargo leptos watch
+fi
+cargo build -p portico-control-plane --locked
+mkdir -p .portico
+echo "No cluster configured: starting a local control plane (kubeconfig: .portico/kubeconfig)" >&2
+exec target/debug/portico-control-plane \
+  --apply deploy/crds --apply end2end/fixtures/seeds \
+  --kubeconfig-out .portico/kubeconfig \
+  exec -- cargo leptos watch

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every test: formatting, lints, unit and integration tests against a real
+# kube-apiserver, and the browser tests in Chromium. Installs what is missing first.
+# With KUBECONFIG set, integration and browser tests use that cluster instead of a
+# local control plane.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export PATH="$HOME/.cargo/bin:$PATH"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+timed() {
+  local label="$1"; shift
+  local start=$SECONDS
+  printf '\n==> %s\n' "$label"
+  "$@"
+  printf '<== %s: %ss\n' "$label" "$((SECONDS - start))"
+}
+
+timed "install prerequisites" bash scripts/install.sh --for-tests
+timed "cargo fmt --check" cargo fmt --all -- --check
+timed "clippy (server side)" cargo clippy --workspace --all-targets --locked -- -D warnings
+timed "clippy (browser side)" cargo clippy -p app --features hydrate --target wasm32-unknown-unknown --locked -- -D warnings
+timed "unit and integration tests" cargo test --workspace --locked
+timed "build the site (cargo leptos build)" cargo leptos build
+timed "build the control plane binary" cargo build -p portico-control-plane --locked
+timed "browser tests (Playwright + Chromium)" bash -c 'cd end2end && npx playwright test'
+printf '\nAll checks passed in %ss.\n' "$SECONDS"

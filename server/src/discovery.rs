@@ -1,0 +1,102 @@
+//! The CRD catalog: every CustomResourceDefinition, kept current by one watch.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use app::model::{CrdSummary, CrdVersion};
+use futures::StreamExt;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Api;
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+
+/// A shared, cheaply cloned view of the cluster's CRDs.
+#[derive(Clone)]
+pub struct CrdCatalog {
+    store: reflector::Store<CustomResourceDefinition>,
+    loaded: Arc<AtomicBool>,
+}
+
+impl CrdCatalog {
+    /// Starts watching CRDs. The returned future drives the watch; spawn it.
+    pub fn start(
+        client: kube::Client,
+    ) -> (Self, impl std::future::Future<Output = ()> + Send + 'static) {
+        let (reader, writer) = reflector::store();
+        let loaded = Arc::new(AtomicBool::new(false));
+        let api: Api<CustomResourceDefinition> = Api::all(client);
+        let stream = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .reflect(writer);
+        let catalog = Self {
+            store: reader.clone(),
+            loaded: loaded.clone(),
+        };
+        let driver = async move {
+            let mark_loaded = async {
+                if reader.wait_until_ready().await.is_ok() {
+                    loaded.store(true, Ordering::Release);
+                    tracing::info!(crds = reader.len(), "CRD catalog loaded");
+                }
+            };
+            let drive = stream.for_each(|event| async move {
+                if let Err(error) = event {
+                    tracing::warn!(%error, "CRD watch interrupted; retrying with backoff");
+                }
+            });
+            futures::join!(mark_loaded, drive);
+        };
+        (catalog, driver)
+    }
+
+    /// Whether the initial list has arrived.
+    pub fn is_loaded(&self) -> bool {
+        self.loaded.load(Ordering::Acquire)
+    }
+
+    /// Waits up to `timeout` for the initial list.
+    pub async fn wait_loaded(&self, timeout: Duration) -> bool {
+        tokio::time::timeout(timeout, self.store.wait_until_ready())
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    /// Every CRD, sorted by group then kind.
+    pub fn summaries(&self) -> Vec<CrdSummary> {
+        let mut out: Vec<CrdSummary> = self.store.state().iter().map(|c| summarize(c)).collect();
+        out.sort_by(|a, b| (&a.group, &a.kind).cmp(&(&b.group, &b.kind)));
+        out
+    }
+}
+
+/// The list view of one CRD.
+pub fn summarize(crd: &CustomResourceDefinition) -> CrdSummary {
+    let spec = &crd.spec;
+    let established = crd
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|conds| {
+            conds
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+        });
+    CrdSummary {
+        name: crd.metadata.name.clone().unwrap_or_default(),
+        group: spec.group.clone(),
+        kind: spec.names.kind.clone(),
+        plural: spec.names.plural.clone(),
+        short_names: spec.names.short_names.clone().unwrap_or_default(),
+        scope: spec.scope.clone(),
+        versions: spec
+            .versions
+            .iter()
+            .map(|v| CrdVersion {
+                name: v.name.clone(),
+                served: v.served,
+                storage: v.storage,
+            })
+            .collect(),
+        established,
+    }
+}

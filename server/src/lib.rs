@@ -1,0 +1,12 @@
+//! Portico's server: configuration, the cluster-facing modules and the HTTP router.
+//! `main.rs` only wires these together.
+
+pub mod cluster_backend;
+pub mod config;
+pub mod discovery;
+pub mod health;
+pub mod http;
+pub mod kube_client;
+pub mod objects;
+pub mod state;
+pub mod telemetry;

@@ -1,0 +1,53 @@
+//! The `portico` binary: reads configuration, starts the CRD catalog and serves HTTP
+//! until SIGTERM or Ctrl-C.
+
+use anyhow::Context;
+use clap::Parser;
+use portico_server::config::{self, Config};
+use portico_server::state::AppState;
+use portico_server::{http, kube_client, telemetry};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let config = Config::parse();
+    telemetry::init(&config.log, config.log_format);
+
+    let leptos_options = config::leptos_options(config.site_root.as_deref())
+        .context("reading Leptos configuration")?;
+    let addr = config.listen.unwrap_or(leptos_options.site_addr);
+
+    let client = kube_client::build(config.kubeconfig.as_deref(), config.context.as_deref())
+        .await
+        .context("connecting to Kubernetes")?;
+    let (state, watches) = AppState::new(client, leptos_options);
+    let watch_task = tokio::spawn(watches);
+
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("listening on {addr}"))?;
+    tracing::info!(%addr, "Portico is serving");
+    axum::serve(listener, http::router(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("serving HTTP")?;
+    watch_task.abort();
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(error) => {
+            tracing::warn!(%error, "cannot listen for SIGTERM; stopping on Ctrl-C only");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+    tracing::info!("shutting down");
+}

@@ -1,0 +1,45 @@
+//! What every request handler can reach.
+
+use std::sync::Arc;
+
+use app::backend::SharedBackend;
+use axum::extract::FromRef;
+use leptos::prelude::LeptosOptions;
+
+use crate::cluster_backend::ClusterBackend;
+use crate::discovery::CrdCatalog;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub leptos_options: LeptosOptions,
+    pub client: kube::Client,
+    pub catalog: CrdCatalog,
+    pub backend: SharedBackend,
+}
+
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> Self {
+        state.leptos_options.clone()
+    }
+}
+
+impl AppState {
+    /// Wires the state around `client`. The returned future drives the cluster
+    /// watches the state reads from; spawn it.
+    pub fn new(
+        client: kube::Client,
+        leptos_options: LeptosOptions,
+    ) -> (Self, impl std::future::Future<Output = ()> + Send + 'static) {
+        let (catalog, driver) = CrdCatalog::start(client.clone());
+        let backend: SharedBackend = Arc::new(ClusterBackend {
+            catalog: catalog.clone(),
+        });
+        let state = Self {
+            leptos_options,
+            client,
+            catalog,
+            backend,
+        };
+        (state, driver)
+    }
+}

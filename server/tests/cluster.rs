@@ -1,0 +1,163 @@
+//! Integration tests against a real kube-apiserver (see portico-control-plane).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use app::model::ApiRejection;
+use kube::api::{Api, DynamicObject};
+use portico_control_plane::apply;
+use portico_control_plane::cluster::TestCluster;
+use portico_server::discovery::CrdCatalog;
+use portico_server::objects::{self, ObjectError};
+use portico_server::state::AppState;
+
+fn seeds_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end/fixtures/seeds")
+}
+
+/// (CRD name, kind, group) of every seed.
+const SEED_CRDS: [(&str, &str, &str); 5] = [
+    ("crdplural.iksoon.test.com", "CrdKind", "iksoon.test.com"),
+    ("ats.cnat.study.jayground8", "At", "cnat.study.jayground8"),
+    ("websites.extensions.example.com", "Website", "extensions.example.com"),
+    ("helloapps.apps.anupam.com", "HelloApp", "apps.anupam.com"),
+    ("virtulmachines.infra.sealyun.com", "VirtulMachine", "infra.sealyun.com"),
+];
+
+async fn client_with_seeds() -> kube::Client {
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
+    let mut objects = Vec::new();
+    for file in apply::manifest_files(&seeds_dir()).expect("seed fixtures") {
+        objects.extend(apply::read_documents(&file).expect("seed YAML"));
+    }
+    apply::apply_all(&client, objects)
+        .await
+        .expect("seeds apply and their CRDs become Established");
+    client
+}
+
+#[tokio::test]
+async fn discovery_lists_every_seed_crd_once_established() {
+    let client = client_with_seeds().await;
+    let (catalog, driver) = CrdCatalog::start(client);
+    let watch = tokio::spawn(driver);
+    assert!(catalog.wait_loaded(Duration::from_secs(30)).await);
+    let summaries = catalog.summaries();
+    for (name, kind, group) in SEED_CRDS {
+        let found = summaries
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("{name} missing from discovery: {summaries:?}"));
+        assert_eq!(found.kind, kind);
+        assert_eq!(found.group, group);
+        assert_eq!(found.scope, "Namespaced");
+        assert!(found.established, "{name} should be Established");
+        assert!(found.served_versions().next().is_some());
+    }
+    let crdkind = summaries
+        .iter()
+        .find(|s| s.kind == "CrdKind")
+        .expect("CrdKind");
+    assert_eq!(crdkind.short_names, ["crdshort", "iksoontest"]);
+    watch.abort();
+}
+
+#[tokio::test]
+async fn invalid_crdkind_is_rejected_with_the_servers_field_causes() {
+    let client = client_with_seeds().await;
+    let docs = apply::read_documents(&seeds_dir().join("000-crdkind-invalid.yaml"))
+        .expect("invalid fixture parses");
+    let [bad] = docs.as_slice() else {
+        panic!("one document expected")
+    };
+    let err = objects::create(&client, bad, false)
+        .await
+        .expect_err("the API server must refuse choice: postgres, replicas: 11");
+    let ObjectError::Rejected(ApiRejection {
+        code,
+        reason,
+        causes,
+        message,
+    }) = err
+    else {
+        panic!("expected a rejection, got {err:?}")
+    };
+    assert_eq!(code, 422, "{message}");
+    assert_eq!(reason, "Invalid");
+    let fields: Vec<&str> = causes.iter().map(|c| c.field.as_str()).collect();
+    assert!(fields.contains(&"spec.choice"), "{causes:?}");
+    assert!(fields.contains(&"spec.replicas"), "{causes:?}");
+    let choice = causes
+        .iter()
+        .find(|c| c.field == "spec.choice")
+        .expect("choice cause");
+    assert!(choice.message.contains("(mysql|tomcat)"), "{choice:?}");
+
+    // Nothing was stored.
+    let (resource, _) = kube::discovery::pinned_kind(
+        &client,
+        &kube::core::GroupVersionKind::gvk("iksoon.test.com", "v1", "CrdKind"),
+    )
+    .await
+    .expect("CrdKind is served");
+    let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &resource);
+    assert!(api.get_opt("iksoon-crd-bad").await.expect("get").is_none());
+}
+
+#[tokio::test]
+async fn http_server_is_ready_and_its_server_function_lists_the_seeds() {
+    let client = client_with_seeds().await;
+    let options = portico_server::config::leptos_options(None).expect("leptos options");
+    let (state, watches) = AppState::new(client, options);
+    let catalog = state.catalog.clone();
+    let watch = tokio::spawn(watches);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("addr");
+    let server = tokio::spawn(async move {
+        axum::serve(listener, portico_server::http::router(state)).await
+    });
+    let http = reqwest::Client::new();
+    let base = format!("http://{addr}");
+
+    assert_eq!(
+        http.get(format!("{base}/healthz")).send().await.expect("healthz").status(),
+        200
+    );
+    assert!(catalog.wait_loaded(Duration::from_secs(30)).await);
+    assert_eq!(
+        http.get(format!("{base}/readyz")).send().await.expect("readyz").status(),
+        200,
+        "ready once the API server answers and the catalog has loaded"
+    );
+
+    let response = http
+        .post(format!("{base}/api/crds"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("")
+        .send()
+        .await
+        .expect("server function");
+    assert_eq!(response.status(), 200);
+    let names: Vec<String> = response
+        .json::<Vec<app::model::CrdSummary>>()
+        .await
+        .expect("JSON list of CRDs")
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    for (name, _, _) in SEED_CRDS {
+        assert!(names.iter().any(|n| n == name), "{name} not in {names:?}");
+    }
+    let page = http.get(format!("{base}/crds")).send().await.expect("page");
+    assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+    let html = page.text().await.expect("html");
+    assert!(html.contains("Resource types"));
+    assert!(html.contains("crdplural.iksoon.test.com"), "SSR renders the CRDs");
+    server.abort();
+    watch.abort();
+}
