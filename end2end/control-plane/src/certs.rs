@@ -86,7 +86,9 @@ impl CertificateAuthority {
     }
 }
 
-/// A private key for signing service-account tokens.
-pub fn service_account_key() -> Result<String, CertError> {
-    Ok(KeyPair::generate()?.serialize_pem())
+/// A key pair for service-account tokens: (private key PEM to sign with, public key
+/// PEM to verify with). kube-apiserver reads the public half only as a public key.
+pub fn service_account_keys() -> Result<(String, String), CertError> {
+    let key = KeyPair::generate()?;
+    Ok((key.serialize_pem(), key.public_key_pem()))
 }

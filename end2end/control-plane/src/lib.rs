@@ -46,17 +46,17 @@ pub enum ControlPlaneError {
     },
     #[error(transparent)]
     Certs(#[from] CertError),
-    #[error("{component} did not become ready within {seconds}s; its log: {log}")]
+    #[error("{component} did not become ready within {seconds}s; the end of its log:\n{log_tail}")]
     NotReady {
         component: &'static str,
         seconds: u64,
-        log: PathBuf,
+        log_tail: String,
     },
-    #[error("{component} exited during start-up ({status}); its log: {log}")]
+    #[error("{component} exited during start-up ({status}); the end of its log:\n{log_tail}")]
     Exited {
         component: &'static str,
         status: std::process::ExitStatus,
-        log: PathBuf,
+        log_tail: String,
     },
     #[error("building a client: {0}")]
     Client(String),
@@ -157,7 +157,9 @@ impl ControlPlane {
         let ca_file = write("ca.crt", &ca.cert_pem())?;
         let tls_cert = write("apiserver.crt", &serving.cert_pem)?;
         let tls_key = write("apiserver.key", &serving.key_pem)?;
-        let sa_key = write("sa.key", &certs::service_account_key()?)?;
+        let (sa_private, sa_public) = certs::service_account_keys()?;
+        let sa_key = write("sa.key", &sa_private)?;
+        let sa_pub = write("sa.pub", &sa_public)?;
 
         let etcd_port = free_port()?;
         let etcd_peer_port = free_port()?;
@@ -181,7 +183,7 @@ impl ControlPlane {
             "etcd",
             &mut etcd,
             &etcd_log,
-            &http_client(None, None)?,
+            None,
             &format!("{etcd_url}/health"),
         )?;
 
@@ -201,7 +203,7 @@ impl ControlPlane {
             "--disable-admission-plugins=ServiceAccount".into(),
             "--authorization-mode=RBAC".into(),
             format!("--service-account-issuer={server_url}"),
-            format!("--service-account-key-file={}", sa_key.display()),
+            format!("--service-account-key-file={}", sa_pub.display()),
             format!("--service-account-signing-key-file={}", sa_key.display()),
             // Fewer moving parts at start-up; flow control is not under test here.
             "--enable-priority-and-fairness=false".into(),
@@ -246,13 +248,12 @@ impl ControlPlane {
 
     fn wait_apiserver_ready(&mut self) -> Result<(), ControlPlaneError> {
         let admin = self.ca.client_cert("portico-readiness", Some("system:masters"))?;
-        let client = http_client(Some(&self.ca.cert_pem()), Some(&admin))?;
         let log = self.dir.path().join("kube-apiserver.log");
         wait_until(
             "kube-apiserver",
             &mut self.apiserver,
             &log,
-            &client,
+            Some((&self.ca.cert_pem(), &admin)),
             &format!("{}/readyz", self.server_url),
         )
     }
@@ -348,8 +349,38 @@ fn http_client(
         .map_err(|e| ControlPlaneError::Client(e.to_string()))
 }
 
-/// Polls `url` until it answers 200, failing early if the process exits.
+/// The last lines of a log file; the file itself goes away with the control plane.
+fn log_tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(15)..].join("\n")
+}
+
+/// Polls `url` until it answers 200, failing early if the process exits. Runs on its
+/// own thread: a blocking HTTP client must not be created or dropped inside an async
+/// runtime, and callers (tests) often are inside one.
 fn wait_until(
+    component: &'static str,
+    child: &mut Child,
+    log: &Path,
+    tls: Option<(&str, &certs::CertPair)>,
+    url: &str,
+) -> Result<(), ControlPlaneError> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let client = match tls {
+                    Some((ca, identity)) => http_client(Some(ca), Some(identity))?,
+                    None => http_client(None, None)?,
+                };
+                poll_ready(component, child, log, &client, url)
+            })
+            .join()
+            .unwrap_or_else(|_| Err(ControlPlaneError::Client("readiness poller panicked".into())))
+    })
+}
+
+fn poll_ready(
     component: &'static str,
     child: &mut Child,
     log: &Path,
@@ -362,7 +393,7 @@ fn wait_until(
             return Err(ControlPlaneError::Exited {
                 component,
                 status,
-                log: log.to_path_buf(),
+                log_tail: log_tail(log),
             });
         }
         if let Ok(resp) = client.get(url).send() {
@@ -374,7 +405,7 @@ fn wait_until(
             return Err(ControlPlaneError::NotReady {
                 component,
                 seconds: START_TIMEOUT.as_secs(),
-                log: log.to_path_buf(),
+                log_tail: log_tail(log),
             });
         }
         // Polling an HTTP endpoint of another process: there is no event to wait on.

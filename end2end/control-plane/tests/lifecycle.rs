@@ -1,0 +1,67 @@
+//! The control plane's processes never outlive the process that started them, even
+//! when that process is killed outright (no destructors, no signal handlers).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Direct children of `pid`, from /proc.
+fn children_of(pid: u32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            out.extend(text.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+        }
+    }
+    out
+}
+
+/// Waits for a process that is not our child to exit, through a pidfd (which becomes
+/// readable on exit). True when it exited within `timeout`.
+fn wait_exit(pid: i32, timeout: Duration) -> bool {
+    // SAFETY: plain syscalls on integers we own; the fd is closed below.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+    if fd < 0 {
+        // ESRCH: already gone.
+        return std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+    }
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let millis = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    let ready = unsafe { libc::poll(&mut pfd, 1, millis) };
+    unsafe { libc::close(fd) };
+    ready == 1
+}
+
+#[test]
+fn killing_the_launcher_stops_etcd_and_kube_apiserver() {
+    let mut launcher = Command::new(env!("CARGO_BIN_EXE_portico-control-plane"))
+        .arg("up")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("launcher starts");
+    let stdout = launcher.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("launcher prints its kubeconfig once ready");
+    assert!(line.starts_with("KUBECONFIG="), "unexpected output: {line}");
+
+    let children = children_of(launcher.id());
+    assert_eq!(children.len(), 2, "etcd and kube-apiserver: {children:?}");
+    launcher.kill().expect("SIGKILL the launcher");
+    launcher.wait().expect("reap the launcher");
+    for pid in children {
+        assert!(
+            wait_exit(pid, Duration::from_secs(10)),
+            "process {pid} outlived its launcher"
+        );
+    }
+}
