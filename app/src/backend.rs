@@ -9,7 +9,9 @@ use crate::model::CrdSummary;
 /// Why the backend could not answer, worded for the person reading the page.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum BackendError {
-    #[error("Portico has not finished loading the cluster's resource types yet; try again in a moment.")]
+    #[error(
+        "Portico has not finished loading the cluster's resource types yet; try again in a moment."
+    )]
     NotReady,
     #[error("The Kubernetes API server could not be reached: {0}")]
     Unreachable(String),

@@ -12,14 +12,21 @@ pub enum LogFormat {
 }
 
 #[derive(Debug, Clone, Parser)]
-#[command(name = "portico", about = "A live dashboard and self-service portal for Kubernetes custom resources")]
+#[command(
+    name = "portico",
+    about = "A live dashboard and self-service portal for Kubernetes custom resources"
+)]
 pub struct Config {
     /// Address to listen on. Defaults to LEPTOS_SITE_ADDR, then 127.0.0.1:3000.
     #[arg(long, env = "PORTICO_LISTEN")]
     pub listen: Option<SocketAddr>,
 
     /// Log filter in tracing's EnvFilter syntax.
-    #[arg(long, env = "PORTICO_LOG", default_value = "info,portico_server=debug,portico=debug")]
+    #[arg(
+        long,
+        env = "PORTICO_LOG",
+        default_value = "info,portico_server=debug,portico=debug"
+    )]
     pub log: String,
 
     /// Log line format.

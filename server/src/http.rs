@@ -19,7 +19,10 @@ use crate::state::AppState;
 /// Largest request body accepted (server-function arguments, manifests).
 const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
-async fn server_fn_handler(State(state): State<AppState>, request: Request<Body>) -> impl IntoResponse {
+async fn server_fn_handler(
+    State(state): State<AppState>,
+    request: Request<Body>,
+) -> impl IntoResponse {
     let backend = state.backend.clone();
     handle_server_fns_with_context(move || provide_context(backend.clone()), request).await
 }
@@ -31,7 +34,10 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
-        .route("/api/{*fn_name}", get(server_fn_handler).post(server_fn_handler))
+        .route(
+            "/api/{*fn_name}",
+            get(server_fn_handler).post(server_fn_handler),
+        )
         .leptos_routes_with_context(
             &state,
             routes,

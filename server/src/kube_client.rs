@@ -37,12 +37,14 @@ pub async fn build(
                 .await
                 .map_err(kubeconfig_err)?
         }
-        None if context.is_some() => kube::Config::from_kubeconfig(&options)
-            .await
-            .map_err(|source| ClientError::Kubeconfig {
-                path: "(default)".into(),
-                source,
-            })?,
+        None if context.is_some() => {
+            kube::Config::from_kubeconfig(&options)
+                .await
+                .map_err(|source| ClientError::Kubeconfig {
+                    path: "(default)".into(),
+                    source,
+                })?
+        }
         None => kube::Config::infer().await?,
     };
     Ok(kube::Client::try_from(config)?)

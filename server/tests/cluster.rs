@@ -19,9 +19,17 @@ fn seeds_dir() -> PathBuf {
 const SEED_CRDS: [(&str, &str, &str); 5] = [
     ("crdplural.iksoon.test.com", "CrdKind", "iksoon.test.com"),
     ("ats.cnat.study.jayground8", "At", "cnat.study.jayground8"),
-    ("websites.extensions.example.com", "Website", "extensions.example.com"),
+    (
+        "websites.extensions.example.com",
+        "Website",
+        "extensions.example.com",
+    ),
     ("helloapps.apps.anupam.com", "HelloApp", "apps.anupam.com"),
-    ("virtulmachines.infra.sealyun.com", "VirtulMachine", "infra.sealyun.com"),
+    (
+        "virtulmachines.infra.sealyun.com",
+        "VirtulMachine",
+        "infra.sealyun.com",
+    ),
 ];
 
 async fn client_with_seeds() -> kube::Client {
@@ -118,19 +126,28 @@ async fn http_server_is_ready_and_its_server_function_lists_the_seeds() {
         .await
         .expect("bind loopback");
     let addr = listener.local_addr().expect("addr");
-    let server = tokio::spawn(async move {
-        axum::serve(listener, portico_server::http::router(state)).await
-    });
+    let server =
+        tokio::spawn(
+            async move { axum::serve(listener, portico_server::http::router(state)).await },
+        );
     let http = reqwest::Client::new();
     let base = format!("http://{addr}");
 
     assert_eq!(
-        http.get(format!("{base}/healthz")).send().await.expect("healthz").status(),
+        http.get(format!("{base}/healthz"))
+            .send()
+            .await
+            .expect("healthz")
+            .status(),
         200
     );
     assert!(catalog.wait_loaded(Duration::from_secs(30)).await);
     assert_eq!(
-        http.get(format!("{base}/readyz")).send().await.expect("readyz").status(),
+        http.get(format!("{base}/readyz"))
+            .send()
+            .await
+            .expect("readyz")
+            .status(),
         200,
         "ready once the API server answers and the catalog has loaded"
     );
@@ -157,7 +174,10 @@ async fn http_server_is_ready_and_its_server_function_lists_the_seeds() {
     assert_eq!(page.headers()["x-content-type-options"], "nosniff");
     let html = page.text().await.expect("html");
     assert!(html.contains("Resource types"));
-    assert!(html.contains("crdplural.iksoon.test.com"), "SSR renders the CRDs");
+    assert!(
+        html.contains("crdplural.iksoon.test.com"),
+        "SSR renders the CRDs"
+    );
     server.abort();
     watch.abort();
 }

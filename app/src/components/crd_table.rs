@@ -57,11 +57,19 @@ fn CrdRow(crd: CrdSummary) -> impl IntoView {
         .served_versions()
         .map(|v| {
             let class = if v.storage { "pill storage" } else { "pill" };
-            let title = if v.storage { "storage version" } else { "served" };
+            let title = if v.storage {
+                "storage version"
+            } else {
+                "served"
+            };
             view! { <span class=class title=title>{v.name.clone()}</span> }
         })
         .collect_view();
-    let status = if crd.established { "" } else { " (not established)" };
+    let status = if crd.established {
+        ""
+    } else {
+        " (not established)"
+    };
     view! {
         <tr data-crd=crd.name.clone()>
             <td class="kind">{crd.kind.clone()}<span class="warn">{status}</span></td>

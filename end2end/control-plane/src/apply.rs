@@ -30,7 +30,7 @@ pub enum ApplyError {
     Incomplete { path: PathBuf },
     #[error("resolving {gvk:?}: {source}")]
     Discovery {
-        gvk: GroupVersionKind,
+        gvk: Box<GroupVersionKind>,
         #[source]
         source: kube::Error,
     },
@@ -137,7 +137,7 @@ async fn apply_one(client: &kube::Client, obj: &DynamicObject) -> Result<String,
     let (resource, caps) = kube::discovery::pinned_kind(client, &gvk)
         .await
         .map_err(|source| ApplyError::Discovery {
-            gvk: gvk.clone(),
+            gvk: Box::new(gvk.clone()),
             source,
         })?;
     let api: Api<DynamicObject> = match caps.scope {

@@ -2,8 +2,8 @@
 //! client certificates for the admin and for test users (CN = user, O = groups).
 
 use rcgen::{
-    BasicConstraints, Certificate, CertificateParams, DnType, DnValue,
-    ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
+    BasicConstraints, Certificate, CertificateParams, DnType, DnValue, ExtendedKeyUsagePurpose,
+    IsCa, KeyPair, KeyUsagePurpose,
 };
 
 /// Errors from generating keys and certificates.

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use crate::{ControlPlane, ControlPlaneError, kubeconfig};
 
 pub enum TestCluster {
-    Local(ControlPlane),
+    Local(Box<ControlPlane>),
     External(PathBuf),
 }
 
@@ -16,13 +16,15 @@ impl TestCluster {
     /// no cluster can be had: a missing control plane must fail the suite, not skip it.
     pub fn shared() -> &'static TestCluster {
         static CLUSTER: OnceLock<TestCluster> = OnceLock::new();
-        CLUSTER.get_or_init(|| match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
-            Some(path) => TestCluster::External(PathBuf::from(path)),
-            None => match ControlPlane::start() {
-                Ok(plane) => TestCluster::Local(plane),
-                Err(e) => panic!("the local control plane could not start: {e}"),
+        CLUSTER.get_or_init(
+            || match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+                Some(path) => TestCluster::External(PathBuf::from(path)),
+                None => match ControlPlane::start() {
+                    Ok(plane) => TestCluster::Local(Box::new(plane)),
+                    Err(e) => panic!("the local control plane could not start: {e}"),
+                },
             },
-        })
+        )
     }
 
     /// A kubeconfig with cluster-admin rights.

@@ -169,7 +169,9 @@ impl ControlPlane {
             .arg(format!("--data-dir={}", root.join("etcd").display()))
             .arg(format!("--listen-client-urls={etcd_url}"))
             .arg(format!("--advertise-client-urls={etcd_url}"))
-            .arg(format!("--listen-peer-urls=http://127.0.0.1:{etcd_peer_port}"))
+            .arg(format!(
+                "--listen-peer-urls=http://127.0.0.1:{etcd_peer_port}"
+            ))
             .arg(format!(
                 "--initial-advertise-peer-urls=http://127.0.0.1:{etcd_peer_port}"
             ))
@@ -247,7 +249,9 @@ impl ControlPlane {
     }
 
     fn wait_apiserver_ready(&mut self) -> Result<(), ControlPlaneError> {
-        let admin = self.ca.client_cert("portico-readiness", Some("system:masters"))?;
+        let admin = self
+            .ca
+            .client_cert("portico-readiness", Some("system:masters"))?;
         let log = self.dir.path().join("kube-apiserver.log");
         wait_until(
             "kube-apiserver",
@@ -376,7 +380,11 @@ fn wait_until(
                 poll_ready(component, child, log, &client, url)
             })
             .join()
-            .unwrap_or_else(|_| Err(ControlPlaneError::Client("readiness poller panicked".into())))
+            .unwrap_or_else(|_| {
+                Err(ControlPlaneError::Client(
+                    "readiness poller panicked".into(),
+                ))
+            })
     })
 }
 
@@ -396,10 +404,10 @@ fn poll_ready(
                 log_tail: log_tail(log),
             });
         }
-        if let Ok(resp) = client.get(url).send() {
-            if resp.status().is_success() {
-                return Ok(());
-            }
+        if let Ok(resp) = client.get(url).send()
+            && resp.status().is_success()
+        {
+            return Ok(());
         }
         if start.elapsed() > START_TIMEOUT {
             return Err(ControlPlaneError::NotReady {
