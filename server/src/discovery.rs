@@ -1,7 +1,5 @@
 //! The CRD catalog: every CustomResourceDefinition, kept current by one watch.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use app::model::{CrdSummary, CrdVersion};
@@ -14,7 +12,9 @@ use kube::runtime::{WatchStreamExt, reflector, watcher};
 #[derive(Clone)]
 pub struct CrdCatalog {
     store: reflector::Store<CustomResourceDefinition>,
-    loaded: Arc<AtomicBool>,
+    // The store's own readiness signal wakes only one of several concurrent waiters,
+    // so readiness is re-published on a watch channel that wakes them all.
+    loaded: tokio::sync::watch::Receiver<bool>,
 }
 
 impl CrdCatalog {
@@ -23,19 +23,19 @@ impl CrdCatalog {
         client: kube::Client,
     ) -> (Self, impl std::future::Future<Output = ()> + Send + 'static) {
         let (reader, writer) = reflector::store();
-        let loaded = Arc::new(AtomicBool::new(false));
+        let (loaded_tx, loaded) = tokio::sync::watch::channel(false);
         let api: Api<CustomResourceDefinition> = Api::all(client);
         let stream = watcher(api, watcher::Config::default())
             .default_backoff()
             .reflect(writer);
         let catalog = Self {
             store: reader.clone(),
-            loaded: loaded.clone(),
+            loaded,
         };
         let driver = async move {
             let mark_loaded = async {
                 if reader.wait_until_ready().await.is_ok() {
-                    loaded.store(true, Ordering::Release);
+                    loaded_tx.send_replace(true);
                     tracing::info!(crds = reader.len(), "CRD catalog loaded");
                 }
             };
@@ -51,12 +51,13 @@ impl CrdCatalog {
 
     /// Whether the initial list has arrived.
     pub fn is_loaded(&self) -> bool {
-        self.loaded.load(Ordering::Acquire)
+        *self.loaded.borrow()
     }
 
     /// Waits up to `timeout` for the initial list.
     pub async fn wait_loaded(&self, timeout: Duration) -> bool {
-        tokio::time::timeout(timeout, self.store.wait_until_ready())
+        let mut loaded = self.loaded.clone();
+        tokio::time::timeout(timeout, loaded.wait_for(|done| *done))
             .await
             .is_ok_and(|r| r.is_ok())
     }
