@@ -65,14 +65,16 @@ fn CrdRow(crd: CrdSummary) -> impl IntoView {
             view! { <span class=class title=title>{v.name.clone()}</span> }
         })
         .collect_view();
-    let status = if crd.established {
-        ""
-    } else {
-        " (not established)"
-    };
+    let pending = (!crd.established).then(|| {
+        view! {
+            <span class="warn" title="The API server has not accepted its names yet">
+                " not established"
+            </span>
+        }
+    });
     view! {
         <tr data-crd=crd.name.clone()>
-            <td class="kind">{crd.kind.clone()}<span class="warn">{status}</span></td>
+            <td class="kind"><span class="kind-name">{crd.kind.clone()}</span>{pending}</td>
             <td class="mono">{crd.group.clone()}</td>
             <td>{versions}</td>
             <td>{crd.scope.clone()}</td>
