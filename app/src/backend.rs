@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::model::CrdSummary;
+use crate::table::model::ResourceKind;
 
 /// Why the backend could not answer, worded for the person reading the page.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -21,6 +22,12 @@ pub enum BackendError {
 pub trait Backend: Send + Sync + 'static {
     /// Every CustomResourceDefinition in the cluster, sorted by group then kind.
     async fn list_crds(&self) -> Result<Vec<CrdSummary>, BackendError>;
+
+    /// Every kind the navigation offers: the CRDs, then the built-in kinds Portico lists.
+    async fn list_resources(&self) -> Result<Vec<ResourceKind>, BackendError>;
+
+    /// Names of the cluster's namespaces, sorted.
+    async fn list_namespaces(&self) -> Result<Vec<String>, BackendError>;
 }
 
 pub type SharedBackend = Arc<dyn Backend>;

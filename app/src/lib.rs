@@ -9,6 +9,7 @@ pub mod components;
 pub mod model;
 pub mod pages;
 pub mod shell;
+pub mod table;
 
 pub use shell::{App, shell};
 

@@ -5,9 +5,12 @@ use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::{
     StaticSegment,
     components::{A, Redirect, Route, Router, Routes},
+    path,
 };
 
+use crate::components::resource_nav::ResourceNav;
 use crate::pages::crds::CrdsPage;
+use crate::pages::resource::ResourcePage;
 
 /// The document the server renders around [`App`].
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -51,12 +54,16 @@ pub fn App() -> impl IntoView {
                     <A href="/crds">"Resource types"</A>
                 </nav>
             </header>
-            <main class="content">
-                <Routes fallback=|| view! { <p class="empty">"Page not found."</p> }>
-                    <Route path=StaticSegment("") view=|| view! { <Redirect path="/crds"/> }/>
-                    <Route path=StaticSegment("crds") view=CrdsPage/>
-                </Routes>
-            </main>
+            <div class="frame">
+                <ResourceNav/>
+                <main class="content">
+                    <Routes fallback=|| view! { <p class="empty">"Page not found."</p> }>
+                        <Route path=StaticSegment("") view=|| view! { <Redirect path="/crds"/> }/>
+                        <Route path=StaticSegment("crds") view=CrdsPage/>
+                        <Route path=path!("/r/:group/:version/:plural") view=ResourcePage/>
+                    </Routes>
+                </main>
+            </div>
         </Router>
     }
 }

@@ -2,11 +2,43 @@
 
 use app::backend::{Backend, BackendError};
 use app::model::CrdSummary;
+use app::table::model::ResourceKind;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ListParams};
 
 use crate::discovery::CrdCatalog;
 
 pub struct ClusterBackend {
     pub catalog: CrdCatalog,
+    pub client: kube::Client,
+}
+
+/// Built-in kinds Portico lists beside the CRDs: what its reconciler provisions, plus
+/// the Events and Namespaces every page refers to. Secrets are listed through the
+/// Table API, which shows key counts, never values.
+const BUILTIN_KINDS: &[(&str, &str, &str, &str, &[&str], bool)] = &[
+    ("apps", "v1", "Deployment", "deployments", &["deploy"], true),
+    ("apps", "v1", "StatefulSet", "statefulsets", &["sts"], true),
+    ("", "v1", "Service", "services", &["svc"], true),
+    ("", "v1", "Pod", "pods", &["po"], true),
+    ("", "v1", "Secret", "secrets", &[], true),
+    ("", "v1", "ConfigMap", "configmaps", &["cm"], true),
+    ("", "v1", "Event", "events", &["ev"], true),
+    ("", "v1", "Namespace", "namespaces", &["ns"], false),
+];
+
+fn builtin_kinds() -> impl Iterator<Item = ResourceKind> {
+    BUILTIN_KINDS.iter().map(
+        |(group, version, kind, plural, short, namespaced)| ResourceKind {
+            group: group.to_string(),
+            kind: kind.to_string(),
+            plural: plural.to_string(),
+            short_names: short.iter().map(|s| s.to_string()).collect(),
+            namespaced: *namespaced,
+            versions: vec![version.to_string()],
+            builtin: true,
+        },
+    )
 }
 
 #[async_trait::async_trait]
@@ -16,5 +48,40 @@ impl Backend for ClusterBackend {
             return Err(BackendError::NotReady);
         }
         Ok(self.catalog.summaries())
+    }
+
+    async fn list_resources(&self) -> Result<Vec<ResourceKind>, BackendError> {
+        let crds = self.list_crds().await?;
+        let mut kinds: Vec<ResourceKind> = crds
+            .into_iter()
+            .filter(|c| c.established)
+            .map(|c| ResourceKind {
+                versions: c.served_versions().map(|v| v.name.clone()).collect(),
+                namespaced: c.scope == "Namespaced",
+                group: c.group,
+                kind: c.kind,
+                plural: c.plural,
+                short_names: c.short_names,
+                builtin: false,
+            })
+            .filter(|k| !k.versions.is_empty())
+            .collect();
+        kinds.extend(builtin_kinds());
+        Ok(kinds)
+    }
+
+    async fn list_namespaces(&self) -> Result<Vec<String>, BackendError> {
+        let api: Api<Namespace> = Api::all(self.client.clone());
+        let list = api
+            .list_metadata(&ListParams::default())
+            .await
+            .map_err(|e| BackendError::Unreachable(e.to_string()))?;
+        let mut names: Vec<String> = list
+            .items
+            .into_iter()
+            .filter_map(|n| n.metadata.name)
+            .collect();
+        names.sort();
+        Ok(names)
     }
 }

@@ -15,6 +15,8 @@ pub struct CrdCatalog {
     // The store's own readiness signal wakes only one of several concurrent waiters,
     // so readiness is re-published on a watch channel that wakes them all.
     loaded: tokio::sync::watch::Receiver<bool>,
+    /// Bumped on every change to the set of CRDs.
+    changes: tokio::sync::watch::Receiver<u64>,
 }
 
 impl CrdCatalog {
@@ -24,6 +26,7 @@ impl CrdCatalog {
     ) -> (Self, impl std::future::Future<Output = ()> + Send + 'static) {
         let (reader, writer) = reflector::store();
         let (loaded_tx, loaded) = tokio::sync::watch::channel(false);
+        let (changes_tx, changes) = tokio::sync::watch::channel(0u64);
         let api: Api<CustomResourceDefinition> = Api::all(client);
         let stream = watcher(api, watcher::Config::default())
             .default_backoff()
@@ -31,6 +34,7 @@ impl CrdCatalog {
         let catalog = Self {
             store: reader.clone(),
             loaded,
+            changes,
         };
         let driver = async move {
             let mark_loaded = async {
@@ -39,14 +43,30 @@ impl CrdCatalog {
                     tracing::info!(crds = reader.len(), "CRD catalog loaded");
                 }
             };
-            let drive = stream.for_each(|event| async move {
-                if let Err(error) = event {
-                    tracing::warn!(%error, "CRD watch interrupted; retrying with backoff");
+            let drive = stream.for_each(|event| {
+                match event {
+                    Ok(
+                        watcher::Event::Apply(_)
+                        | watcher::Event::Delete(_)
+                        | watcher::Event::InitDone,
+                    ) => {
+                        changes_tx.send_modify(|v| *v += 1);
+                    }
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::warn!(%error, "CRD watch interrupted; retrying with backoff");
+                    }
                 }
+                futures::future::ready(())
             });
             futures::join!(mark_loaded, drive);
         };
         (catalog, driver)
+    }
+
+    /// A receiver that wakes on every change to the catalog.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.clone()
     }
 
     /// Whether the initial list has arrived.

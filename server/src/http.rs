@@ -13,8 +13,8 @@ use leptos_axum::{LeptosRoutes, generate_route_list, handle_server_fns_with_cont
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
-use crate::health;
 use crate::state::AppState;
+use crate::{health, watch};
 
 /// Largest request body accepted (server-function arguments, manifests).
 const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
@@ -34,6 +34,8 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/api/live/table", get(watch::sse::live_table))
+        .route("/api/live/crds", get(watch::sse::live_crds))
         .route(
             "/api/{*fn_name}",
             get(server_fn_handler).post(server_fn_handler),

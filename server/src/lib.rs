@@ -10,3 +10,4 @@ pub mod kube_client;
 pub mod objects;
 pub mod state;
 pub mod telemetry;
+pub mod watch;

@@ -8,6 +8,11 @@ use leptos::prelude::LeptosOptions;
 
 use crate::cluster_backend::ClusterBackend;
 use crate::discovery::CrdCatalog;
+use crate::watch::hub::WatchHub;
+
+/// How long an upstream watch outlives its last viewer, so a page reload or a quick
+/// back-and-forth reuses it.
+const WATCH_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 #[derive(Clone)]
 pub struct AppState {
@@ -15,6 +20,7 @@ pub struct AppState {
     pub client: kube::Client,
     pub catalog: CrdCatalog,
     pub backend: SharedBackend,
+    pub hub: WatchHub,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -33,9 +39,11 @@ impl AppState {
         let (catalog, driver) = CrdCatalog::start(client.clone());
         let backend: SharedBackend = Arc::new(ClusterBackend {
             catalog: catalog.clone(),
+            client: client.clone(),
         });
         let state = Self {
             leptos_options,
+            hub: WatchHub::new(client.clone(), WATCH_GRACE),
             client,
             catalog,
             backend,

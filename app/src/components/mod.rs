@@ -1,4 +1,7 @@
-//! Components receive data; they never fetch it.
+//! Components receive data; they never fetch it (the navigation, which is the whole
+//! app's frame, is the one exception).
 
 pub mod crd_table;
 pub mod error_banner;
+pub mod live_table;
+pub mod resource_nav;

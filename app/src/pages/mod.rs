@@ -1,3 +1,4 @@
 //! One module per page. Pages fetch data through server functions and hand it to components.
 
 pub mod crds;
+pub mod resource;

@@ -1,0 +1,81 @@
+//! The navigation: every kind, grouped by API group, searchable, refreshed live as
+//! CRDs come and go.
+
+use std::collections::BTreeMap;
+
+use leptos::prelude::*;
+
+use crate::api::list_resources;
+use crate::table::model::ResourceKind;
+
+fn group_label(group: &str) -> &str {
+    if group.is_empty() { "core" } else { group }
+}
+
+#[component]
+pub fn ResourceNav() -> impl IntoView {
+    let kinds = Resource::new(|| (), |_| list_resources());
+    let search = RwSignal::new(String::new());
+
+    #[cfg(feature = "hydrate")]
+    refresh_on_crd_change(kinds);
+
+    view! {
+        <aside class="sidebar">
+            <input
+                class="nav-search"
+                type="search"
+                placeholder="Find a kind…"
+                aria-label="Find a kind"
+                bind:value=search
+            />
+            <Transition fallback=|| view! { <p class="subtle small">"Loading…"</p> }>
+                {move || {
+                    kinds.get().map(|result| match result {
+                        Ok(all) => {
+                            let words = search.get().to_lowercase();
+                            let mut groups: BTreeMap<(bool, String), Vec<ResourceKind>> = BTreeMap::new();
+                            for k in all.into_iter().filter(|k| {
+                                let hay = format!("{} {} {} {}", k.kind, k.plural, k.group, k.short_names.join(" ")).to_lowercase();
+                                words.split_whitespace().all(|w| hay.contains(w))
+                            }) {
+                                groups.entry((k.builtin, k.group.clone())).or_default().push(k);
+                            }
+                            groups.into_iter().map(|((builtin, group), mut items)| {
+                                items.sort_by(|a, b| a.kind.cmp(&b.kind));
+                                view! {
+                                    <div class="nav-group" class:builtin=builtin>
+                                        <div class="nav-group-name">{group_label(&group).to_string()}</div>
+                                        {items.into_iter().map(|k| {
+                                            let href = k.resource(None).page_path();
+                                            let title = format!("{} ({})", k.plural, k.short_names.join(", "));
+                                            view! { <a class="nav-item" href=href title=title>{k.kind.clone()}</a> }
+                                        }).collect_view()}
+                                    </div>
+                                }
+                            }).collect_view().into_any()
+                        }
+                        Err(e) => view! { <p class="subtle small">{e.to_string()}</p> }.into_any(),
+                    })
+                }}
+            </Transition>
+        </aside>
+    }
+}
+
+#[cfg(feature = "hydrate")]
+fn refresh_on_crd_change(
+    kinds: Resource<Result<Vec<ResourceKind>, leptos::prelude::ServerFnError>>,
+) {
+    use send_wrapper::SendWrapper;
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+
+    let Ok(source) = web_sys::EventSource::new("/api/live/crds") else {
+        return;
+    };
+    let on_change = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |_| kinds.refetch());
+    let _ = source.add_event_listener_with_callback("changed", on_change.as_ref().unchecked_ref());
+    let held = SendWrapper::new((source, on_change));
+    on_cleanup(move || held.0.close());
+}

@@ -1,0 +1,177 @@
+//! One resource type's live table. The URL holds everything the view shows
+//! (`?ns=&wide=&q=&sort=&selector=`), so a view can be shared and reloaded.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::NavigateOptions;
+use leptos_router::hooks::{query_signal_with_options, use_navigate, use_params_map};
+
+use crate::api::{list_namespaces, list_resources};
+use crate::components::live_table::LiveTable;
+use crate::table::model::{ResourceKind, ResourceRef, TableQuery};
+use crate::table::state::SortKey;
+
+fn quiet() -> NavigateOptions {
+    NavigateOptions {
+        replace: true,
+        scroll: false,
+        ..Default::default()
+    }
+}
+
+fn non_empty(s: Option<String>) -> Option<String> {
+    s.filter(|s| !s.trim().is_empty())
+}
+
+#[component]
+pub fn ResourcePage() -> impl IntoView {
+    let params = use_params_map();
+    let resource = Memo::new(move |_| {
+        params.with(|p| {
+            ResourceRef::from_url(
+                &p.get("group").unwrap_or_default(),
+                &p.get("version").unwrap_or_default(),
+                &p.get("plural").unwrap_or_default(),
+            )
+        })
+    });
+    let (ns, set_ns) = query_signal_with_options::<String>("ns", quiet());
+    let (wide, set_wide) = query_signal_with_options::<bool>("wide", quiet());
+    let (filter, set_filter) = query_signal_with_options::<String>("q", quiet());
+    let (sort, set_sort) = query_signal_with_options::<String>("sort", quiet());
+    let (selector, set_selector) = query_signal_with_options::<String>("selector", quiet());
+
+    let kinds = Resource::new(|| (), |_| list_resources());
+    let namespaces = Resource::new(|| (), |_| list_namespaces());
+    let kind: Signal<Option<ResourceKind>> = Signal::derive(move || {
+        let r = resource.get();
+        kinds.get().and_then(Result::ok).and_then(|all| {
+            all.into_iter()
+                .find(|k| k.group == r.group && k.plural == r.plural)
+        })
+    });
+    let namespaced = Signal::derive(move || kind.get().is_none_or(|k| k.namespaced));
+
+    let query = Signal::derive(move || {
+        let r = resource.get();
+        TableQuery {
+            group: r.group,
+            version: r.version,
+            plural: r.plural,
+            namespace: if namespaced.get() {
+                non_empty(ns.get())
+            } else {
+                None
+            },
+            label_selector: non_empty(selector.get()),
+            field_selector: None,
+        }
+    });
+    let sort_key = Signal::derive(move || sort.get().as_deref().and_then(SortKey::parse));
+    let on_sort = Callback::new(move |column: String| {
+        let next = match sort_key.get_untracked() {
+            Some(k) if k.column == column && !k.descending => Some(SortKey {
+                column,
+                descending: true,
+            }),
+            Some(k) if k.column == column => None,
+            _ => Some(SortKey {
+                column,
+                descending: false,
+            }),
+        };
+        set_sort.set(next.map(|k| k.to_param()));
+    });
+    let navigate = use_navigate();
+    let title = Signal::derive(move || {
+        kind.get()
+            .map(|k| k.kind)
+            .unwrap_or_else(|| resource.get().plural)
+    });
+
+    view! {
+        <Title text=title/>
+        <div class="page-head">
+            <div>
+                <h1 data-testid="resource-title">{title}</h1>
+                <p class="subtle mono">{move || format!("{} · {}", resource.get().api_version(), resource.get().plural)}</p>
+            </div>
+            <div class="controls">
+                <Show when=move || namespaced.get()>
+                    <label class="control">
+                        "Namespace"
+                        <select
+                            aria-label="Namespace"
+                            on:change:target=move |ev| set_ns.set(non_empty(Some(ev.target().value())))
+                            prop:value=move || ns.get().unwrap_or_default()
+                        >
+                            <option value="">"All namespaces"</option>
+                            <Transition>
+                                {move || {
+                                    namespaces.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|n| {
+                                        let selected = ns.get_untracked().as_deref() == Some(n.as_str());
+                                        view! { <option value=n.clone() selected=selected>{n.clone()}</option> }
+                                    }).collect_view()
+                                }}
+                            </Transition>
+                        </select>
+                    </label>
+                </Show>
+                <label class="control">
+                    "Version"
+                    <select
+                        aria-label="Version"
+                        on:change:target=move |ev| {
+                            let r = resource.get_untracked();
+                            let next = ResourceRef::new(&r.group, &ev.target().value(), &r.plural);
+                            navigate(&next.page_path(), Default::default());
+                        }
+                    >
+                        {move || {
+                            let current = resource.get().version;
+                            kind.get().map(|k| k.versions).unwrap_or_else(|| vec![current.clone()]).into_iter().map(|v| {
+                                let selected = v == current;
+                                view! { <option value=v.clone() selected=selected>{v.clone()}</option> }
+                            }).collect_view()
+                        }}
+                    </select>
+                </label>
+                <label class="control">
+                    "Label selector"
+                    <input
+                        type="text"
+                        class="selector"
+                        placeholder="app=web,tier!=db"
+                        aria-label="Label selector"
+                        prop:value=move || selector.get().unwrap_or_default()
+                        on:change:target=move |ev| set_selector.set(non_empty(Some(ev.target().value())))
+                    />
+                </label>
+                <label class="control checkbox">
+                    <input
+                        type="checkbox"
+                        aria-label="Wide"
+                        prop:checked=move || wide.get().unwrap_or(false)
+                        on:change:target=move |ev| set_wide.set(ev.target().checked().then_some(true))
+                    />
+                    "Wide"
+                </label>
+                <input
+                    class="filter"
+                    type="search"
+                    placeholder="Filter rows…"
+                    aria-label="Filter rows"
+                    prop:value=move || filter.get().unwrap_or_default()
+                    on:input:target=move |ev| set_filter.set(non_empty(Some(ev.target().value())))
+                />
+            </div>
+        </div>
+        <LiveTable
+            query
+            wide=Signal::derive(move || wide.get().unwrap_or(false))
+            filter=Signal::derive(move || filter.get().unwrap_or_default())
+            sort=sort_key
+            on_sort
+        />
+    }
+}

@@ -1,0 +1,238 @@
+//! What crosses the wire for a live table: one snapshot, then ordered deltas.
+
+use serde::{Deserialize, Serialize};
+
+/// A resource type as the API server addresses it. `group` is empty for the core group.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ResourceRef {
+    pub group: String,
+    pub version: String,
+    pub plural: String,
+}
+
+impl ResourceRef {
+    pub fn new(group: &str, version: &str, plural: &str) -> Self {
+        Self {
+            group: group.to_string(),
+            version: version.to_string(),
+            plural: plural.to_string(),
+        }
+    }
+
+    /// `v1` for the core group, `group/version` otherwise.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The collection path on the API server, e.g. `/apis/g/v/namespaces/ns/plural`.
+    pub fn collection_path(&self, namespace: Option<&str>) -> String {
+        let base = if self.group.is_empty() {
+            format!("/api/{}", self.version)
+        } else {
+            format!("/apis/{}/{}", self.group, self.version)
+        };
+        match namespace {
+            Some(ns) => format!("{base}/namespaces/{ns}/{}", self.plural),
+            None => format!("{base}/{}", self.plural),
+        }
+    }
+
+    /// The group as it appears in Portico's URLs (`core` for the core group).
+    pub fn url_group(&self) -> &str {
+        if self.group.is_empty() {
+            "core"
+        } else {
+            &self.group
+        }
+    }
+
+    /// Inverse of [`Self::url_group`].
+    pub fn from_url(group: &str, version: &str, plural: &str) -> Self {
+        let group = if group == "core" { "" } else { group };
+        Self::new(group, version, plural)
+    }
+
+    /// Portico's page for this resource's table.
+    pub fn page_path(&self) -> String {
+        format!("/r/{}/{}/{}", self.url_group(), self.version, self.plural)
+    }
+}
+
+/// A column as the Table API defines it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Column {
+    pub name: String,
+    /// `string`, `integer`, `number`, `boolean` or `date`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub format: String,
+    #[serde(default)]
+    pub description: String,
+    /// Columns with priority above 0 appear only in the wide view, as in `kubectl get -o wide`.
+    #[serde(default)]
+    pub priority: i32,
+}
+
+/// One object's row: its cells exactly as the Table API sent them, plus the metadata
+/// the UI needs to key, link and age it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub uid: String,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub resource_version: String,
+    /// RFC 3339 creation time.
+    pub created: Option<String>,
+    /// Set when a deletion is pending (deletionTimestamp is set).
+    pub deleting: bool,
+    pub cells: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableSnapshot {
+    pub columns: Vec<Column>,
+    pub rows: Vec<Row>,
+    pub resource_version: String,
+}
+
+/// Changes since the previous message, in order; `upserts` replace rows by uid.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TableDelta {
+    pub upserts: Vec<Row>,
+    pub deletes: Vec<String>,
+    pub resource_version: String,
+}
+
+/// The SSE event names a live table stream uses.
+pub mod sse_event {
+    pub const SNAPSHOT: &str = "snapshot";
+    pub const DELTA: &str = "delta";
+    /// The stream cannot continue as asked (e.g. forbidden or unknown resource);
+    /// data is a sentence for the user.
+    pub const PROBLEM: &str = "problem";
+}
+
+/// Query parameters of the live table stream (`/api/live/table`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TableQuery {
+    pub group: String,
+    pub version: String,
+    pub plural: String,
+    /// Absent: every namespace (or a cluster-scoped resource).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_selector: Option<String>,
+}
+
+impl TableQuery {
+    pub fn resource(&self) -> ResourceRef {
+        ResourceRef::new(&self.group, &self.version, &self.plural)
+    }
+
+    /// The URL query string of the live stream for this query.
+    pub fn to_query_string(&self) -> String {
+        let mut pairs = vec![
+            ("group", self.group.as_str()),
+            ("version", self.version.as_str()),
+            ("plural", self.plural.as_str()),
+        ];
+        if let Some(ns) = &self.namespace {
+            pairs.push(("namespace", ns));
+        }
+        if let Some(sel) = &self.label_selector {
+            pairs.push(("label_selector", sel));
+        }
+        if let Some(sel) = &self.field_selector {
+            pairs.push(("field_selector", sel));
+        }
+        pairs
+            .iter()
+            .map(|(k, v)| format!("{k}={}", percent_encode(v)))
+            .collect::<Vec<_>>()
+            .join("&")
+    }
+}
+
+/// Percent-encodes everything but RFC 3986's unreserved characters.
+pub fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(char::from(byte))
+            }
+            other => out.push_str(&format!("%{other:02X}")),
+        }
+    }
+    out
+}
+
+/// One entry of the resource navigation: a CRD or a built-in kind Portico lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceKind {
+    pub group: String,
+    pub kind: String,
+    pub plural: String,
+    pub short_names: Vec<String>,
+    pub namespaced: bool,
+    /// Served versions, the storage (preferred) version first.
+    pub versions: Vec<String>,
+    pub builtin: bool,
+}
+
+impl ResourceKind {
+    pub fn resource(&self, version: Option<&str>) -> ResourceRef {
+        let version = version
+            .or(self.versions.first().map(String::as_str))
+            .unwrap_or("v1");
+        ResourceRef::new(&self.group, version, &self.plural)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_and_grouped_paths() {
+        let pods = ResourceRef::new("", "v1", "pods");
+        assert_eq!(
+            pods.collection_path(Some("ns")),
+            "/api/v1/namespaces/ns/pods"
+        );
+        assert_eq!(pods.collection_path(None), "/api/v1/pods");
+        assert_eq!(pods.api_version(), "v1");
+        assert_eq!(pods.page_path(), "/r/core/v1/pods");
+        assert_eq!(ResourceRef::from_url("core", "v1", "pods"), pods);
+        let ats = ResourceRef::new("cnat.study.jayground8", "v1alpha1", "ats");
+        assert_eq!(
+            ats.collection_path(Some("default")),
+            "/apis/cnat.study.jayground8/v1alpha1/namespaces/default/ats"
+        );
+        assert_eq!(ats.api_version(), "cnat.study.jayground8/v1alpha1");
+    }
+
+    #[test]
+    fn query_strings_are_percent_encoded() {
+        let q = TableQuery {
+            group: "".into(),
+            version: "v1".into(),
+            plural: "events".into(),
+            namespace: Some("default".into()),
+            label_selector: Some("app in (a,b)".into()),
+            field_selector: Some("involvedObject.uid=1-2".into()),
+        };
+        assert_eq!(
+            q.to_query_string(),
+            "group=&version=v1&plural=events&namespace=default&label_selector=app%20in%20%28a%2Cb%29&field_selector=involvedObject.uid%3D1-2"
+        );
+    }
+}

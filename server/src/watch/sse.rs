@@ -1,0 +1,111 @@
+//! `GET /api/live/table`: a live table as Server-Sent Events. The first event is a
+//! `snapshot`; then `delta`s in order, each merging whatever queued up meanwhile; a
+//! `snapshot` again whenever the viewer must resynchronise (relist after 410 Gone,
+//! or the viewer fell behind). A reconnecting EventSource starts with a snapshot, so
+//! nothing is lost or duplicated; `id:` carries the resourceVersion.
+
+use std::convert::Infallible;
+
+use app::table::model::{TableQuery, sse_event};
+use axum::extract::{Query, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures::Stream;
+
+use super::coalesce::Coalescer;
+use super::hub::{Next, Subscription};
+use crate::state::AppState;
+
+/// Upper bound of deltas merged into one message.
+const MAX_MERGED: usize = 512;
+
+/// `GET /api/live/crds`: a `changed` event whenever the CRD catalog changes, so
+/// the navigation can refetch the list without polling.
+pub async fn live_crds(
+    State(state): State<AppState>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let mut changes = state.catalog.changes();
+    let stream = async_stream::stream! {
+        while changes.changed().await.is_ok() {
+            let version = *changes.borrow_and_update();
+            yield Ok(Event::default().event("changed").data(version.to_string()));
+        }
+    };
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+pub async fn live_table(
+    State(state): State<AppState>,
+    Query(query): Query<TableQuery>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let subscription = state.hub.subscribe(query);
+    Sse::new(events(subscription)).keep_alive(KeepAlive::default())
+}
+
+fn json_event(name: &str, id: &str, data: &impl serde::Serialize) -> Event {
+    let event = Event::default().event(name);
+    let event = if id.is_empty() { event } else { event.id(id) };
+    event.json_data(data).unwrap_or_else(|_| {
+        Event::default()
+            .event(sse_event::PROBLEM)
+            .data("Portico could not encode this table.")
+    })
+}
+
+fn events(mut sub: Subscription) -> impl Stream<Item = Result<Event, Infallible>> {
+    async_stream::stream! {
+        let mut seen = 0u64;
+        loop {
+            match sub.next(seen).await {
+                Next::Table(snapshot, seq) => {
+                    seen = seq;
+                    yield Ok(json_event(sse_event::SNAPSHOT, &snapshot.resource_version, &snapshot));
+                }
+                Next::Problem(message, seq) => {
+                    seen = seq;
+                    yield Ok(Event::default().event(sse_event::PROBLEM).data(message));
+                }
+                Next::Delta(first) => {
+                    seen = first.seq;
+                    let mut merged = Coalescer::default();
+                    if let super::hub::FeedEvent::Delta(d) = &first.event {
+                        merged.push(d);
+                    }
+                    let mut resync = false;
+                    while merged.merged() < MAX_MERGED {
+                        match sub.try_next_delta(seen) {
+                            None => break,
+                            Some(Ok(msg)) => {
+                                seen = msg.seq;
+                                if let super::hub::FeedEvent::Delta(d) = &msg.event {
+                                    merged.push(d);
+                                }
+                            }
+                            Some(Err(())) => {
+                                resync = true;
+                                break;
+                            }
+                        }
+                    }
+                    if resync {
+                        // A snapshot supersedes the merged deltas.
+                        match sub.resync() {
+                            Next::Table(snapshot, seq) => {
+                                seen = seq;
+                                yield Ok(json_event(sse_event::SNAPSHOT, &snapshot.resource_version, &snapshot));
+                            }
+                            Next::Problem(message, seq) => {
+                                seen = seq;
+                                yield Ok(Event::default().event(sse_event::PROBLEM).data(message));
+                            }
+                            Next::Delta(_) | Next::Closed => {}
+                        }
+                        continue;
+                    }
+                    let delta = merged.finish();
+                    yield Ok(json_event(sse_event::DELTA, &delta.resource_version, &delta));
+                }
+                Next::Closed => break,
+            }
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! The watch hub against a real kube-apiserver: one upstream watch per query shared
+//! by every viewer, a snapshot then ordered deltas, kubectl's columns.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use app::table::model::{TableQuery, TableSnapshot};
+use app::table::state::TableState;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use portico_control_plane::apply;
+use portico_control_plane::cluster::TestCluster;
+use portico_server::watch::hub::{Next, Subscription, WatchHub};
+use portico_server::watch::table_api;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn seeds_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end/fixtures/seeds")
+}
+
+async fn client_with_seed_crds() -> kube::Client {
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
+    let mut crds = Vec::new();
+    for file in apply::manifest_files(&seeds_dir()).expect("seeds") {
+        if file.to_string_lossy().ends_with("-crd.yaml") {
+            crds.extend(apply::read_documents(&file).expect("seed YAML"));
+        }
+    }
+    apply::apply_all(&client, crds)
+        .await
+        .expect("seed CRDs apply");
+    client
+}
+
+/// A namespace of the test's own, so tests never see each other's objects.
+async fn fresh_namespace(client: &kube::Client, prefix: &str) -> String {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let ns: Namespace = serde_json::from_value(serde_json::json!({
+        "metadata": {"generateName": format!("{prefix}-")}
+    }))
+    .expect("namespace");
+    api.create(&PostParams::default(), &ns)
+        .await
+        .expect("create namespace")
+        .metadata
+        .name
+        .expect("generated name")
+}
+
+fn ats_api(client: &kube::Client, ns: &str) -> Api<DynamicObject> {
+    let resource = kube::discovery::ApiResource {
+        group: "cnat.study.jayground8".into(),
+        version: "v1alpha1".into(),
+        api_version: "cnat.study.jayground8/v1alpha1".into(),
+        kind: "At".into(),
+        plural: "ats".into(),
+    };
+    Api::namespaced_with(client.clone(), ns, &resource)
+}
+
+fn at(name: &str) -> DynamicObject {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "cnat.study.jayground8/v1alpha1",
+        "kind": "At",
+        "metadata": {"name": name},
+        "spec": {"schedule": "2030-01-01T00:00:00Z", "command": "echo hi"}
+    }))
+    .expect("At object")
+}
+
+/// Reads the next message, applying it to `state`.
+async fn next_into(sub: &mut Subscription, seen: &mut u64, state: &mut TableState) {
+    match tokio::time::timeout(WAIT, sub.next(*seen))
+        .await
+        .expect("a message in time")
+    {
+        Next::Table(snapshot, seq) => {
+            *seen = seq;
+            *state = TableState::from_snapshot(snapshot);
+        }
+        Next::Delta(msg) => {
+            *seen = msg.seq;
+            if let portico_server::watch::hub::FeedEvent::Delta(d) = msg.event {
+                state.apply(d);
+            }
+        }
+        Next::Problem(p, _) => panic!("feed problem: {p}"),
+        Next::Closed => panic!("feed closed"),
+    }
+}
+
+/// Reads messages until `done(state)` holds.
+async fn until(
+    sub: &mut Subscription,
+    seen: &mut u64,
+    state: &mut TableState,
+    done: impl Fn(&TableState) -> bool,
+) {
+    while !done(state) {
+        next_into(sub, seen, state).await;
+    }
+}
+
+fn phase_of(state: &TableState, name: &str) -> Option<serde_json::Value> {
+    let phase = state.columns.iter().position(|c| c.name == "phase")?;
+    let row = state
+        .view("", None, true, 0)
+        .into_iter()
+        .find(|r| r.name == name)?;
+    row.cells.get(phase).cloned()
+}
+
+#[tokio::test]
+async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
+    let client = client_with_seed_crds().await;
+    let ns = fresh_namespace(&client, "live").await;
+    let hub = WatchHub::new(client.clone(), Duration::from_millis(200));
+    let query = TableQuery {
+        group: "cnat.study.jayground8".into(),
+        version: "v1alpha1".into(),
+        plural: "ats".into(),
+        namespace: Some(ns.clone()),
+        label_selector: None,
+        field_selector: None,
+    };
+    let mut viewers: Vec<(Subscription, u64, TableState)> = (0..3)
+        .map(|_| (hub.subscribe(query.clone()), 0, TableState::default()))
+        .collect();
+    assert_eq!(
+        hub.upstream_watches(),
+        1,
+        "three viewers, one upstream watch"
+    );
+    for (sub, seen, state) in &mut viewers {
+        until(sub, seen, state, |s| !s.columns.is_empty()).await;
+        let names: Vec<&str> = state.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["Name", "schedule", "command", "phase"]);
+    }
+
+    let ats = ats_api(&client, &ns);
+    ats.create(&PostParams::default(), &at("backup"))
+        .await
+        .expect("create At");
+    for (sub, seen, state) in &mut viewers {
+        until(sub, seen, state, |s| {
+            s.view("", None, false, 0)
+                .iter()
+                .any(|r| r.name == "backup")
+        })
+        .await;
+        assert_eq!(
+            phase_of(state, "backup"),
+            Some(serde_json::Value::Null),
+            "no phase yet: kubectl prints <none>"
+        );
+    }
+
+    // The phase column reads .status.phase: a status update shows up as a changed cell.
+    ats.patch_status(
+        "backup",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"status": {"phase": "RUNNING"}})),
+    )
+    .await
+    .expect("patch status");
+    for (sub, seen, state) in &mut viewers {
+        until(sub, seen, state, |s| {
+            phase_of(s, "backup") == Some("RUNNING".into())
+        })
+        .await;
+    }
+
+    ats.delete("backup", &DeleteParams::default())
+        .await
+        .expect("delete");
+    for (sub, seen, state) in &mut viewers {
+        until(sub, seen, state, TableState::is_empty).await;
+    }
+
+    // A late viewer starts from a snapshot equal to the others' state.
+    ats.create(&PostParams::default(), &at("late"))
+        .await
+        .expect("create At");
+    let (first, seen0, state0) = &mut viewers[0];
+    until(first, seen0, state0, |s| s.len() == 1).await;
+    let mut late = hub.subscribe(query.clone());
+    let (mut seen, mut state) = (0, TableState::default());
+    until(&mut late, &mut seen, &mut state, |s| s.len() == 1).await;
+    assert_eq!(hub.upstream_watches(), 1);
+
+    drop(late);
+    drop(viewers);
+    assert!(
+        hub.wait_upstream_watches(0, WAIT).await,
+        "the upstream watch stops after its last viewer leaves"
+    );
+}
+
+#[tokio::test]
+async fn every_seed_table_has_kubectls_columns_with_and_without_wide() {
+    let client = client_with_seed_crds().await;
+    // (resource, columns of `kubectl get`, columns of `kubectl get -o wide`)
+    let cases: [(&str, &str, &str, &[&str], &[&str]); 5] = [
+        (
+            "iksoon.test.com",
+            "v1",
+            "crdplural",
+            &["Name", "DBorWAS", "Age"],
+            &["Name", "DBorWAS", "replicas", "Age"],
+        ),
+        (
+            "cnat.study.jayground8",
+            "v1alpha1",
+            "ats",
+            &["Name", "schedule", "command", "phase"],
+            &["Name", "schedule", "command", "phase"],
+        ),
+        (
+            "extensions.example.com",
+            "v1",
+            "websites",
+            &["Name", "Age"],
+            &["Name", "Age"],
+        ),
+        (
+            "apps.anupam.com",
+            "v1",
+            "helloapps",
+            &["Name", "Age"],
+            &["Name", "Age"],
+        ),
+        (
+            "infra.sealyun.com",
+            "v1",
+            "virtulmachines",
+            &["Name", "Age"],
+            &["Name", "Age"],
+        ),
+    ];
+    for (group, version, plural, narrow, wide) in cases {
+        let query = TableQuery {
+            group: group.into(),
+            version: version.into(),
+            plural: plural.into(),
+            namespace: Some("default".into()),
+            label_selector: None,
+            field_selector: None,
+        };
+        let snapshot: TableSnapshot = table_api::list(&client, &query).await.expect("Table list");
+        let state = TableState::from_snapshot(snapshot);
+        let names = |wide: bool| -> Vec<String> {
+            state
+                .visible_columns(wide)
+                .into_iter()
+                .map(|i| state.columns[i].name.clone())
+                .collect()
+        };
+        assert_eq!(names(false), narrow, "{plural}");
+        assert_eq!(names(true), wide, "{plural} -o wide");
+    }
+}
