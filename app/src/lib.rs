@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! Portico's user interface. Everything here compiles both to wasm (feature `hydrate`)
 //! and into the server (feature `ssr`); the server implements [`backend::Backend`] and
 //! provides it as context, so no Kubernetes code lives in this crate.
