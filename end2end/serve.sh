@@ -11,6 +11,8 @@ portico="$root/target/debug/portico"
 if [ -n "${KUBECONFIG:-}" ]; then
   exec "$portico"
 fi
+mkdir -p "$root/end2end/.state"
 exec "$root/target/debug/portico-control-plane" \
   --apply "$root/deploy/crds" --apply "$root/end2end/fixtures/seeds" \
+  --kubeconfig-out "$root/end2end/.state/kubeconfig.json" \
   exec -- "$portico"

@@ -89,7 +89,9 @@ pub fn ResourcePage() -> impl IntoView {
             .unwrap_or_else(|| resource.get().plural)
     });
 
+    // The kind (title, scope, versions) comes from a resource: read it inside Transition.
     view! {
+        <Transition fallback=|| view! { <p class="empty">"Loading…"</p> }>
         <Title text=title/>
         <div class="page-head">
             <div>
@@ -173,5 +175,6 @@ pub fn ResourcePage() -> impl IntoView {
             sort=sort_key
             on_sort
         />
+        </Transition>
     }
 }

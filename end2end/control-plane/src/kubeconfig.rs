@@ -32,7 +32,8 @@ pub fn write(
         "contexts": [{"name": "portico-local", "context": {"cluster": "portico-local", "user": user, "namespace": "default"}}],
         "current-context": "portico-local",
     });
-    let text = serde_yaml::to_string(&doc).map_err(std::io::Error::other)?;
+    // JSON is YAML too, and browser tests can read it without a YAML parser.
+    let text = serde_json::to_string_pretty(&doc).map_err(std::io::Error::other)?;
     std::fs::write(path, text)?;
     // Holds a private key: owner-only.
     use std::os::unix::fs::PermissionsExt;

@@ -1,0 +1,74 @@
+// A tiny Kubernetes client for the browser tests: they change objects through the
+// real API server and watch the page follow.
+import { readFileSync } from 'node:fs';
+import { request as httpsRequest, Agent } from 'node:https';
+import { join } from 'node:path';
+
+const kubeconfigPath =
+  process.env.PORTICO_E2E_KUBECONFIG ?? join(__dirname, '..', '.state', 'kubeconfig.json');
+
+export type KubeResponse = { status: number; body: any };
+
+export class Kube {
+  private agent: Agent;
+  private server: URL;
+
+  constructor() {
+    const cfg = JSON.parse(readFileSync(kubeconfigPath, 'utf8'));
+    const cluster = cfg.clusters[0].cluster;
+    const user = cfg.users[0].user;
+    const b64 = (s: string) => Buffer.from(s, 'base64');
+    this.server = new URL(cluster.server);
+    this.agent = new Agent({
+      ca: b64(cluster['certificate-authority-data']),
+      cert: b64(user['client-certificate-data']),
+      key: b64(user['client-key-data']),
+    });
+  }
+
+  request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<KubeResponse> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: this.server.hostname,
+          port: this.server.port,
+          path,
+          method,
+          agent: this.agent,
+          headers: {
+            accept: 'application/json',
+            ...(payload ? { 'content-type': 'application/json' } : {}),
+            ...headers,
+          },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => {
+            let parsed: any = text;
+            try {
+              parsed = JSON.parse(text);
+            } catch {}
+            resolve({ status: res.statusCode ?? 0, body: parsed });
+          });
+        },
+      );
+      req.on('error', reject);
+      if (payload) req.write(payload);
+      req.end();
+    });
+  }
+
+  async ok(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<any> {
+    const res = await this.request(method, path, body, headers);
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  }
+
+  /** A namespace of the test's own. */
+  async freshNamespace(prefix: string): Promise<string> {
+    const ns = await this.ok('POST', '/api/v1/namespaces', { metadata: { generateName: `${prefix}-` } });
+    return ns.metadata.name;
+  }
+}

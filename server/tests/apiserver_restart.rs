@@ -1,0 +1,103 @@
+//! A live table survives kube-apiserver restarting: the feed re-watches (or relists)
+//! by itself and its rows equal the API's list afterwards. Its own control plane,
+//! since restarting a shared one would disturb other tests.
+
+use std::time::Duration;
+
+use app::table::model::TableQuery;
+use app::table::state::TableState;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, ListParams, PostParams};
+use portico_control_plane::ControlPlane;
+use portico_server::watch::hub::{FeedEvent, Next, WatchHub};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn config_map(name: &str) -> ConfigMap {
+    serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("ConfigMap")
+}
+
+#[tokio::test]
+async fn a_live_table_recovers_after_the_api_server_restarts() {
+    let mut plane = tokio::task::spawn_blocking(ControlPlane::start)
+        .await
+        .expect("join")
+        .expect("control plane starts");
+    let client = plane.admin_client().await.expect("client");
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    api.create(&PostParams::default(), &config_map("before"))
+        .await
+        .expect("create");
+
+    let hub = WatchHub::new(client.clone(), Duration::from_secs(1));
+    let query = TableQuery {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "configmaps".into(),
+        namespace: Some("default".into()),
+        label_selector: None,
+        field_selector: None,
+    };
+    let mut sub = hub.subscribe(query);
+    let (mut seen, mut state) = (0u64, TableState::default());
+    let names = |s: &TableState| -> Vec<String> {
+        s.view("", None, false, 0)
+            .into_iter()
+            .map(|r| r.name.clone())
+            .collect()
+    };
+    let mut step = async |seen: &mut u64, state: &mut TableState| match tokio::time::timeout(
+        WAIT,
+        sub.next(*seen),
+    )
+    .await
+    .expect("message in time")
+    {
+        Next::Table(t, seq) => {
+            *seen = seq;
+            *state = TableState::from_snapshot(t);
+        }
+        Next::Delta(m) => {
+            *seen = m.seq;
+            if let FeedEvent::Delta(d) = m.event {
+                state.apply(d);
+            }
+        }
+        Next::Problem(p, _) => panic!("{p}"),
+        Next::Closed => panic!("closed"),
+    };
+    while !names(&state).contains(&"before".to_string()) {
+        step(&mut seen, &mut state).await;
+    }
+
+    plane = tokio::task::spawn_blocking(move || plane.restart_apiserver().map(|()| plane))
+        .await
+        .expect("join")
+        .expect("kube-apiserver restarts");
+
+    // A fresh client: the old one's connections died with the server.
+    let api: Api<ConfigMap> =
+        Api::namespaced(plane.admin_client().await.expect("client"), "default");
+    api.create(&PostParams::default(), &config_map("after"))
+        .await
+        .expect("create after restart");
+    while !names(&state).contains(&"after".to_string()) {
+        step(&mut seen, &mut state).await;
+    }
+    let mut listed: Vec<String> = api
+        .list_metadata(&ListParams::default())
+        .await
+        .expect("list")
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    listed.sort();
+    assert_eq!(
+        names(&state),
+        listed,
+        "the live table equals the API's list"
+    );
+    drop(sub);
+    drop(plane);
+}
