@@ -16,29 +16,54 @@ pub struct ClusterBackend {
 /// Built-in kinds Portico lists beside the CRDs: what its reconciler provisions, plus
 /// the Events and Namespaces every page refers to. Secrets are listed through the
 /// Table API, which shows key counts, never values.
-const BUILTIN_KINDS: &[(&str, &str, &str, &str, &[&str], bool)] = &[
-    ("apps", "v1", "Deployment", "deployments", &["deploy"], true),
-    ("apps", "v1", "StatefulSet", "statefulsets", &["sts"], true),
-    ("", "v1", "Service", "services", &["svc"], true),
-    ("", "v1", "Pod", "pods", &["po"], true),
-    ("", "v1", "Secret", "secrets", &[], true),
-    ("", "v1", "ConfigMap", "configmaps", &["cm"], true),
-    ("", "v1", "Event", "events", &["ev"], true),
-    ("", "v1", "Namespace", "namespaces", &["ns"], false),
+struct Builtin {
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    short_names: &'static [&'static str],
+    namespaced: bool,
+}
+
+const fn builtin(
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    short_names: &'static [&'static str],
+    namespaced: bool,
+) -> Builtin {
+    Builtin {
+        group,
+        version,
+        kind,
+        plural,
+        short_names,
+        namespaced,
+    }
+}
+
+const BUILTIN_KINDS: &[Builtin] = &[
+    builtin("apps", "v1", "Deployment", "deployments", &["deploy"], true),
+    builtin("apps", "v1", "StatefulSet", "statefulsets", &["sts"], true),
+    builtin("", "v1", "Service", "services", &["svc"], true),
+    builtin("", "v1", "Pod", "pods", &["po"], true),
+    builtin("", "v1", "Secret", "secrets", &[], true),
+    builtin("", "v1", "ConfigMap", "configmaps", &["cm"], true),
+    builtin("", "v1", "Event", "events", &["ev"], true),
+    builtin("", "v1", "Namespace", "namespaces", &["ns"], false),
 ];
 
 fn builtin_kinds() -> impl Iterator<Item = ResourceKind> {
-    BUILTIN_KINDS.iter().map(
-        |(group, version, kind, plural, short, namespaced)| ResourceKind {
-            group: group.to_string(),
-            kind: kind.to_string(),
-            plural: plural.to_string(),
-            short_names: short.iter().map(|s| s.to_string()).collect(),
-            namespaced: *namespaced,
-            versions: vec![version.to_string()],
-            builtin: true,
-        },
-    )
+    BUILTIN_KINDS.iter().map(|b| ResourceKind {
+        group: b.group.to_string(),
+        kind: b.kind.to_string(),
+        plural: b.plural.to_string(),
+        short_names: b.short_names.iter().map(|s| s.to_string()).collect(),
+        namespaced: b.namespaced,
+        versions: vec![b.version.to_string()],
+        builtin: true,
+    })
 }
 
 #[async_trait::async_trait]

@@ -200,11 +200,19 @@ async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
     );
 }
 
+/// (group, version, plural, columns of `kubectl get`, columns of `kubectl get -o wide`)
+type ColumnCase = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
 #[tokio::test]
 async fn every_seed_table_has_kubectls_columns_with_and_without_wide() {
     let client = client_with_seed_crds().await;
-    // (resource, columns of `kubectl get`, columns of `kubectl get -o wide`)
-    let cases: [(&str, &str, &str, &[&str], &[&str]); 5] = [
+    let cases: [ColumnCase; 5] = [
         (
             "iksoon.test.com",
             "v1",
