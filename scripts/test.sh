@@ -22,7 +22,10 @@ timed "cargo fmt --check" cargo fmt --all -- --check
 timed "clippy (server side)" cargo clippy --workspace --all-targets --locked -- -D warnings
 timed "clippy (browser side)" cargo clippy -p app --features hydrate --target wasm32-unknown-unknown --locked -- -D warnings
 timed "unit and integration tests" cargo test --workspace --locked
-timed "build the site (cargo leptos build)" cargo leptos build
-timed "build the control plane binary" cargo build -p portico-control-plane --locked
+# Binaries with the workspace's feature set (what the tests just built, so nearly free),
+# then only the wasm bundle and styles from cargo-leptos: letting it build the server
+# too would compile it again with a different feature set.
+timed "build the binaries" cargo build --workspace --locked
+timed "build the browser bundle (cargo leptos build --frontend-only)" cargo leptos build --frontend-only
 timed "browser tests (Playwright + Chromium)" bash -c 'cd end2end && npx playwright test'
 printf '\nAll checks passed in %ss.\n' "$SECONDS"

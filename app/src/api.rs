@@ -2,8 +2,8 @@
 
 use leptos::prelude::*;
 
-use crate::model::CrdSummary;
-use crate::table::model::ResourceKind;
+use crate::model::{CrdSummary, ObjectDetail};
+use crate::table::model::{ResourceKind, ResourceRef};
 
 #[cfg(feature = "ssr")]
 fn backend() -> Result<crate::backend::SharedBackend, ServerFnError> {
@@ -34,6 +34,19 @@ pub async fn list_resources() -> Result<Vec<ResourceKind>, ServerFnError> {
 pub async fn list_namespaces() -> Result<Vec<String>, ServerFnError> {
     backend()?
         .list_namespaces()
+        .await
+        .map_err(|e| ServerFnError::new(e.to_string()))
+}
+
+/// One object's detail.
+#[server(prefix = "/api", endpoint = "object")]
+pub async fn fetch_object(
+    resource: ResourceRef,
+    namespace: Option<String>,
+    name: String,
+) -> Result<ObjectDetail, ServerFnError> {
+    backend()?
+        .object_detail(resource, namespace, name)
         .await
         .map_err(|e| ServerFnError::new(e.to_string()))
 }

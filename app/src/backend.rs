@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use crate::model::CrdSummary;
-use crate::table::model::ResourceKind;
+use crate::model::{CrdSummary, ObjectDetail};
+use crate::table::model::{ResourceKind, ResourceRef};
 
 /// Why the backend could not answer, worded for the person reading the page.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -16,6 +16,10 @@ pub enum BackendError {
     NotReady,
     #[error("The Kubernetes API server could not be reached: {0}")]
     Unreachable(String),
+    #[error("{0} was not found; it may have been deleted.")]
+    NotFound(String),
+    #[error("You may not read {0}.")]
+    Forbidden(String),
 }
 
 #[async_trait::async_trait]
@@ -28,6 +32,14 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Names of the cluster's namespaces, sorted.
     async fn list_namespaces(&self) -> Result<Vec<String>, BackendError>;
+
+    /// One object, its conditions, finalizers and owner chain.
+    async fn object_detail(
+        &self,
+        resource: ResourceRef,
+        namespace: Option<String>,
+        name: String,
+    ) -> Result<ObjectDetail, BackendError>;
 }
 
 pub type SharedBackend = Arc<dyn Backend>;

@@ -7,6 +7,7 @@ pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;
 pub mod components;
+pub mod live;
 pub mod model;
 pub mod pages;
 pub mod shell;

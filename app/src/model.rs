@@ -127,3 +127,45 @@ mod tests {
         assert_eq!(names, ["v1", "v1beta1"]);
     }
 }
+
+/// One entry of `status.conditions`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Condition {
+    pub kind: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+    pub last_transition_time: String,
+}
+
+/// An object up the ownerReferences chain (depth 1 = direct owner).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnerLink {
+    pub kind: String,
+    pub name: String,
+    pub controller: bool,
+    pub depth: usize,
+    /// Portico's page for the owner, when its kind could be resolved.
+    pub href: Option<String>,
+    /// Why the owner could not be followed further (gone, forbidden, unknown kind).
+    pub note: Option<String>,
+}
+
+/// What the detail page shows about one object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectDetail {
+    pub kind: String,
+    pub api_version: String,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub uid: String,
+    pub created: Option<String>,
+    /// Set while a deletion waits, typically on finalizers.
+    pub deletion_timestamp: Option<String>,
+    pub finalizers: Vec<String>,
+    pub labels: Vec<(String, String)>,
+    pub conditions: Vec<Condition>,
+    pub owners: Vec<OwnerLink>,
+    /// The object as YAML, without managedFields; Secret values are replaced.
+    pub yaml: String,
+}

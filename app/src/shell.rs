@@ -10,6 +10,7 @@ use leptos_router::{
 
 use crate::components::resource_nav::ResourceNav;
 use crate::pages::crds::CrdsPage;
+use crate::pages::object::ObjectPage;
 use crate::pages::resource::ResourcePage;
 
 /// The document the server renders around [`App`].
@@ -61,6 +62,7 @@ pub fn App() -> impl IntoView {
                         <Route path=StaticSegment("") view=|| view! { <Redirect path="/crds"/> }/>
                         <Route path=StaticSegment("crds") view=CrdsPage/>
                         <Route path=path!("/r/:group/:version/:plural") view=ResourcePage/>
+                        <Route path=path!("/r/:group/:version/:plural/:namespace/:name") view=ObjectPage/>
                     </Routes>
                 </main>
             </div>

@@ -79,7 +79,9 @@ test('CrdKind shows kubectl columns, priority-1 columns only in the wide view, a
 
   // The URL holds the view: reloading keeps wide, filter and sort.
   await page.getByLabel('Filter rows').fill('mysql');
+  await expect(page).toHaveURL(/q=mysql/);
   await grid.locator('th[data-column="Name"]').click();
+  await expect(page).toHaveURL(/sort=Name/);
   await page.reload();
   await expect(page.getByLabel('Wide')).toBeChecked();
   await expect(page.getByLabel('Filter rows')).toHaveValue('mysql');

@@ -1,11 +1,12 @@
 //! The server's implementation of the UI's [`Backend`] seam.
 
 use app::backend::{Backend, BackendError};
-use app::model::CrdSummary;
-use app::table::model::ResourceKind;
+use app::model::{CrdSummary, ObjectDetail};
+use app::table::model::{ResourceKind, ResourceRef};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams};
 
+use crate::detail::{self, DetailError};
 use crate::discovery::CrdCatalog;
 
 pub struct ClusterBackend {
@@ -108,5 +109,20 @@ impl Backend for ClusterBackend {
             .collect();
         names.sort();
         Ok(names)
+    }
+
+    async fn object_detail(
+        &self,
+        resource: ResourceRef,
+        namespace: Option<String>,
+        name: String,
+    ) -> Result<ObjectDetail, BackendError> {
+        detail::object_detail(&self.client, &resource, namespace.as_deref(), &name)
+            .await
+            .map_err(|e| match e {
+                DetailError::NotFound(what) => BackendError::NotFound(what),
+                DetailError::Forbidden(what) => BackendError::Forbidden(what),
+                DetailError::Api(e) => BackendError::Unreachable(e.to_string()),
+            })
     }
 }

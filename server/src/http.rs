@@ -36,6 +36,7 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(health::readyz))
         .route("/api/live/table", get(watch::sse::live_table))
         .route("/api/live/crds", get(watch::sse::live_crds))
+        .route("/api/live/children", get(watch::children::live_children))
         .route(
             "/api/{*fn_name}",
             get(server_fn_handler).post(server_fn_handler),

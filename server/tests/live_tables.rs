@@ -271,3 +271,124 @@ async fn every_seed_table_has_kubectls_columns_with_and_without_wide() {
         assert_eq!(names(true), wide, "{plural} -o wide");
     }
 }
+
+#[tokio::test]
+async fn children_and_owners_follow_owner_references_live() {
+    use futures::StreamExt;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use portico_server::watch::children::{candidate_kinds, children_stream};
+
+    let client = client_with_seed_crds().await;
+    let ns = fresh_namespace(&client, "owners").await;
+    let owner = ats_api(&client, &ns)
+        .create(&PostParams::default(), &at("owner"))
+        .await
+        .expect("create At");
+    let uid = owner.metadata.uid.clone().expect("uid");
+
+    let hub = WatchHub::new(client.clone(), Duration::from_millis(200));
+    let mut children = Box::pin(children_stream(
+        &hub,
+        candidate_kinds(&[]),
+        ns.clone(),
+        uid.clone(),
+    ));
+    let first = tokio::time::timeout(WAIT, children.next())
+        .await
+        .expect("in time")
+        .expect("a list");
+    assert!(first.is_empty(), "{first:?}");
+
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    let cm: ConfigMap = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "owned", "ownerReferences": [{
+            "apiVersion": "cnat.study.jayground8/v1alpha1", "kind": "At",
+            "name": "owner", "uid": uid, "controller": true
+        }]},
+        "data": {"k": "v"}
+    }))
+    .expect("ConfigMap");
+    cms.create(&PostParams::default(), &cm)
+        .await
+        .expect("create child");
+    let listed = tokio::time::timeout(WAIT, children.next())
+        .await
+        .expect("in time")
+        .expect("a list");
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(
+        (listed[0].kind.as_str(), listed[0].name.as_str()),
+        ("ConfigMap", "owned")
+    );
+    assert_eq!(listed[0].href, format!("/r/core/v1/configmaps/{ns}/owned"));
+
+    // The child's detail names its owner and links to it.
+    let detail = portico_server::detail::object_detail(
+        &client,
+        &app::table::model::ResourceRef::new("", "v1", "configmaps"),
+        Some(&ns),
+        "owned",
+    )
+    .await
+    .expect("detail");
+    assert_eq!(detail.owners.len(), 1);
+    assert_eq!(detail.owners[0].kind, "At");
+    assert!(detail.owners[0].controller);
+    assert_eq!(
+        detail.owners[0].href.as_deref(),
+        Some(format!("/r/cnat.study.jayground8/v1alpha1/ats/{ns}/owner").as_str())
+    );
+
+    cms.delete("owned", &DeleteParams::default())
+        .await
+        .expect("delete child");
+    let after = tokio::time::timeout(WAIT, children.next())
+        .await
+        .expect("in time")
+        .expect("a list");
+    assert!(after.is_empty(), "{after:?}");
+}
+
+#[tokio::test]
+async fn a_deletion_held_by_a_finalizer_is_explained() {
+    let client = client_with_seed_crds().await;
+    let ns = fresh_namespace(&client, "final").await;
+    let resource = kube::discovery::ApiResource {
+        group: "infra.sealyun.com".into(),
+        version: "v1".into(),
+        api_version: "infra.sealyun.com/v1".into(),
+        kind: "VirtulMachine".into(),
+        plural: "virtulmachines".into(),
+    };
+    let vms: Api<DynamicObject> = Api::namespaced_with(client.clone(), &ns, &resource);
+    let vm: DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": "infra.sealyun.com/v1", "kind": "VirtulMachine",
+        "metadata": {"name": "vm", "finalizers": ["infra.sealyun.com/cleanup"]},
+        "spec": {"cpu": "1", "memory": "2G"}
+    }))
+    .expect("vm");
+    vms.create(&PostParams::default(), &vm)
+        .await
+        .expect("create");
+    vms.delete("vm", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let detail = portico_server::detail::object_detail(
+        &client,
+        &app::table::model::ResourceRef::new("infra.sealyun.com", "v1", "virtulmachines"),
+        Some(&ns),
+        "vm",
+    )
+    .await
+    .expect("still there, held by its finalizer");
+    assert!(detail.deletion_timestamp.is_some());
+    assert_eq!(detail.finalizers, ["infra.sealyun.com/cleanup"]);
+    // Let it go.
+    vms.patch(
+        "vm",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .expect("remove finalizer");
+}

@@ -79,7 +79,8 @@ pub fn LiveTable(
                 {move || {
                     let shown = rows.with(Vec::len);
                     let all = total.get();
-                    if shown == all { format!("{all} objects") } else { format!("{shown} of {all} objects") }
+                    let noun = if all == 1 { "object" } else { "objects" };
+                    if shown == all { format!("{all} {noun}") } else { format!("{shown} of {all} {noun}") }
                 }}
             </span>
         </div>

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use leptos::prelude::*;
 
 use crate::api::list_resources;
+use crate::live::on_server_events;
 use crate::table::model::ResourceKind;
 
 fn group_label(group: &str) -> &str {
@@ -17,8 +18,9 @@ pub fn ResourceNav() -> impl IntoView {
     let kinds = Resource::new(|| (), |_| list_resources());
     let search = RwSignal::new(String::new());
 
-    #[cfg(feature = "hydrate")]
-    refresh_on_crd_change(kinds);
+    on_server_events("/api/live/crds".into(), &["changed"], move |_| {
+        kinds.refetch()
+    });
 
     view! {
         <aside class="sidebar">
@@ -61,21 +63,4 @@ pub fn ResourceNav() -> impl IntoView {
             </Transition>
         </aside>
     }
-}
-
-#[cfg(feature = "hydrate")]
-fn refresh_on_crd_change(
-    kinds: Resource<Result<Vec<ResourceKind>, leptos::prelude::ServerFnError>>,
-) {
-    use send_wrapper::SendWrapper;
-    use wasm_bindgen::JsCast;
-    use wasm_bindgen::closure::Closure;
-
-    let Ok(source) = web_sys::EventSource::new("/api/live/crds") else {
-        return;
-    };
-    let on_change = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |_| kinds.refetch());
-    let _ = source.add_event_listener_with_callback("changed", on_change.as_ref().unchecked_ref());
-    let held = SendWrapper::new((source, on_change));
-    on_cleanup(move || held.0.close());
 }

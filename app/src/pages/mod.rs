@@ -1,4 +1,5 @@
 //! One module per page. Pages fetch data through server functions and hand it to components.
 
 pub mod crds;
+pub mod object;
 pub mod resource;

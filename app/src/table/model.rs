@@ -90,6 +90,9 @@ pub struct Row {
     pub created: Option<String>,
     /// Set when a deletion is pending (deletionTimestamp is set).
     pub deleting: bool,
+    /// uids of the objects this one's ownerReferences name.
+    #[serde(default)]
+    pub owners: Vec<String>,
     pub cells: Vec<serde_json::Value>,
 }
 
@@ -234,5 +237,34 @@ mod tests {
             q.to_query_string(),
             "group=&version=v1&plural=events&namespace=default&label_selector=app%20in%20%28a%2Cb%29&field_selector=involvedObject.uid%3D1-2"
         );
+    }
+}
+
+/// An object owned by the one a detail page shows, with a one-line summary of its
+/// printer columns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildEntry {
+    pub kind: String,
+    pub name: String,
+    pub href: String,
+    /// `Column: value` pairs of the child's own table row, Name and Age left out.
+    pub summary: String,
+    pub deleting: bool,
+}
+
+/// Query of the live children stream (`/api/live/children`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildrenQuery {
+    pub namespace: String,
+    pub uid: String,
+}
+
+impl ChildrenQuery {
+    pub fn to_query_string(&self) -> String {
+        format!(
+            "namespace={}&uid={}",
+            percent_encode(&self.namespace),
+            percent_encode(&self.uid)
+        )
     }
 }

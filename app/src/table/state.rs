@@ -224,6 +224,7 @@ mod tests {
             resource_version: "1".into(),
             created: None,
             deleting: false,
+            owners: vec![],
             cells,
         }
     }

@@ -71,6 +71,7 @@ mod tests {
             resource_version: rv.into(),
             created: None,
             deleting: false,
+            owners: vec![],
             cells: vec![],
         }
     }

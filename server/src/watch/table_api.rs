@@ -93,6 +93,12 @@ fn to_row(raw: RawRow) -> Option<Row> {
         resource_version: meta.resource_version.unwrap_or_default(),
         created: meta.creation_timestamp.map(|t| t.0.to_string()),
         deleting: meta.deletion_timestamp.is_some(),
+        owners: meta
+            .owner_references
+            .unwrap_or_default()
+            .into_iter()
+            .map(|o| o.uid)
+            .collect(),
         cells: raw.cells,
     })
 }

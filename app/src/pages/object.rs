@@ -1,0 +1,266 @@
+//! One object: why it is (or is not) being deleted, its owners, conditions, live
+//! Events and its YAML. Refreshed whenever the object changes on the server.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
+
+use crate::api::fetch_object;
+use crate::components::error_banner::ErrorBanner;
+use crate::components::live_table::LiveTable;
+use crate::live::on_server_events;
+use crate::model::{Condition, ObjectDetail, OwnerLink};
+use crate::table::model::{ChildEntry, ChildrenQuery, ResourceRef, TableQuery};
+use crate::table::state::SortKey;
+
+#[derive(Debug, Clone, PartialEq)]
+struct Target {
+    resource: ResourceRef,
+    namespace: Option<String>,
+    name: String,
+}
+
+#[component]
+pub fn ObjectPage() -> impl IntoView {
+    let params = use_params_map();
+    let target = Memo::new(move |_| {
+        params.with(|p| Target {
+            resource: ResourceRef::from_url(
+                &p.get("group").unwrap_or_default(),
+                &p.get("version").unwrap_or_default(),
+                &p.get("plural").unwrap_or_default(),
+            ),
+            namespace: p.get("namespace").filter(|ns| ns != "_"),
+            name: p.get("name").unwrap_or_default(),
+        })
+    });
+    // Re-mount per object so its live subscriptions follow the URL.
+    move || view! { <ObjectView target=target.get()/> }
+}
+
+#[component]
+fn ObjectView(target: Target) -> impl IntoView {
+    let fetch_target = target.clone();
+    let detail = Resource::new(
+        || (),
+        move |_| {
+            let t = fetch_target.clone();
+            fetch_object(t.resource, t.namespace, t.name)
+        },
+    );
+    // The object's own row in a live table: any change to it refreshes the page.
+    let watch = TableQuery {
+        group: target.resource.group.clone(),
+        version: target.resource.version.clone(),
+        plural: target.resource.plural.clone(),
+        namespace: target.namespace.clone(),
+        label_selector: None,
+        field_selector: Some(format!("metadata.name={}", target.name)),
+    };
+    on_server_events(
+        format!("/api/live/table?{}", watch.to_query_string()),
+        &["delta"],
+        move |_| detail.refetch(),
+    );
+    let list_href = target.resource.page_path();
+    view! {
+        <Title text=target.name.clone()/>
+        <p class="crumbs"><a href=list_href>{target.resource.plural.clone()}</a>" / "{target.name.clone()}</p>
+        <Transition fallback=|| view! { <p class="empty">"Loading…"</p> }>
+            {move || detail.get().map(|result| match result {
+                Ok(d) => view! { <DetailView detail=d/> }.into_any(),
+                Err(e) => view! { <ErrorBanner message=e.to_string()/> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn DetailView(detail: ObjectDetail) -> impl IntoView {
+    let events = TableQuery {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "events".into(),
+        namespace: detail.namespace.clone(),
+        label_selector: None,
+        field_selector: Some(format!("involvedObject.uid={}", detail.uid)),
+    };
+    let events_sort = RwSignal::new(None::<SortKey>);
+    let on_events_sort = Callback::new(move |column: String| {
+        events_sort.update(|s| {
+            *s = match s.take() {
+                Some(k) if k.column == column && !k.descending => Some(SortKey {
+                    column,
+                    descending: true,
+                }),
+                Some(k) if k.column == column => None,
+                _ => Some(SortKey {
+                    column,
+                    descending: false,
+                }),
+            }
+        })
+    });
+    let namespace = detail
+        .namespace
+        .clone()
+        .map(|ns| format!(" · namespace {ns}"))
+        .unwrap_or_default();
+    view! {
+        <div class="page-head">
+            <div>
+                <h1 data-testid="object-name">{detail.name.clone()}</h1>
+                <p class="subtle mono">{format!("{} · {}{namespace}", detail.kind, detail.api_version)}</p>
+            </div>
+            {detail.deletion_timestamp.is_some().then(|| view! { <span class="badge problem">"Deleting"</span> })}
+        </div>
+        <DeletionNotice detail=detail.clone()/>
+        <Owners owners=detail.owners.clone()/>
+        <Labels labels=detail.labels.clone()/>
+        {detail.namespace.clone().map(|ns| view! { <Children namespace=ns uid=detail.uid.clone()/> })}
+        <section class="panel">
+            <h2>"Conditions"</h2>
+            <Conditions conditions=detail.conditions.clone()/>
+        </section>
+        <section class="panel">
+            <h2>"Events"</h2>
+            <LiveTable
+                query=Signal::stored(events)
+                wide=false
+                filter=String::new()
+                sort=events_sort
+                on_sort=on_events_sort
+                link_rows=false
+            />
+        </section>
+        <section class="panel">
+            <h2>"YAML"</h2>
+            <pre class="yaml" data-testid="object-yaml">{detail.yaml.clone()}</pre>
+        </section>
+    }
+}
+
+#[component]
+fn DeletionNotice(detail: ObjectDetail) -> impl IntoView {
+    let since = detail.deletion_timestamp.clone()?;
+    let why = if detail.finalizers.is_empty() {
+        "No finalizers remain: the object goes as soon as garbage collection runs.".to_string()
+    } else {
+        format!(
+            "It stays until these finalizers are removed by the controllers that own them: {}.",
+            detail.finalizers.join(", ")
+        )
+    };
+    Some(view! {
+        <div class="callout warn-callout" data-testid="deletion-notice">
+            <strong>{format!("Deletion requested at {since}. ")}</strong>
+            {why}
+        </div>
+    })
+}
+
+#[component]
+fn Owners(owners: Vec<OwnerLink>) -> impl IntoView {
+    (!owners.is_empty()).then(|| {
+        view! {
+            <section class="panel">
+                <h2>"Owners"</h2>
+                <ul class="owners" data-testid="owners">
+                    {owners.into_iter().map(|o| {
+                        let label = format!("{}/{}", o.kind, o.name);
+                        let indent = format!("padding-left: {}rem", (o.depth.saturating_sub(1)) as f32 * 1.25);
+                        view! {
+                            <li style=indent>
+                                {match o.href {
+                                    Some(href) => view! { <a href=href>{label}</a> }.into_any(),
+                                    None => view! { <span>{label}</span> }.into_any(),
+                                }}
+                                {o.controller.then(|| view! { <span class="pill">"controller"</span> })}
+                                {o.note.map(|n| view! { <span class="subtle small">{format!(" — {n}")}</span> })}
+                            </li>
+                        }
+                    }).collect_view()}
+                </ul>
+            </section>
+        }
+    })
+}
+
+#[component]
+fn Labels(labels: Vec<(String, String)>) -> impl IntoView {
+    (!labels.is_empty()).then(|| {
+        view! {
+            <p class="labels">
+                {labels.into_iter().map(|(k, v)| view! { <span class="pill">{format!("{k}={v}")}</span> }).collect_view()}
+            </p>
+        }
+    })
+}
+
+#[component]
+fn Conditions(conditions: Vec<Condition>) -> impl IntoView {
+    if conditions.is_empty() {
+        return view! { <p class="subtle small">"No conditions reported."</p> }.into_any();
+    }
+    view! {
+        <table class="grid" data-testid="conditions">
+            <thead><tr><th>"Type"</th><th>"Status"</th><th>"Reason"</th><th>"Message"</th><th>"Since"</th></tr></thead>
+            <tbody>
+                {conditions.into_iter().map(|c| {
+                    let class = match c.status.as_str() { "True" => "pill ok", "False" => "pill bad", _ => "pill" };
+                    view! {
+                        <tr>
+                            <td class="kind">{c.kind}</td>
+                            <td><span class=class>{c.status}</span></td>
+                            <td>{c.reason}</td>
+                            <td>{c.message}</td>
+                            <td class="mono subtle">{c.last_transition_time}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }.into_any()
+}
+
+/// Objects this one owns, live.
+#[component]
+fn Children(namespace: String, uid: String) -> impl IntoView {
+    let children = RwSignal::new(None::<Vec<ChildEntry>>);
+    let query = ChildrenQuery { namespace, uid };
+    on_server_events(
+        format!("/api/live/children?{}", query.to_query_string()),
+        &["children"],
+        move |data| {
+            if let Ok(list) = serde_json::from_str::<Vec<ChildEntry>>(&data) {
+                children.set(Some(list));
+            }
+        },
+    );
+    view! {
+        <section class="panel">
+            <h2>"Children"</h2>
+            {move || match children.get() {
+                None => view! { <p class="subtle small">"Looking for owned objects…"</p> }.into_any(),
+                Some(list) if list.is_empty() => view! { <p class="subtle small" data-testid="no-children">"This object owns nothing."</p> }.into_any(),
+                Some(list) => view! {
+                    <table class="grid" data-testid="children">
+                        <thead><tr><th>"Kind"</th><th>"Name"</th><th>"Status"</th></tr></thead>
+                        <tbody>
+                            {list.into_iter().map(|c| {
+                                let key = format!("{}/{}", c.kind, c.name);
+                                view! {
+                                <tr class:deleting=c.deleting data-child=key>
+                                    <td class="kind">{c.kind}</td>
+                                    <td class="mono"><a href=c.href>{c.name}</a></td>
+                                    <td class="mono subtle">{c.summary}</td>
+                                </tr>
+                                }
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                }.into_any(),
+            }}
+        </section>
+    }
+}

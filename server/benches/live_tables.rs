@@ -1,0 +1,321 @@
+//! Benchmark of the live-table path, against a real kube-apiserver and the real
+//! `portico` binary. Prints its figures; run with
+//! `cargo bench -p server --bench live_tables` (env BENCH_OBJECTS, BENCH_VIEWERS,
+//! BENCH_RATE, BENCH_SECONDS change the load).
+//!
+//! 1. N objects of one CRD; time until a new viewer holds the complete table
+//!    (connect → snapshot parsed), cold (upstream list) and warm (shared feed).
+//! 2. V concurrent SSE viewers while R updates/s are written for S seconds:
+//!    write-to-viewer latency p50/p99/max, upstream watches on the API server,
+//!    the server's RSS.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::discovery::ApiResource;
+use portico_control_plane::{ControlPlane, apply};
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn crdkinds(client: &kube::Client) -> Api<DynamicObject> {
+    let resource = ApiResource {
+        group: "iksoon.test.com".into(),
+        version: "v1".into(),
+        api_version: "iksoon.test.com/v1".into(),
+        kind: "CrdKind".into(),
+        plural: "crdplural".into(),
+    };
+    Api::namespaced_with(client.clone(), "default", &resource)
+}
+
+fn object(i: usize) -> DynamicObject {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "iksoon.test.com/v1", "kind": "CrdKind",
+        "metadata": {"name": format!("obj-{i:05}")},
+        "spec": {"choice": if i.is_multiple_of(2) { "mysql" } else { "tomcat" }, "replicas": 1}
+    }))
+    .expect("object")
+}
+
+/// Reads SSE events (name, data) from a streaming response.
+struct SseReader {
+    body: std::pin::Pin<Box<dyn futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
+    buf: String,
+}
+
+impl SseReader {
+    fn new(resp: reqwest::Response) -> Self {
+        Self {
+            body: Box::pin(resp.bytes_stream()),
+            buf: String::new(),
+        }
+    }
+
+    async fn next(&mut self) -> Option<(String, String)> {
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                let (mut name, mut data) = (String::from("message"), String::new());
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        name = v.trim().to_string();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.strip_prefix(' ').unwrap_or(v));
+                    }
+                }
+                if data.is_empty() {
+                    continue; // keep-alive comment
+                }
+                return Some((name, data));
+            }
+            let chunk = self.body.next().await?.ok()?;
+            self.buf.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn rss_mb(pid: u32, field: &str) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
+}
+
+async fn upstream_watches(client: &kube::Client) -> String {
+    let req = http::Request::get("/metrics")
+        .body(Vec::new())
+        .expect("request");
+    let text = client.request_text(req).await.unwrap_or_default();
+    let count: f64 = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("apiserver_longrunning_requests{")
+                && l.contains("verb=\"WATCH\"")
+                && l.contains("resource=\"crdplural\"")
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    format!("{count}")
+}
+
+#[tokio::main]
+async fn main() {
+    let objects = env_or("BENCH_OBJECTS", 10_000);
+    let viewers = env_or("BENCH_VIEWERS", 200);
+    let rate = env_or("BENCH_RATE", 100);
+    let seconds = env_or("BENCH_SECONDS", 10);
+
+    let plane = tokio::task::spawn_blocking(ControlPlane::start)
+        .await
+        .expect("join")
+        .expect("control plane");
+    let client = plane.admin_client().await.expect("client");
+    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../end2end/fixtures/seeds/000-crdkind-crd.yaml");
+    apply::apply_all(&client, apply::read_documents(&seeds).expect("CRD"))
+        .await
+        .expect("CRD applies");
+
+    let api = crdkinds(&client);
+    let started = Instant::now();
+    futures::stream::iter(0..objects)
+        .map(|i| {
+            let api = api.clone();
+            async move {
+                api.create(&PostParams::default(), &object(i))
+                    .await
+                    .map(|_| ())
+            }
+        })
+        .buffer_unordered(32)
+        .for_each(|r| async move { r.expect("create") })
+        .await;
+    println!(
+        "created {objects} objects in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("port")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_portico"))
+        .env("KUBECONFIG", plane.admin_kubeconfig())
+        .env("PORTICO_LISTEN", format!("127.0.0.1:{port}"))
+        .env("PORTICO_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("portico starts");
+    let stderr = server.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("[portico] {line}")
+        }
+    });
+    let http = reqwest::Client::builder().no_proxy().build().expect("http");
+    let base = format!("http://127.0.0.1:{port}");
+    while http
+        .get(format!("{base}/readyz"))
+        .send()
+        .await
+        .map(|r| r.status().is_success())
+        .ok()
+        != Some(true)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let url = format!(
+        "{base}/api/live/table?group=iksoon.test.com&version=v1&plural=crdplural&namespace=default"
+    );
+
+    // 1. Complete table.
+    let mut keep = Vec::new();
+    for round in 0..4 {
+        let t = Instant::now();
+        let mut reader = SseReader::new(http.get(&url).send().await.expect("connect"));
+        let (name, data) = reader.next().await.expect("snapshot");
+        assert_eq!(name, "snapshot");
+        let snapshot: app::table::model::TableSnapshot =
+            serde_json::from_str(&data).expect("parse");
+        assert_eq!(snapshot.rows.len(), objects);
+        let label = if round == 0 {
+            "cold (upstream list)"
+        } else {
+            "warm (shared feed)"
+        };
+        println!(
+            "complete table, {label}: {:.0} ms ({} rows, {:.1} MB of JSON)",
+            t.elapsed().as_secs_f64() * 1000.0,
+            snapshot.rows.len(),
+            data.len() as f64 / 1e6
+        );
+        keep.push(reader); // hold the feed open so later rounds are warm
+    }
+    drop(keep);
+
+    // 2. Fan-out under load.
+    let sent: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let latencies: Arc<Mutex<Vec<f64>>> = Arc::default();
+    let connect = Instant::now();
+    let mut tasks = Vec::new();
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<()>(viewers);
+    for _ in 0..viewers {
+        let (http, url, sent, latencies, ready) = (
+            http.clone(),
+            url.clone(),
+            sent.clone(),
+            latencies.clone(),
+            ready_tx.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let mut reader = SseReader::new(http.get(&url).send().await.expect("connect"));
+            let _ = reader.next().await; // snapshot
+            let _ = ready.send(()).await;
+            while let Some((name, data)) = reader.next().await {
+                if name != "delta" {
+                    continue;
+                }
+                let Ok(delta) = serde_json::from_str::<app::table::model::TableDelta>(&data) else {
+                    continue;
+                };
+                let now = Instant::now();
+                let sent = sent.lock().expect("lock");
+                let mut lat = latencies.lock().expect("lock");
+                for row in delta.upserts {
+                    if let Some(t) = sent.get(&row.name) {
+                        lat.push(now.duration_since(*t).as_secs_f64() * 1000.0);
+                    }
+                }
+            }
+        }));
+    }
+    for _ in 0..viewers {
+        ready_rx.recv().await.expect("viewer ready");
+    }
+    println!(
+        "{viewers} viewers connected with their snapshots in {:.1}s",
+        connect.elapsed().as_secs_f64()
+    );
+
+    let updates = rate * seconds;
+    let interval = Duration::from_secs_f64(1.0 / rate as f64);
+    let mut tick = tokio::time::interval(interval);
+    let load = Instant::now();
+    for i in 0..updates {
+        tick.tick().await;
+        let (api, sent) = (api.clone(), sent.clone());
+        // Each object is written at most once per run (updates <= objects), so its
+        // name identifies the write; replicas always changes (created with 1).
+        let name = format!("obj-{:05}", i % objects);
+        sent.lock()
+            .expect("lock")
+            .insert(name.clone(), Instant::now());
+        tokio::spawn(async move {
+            let patch = serde_json::json!({"spec": {"replicas": 2 + (i % 9)}});
+            if let Err(e) = api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+                .await
+            {
+                eprintln!("patch {name}: {e}");
+            }
+        });
+    }
+    println!(
+        "wrote {updates} updates in {:.1}s",
+        load.elapsed().as_secs_f64()
+    );
+    // Let the last events drain (bounded), then read the figures.
+    let expected = updates * viewers;
+    let drain = Instant::now();
+    while latencies.lock().expect("lock").len() < expected
+        && drain.elapsed() < Duration::from_secs(10)
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let watches = upstream_watches(&client).await;
+    let rss = rss_mb(server.id(), "VmRSS:");
+    let hwm = rss_mb(server.id(), "VmHWM:");
+    let mut lat = latencies.lock().expect("lock").clone();
+    lat.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    println!(
+        "latency write→viewer over {} deliveries ({} expected; rows coalesced into one message count once): p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        lat.len(),
+        expected,
+        percentile(&lat, 0.50),
+        percentile(&lat, 0.99),
+        lat.last().copied().unwrap_or(f64::NAN)
+    );
+    println!("upstream WATCH requests on the API server for this resource: {watches}");
+    println!("portico RSS: {rss:.0} MB now, {hwm:.0} MB peak");
+    for t in tasks {
+        t.abort();
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}

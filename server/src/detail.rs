@@ -1,0 +1,265 @@
+//! One object as the detail page shows it: YAML without noise or secrets, conditions,
+//! finalizers and the chain of owners above it.
+
+use std::collections::HashSet;
+
+use app::model::{Condition, ObjectDetail, OwnerLink};
+use app::table::model::ResourceRef;
+use kube::api::{Api, DynamicObject};
+use kube::core::GroupVersionKind;
+use kube::discovery::ApiResource;
+use serde_json::Value;
+
+use crate::objects::rejection;
+
+/// How far up the ownerReferences chain the page follows.
+const MAX_OWNER_DEPTH: usize = 5;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DetailError {
+    #[error("{0} was not found")]
+    NotFound(String),
+    #[error("forbidden to read {0}")]
+    Forbidden(String),
+    #[error("talking to the API server: {0}")]
+    Api(#[from] kube::Error),
+}
+
+fn api_resource(r: &ResourceRef) -> ApiResource {
+    ApiResource {
+        group: r.group.clone(),
+        version: r.version.clone(),
+        api_version: r.api_version(),
+        kind: String::new(),
+        plural: r.plural.clone(),
+    }
+}
+
+fn api_for(
+    client: &kube::Client,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
+        None => Api::all_with(client.clone(), resource),
+    }
+}
+
+/// Reads the object and follows its owners.
+pub async fn object_detail(
+    client: &kube::Client,
+    resource: &ResourceRef,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<ObjectDetail, DetailError> {
+    let what = format!("{} {name}", resource.plural);
+    let obj = api_for(client, &api_resource(resource), namespace)
+        .get(name)
+        .await
+        .map_err(|e| match rejection(&e).map(|r| r.code) {
+            Some(404) => DetailError::NotFound(what.clone()),
+            Some(403) => DetailError::Forbidden(what.clone()),
+            _ => DetailError::Api(e),
+        })?;
+    let is_secret = resource.group.is_empty() && resource.plural == "secrets";
+    let owners = owner_chain(client, &obj, namespace).await;
+    Ok(summarize(obj, is_secret, owners))
+}
+
+/// The detail view of an object already read.
+pub fn summarize(obj: DynamicObject, is_secret: bool, owners: Vec<OwnerLink>) -> ObjectDetail {
+    let meta = &obj.metadata;
+    let types = obj.types.clone().unwrap_or_default();
+    let conditions = obj
+        .data
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().map(condition).collect())
+        .unwrap_or_default();
+    let mut labels: Vec<(String, String)> = meta
+        .labels
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    labels.sort();
+    ObjectDetail {
+        kind: types.kind,
+        api_version: types.api_version,
+        name: meta.name.clone().unwrap_or_default(),
+        namespace: meta.namespace.clone(),
+        uid: meta.uid.clone().unwrap_or_default(),
+        created: meta.creation_timestamp.as_ref().map(|t| t.0.to_string()),
+        deletion_timestamp: meta.deletion_timestamp.as_ref().map(|t| t.0.to_string()),
+        finalizers: meta.finalizers.clone().unwrap_or_default(),
+        labels,
+        conditions,
+        owners,
+        yaml: display_yaml(obj, is_secret),
+    }
+}
+
+fn text(v: &Value, key: &str) -> String {
+    v.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn condition(v: &Value) -> Condition {
+    Condition {
+        kind: text(v, "type"),
+        status: text(v, "status"),
+        reason: text(v, "reason"),
+        message: text(v, "message"),
+        last_transition_time: text(v, "lastTransitionTime"),
+    }
+}
+
+/// YAML for reading: managedFields dropped (noise), Secret values replaced, so no
+/// secret ever reaches the page.
+fn display_yaml(mut obj: DynamicObject, is_secret: bool) -> String {
+    obj.metadata.managed_fields = None;
+    if is_secret {
+        if let Some(data) = obj.data.get_mut("data").and_then(Value::as_object_mut) {
+            for value in data.values_mut() {
+                *value = Value::String("<hidden>".into());
+            }
+        }
+        if let Some(map) = obj.data.as_object_mut() {
+            map.remove("stringData");
+        }
+        if let Some(annotations) = obj.metadata.annotations.as_mut() {
+            // kubectl apply keeps the whole object, values included, in this annotation.
+            annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+        }
+    }
+    serde_yaml::to_string(&obj).unwrap_or_else(|e| format!("# could not render as YAML: {e}"))
+}
+
+/// Follows the controller (or first) owner upward, level by level.
+async fn owner_chain(
+    client: &kube::Client,
+    obj: &DynamicObject,
+    namespace: Option<&str>,
+) -> Vec<OwnerLink> {
+    let mut chain = Vec::new();
+    let mut seen = HashSet::new();
+    let mut refs = obj.metadata.owner_references.clone().unwrap_or_default();
+    for depth in 1..=MAX_OWNER_DEPTH {
+        // Show every direct owner; follow the controller (or the first) upward.
+        refs.sort_by_key(|r| !r.controller.unwrap_or(false));
+        let Some(next) = refs.first().cloned() else {
+            break;
+        };
+        let mut followed = None;
+        for r in &refs {
+            let (group, version) = r
+                .api_version
+                .split_once('/')
+                .unwrap_or(("", &r.api_version));
+            let gvk = GroupVersionKind::gvk(group, version, &r.kind);
+            let mut link = OwnerLink {
+                kind: r.kind.clone(),
+                name: r.name.clone(),
+                controller: r.controller.unwrap_or(false),
+                depth,
+                href: None,
+                note: None,
+            };
+            match kube::discovery::pinned_kind(client, &gvk).await {
+                Ok((resource, caps)) => {
+                    let ns = match caps.scope {
+                        kube::discovery::Scope::Namespaced => namespace,
+                        kube::discovery::Scope::Cluster => None,
+                    };
+                    let page =
+                        ResourceRef::new(&resource.group, &resource.version, &resource.plural);
+                    link.href = Some(format!(
+                        "{}/{}/{}",
+                        page.page_path(),
+                        ns.unwrap_or("_"),
+                        r.name
+                    ));
+                    if r.uid == next.uid && seen.insert(r.uid.clone()) {
+                        match api_for(client, &resource, ns).get(&r.name).await {
+                            Ok(owner) => followed = Some(owner),
+                            Err(e) => {
+                                link.note = Some(match rejection(&e).map(|s| s.code) {
+                                    Some(404) => {
+                                        "not found: deleted, or waiting for garbage collection"
+                                            .into()
+                                    }
+                                    Some(403) => "you may not read it".into(),
+                                    _ => e.to_string(),
+                                })
+                            }
+                        }
+                    }
+                }
+                Err(_) => link.note = Some("its kind is not served by this cluster".into()),
+            }
+            chain.push(link);
+        }
+        match followed {
+            Some(owner) => refs = owner.metadata.owner_references.unwrap_or_default(),
+            None => break,
+        }
+    }
+    chain
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(value: Value) -> DynamicObject {
+        serde_json::from_value(value).expect("object")
+    }
+
+    #[test]
+    fn secrets_never_reach_the_yaml() {
+        let secret = object(serde_json::json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "db", "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": "{\"data\":{\"password\":\"c2VjcmV0\"}}"
+            }},
+            "data": {"password": "c2VjcmV0"},
+            "stringData": {"token": "plain"}
+        }));
+        let d = summarize(secret, true, vec![]);
+        assert!(!d.yaml.contains("c2VjcmV0"), "{}", d.yaml);
+        assert!(!d.yaml.contains("plain"), "{}", d.yaml);
+        assert!(d.yaml.contains("password: <hidden>"), "{}", d.yaml);
+    }
+
+    #[test]
+    fn conditions_finalizers_and_deletion_are_read() {
+        let o = object(serde_json::json!({
+            "apiVersion": "infra.sealyun.com/v1", "kind": "VirtulMachine",
+            "metadata": {"name": "vm", "uid": "u1", "finalizers": ["infra.sealyun.com/cleanup"],
+                         "deletionTimestamp": "2026-01-01T00:00:00Z",
+                         "managedFields": [{"manager": "x"}]},
+            "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Waiting", "message": "no host"}]}
+        }));
+        let d = summarize(o, false, vec![]);
+        assert_eq!(d.finalizers, ["infra.sealyun.com/cleanup"]);
+        assert_eq!(
+            d.deletion_timestamp.as_deref(),
+            Some("2026-01-01T00:00:00Z")
+        );
+        assert_eq!(d.conditions.len(), 1);
+        assert_eq!(d.conditions[0].reason, "Waiting");
+        assert!(!d.yaml.contains("managedFields"));
+    }
+
+    #[test]
+    fn odd_conditions_do_not_panic() {
+        let o = object(serde_json::json!({
+            "apiVersion": "x/v1", "kind": "X", "metadata": {"name": "x"},
+            "status": {"conditions": [1, null, {"type": 3}]}
+        }));
+        assert_eq!(summarize(o, false, vec![]).conditions.len(), 3);
+    }
+}

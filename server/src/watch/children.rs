@@ -1,0 +1,194 @@
+//! `GET /api/live/children`: the objects whose ownerReferences name a given uid, live.
+//! It joins the hub's shared feeds of every kind a child can be (in the owner's
+//! namespace) and sends the full, small list again whenever it changes.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use app::table::format::cell_text;
+use app::table::model::{ChildEntry, ChildrenQuery, ResourceRef, TableQuery};
+use app::table::state::TableState;
+use axum::extract::{Query, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures::{Stream, StreamExt};
+
+use super::hub::{FeedEvent, Next, Subscription, WatchHub};
+use crate::state::AppState;
+
+/// Built-in kinds an owned object is commonly of (what controllers create).
+const CHILD_KINDS: &[(&str, &str, &str, &str)] = &[
+    ("apps", "v1", "deployments", "Deployment"),
+    ("apps", "v1", "statefulsets", "StatefulSet"),
+    ("apps", "v1", "replicasets", "ReplicaSet"),
+    ("", "v1", "pods", "Pod"),
+    ("", "v1", "services", "Service"),
+    ("", "v1", "secrets", "Secret"),
+    ("", "v1", "configmaps", "ConfigMap"),
+    ("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"),
+    ("batch", "v1", "jobs", "Job"),
+];
+
+/// A kind to look for children in.
+#[derive(Debug, Clone)]
+pub struct ChildKind {
+    pub resource: ResourceRef,
+    pub kind: String,
+}
+
+/// The built-in child kinds plus every namespaced CRD (at its preferred version).
+pub fn candidate_kinds(crds: &[app::model::CrdSummary]) -> Vec<ChildKind> {
+    let builtin = CHILD_KINDS.iter().map(|(g, v, p, k)| ChildKind {
+        resource: ResourceRef::new(g, v, p),
+        kind: (*k).to_string(),
+    });
+    let custom = crds
+        .iter()
+        .filter(|c| c.scope == "Namespaced" && c.established)
+        .filter_map(|c| {
+            let version = c.served_versions().next()?;
+            Some(ChildKind {
+                resource: ResourceRef::new(&c.group, &version.name, &c.plural),
+                kind: c.kind.clone(),
+            })
+        });
+    builtin.chain(custom).collect()
+}
+
+/// Debounce so a burst of changes (a rollout) is sent once.
+const SETTLE: Duration = Duration::from_millis(50);
+
+/// The live list of `uid`'s children in `namespace`, among `kinds`.
+pub fn children_stream(
+    hub: &WatchHub,
+    kinds: Vec<ChildKind>,
+    namespace: String,
+    uid: String,
+) -> impl Stream<Item = Vec<ChildEntry>> + use<> {
+    let feeds: Vec<(ChildKind, Subscription)> = kinds
+        .into_iter()
+        .map(|k| {
+            let query = TableQuery {
+                group: k.resource.group.clone(),
+                version: k.resource.version.clone(),
+                plural: k.resource.plural.clone(),
+                namespace: Some(namespace.clone()),
+                label_selector: None,
+                field_selector: None,
+            };
+            let sub = hub.subscribe(query);
+            (k, sub)
+        })
+        .collect();
+    let count = feeds.len();
+    // One stream of (feed index, message) per kind, merged.
+    let merged =
+        futures::stream::select_all(feeds.into_iter().enumerate().map(|(i, (kind, sub))| {
+            futures::stream::unfold((sub, 0u64), move |(mut sub, seen)| async move {
+                let next = sub.next(seen).await;
+                let seen = match &next {
+                    Next::Table(_, s) | Next::Problem(_, s) => *s,
+                    Next::Delta(m) => m.seq,
+                    Next::Closed => return None,
+                };
+                Some(((i, next), (sub, seen)))
+            })
+            .map(move |item| (kind.clone(), item))
+            .boxed()
+        }));
+    async_stream::stream! {
+        let mut tables: Vec<Option<(ChildKind, TableState)>> = vec![None; count];
+        let mut last: Option<Vec<ChildEntry>> = None;
+        let mut merged = Box::pin(merged);
+        while let Some((kind, (i, next))) = merged.next().await {
+            apply(&mut tables, i, kind, next);
+            // Take whatever else is ready before recomputing.
+            let settle = tokio::time::sleep(SETTLE);
+            tokio::pin!(settle);
+            loop {
+                tokio::select! {
+                    more = merged.next() => match more {
+                        Some((kind, (i, next))) => apply(&mut tables, i, kind, next),
+                        None => break,
+                    },
+                    _ = &mut settle => break,
+                }
+            }
+            let children = collect(&tables, &uid, &namespace);
+            if last.as_ref() != Some(&children) {
+                last = Some(children.clone());
+                yield children;
+            }
+        }
+    }
+}
+
+fn apply(tables: &mut [Option<(ChildKind, TableState)>], i: usize, kind: ChildKind, next: Next) {
+    let Some(slot) = tables.get_mut(i) else {
+        return;
+    };
+    match next {
+        Next::Table(snapshot, _) => *slot = Some((kind, TableState::from_snapshot(snapshot))),
+        Next::Delta(msg) => {
+            if let (Some((_, state)), FeedEvent::Delta(d)) = (slot.as_mut(), msg.event) {
+                state.apply(d);
+            }
+        }
+        // A kind this viewer may not list simply contributes no children.
+        Next::Problem(..) => *slot = None,
+        Next::Closed => {}
+    }
+}
+
+fn collect(
+    tables: &[Option<(ChildKind, TableState)>],
+    uid: &str,
+    namespace: &str,
+) -> Vec<ChildEntry> {
+    let mut out = Vec::new();
+    for (kind, state) in tables.iter().flatten() {
+        for row in state.view("", None, false, 0) {
+            if !row.owners.iter().any(|o| o == uid) {
+                continue;
+            }
+            let summary = state
+                .visible_columns(false)
+                .into_iter()
+                .filter_map(|i| {
+                    let column = state.columns.get(i)?;
+                    (column.format != "name" && column.kind != "date").then(|| {
+                        let value = row.cells.get(i).cloned().unwrap_or(serde_json::Value::Null);
+                        format!("{}: {}", column.name, cell_text(&value, &column.kind, 0))
+                    })
+                })
+                .collect::<Vec<_>>()
+                .join(" · ");
+            out.push(ChildEntry {
+                kind: kind.kind.clone(),
+                name: row.name.clone(),
+                href: format!("{}/{namespace}/{}", kind.resource.page_path(), row.name),
+                summary,
+                deleting: row.deleting,
+            });
+        }
+    }
+    out.sort_by(|a, b| (&a.kind, &a.name).cmp(&(&b.kind, &b.name)));
+    out
+}
+
+pub async fn live_children(
+    State(state): State<AppState>,
+    Query(query): Query<ChildrenQuery>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let kinds = candidate_kinds(&state.catalog.summaries());
+    let stream = children_stream(&state.hub, kinds, query.namespace, query.uid).map(|children| {
+        Ok(Event::default()
+            .event("children")
+            .json_data(&children)
+            .unwrap_or_else(|_| {
+                Event::default()
+                    .event("problem")
+                    .data("Portico could not encode the children.")
+            }))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
