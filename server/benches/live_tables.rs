@@ -51,6 +51,8 @@ fn object(i: usize) -> DynamicObject {
 struct SseReader {
     body: std::pin::Pin<Box<dyn futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
     buf: String,
+    /// Where the search for the next blank line resumes (no rescans of a large snapshot).
+    scanned: usize,
 }
 
 impl SseReader {
@@ -58,13 +60,15 @@ impl SseReader {
         Self {
             body: Box::pin(resp.bytes_stream()),
             buf: String::new(),
+            scanned: 0,
         }
     }
 
     async fn next(&mut self) -> Option<(String, String)> {
         loop {
-            if let Some(end) = self.buf.find("\n\n") {
+            if let Some(end) = self.buf[self.scanned..].find("\n\n").map(|i| i + self.scanned) {
                 let block: String = self.buf.drain(..end + 2).collect();
+                self.scanned = 0;
                 let (mut name, mut data) = (String::from("message"), String::new());
                 for line in block.lines() {
                     if let Some(v) = line.strip_prefix("event:") {
@@ -78,6 +82,7 @@ impl SseReader {
                 }
                 return Some((name, data));
             }
+            self.scanned = self.buf.len().saturating_sub(1);
             let chunk = self.body.next().await?.ok()?;
             self.buf.push_str(&String::from_utf8_lossy(&chunk));
         }
@@ -167,7 +172,10 @@ async fn main() {
     let mut server = Command::new(env!("CARGO_BIN_EXE_portico"))
         .env("KUBECONFIG", plane.admin_kubeconfig())
         .env("PORTICO_LISTEN", format!("127.0.0.1:{port}"))
-        .env("PORTICO_LOG", "warn")
+        .env(
+            "PORTICO_LOG",
+            std::env::var("BENCH_PORTICO_LOG").unwrap_or_else(|_| "warn".into()),
+        )
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -220,8 +228,10 @@ async fn main() {
     drop(keep);
 
     // 2. Fan-out under load.
-    let sent: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
-    let latencies: Arc<Mutex<Vec<f64>>> = Arc::default();
+    // name -> (write sent, write acknowledged by the API server)
+    let sent: Arc<Mutex<HashMap<String, (Instant, Option<Instant>)>>> = Arc::default();
+    // (ms since sent, ms since acknowledged; negative when the event beat the response)
+    let latencies: Arc<Mutex<Vec<(f64, Option<f64>)>>> = Arc::default();
     let connect = Instant::now();
     let mut tasks = Vec::new();
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<()>(viewers);
@@ -248,8 +258,15 @@ async fn main() {
                 let sent = sent.lock().expect("lock");
                 let mut lat = latencies.lock().expect("lock");
                 for row in delta.upserts {
-                    if let Some(t) = sent.get(&row.name) {
-                        lat.push(now.duration_since(*t).as_secs_f64() * 1000.0);
+                    if let Some((t, ack)) = sent.get(&row.name) {
+                        let since_ack = ack.map(|a| {
+                            if now >= a {
+                                now.duration_since(a).as_secs_f64() * 1000.0
+                            } else {
+                                -(a.duration_since(now).as_secs_f64() * 1000.0)
+                            }
+                        });
+                        lat.push((now.duration_since(*t).as_secs_f64() * 1000.0, since_ack));
                     }
                 }
             }
@@ -264,6 +281,7 @@ async fn main() {
     );
 
     let updates = rate * seconds;
+    let acked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let interval = Duration::from_secs_f64(1.0 / rate as f64);
     let mut tick = tokio::time::interval(interval);
     let load = Instant::now();
@@ -275,42 +293,61 @@ async fn main() {
         let name = format!("obj-{:05}", i % objects);
         sent.lock()
             .expect("lock")
-            .insert(name.clone(), Instant::now());
+            .insert(name.clone(), (Instant::now(), None));
+        let acked = acked.clone();
         tokio::spawn(async move {
             let patch = serde_json::json!({"spec": {"replicas": 2 + (i % 9)}});
-            if let Err(e) = api
+            match api
                 .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
                 .await
             {
-                eprintln!("patch {name}: {e}");
+                Ok(_) => {
+                    if let Some(entry) = sent.lock().expect("lock").get_mut(&name) {
+                        entry.1 = Some(Instant::now());
+                    }
+                    acked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                Err(e) => eprintln!("patch {name}: {e}"),
             }
         });
     }
     println!(
-        "wrote {updates} updates in {:.1}s",
-        load.elapsed().as_secs_f64()
+        "sent {updates} updates in {:.1}s; {} acknowledged by then",
+        load.elapsed().as_secs_f64(),
+        acked.load(std::sync::atomic::Ordering::Relaxed)
     );
     // Let the last events drain (bounded), then read the figures.
     let expected = updates * viewers;
     let drain = Instant::now();
     while latencies.lock().expect("lock").len() < expected
-        && drain.elapsed() < Duration::from_secs(10)
+        && drain.elapsed() < Duration::from_secs(60)
     {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    println!(
+        "drained {:.1}s after the last write was sent ({} acknowledged)",
+        drain.elapsed().as_secs_f64(),
+        acked.load(std::sync::atomic::Ordering::Relaxed)
+    );
     let watches = upstream_watches(&client).await;
     let rss = rss_mb(server.id(), "VmRSS:");
     let hwm = rss_mb(server.id(), "VmHWM:");
-    let mut lat = latencies.lock().expect("lock").clone();
-    lat.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    println!(
-        "latency write→viewer over {} deliveries ({} expected; rows coalesced into one message count once): p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-        lat.len(),
-        expected,
-        percentile(&lat, 0.50),
-        percentile(&lat, 0.99),
-        lat.last().copied().unwrap_or(f64::NAN)
-    );
+    let all = latencies.lock().expect("lock").clone();
+    let sort = |mut v: Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        v
+    };
+    let from_send = sort(all.iter().map(|(s, _)| *s).collect());
+    let from_ack = sort(all.iter().filter_map(|(_, a)| *a).collect());
+    println!("deliveries: {} of {expected}", all.len());
+    for (label, v) in [("write sent", &from_send), ("write acknowledged", &from_ack)] {
+        println!(
+            "latency {label} → viewer: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            percentile(v, 0.50),
+            percentile(v, 0.99),
+            v.last().copied().unwrap_or(f64::NAN)
+        );
+    }
     println!("upstream WATCH requests on the API server for this resource: {watches}");
     println!("portico RSS: {rss:.0} MB now, {hwm:.0} MB peak");
     for t in tasks {

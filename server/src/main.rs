@@ -2,6 +2,7 @@
 //! until SIGTERM or Ctrl-C.
 
 use anyhow::Context;
+use axum::serve::ListenerExt;
 use clap::Parser;
 use portico_server::config::{self, Config};
 use portico_server::state::AppState;
@@ -25,6 +26,13 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("listening on {addr}"))?;
+    // Live tables write many small SSE messages: without TCP_NODELAY, Nagle's
+    // algorithm and delayed ACKs hold each one back for ~40 ms.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "could not set TCP_NODELAY");
+        }
+    });
     tracing::info!(%addr, "Portico is serving");
     axum::serve(listener, http::router(state))
         .with_graceful_shutdown(shutdown_signal())

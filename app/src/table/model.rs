@@ -56,6 +56,14 @@ impl ResourceRef {
         Self::new(group, version, plural)
     }
 
+    /// Whether every part is a plausible API path segment (so a crafted value cannot
+    /// steer a request to another API path). The group may be empty (core).
+    pub fn is_valid(&self) -> bool {
+        (self.group.is_empty() || is_path_segment(&self.group))
+            && is_path_segment(&self.version)
+            && is_path_segment(&self.plural)
+    }
+
     /// Portico's page for this resource's table.
     pub fn page_path(&self) -> String {
         format!("/r/{}/{}/{}", self.url_group(), self.version, self.plural)
@@ -140,6 +148,11 @@ impl TableQuery {
         ResourceRef::new(&self.group, &self.version, &self.plural)
     }
 
+    /// Whether the resource and namespace are safe to put into an API path.
+    pub fn is_valid(&self) -> bool {
+        self.resource().is_valid() && self.namespace.as_deref().is_none_or(is_path_segment)
+    }
+
     /// The URL query string of the live stream for this query.
     pub fn to_query_string(&self) -> String {
         let mut pairs = vec![
@@ -162,6 +175,19 @@ impl TableQuery {
             .collect::<Vec<_>>()
             .join("&")
     }
+}
+
+/// A lowercase DNS-style name: `[a-z0-9]([-a-z0-9.]*[a-z0-9])?`, at most 253 bytes.
+/// Resource names, groups, versions and namespaces all fit it.
+pub fn is_path_segment(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let edge = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    !bytes.is_empty()
+        && bytes.len() <= 253
+        && bytes.first().is_some_and(edge)
+        && bytes.last().is_some_and(edge)
+        && bytes.iter().all(|b| edge(b) || *b == b'-' || *b == b'.')
+        && !text.contains("..")
 }
 
 /// Percent-encodes everything but RFC 3986's unreserved characters.
@@ -221,6 +247,18 @@ mod tests {
             "/apis/cnat.study.jayground8/v1alpha1/namespaces/default/ats"
         );
         assert_eq!(ats.api_version(), "cnat.study.jayground8/v1alpha1");
+    }
+
+    #[test]
+    fn path_segments_reject_traversal_and_odd_characters() {
+        for ok in ["pods", "v1", "cnat.study.jayground8", "a-b", "x"] {
+            assert!(is_path_segment(ok), "{ok}");
+        }
+        for bad in ["", "..", "a/b", "A", "-a", "a-", "a..b", "pods?watch=1", "%2e%2e", "a b"] {
+            assert!(!is_path_segment(bad), "{bad}");
+        }
+        assert!(ResourceRef::new("", "v1", "pods").is_valid());
+        assert!(!ResourceRef::new("", "v1", "pods/../secrets").is_valid());
     }
 
     #[test]

@@ -9,6 +9,7 @@ use app::table::format::cell_text;
 use app::table::model::{ChildEntry, ChildrenQuery, ResourceRef, TableQuery};
 use app::table::state::TableState;
 use axum::extract::{Query, State};
+use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::{Stream, StreamExt};
 
@@ -178,7 +179,10 @@ fn collect(
 pub async fn live_children(
     State(state): State<AppState>,
     Query(query): Query<ChildrenQuery>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, (StatusCode, &'static str)> {
+    if !app::table::model::is_path_segment(&query.namespace) {
+        return Err((StatusCode::BAD_REQUEST, "namespace must be a DNS-style name"));
+    }
     let kinds = candidate_kinds(&state.catalog.summaries());
     let stream = children_stream(&state.hub, kinds, query.namespace, query.uid).map(|children| {
         Ok(Event::default()
@@ -190,5 +194,5 @@ pub async fn live_children(
                     .data("Portico could not encode the children.")
             }))
     });
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }

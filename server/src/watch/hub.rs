@@ -371,6 +371,7 @@ async fn run_feed(client: kube::Client, query: TableQuery, feed: std::sync::Weak
                     Ok(WatchEvent::Added(t)) | Ok(WatchEvent::Modified(t)) => {
                         retry = RETRY_MIN;
                         if column_change(&f, &t) {
+                            tracing::info!("printer columns changed; relisting");
                             continue 'relist;
                         }
                         f.publish(|s| upsert(s, t));
@@ -388,7 +389,7 @@ async fn run_feed(client: kube::Client, query: TableQuery, feed: std::sync::Weak
                     }
                     Err(TableError::Gone) => continue 'relist,
                     Err(error) => {
-                        tracing::warn!(%error, "watch stream broke; re-watching");
+                        tracing::warn!(?error, "watch stream broke; re-watching");
                         break;
                     }
                 }

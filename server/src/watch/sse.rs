@@ -8,6 +8,7 @@ use std::convert::Infallible;
 
 use app::table::model::{TableQuery, sse_event};
 use axum::extract::{Query, State};
+use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::Stream;
 
@@ -36,9 +37,12 @@ pub async fn live_crds(
 pub async fn live_table(
     State(state): State<AppState>,
     Query(query): Query<TableQuery>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, (StatusCode, &'static str)> {
+    if !query.is_valid() {
+        return Err((StatusCode::BAD_REQUEST, "group, version, plural and namespace must be DNS-style names"));
+    }
     let subscription = state.hub.subscribe(query);
-    Sse::new(events(subscription)).keep_alive(KeepAlive::default())
+    Ok(Sse::new(events(subscription)).keep_alive(KeepAlive::default()))
 }
 
 fn json_event(name: &str, id: &str, data: &impl serde::Serialize) -> Event {

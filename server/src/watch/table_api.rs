@@ -24,6 +24,9 @@ pub enum TableError {
     Gone,
     #[error("talking to the API server: {0}")]
     Transport(kube::Error),
+    /// A line of the response was not what the Table format promises.
+    #[error("the API server sent something Portico could not read")]
+    Decode,
     #[error("building the request: {0}")]
     Request(String),
 }
@@ -32,10 +35,22 @@ impl From<kube::Error> for TableError {
     fn from(err: kube::Error) -> Self {
         match rejection(&err) {
             Some(r) if r.code == 410 => Self::Gone,
+            // kube reports a watch line it cannot decode as an empty Status.
+            Some(r) if r.code == 0 => Self::Decode,
             Some(r) => Self::Rejected(r),
             None => Self::Transport(err),
         }
     }
+}
+
+/// Watch events carry `"columnDefinitions": null` (the columns come with the list
+/// only); `#[serde(default)]` alone rejects null.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -52,7 +67,7 @@ struct RawObject {
 
 #[derive(Debug, Clone, Deserialize)]
 struct RawRow {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     cells: Vec<serde_json::Value>,
     #[serde(default)]
     object: Option<RawObject>,
@@ -63,9 +78,9 @@ struct RawRow {
 pub struct RawTable {
     #[serde(default)]
     metadata: RawListMeta,
-    #[serde(default, rename = "columnDefinitions")]
+    #[serde(default, rename = "columnDefinitions", deserialize_with = "null_as_default")]
     column_definitions: Vec<Column>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     rows: Vec<RawRow>,
 }
 
@@ -160,4 +175,36 @@ pub async fn watch(
     )?;
     let events = client.request_events::<RawTable>(req).await?;
     Ok(events.map(|event| event.map_err(TableError::from)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watch_event_tables_with_null_columns_parse() {
+        let line = r#"{"type":"MODIFIED","object":{"kind":"Table","apiVersion":"meta.k8s.io/v1",
+            "metadata":{"resourceVersion":"42"},"columnDefinitions":null,
+            "rows":[{"cells":["a",null],"object":{"kind":"PartialObjectMetadata",
+            "apiVersion":"meta.k8s.io/v1","metadata":{"name":"a","uid":"u","resourceVersion":"42",
+            "ownerReferences":[{"apiVersion":"v1","kind":"X","name":"p","uid":"p1"}]}}}]}}"#;
+        let event: WatchEvent<RawTable> = serde_json::from_str(line).expect("parses");
+        let WatchEvent::Modified(table) = event else {
+            panic!("modified expected")
+        };
+        assert!(table.columns().is_empty());
+        let rows = table.into_rows();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].owners, ["p1"]);
+        assert_eq!(rows[0].cells, [serde_json::json!("a"), serde_json::Value::Null]);
+    }
+
+    #[test]
+    fn rows_without_metadata_or_uid_are_skipped() {
+        let table: RawTable = serde_json::from_str(
+            r#"{"rows":[{"cells":["x"]},{"cells":null,"object":{"metadata":{"name":"n"}}}]}"#,
+        )
+        .expect("parses");
+        assert!(table.into_rows().is_empty());
+    }
 }
