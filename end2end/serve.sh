@@ -12,8 +12,6 @@ if [ -n "${KUBECONFIG:-}" ]; then
   exec "$portico"
 fi
 mkdir -p "$root/end2end/.state"
-# exec keeps this pid: tests send it SIGUSR1 to restart kube-apiserver.
-echo $$ > "$root/end2end/.state/control-plane.pid"
 exec "$root/target/debug/portico-control-plane" \
   --apply "$root/deploy/crds" --apply "$root/end2end/fixtures/seeds" \
   --kubeconfig-out "$root/end2end/.state/kubeconfig.json" \

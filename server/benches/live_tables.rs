@@ -66,7 +66,10 @@ impl SseReader {
 
     async fn next(&mut self) -> Option<(String, String)> {
         loop {
-            if let Some(end) = self.buf[self.scanned..].find("\n\n").map(|i| i + self.scanned) {
+            if let Some(end) = self.buf[self.scanned..]
+                .find("\n\n")
+                .map(|i| i + self.scanned)
+            {
                 let block: String = self.buf.drain(..end + 2).collect();
                 self.scanned = 0;
                 let (mut name, mut data) = (String::from("message"), String::new());
@@ -88,6 +91,11 @@ impl SseReader {
         }
     }
 }
+
+/// When a write was sent, and when the API server acknowledged it.
+type WriteTimes = (Instant, Option<Instant>);
+/// Milliseconds from a write being sent, and from its acknowledgement, to a viewer.
+type Latency = (f64, Option<f64>);
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
@@ -229,9 +237,9 @@ async fn main() {
 
     // 2. Fan-out under load.
     // name -> (write sent, write acknowledged by the API server)
-    let sent: Arc<Mutex<HashMap<String, (Instant, Option<Instant>)>>> = Arc::default();
+    let sent: Arc<Mutex<HashMap<String, WriteTimes>>> = Arc::default();
     // (ms since sent, ms since acknowledged; negative when the event beat the response)
-    let latencies: Arc<Mutex<Vec<(f64, Option<f64>)>>> = Arc::default();
+    let latencies: Arc<Mutex<Vec<Latency>>> = Arc::default();
     let connect = Instant::now();
     let mut tasks = Vec::new();
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<()>(viewers);
@@ -340,7 +348,10 @@ async fn main() {
     let from_send = sort(all.iter().map(|(s, _)| *s).collect());
     let from_ack = sort(all.iter().filter_map(|(_, a)| *a).collect());
     println!("deliveries: {} of {expected}", all.len());
-    for (label, v) in [("write sent", &from_send), ("write acknowledged", &from_ack)] {
+    for (label, v) in [
+        ("write sent", &from_send),
+        ("write acknowledged", &from_ack),
+    ] {
         println!(
             "latency {label} → viewer: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
             percentile(v, 0.50),

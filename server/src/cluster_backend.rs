@@ -117,9 +117,20 @@ impl Backend for ClusterBackend {
         namespace: Option<String>,
         name: String,
     ) -> Result<ObjectDetail, BackendError> {
-        let namespace_ok = namespace.as_deref().is_none_or(app::table::model::is_path_segment);
-        if !resource.is_valid() || !namespace_ok || name.is_empty() || name.contains('/') || name == "." || name == ".." {
-            return Err(BackendError::NotFound(format!("{} {name}", resource.plural)));
+        let namespace_ok = namespace
+            .as_deref()
+            .is_none_or(app::table::model::is_path_segment);
+        if !resource.is_valid()
+            || !namespace_ok
+            || name.is_empty()
+            || name.contains('/')
+            || name == "."
+            || name == ".."
+        {
+            return Err(BackendError::NotFound(format!(
+                "{} {name}",
+                resource.plural
+            )));
         }
         detail::object_detail(&self.client, &resource, namespace.as_deref(), &name)
             .await

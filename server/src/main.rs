@@ -34,8 +34,12 @@ async fn main() -> anyhow::Result<()> {
         }
     });
     tracing::info!(%addr, "Portico is serving");
+    let on_shutdown = state.clone();
     axum::serve(listener, http::router(state))
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            on_shutdown.begin_shutdown();
+        })
         .await
         .context("serving HTTP")?;
     watch_task.abort();

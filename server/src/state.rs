@@ -21,6 +21,9 @@ pub struct AppState {
     pub catalog: CrdCatalog,
     pub backend: SharedBackend,
     pub hub: WatchHub,
+    /// Set once the server starts shutting down: long-lived streams end so that
+    /// graceful shutdown does not wait for them forever.
+    shutdown: std::sync::Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -44,10 +47,26 @@ impl AppState {
         let state = Self {
             leptos_options,
             hub: WatchHub::new(client.clone(), WATCH_GRACE),
+            shutdown: std::sync::Arc::new(tokio::sync::watch::channel(false).0),
             client,
             catalog,
             backend,
         };
         (state, driver)
+    }
+}
+
+impl AppState {
+    /// Ends every live stream; call when shutdown begins.
+    pub fn begin_shutdown(&self) {
+        self.shutdown.send_replace(true);
+    }
+
+    /// Resolves once shutdown has begun.
+    pub fn shutting_down(&self) -> impl std::future::Future<Output = ()> + Send + use<> {
+        let mut rx = self.shutdown.subscribe();
+        async move {
+            let _ = rx.wait_for(|down| *down).await;
+        }
     }
 }

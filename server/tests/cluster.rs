@@ -126,10 +126,16 @@ async fn http_server_is_ready_and_its_server_function_lists_the_seeds() {
         .await
         .expect("bind loopback");
     let addr = listener.local_addr().expect("addr");
-    let server =
-        tokio::spawn(
-            async move { axum::serve(listener, portico_server::http::router(state)).await },
-        );
+    let on_shutdown = state.clone();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, portico_server::http::router(state))
+            .with_graceful_shutdown(async move {
+                let _ = stop_rx.await;
+                on_shutdown.begin_shutdown();
+            })
+            .await
+    });
     let http = reqwest::Client::new();
     let base = format!("http://{addr}");
 
@@ -178,6 +184,29 @@ async fn http_server_is_ready_and_its_server_function_lists_the_seeds() {
         html.contains("crdplural.iksoon.test.com"),
         "SSR renders the CRDs"
     );
-    server.abort();
+
+    // Graceful shutdown completes even while a live table is open.
+    let live = http
+        .get(format!(
+            "{base}/api/live/table?group=&version=v1&plural=configmaps&namespace=default"
+        ))
+        .send()
+        .await
+        .expect("live table");
+    assert_eq!(live.status(), 200);
+    let bad = http
+        .get(format!(
+            "{base}/api/live/table?group=&version=v1&plural=pods%2F..%2Fsecrets"
+        ))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(bad.status(), 400, "path segments are validated");
+    let _ = stop_tx.send(());
+    let stopped = tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .expect("the server stops despite the open stream");
+    assert!(stopped.is_ok_and(|r| r.is_ok()));
+    drop(live);
     watch.abort();
 }

@@ -1,7 +1,6 @@
 //! `portico-control-plane`: starts a local control plane, applies manifests, and either
 //! runs a command against it (`exec`) or waits for Ctrl-C/SIGTERM (`up`). Both processes
-//! of the control plane stop when this one does, however it ends. SIGUSR1 restarts
-//! kube-apiserver (same port, same etcd), so tests can check recovery.
+//! of the control plane stop when this one does, however it ends.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -77,32 +76,13 @@ fn main() -> anyhow::Result<()> {
     })?;
     println!("KUBECONFIG={}", kubeconfig.display());
 
-    let mut plane = plane;
-    let code = runtime.block_on(async {
-        let mut finished: std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<i32>>>> =
-            match cli.command {
-                Mode::Up => Box::pin(async {
-                    shutdown_signal().await;
-                    Ok(0)
-                }),
-                Mode::Exec { command } => Box::pin(async move { run_child(&command, &kubeconfig).await }),
-            };
-        // SIGUSR1 restarts kube-apiserver in place, for tests of recovery.
-        let mut restart = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())
-            .context("listening for SIGUSR1")?;
-        loop {
-            tokio::select! {
-                code = &mut finished => return code,
-                _ = restart.recv() => {
-                    tracing::info!("SIGUSR1: restarting kube-apiserver");
-                    match plane.restart_apiserver() {
-                        Ok(()) => tracing::info!("kube-apiserver is ready again"),
-                        Err(error) => tracing::error!(%error, "kube-apiserver did not come back"),
-                    }
-                }
-            }
+    let code = match cli.command {
+        Mode::Up => {
+            runtime.block_on(shutdown_signal());
+            0
         }
-    })?;
+        Mode::Exec { command } => runtime.block_on(run_child(&command, &kubeconfig))?,
+    };
     drop(plane);
     std::process::exit(code);
 }

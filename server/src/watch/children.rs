@@ -181,18 +181,23 @@ pub async fn live_children(
     Query(query): Query<ChildrenQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, (StatusCode, &'static str)> {
     if !app::table::model::is_path_segment(&query.namespace) {
-        return Err((StatusCode::BAD_REQUEST, "namespace must be a DNS-style name"));
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "namespace must be a DNS-style name",
+        ));
     }
     let kinds = candidate_kinds(&state.catalog.summaries());
-    let stream = children_stream(&state.hub, kinds, query.namespace, query.uid).map(|children| {
-        Ok(Event::default()
-            .event("children")
-            .json_data(&children)
-            .unwrap_or_else(|_| {
-                Event::default()
-                    .event("problem")
-                    .data("Portico could not encode the children.")
-            }))
-    });
+    let stream = children_stream(&state.hub, kinds, query.namespace, query.uid)
+        .take_until(state.shutting_down())
+        .map(|children| {
+            Ok(Event::default()
+                .event("children")
+                .json_data(&children)
+                .unwrap_or_else(|_| {
+                    Event::default()
+                        .event("problem")
+                        .data("Portico could not encode the children.")
+                }))
+        });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }

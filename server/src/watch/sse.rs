@@ -10,7 +10,7 @@ use app::table::model::{TableQuery, sse_event};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use futures::Stream;
+use futures::{Stream, StreamExt};
 
 use super::coalesce::Coalescer;
 use super::hub::{Next, Subscription};
@@ -25,13 +25,14 @@ pub async fn live_crds(
     State(state): State<AppState>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let mut changes = state.catalog.changes();
+    let shutdown = state.shutting_down();
     let stream = async_stream::stream! {
         while changes.changed().await.is_ok() {
             let version = *changes.borrow_and_update();
             yield Ok(Event::default().event("changed").data(version.to_string()));
         }
     };
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    Sse::new(stream.take_until(shutdown)).keep_alive(KeepAlive::default())
 }
 
 pub async fn live_table(
@@ -39,10 +40,14 @@ pub async fn live_table(
     Query(query): Query<TableQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, (StatusCode, &'static str)> {
     if !query.is_valid() {
-        return Err((StatusCode::BAD_REQUEST, "group, version, plural and namespace must be DNS-style names"));
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "group, version, plural and namespace must be DNS-style names",
+        ));
     }
     let subscription = state.hub.subscribe(query);
-    Ok(Sse::new(events(subscription)).keep_alive(KeepAlive::default()))
+    let stream = events(subscription).take_until(state.shutting_down());
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
 fn json_event(name: &str, id: &str, data: &impl serde::Serialize) -> Event {

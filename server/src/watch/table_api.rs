@@ -78,7 +78,11 @@ struct RawRow {
 pub struct RawTable {
     #[serde(default)]
     metadata: RawListMeta,
-    #[serde(default, rename = "columnDefinitions", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        rename = "columnDefinitions",
+        deserialize_with = "null_as_default"
+    )]
     column_definitions: Vec<Column>,
     #[serde(default, deserialize_with = "null_as_default")]
     rows: Vec<RawRow>,
@@ -196,7 +200,10 @@ mod tests {
         let rows = table.into_rows();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].owners, ["p1"]);
-        assert_eq!(rows[0].cells, [serde_json::json!("a"), serde_json::Value::Null]);
+        assert_eq!(
+            rows[0].cells,
+            [serde_json::json!("a"), serde_json::Value::Null]
+        );
     }
 
     #[test]

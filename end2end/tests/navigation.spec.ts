@@ -1,0 +1,22 @@
+import { test, expect } from '@playwright/test';
+import { Kube } from './kube';
+
+test('the navigation picks up a new CRD without a reload', async ({ page }) => {
+  const kube = new Kube();
+  await page.goto('/crds');
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  const suffix = Date.now().toString(36);
+  const group = `e2e${suffix}.example.com`;
+  await kube.ok('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+    metadata: { name: `gadgets.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  });
+  await expect(page.locator('.sidebar').getByRole('link', { name: 'Gadget' })).toBeVisible({ timeout: 5000 });
+  await kube.ok('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.${group}`);
+  await expect(page.locator('.sidebar').getByRole('link', { name: 'Gadget' })).toHaveCount(0, { timeout: 5000 });
+});
