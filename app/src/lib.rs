@@ -10,6 +10,7 @@ pub mod components;
 pub mod live;
 pub mod model;
 pub mod pages;
+pub mod schema;
 pub mod shell;
 pub mod table;
 

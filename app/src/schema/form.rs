@@ -1,0 +1,260 @@
+//! openAPIV3Schema → the form model the create/edit pages render: one field per
+//! property, a widget per type, constraints and CEL rules as help, and a YAML editor
+//! for whatever a form cannot express. Pure and total: any schema yields a form.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::model::{Additional, CelRule, Schema};
+
+/// Nesting beyond which sections become YAML editors (readability, not safety).
+const MAX_FORM_DEPTH: usize = 12;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Widget {
+    Text,
+    Integer,
+    Number,
+    Boolean,
+    /// `enum`: a select of these values.
+    Select(Vec<Value>),
+    DateTime,
+    /// `format: byte`: base64 text.
+    Bytes,
+    IntOrString,
+    Object(Vec<Field>),
+    /// An array; the field describes one item.
+    List(Box<Field>),
+    /// `additionalProperties` with a schema: key/value rows; the field describes a value.
+    Map(Box<Field>),
+    /// `oneOf` / `anyOf` with alternatives that differ in shape.
+    Choice(Vec<Field>),
+    /// Edited as YAML; the reason is shown to the user.
+    Yaml(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Field {
+    /// Property name (empty for list items and map values).
+    pub name: String,
+    /// The API server's path notation, e.g. `spec.replicas`; items use `[*]`.
+    pub path: String,
+    pub help: String,
+    pub required: bool,
+    pub nullable: bool,
+    pub default: Option<Value>,
+    /// What the schema demands, in words ("1 to 10", "matches (mysql|tomcat)").
+    pub constraints: Vec<String>,
+    pub rules: Vec<CelRule>,
+    pub widget: Widget,
+}
+
+/// The form for a CRD version's `spec` (status is never editable). A schema without
+/// a `spec` property (or with an untyped one) gives a YAML editor.
+pub fn spec_form(root: &Schema) -> Field {
+    match root.property("spec") {
+        Some(spec) => build(spec, "spec", "spec", root.is_required("spec"), 0),
+        None => Field {
+            name: "spec".into(),
+            path: "spec".into(),
+            help: String::new(),
+            required: false,
+            nullable: false,
+            default: None,
+            constraints: vec![],
+            rules: vec![],
+            widget: Widget::Yaml("The schema declares no spec; edit the object as YAML.".into()),
+        },
+    }
+}
+
+fn describe(schema: &Schema) -> Vec<String> {
+    let mut out = Vec::new();
+    let bound = |v: f64| {
+        if v.fract() == 0.0 && v.abs() < 1e15 {
+            format!("{}", v as i64)
+        } else {
+            v.to_string()
+        }
+    };
+    match (schema.minimum, schema.maximum) {
+        (Some(lo), Some(hi)) if !schema.exclusive_minimum && !schema.exclusive_maximum => {
+            out.push(format!("{} to {}", bound(lo), bound(hi)))
+        }
+        (lo, hi) => {
+            if let Some(lo) = lo {
+                let op = if schema.exclusive_minimum { ">" } else { "≥" };
+                out.push(format!("{op} {}", bound(lo)));
+            }
+            if let Some(hi) = hi {
+                let op = if schema.exclusive_maximum { "<" } else { "≤" };
+                out.push(format!("{op} {}", bound(hi)));
+            }
+        }
+    }
+    match (schema.min_length, schema.max_length) {
+        (Some(lo), Some(hi)) => out.push(format!("{lo} to {hi} characters")),
+        (Some(lo), None) => out.push(format!("at least {lo} characters")),
+        (None, Some(hi)) => out.push(format!("at most {hi} characters")),
+        _ => {}
+    }
+    match (schema.min_items, schema.max_items) {
+        (Some(lo), Some(hi)) => out.push(format!("{lo} to {hi} items")),
+        (Some(lo), None) => out.push(format!("at least {lo} items")),
+        (None, Some(hi)) => out.push(format!("at most {hi} items")),
+        _ => {}
+    }
+    if schema.unique_items {
+        out.push("no duplicates".into());
+    }
+    if let Some(p) = &schema.pattern {
+        out.push(format!("matches {p}"));
+    }
+    if !schema.format.is_empty() {
+        out.push(format!("format {}", schema.format));
+    }
+    out
+}
+
+fn yaml_reason(schema: &Schema) -> Option<String> {
+    if schema.embedded_resource {
+        return Some("An embedded Kubernetes object: edit it as YAML.".into());
+    }
+    let declares_nothing =
+        schema.properties.is_empty() && matches!(schema.additional, Additional::Absent);
+    if schema.preserve_unknown_fields && declares_nothing {
+        return Some("This part accepts any fields: edit it as YAML.".into());
+    }
+    if schema.kind.is_empty()
+        && !schema.int_or_string
+        && schema.one_of.is_empty()
+        && schema.any_of.is_empty()
+    {
+        return Some("The schema does not say what this is: edit it as YAML.".into());
+    }
+    None
+}
+
+/// Builds the field for `schema` at `path`.
+pub fn build(schema: &Schema, name: &str, path: &str, required: bool, depth: usize) -> Field {
+    let widget = widget(schema, path, depth);
+    Field {
+        name: name.to_string(),
+        path: path.to_string(),
+        help: if schema.description.is_empty() {
+            schema.title.clone()
+        } else {
+            schema.description.clone()
+        },
+        required,
+        nullable: schema.nullable,
+        default: schema.default.clone(),
+        constraints: describe(schema),
+        rules: schema.validations.clone(),
+        widget,
+    }
+}
+
+fn widget(schema: &Schema, path: &str, depth: usize) -> Widget {
+    if depth > MAX_FORM_DEPTH {
+        return Widget::Yaml("Nested too deeply for a form: edit it as YAML.".into());
+    }
+    if let Some(reason) = yaml_reason(schema) {
+        return Widget::Yaml(reason);
+    }
+    if schema.int_or_string {
+        return Widget::IntOrString;
+    }
+    if !schema.enumeration.is_empty() {
+        return Widget::Select(schema.enumeration.clone());
+    }
+    let alternatives: &[Schema] = if !schema.one_of.is_empty() {
+        &schema.one_of
+    } else {
+        &schema.any_of
+    };
+    if schema.kind.is_empty() && !alternatives.is_empty() {
+        return Widget::Choice(
+            alternatives
+                .iter()
+                .enumerate()
+                .map(|(i, alt)| build(alt, &format!("option {}", i + 1), path, false, depth + 1))
+                .collect(),
+        );
+    }
+    match schema.kind.as_str() {
+        "string" => match schema.format.as_str() {
+            "date-time" => Widget::DateTime,
+            "byte" => Widget::Bytes,
+            _ => Widget::Text,
+        },
+        "integer" => Widget::Integer,
+        "number" => Widget::Number,
+        "boolean" => Widget::Boolean,
+        "array" => match &schema.items {
+            Some(items) => Widget::List(Box::new(build(
+                items,
+                "",
+                &format!("{path}[*]"),
+                false,
+                depth + 1,
+            ))),
+            None => Widget::Yaml(
+                "A list whose items the schema does not describe: edit it as YAML.".into(),
+            ),
+        },
+        "object" => {
+            if schema.properties.is_empty()
+                && let Additional::Schema(values) = &schema.additional
+            {
+                return Widget::Map(Box::new(build(
+                    values,
+                    "",
+                    &format!("{path}[*]"),
+                    false,
+                    depth + 1,
+                )));
+            }
+            if schema.properties.is_empty() {
+                return Widget::Yaml("An object with free-form keys: edit it as YAML.".into());
+            }
+            Widget::Object(
+                schema
+                    .properties
+                    .iter()
+                    .map(|(n, s)| {
+                        build(
+                            s,
+                            n,
+                            &format!("{path}.{n}"),
+                            schema.is_required(n),
+                            depth + 1,
+                        )
+                    })
+                    .collect(),
+            )
+        }
+        _ => Widget::Yaml("An unknown type: edit it as YAML.".into()),
+    }
+}
+
+/// The defaults a new object starts with: each property's `default`, recursively, as
+/// the API server would apply them to an empty `spec`.
+pub fn initial_value(schema: &Schema) -> Value {
+    initial(schema, 0).unwrap_or_else(|| Value::Object(Default::default()))
+}
+
+fn initial(schema: &Schema, depth: usize) -> Option<Value> {
+    if let Some(d) = &schema.default {
+        return Some(d.clone());
+    }
+    if depth > MAX_FORM_DEPTH || schema.kind != "object" {
+        return None;
+    }
+    let map: serde_json::Map<String, Value> = schema
+        .properties
+        .iter()
+        .filter_map(|(n, s)| initial(s, depth + 1).map(|v| (n.clone(), v)))
+        .collect();
+    (!map.is_empty()).then_some(Value::Object(map))
+}

@@ -1,0 +1,9 @@
+//! openAPIV3Schema → form model and client-side validation. Pure functions, no I/O,
+//! compiled into both the wasm bundle and the server; total on any input.
+
+pub mod form;
+pub mod model;
+pub mod validate;
+
+#[cfg(test)]
+mod tests;

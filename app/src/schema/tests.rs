@@ -1,0 +1,280 @@
+//! The seed CRDs' rules, real-world-sized schemas, and properties over generated ones.
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use super::form::{Widget, initial_value, spec_form};
+use super::model::Schema;
+use super::validate::{is_date_time, validate};
+
+/// The openAPIV3Schema of a seed CRD's first version.
+fn seed_schema(file: &str) -> Schema {
+    let path = format!(
+        "{}/../end2end/fixtures/seeds/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).expect("seed file");
+    let crd: Value = serde_yaml::from_str(&text).expect("seed YAML");
+    Schema::from_value(&crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+}
+
+fn paths(errors: &[super::validate::FieldError]) -> Vec<&str> {
+    errors.iter().map(|e| e.path.as_str()).collect()
+}
+
+#[test]
+fn crdkind_enforces_choice_pattern_and_replicas_bounds() {
+    let schema = seed_schema("000-crdkind-crd.yaml");
+    let ok = json!({"spec": {"choice": "mysql", "replicas": 3}});
+    assert!(validate(&schema, &ok, "").is_empty());
+    let bad = json!({"spec": {"choice": "postgres", "replicas": 11}});
+    let errors = validate(&schema, &bad, "");
+    assert_eq!(paths(&errors), ["spec.choice", "spec.replicas"]);
+    assert!(errors[0].message.contains("(mysql|tomcat)"), "{errors:?}");
+    assert_eq!(errors[1].message, "Must be at most 10.");
+    let zero = validate(&schema, &json!({"spec": {"replicas": 0}}), "");
+    assert_eq!(zero[0].message, "Must be at least 1.");
+    let spec = spec_form(&schema);
+    let Widget::Object(fields) = spec.widget else {
+        panic!("object expected")
+    };
+    assert_eq!(fields[1].constraints, ["1 to 10"]);
+}
+
+#[test]
+fn at_requires_schedule_with_its_pattern_and_command() {
+    let schema = seed_schema("001-at-crd.yaml");
+    let errors = validate(&schema, &json!({"spec": {}}), "");
+    assert_eq!(paths(&errors), ["spec.command", "spec.schedule"]);
+    assert!(errors.iter().all(|e| e.message == "Required."));
+    let errors = validate(
+        &schema,
+        &json!({"spec": {"command": "echo", "schedule": "tomorrow"}}),
+        "",
+    );
+    assert_eq!(paths(&errors), ["spec.schedule"]);
+    let ok = json!({"spec": {"command": "echo", "schedule": "2030-01-01T00:00:00Z"}});
+    assert!(validate(&schema, &ok, "").is_empty());
+    // Status exists in the schema, but the form is the spec's alone.
+    assert_eq!(spec_form(&schema).path, "spec");
+}
+
+#[test]
+fn virtulmachine_requires_cpu_and_memory() {
+    let schema = seed_schema("004-virtulmachine-crd.yaml");
+    let errors = validate(&schema, &json!({"spec": {"cpu": "1"}}), "");
+    assert_eq!(paths(&errors), ["spec.memory"]);
+}
+
+#[test]
+fn website_spec_is_free_form_yaml() {
+    let schema = seed_schema("002-website-crd.yaml");
+    assert!(matches!(spec_form(&schema).widget, Widget::Yaml(_)));
+    let anything =
+        json!({"spec": {"gitRepo": "https://example.com/x.git", "nested": {"a": [1, 2]}}});
+    assert!(validate(&schema, &anything, "").is_empty());
+}
+
+#[test]
+fn keywords_map_to_widgets_and_defaults_prefill() {
+    let schema = Schema::from_value(&json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object", "required": ["mode"], "properties": {
+            "mode": {"type": "string", "enum": ["a", "b"], "default": "a"},
+            "port": {"x-kubernetes-int-or-string": true},
+            "when": {"type": "string", "format": "date-time"},
+            "blob": {"type": "string", "format": "byte"},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true, "maxItems": 3},
+            "env": {"type": "object", "additionalProperties": {"type": "string"}},
+            "template": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true},
+            "limits": {"type": "object", "properties": {"cpu": {"type": "integer", "default": 2}}},
+            "target": {"oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+            "ratio": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 1}
+        }, "x-kubernetes-validations": [{"rule": "self.mode != 'b' || has(self.port)", "message": "b needs a port"}]}}
+    }));
+    let spec = spec_form(&schema);
+    assert_eq!(spec.rules[0].message, "b needs a port");
+    let Widget::Object(fields) = &spec.widget else {
+        panic!("object")
+    };
+    let widget = |n: &str| &fields.iter().find(|f| f.name == n).expect(n).widget;
+    assert_eq!(
+        widget("mode"),
+        &Widget::Select(vec![json!("a"), json!("b")])
+    );
+    assert_eq!(widget("port"), &Widget::IntOrString);
+    assert_eq!(widget("when"), &Widget::DateTime);
+    assert_eq!(widget("blob"), &Widget::Bytes);
+    assert!(matches!(widget("tags"), Widget::List(_)));
+    assert!(matches!(widget("env"), Widget::Map(_)));
+    assert!(matches!(widget("template"), Widget::Yaml(_)));
+    assert!(matches!(widget("limits"), Widget::Object(_)));
+    assert!(matches!(widget("target"), Widget::Choice(c) if c.len() == 2));
+    let ratio = fields.iter().find(|f| f.name == "ratio").expect("ratio");
+    assert_eq!(ratio.constraints, ["> 0", "≤ 1"]);
+    assert_eq!(
+        initial_value(schema.property("spec").expect("spec")),
+        json!({"mode": "a", "limits": {"cpu": 2}})
+    );
+
+    let errors = validate(
+        &schema,
+        &json!({"spec": {"mode": "c", "port": 1.5, "when": "soon", "blob": "@@", "tags": ["x", "x", "y", "z"],
+                         "env": {"A": 1}, "target": {"a": 1, "b": 2}, "ratio": 0}}),
+        "",
+    );
+    assert_eq!(
+        paths(&errors),
+        [
+            "spec.blob",
+            "spec.env[A]",
+            "spec.mode",
+            "spec.port",
+            "spec.ratio",
+            "spec.tags",
+            "spec.tags[1]",
+            "spec.target",
+            "spec.when"
+        ]
+    );
+}
+
+#[test]
+fn date_times_follow_rfc3339() {
+    for ok in [
+        "2025-01-31T12:00:00Z",
+        "2025-01-31T12:00:00.123+02:00",
+        "2025-01-31t12:00:00z",
+    ] {
+        assert!(is_date_time(ok), "{ok}");
+    }
+    for bad in [
+        "2025-01-31",
+        "2025-01-31T12:00:00",
+        "2025-01-31T12:00:00.Z",
+        "x025-01-31T12:00:00Z",
+        "",
+    ] {
+        assert!(!is_date_time(bad), "{bad}");
+    }
+}
+
+/// A real-world-sized CRD: hundreds of fields, deep nesting.
+fn big_schema(breadth: usize, depth: usize) -> Value {
+    if depth == 0 {
+        return json!({"type": "string", "maxLength": 10, "pattern": "^[a-z]+$"});
+    }
+    let props: serde_json::Map<String, Value> = (0..breadth)
+        .map(|i| (format!("f{i}"), big_schema(breadth, depth - 1)))
+        .collect();
+    json!({"type": "object", "properties": props, "required": ["f0"]})
+}
+
+#[test]
+fn large_schemas_build_and_validate() {
+    let schema =
+        Schema::from_value(&json!({"type": "object", "properties": {"spec": big_schema(6, 4)}}));
+    let spec = spec_form(&schema);
+    fn count(f: &super::form::Field) -> usize {
+        match &f.widget {
+            Widget::Object(fields) => 1 + fields.iter().map(count).sum::<usize>(),
+            _ => 1,
+        }
+    }
+    assert!(count(&spec) > 1000, "{}", count(&spec));
+    let errors = validate(
+        &schema,
+        &json!({"spec": {"f1": {"f0": {"f0": {"f0": "UPPER"}}}}}),
+        "",
+    );
+    assert!(paths(&errors).contains(&"spec.f0"));
+    assert!(paths(&errors).contains(&"spec.f1.f0.f0.f0"));
+}
+
+fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<f64>().prop_map(|n| json!(n)),
+        prop_oneof![
+            Just("type"),
+            Just("object"),
+            Just("string"),
+            Just("integer"),
+            Just("array"),
+            Just("number"),
+            Just("properties"),
+            Just("items"),
+            Just("enum"),
+            Just("pattern"),
+            Just("(a|b"),
+            Just("^x$"),
+            Just("date-time"),
+            Just("byte"),
+            Just("int32"),
+            Just("")
+        ]
+        .prop_map(|s| Value::String(s.to_string())),
+    ];
+    leaf.prop_recursive(6, 64, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            prop::collection::vec(
+                (
+                    prop_oneof![
+                        Just("type"),
+                        Just("properties"),
+                        Just("items"),
+                        Just("required"),
+                        Just("enum"),
+                        Just("pattern"),
+                        Just("minimum"),
+                        Just("maximum"),
+                        Just("additionalProperties"),
+                        Just("oneOf"),
+                        Just("anyOf"),
+                        Just("allOf"),
+                        Just("format"),
+                        Just("default"),
+                        Just("x-kubernetes-int-or-string"),
+                        Just("x-kubernetes-preserve-unknown-fields"),
+                        Just("minItems"),
+                        Just("uniqueItems"),
+                        Just("spec"),
+                        Just("a")
+                    ],
+                    inner
+                ),
+                0..6
+            )
+            .prop_map(|kv| Value::Object(
+                kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+            )),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Any schema gives a form, and checking any value against it terminates
+    /// without panicking.
+    #[test]
+    fn any_schema_yields_a_form_and_validation_never_panics(schema in arb_json(), value in arb_json()) {
+        let root = json!({"type": "object", "properties": {"spec": schema}});
+        let parsed = Schema::from_value(&root);
+        let _ = spec_form(&parsed);
+        let _ = initial_value(&parsed);
+        let _ = validate(&parsed, &json!({"spec": value}), "");
+    }
+
+    /// A value is accepted exactly when it is within an integer field's bounds.
+    #[test]
+    fn integer_bounds_are_exact(lo in -1000i64..1000, span in 0i64..1000, v in -3000i64..3000) {
+        let hi = lo + span;
+        let schema = Schema::from_value(&json!({"type": "integer", "minimum": lo, "maximum": hi}));
+        let errors = validate(&schema, &json!(v), "x");
+        prop_assert_eq!(errors.is_empty(), (lo..=hi).contains(&v));
+    }
+}
