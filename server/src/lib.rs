@@ -3,6 +3,7 @@
 
 pub mod cluster_backend;
 pub mod config;
+pub mod csrf;
 pub mod detail;
 pub mod discovery;
 pub mod health;

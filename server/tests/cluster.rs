@@ -166,6 +166,15 @@ async fn http_server_is_ready_and_its_server_function_lists_the_seeds() {
         .await
         .expect("server function");
     assert_eq!(response.status(), 200);
+    let forged = http
+        .post(format!("{base}/api/crds"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("origin", "http://evil.example")
+        .body("")
+        .send()
+        .await
+        .expect("forged request");
+    assert_eq!(forged.status(), 403, "cross-site POSTs are refused");
     let names: Vec<String> = response
         .json::<Vec<app::model::CrdSummary>>()
         .await
