@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::model::{CrdSummary, ObjectDetail};
+use crate::model::{CrdSummary, FormSpec, ObjectDetail, SubmitOutcome};
 use crate::table::model::{ResourceKind, ResourceRef};
 
 #[cfg(feature = "ssr")]
@@ -47,6 +47,26 @@ pub async fn fetch_object(
 ) -> Result<ObjectDetail, ServerFnError> {
     backend()?
         .object_detail(resource, namespace, name)
+        .await
+        .map_err(|e| ServerFnError::new(e.to_string()))
+}
+
+/// The schema a create form is generated from.
+#[server(prefix = "/api", endpoint = "form")]
+pub async fn fetch_form_spec(resource: ResourceRef) -> Result<FormSpec, ServerFnError> {
+    backend()?
+        .form_spec(resource)
+        .await
+        .map_err(|e| ServerFnError::new(e.to_string()))
+}
+
+/// Creates an object given as JSON text, or only dry-runs it (`dryRun=All`).
+#[server(prefix = "/api", endpoint = "submit")]
+pub async fn submit_object(object: String, dry_run: bool) -> Result<SubmitOutcome, ServerFnError> {
+    let value: serde_json::Value = serde_json::from_str(&object)
+        .map_err(|e| ServerFnError::new(format!("The object is not valid JSON: {e}")))?;
+    backend()?
+        .submit(value, dry_run)
         .await
         .map_err(|e| ServerFnError::new(e.to_string()))
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::model::{CrdSummary, ObjectDetail};
+use crate::model::{CrdSummary, FormSpec, ObjectDetail, SubmitOutcome};
 use crate::table::model::{ResourceKind, ResourceRef};
 
 /// Why the backend could not answer, worded for the person reading the page.
@@ -20,6 +20,8 @@ pub enum BackendError {
     NotFound(String),
     #[error("You may not read {0}.")]
     Forbidden(String),
+    #[error("{0}")]
+    Invalid(String),
 }
 
 #[async_trait::async_trait]
@@ -32,6 +34,16 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Names of the cluster's namespaces, sorted.
     async fn list_namespaces(&self) -> Result<Vec<String>, BackendError>;
+
+    /// The schema and names a create form is generated from.
+    async fn form_spec(&self, resource: ResourceRef) -> Result<FormSpec, BackendError>;
+
+    /// Creates `object` (or only dry-runs it) and reports the server's verdict.
+    async fn submit(
+        &self,
+        object: serde_json::Value,
+        dry_run: bool,
+    ) -> Result<SubmitOutcome, BackendError>;
 
     /// One object, its conditions, finalizers and owner chain.
     async fn object_detail(

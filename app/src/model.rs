@@ -169,3 +169,24 @@ pub struct ObjectDetail {
     /// The object as YAML, without managedFields; Secret values are replaced.
     pub yaml: String,
 }
+
+/// What the create form of a CRD version is generated from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FormSpec {
+    pub kind: String,
+    pub api_version: String,
+    pub namespaced: bool,
+    /// The version's openAPIV3Schema as JSON (null when the CRD has none).
+    pub schema: serde_json::Value,
+}
+
+/// The result of submitting an object: created (or, for a dry run, accepted), or the
+/// API server's refusal with its field causes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum SubmitOutcome {
+    Accepted {
+        name: String,
+        namespace: Option<String>,
+    },
+    Rejected(ApiRejection),
+}

@@ -10,6 +10,7 @@ use leptos_router::{
 
 use crate::components::resource_nav::ResourceNav;
 use crate::pages::crds::CrdsPage;
+use crate::pages::create::CreatePage;
 use crate::pages::object::ObjectPage;
 use crate::pages::resource::ResourcePage;
 
@@ -62,6 +63,7 @@ pub fn App() -> impl IntoView {
                         <Route path=StaticSegment("") view=|| view! { <Redirect path="/crds"/> }/>
                         <Route path=StaticSegment("crds") view=CrdsPage/>
                         <Route path=path!("/r/:group/:version/:plural") view=ResourcePage/>
+                        <Route path=path!("/r/:group/:version/:plural/new") view=CreatePage/>
                         <Route path=path!("/r/:group/:version/:plural/:namespace/:name") view=ObjectPage/>
                     </Routes>
                 </main>

@@ -1,13 +1,14 @@
 //! The server's implementation of the UI's [`Backend`] seam.
 
 use app::backend::{Backend, BackendError};
-use app::model::{CrdSummary, ObjectDetail};
+use app::model::{CrdSummary, FormSpec, ObjectDetail, SubmitOutcome};
 use app::table::model::{ResourceKind, ResourceRef};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams};
 
 use crate::detail::{self, DetailError};
 use crate::discovery::CrdCatalog;
+use crate::objects::{self, ObjectError};
 
 pub struct ClusterBackend {
     pub catalog: CrdCatalog,
@@ -139,5 +140,31 @@ impl Backend for ClusterBackend {
                 DetailError::Forbidden(what) => BackendError::Forbidden(what),
                 DetailError::Api(e) => BackendError::Unreachable(e.to_string()),
             })
+    }
+
+    async fn form_spec(&self, resource: ResourceRef) -> Result<FormSpec, BackendError> {
+        self.catalog
+            .form_spec(&resource.group, &resource.plural, &resource.version)
+            .ok_or_else(|| {
+                BackendError::NotFound(format!("{} {}", resource.plural, resource.version))
+            })
+    }
+
+    async fn submit(
+        &self,
+        object: serde_json::Value,
+        dry_run: bool,
+    ) -> Result<SubmitOutcome, BackendError> {
+        let obj: kube::api::DynamicObject = serde_json::from_value(object).map_err(|e| {
+            BackendError::Invalid(format!("The object is not a Kubernetes object: {e}"))
+        })?;
+        match objects::create(&self.client, &obj, dry_run).await {
+            Ok(created) => Ok(SubmitOutcome::Accepted {
+                name: created.metadata.name.unwrap_or_default(),
+                namespace: created.metadata.namespace,
+            }),
+            Err(ObjectError::Rejected(r)) => Ok(SubmitOutcome::Rejected(r)),
+            Err(e) => Err(BackendError::Invalid(e.to_string())),
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use app::model::{CrdSummary, CrdVersion};
+use app::model::{CrdSummary, CrdVersion, FormSpec};
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
@@ -87,6 +87,31 @@ impl CrdCatalog {
         let mut out: Vec<CrdSummary> = self.store.state().iter().map(|c| summarize(c)).collect();
         out.sort_by(|a, b| (&a.group, &a.kind).cmp(&(&b.group, &b.kind)));
         out
+    }
+
+    /// What a create form needs for one served version of a CRD.
+    pub fn form_spec(&self, group: &str, plural: &str, version: &str) -> Option<FormSpec> {
+        let crds = self.store.state();
+        let crd = crds
+            .iter()
+            .find(|c| c.spec.group == group && c.spec.names.plural == plural)?;
+        let v = crd
+            .spec
+            .versions
+            .iter()
+            .find(|v| v.name == version && v.served)?;
+        let schema = v
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+            .and_then(|s| serde_json::to_value(s).ok())
+            .unwrap_or(serde_json::Value::Null);
+        Some(FormSpec {
+            kind: crd.spec.names.kind.clone(),
+            api_version: format!("{group}/{version}"),
+            namespaced: crd.spec.scope == "Namespaced",
+            schema,
+        })
     }
 }
 

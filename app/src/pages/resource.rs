@@ -158,6 +158,14 @@ pub fn ResourcePage() -> impl IntoView {
                     />
                     "Wide"
                 </label>
+                {move || kind.get().filter(|k| !k.builtin).map(|_| {
+                    let href = format!(
+                        "{}/new{}",
+                        resource.get().page_path(),
+                        ns.get().map(|n| format!("?ns={n}")).unwrap_or_default()
+                    );
+                    view! { <a class="button primary" href=href data-testid="create-link">"Create"</a> }
+                })}
                 <input
                     class="filter"
                     type="search"

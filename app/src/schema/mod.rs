@@ -4,6 +4,7 @@
 pub mod form;
 pub mod model;
 pub mod validate;
+pub mod value;
 
 #[cfg(test)]
 mod tests;

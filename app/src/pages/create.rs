@@ -1,0 +1,269 @@
+//! Create an object of any CRD from a form generated from its schema: checked as you
+//! type in the browser, dry-run on the API server (debounced) as you go, dry-run again
+//! before the real write; the server's causes land on the fields they name.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use leptos_meta::Title;
+use leptos_router::hooks::{query_signal, use_navigate, use_params_map};
+use serde_json::{Value, json};
+
+use crate::api::{fetch_form_spec, list_namespaces, submit_object};
+use crate::components::error_banner::ErrorBanner;
+use crate::components::form_fields::{FieldView, FormState};
+use crate::model::{FormSpec, SubmitOutcome};
+use crate::schema::form::{initial_value, spec_form};
+use crate::schema::model::Schema;
+use crate::schema::validate::{FieldError, validate};
+use crate::schema::value::Seg;
+use crate::table::model::{ResourceRef, is_path_segment};
+
+#[component]
+pub fn CreatePage() -> impl IntoView {
+    let params = use_params_map();
+    let resource = Memo::new(move |_| {
+        params.with(|p| {
+            ResourceRef::from_url(
+                &p.get("group").unwrap_or_default(),
+                &p.get("version").unwrap_or_default(),
+                &p.get("plural").unwrap_or_default(),
+            )
+        })
+    });
+    let spec = Resource::new(move || resource.get(), fetch_form_spec);
+    view! {
+        <Transition fallback=|| view! { <p class="empty">"Loading the schema…"</p> }>
+            {move || spec.get().map(|result| match result {
+                Ok(fs) => view! { <CreateForm resource=resource.get_untracked() spec=fs/> }.into_any(),
+                Err(e) => view! { <ErrorBanner message=e.to_string()/> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+/// Messages for the name, which the schema does not cover.
+fn name_errors(name: &str) -> Vec<FieldError> {
+    let message = if name.is_empty() {
+        "Required."
+    } else if !is_path_segment(name) {
+        "Use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit."
+    } else {
+        return vec![];
+    };
+    vec![FieldError {
+        path: "metadata.name".into(),
+        message: message.into(),
+    }]
+}
+
+fn object_json(spec: &FormSpec, name: &str, namespace: &str, value: &Value) -> Value {
+    let mut metadata = json!({ "name": name });
+    if spec.namespaced {
+        metadata["namespace"] = json!(namespace);
+    }
+    let mut object =
+        json!({ "apiVersion": spec.api_version, "kind": spec.kind, "metadata": metadata });
+    if let Some(s) = value.get("spec") {
+        object["spec"] = s.clone();
+    }
+    object
+}
+
+/// Where the API server's refusal is shown: causes naming a field go to that field;
+/// the rest to the form's banner.
+fn split_causes(outcome: &SubmitOutcome) -> (Vec<FieldError>, Option<String>) {
+    match outcome {
+        SubmitOutcome::Accepted { .. } => (vec![], None),
+        SubmitOutcome::Rejected(r) => {
+            let fields: Vec<FieldError> = r
+                .causes
+                .iter()
+                .filter(|c| !c.field.is_empty())
+                .map(|c| FieldError {
+                    path: c.field.clone(),
+                    message: c.message.clone(),
+                })
+                .collect();
+            let general = if fields.is_empty() {
+                Some(r.message.clone())
+            } else {
+                None
+            };
+            (fields, general)
+        }
+    }
+}
+
+#[component]
+fn CreateForm(resource: ResourceRef, spec: FormSpec) -> impl IntoView {
+    let schema = Schema::from_value(&spec.schema);
+    let form = spec_form(&schema);
+    let start = schema
+        .property("spec")
+        .map(initial_value)
+        .unwrap_or_else(|| json!({}));
+    let value = RwSignal::new(json!({ "spec": start }));
+    let (ns_param, _) = query_signal::<String>("ns");
+    let name = RwSignal::new(String::new());
+    let namespace = RwSignal::new(ns_param.get_untracked().unwrap_or_else(|| "default".into()));
+    let namespaces = Resource::new(|| (), |_| list_namespaces());
+
+    let schema = StoredValue::new(schema);
+    let client_errors = Memo::new(move |_| {
+        let mut errors = name_errors(&name.get());
+        errors.extend(value.with(|v| schema.with_value(|s| validate(s, v, ""))));
+        errors
+    });
+    let server_errors = RwSignal::new(Vec::<FieldError>::new());
+    let banner = RwSignal::new(None::<String>);
+    let checking = RwSignal::new(false);
+    let errors = Signal::derive(move || {
+        let mut all = client_errors.get();
+        for e in server_errors.get() {
+            if !all.contains(&e) {
+                all.push(e);
+            }
+        }
+        all
+    });
+    let state = FormState { value, errors };
+    let spec = StoredValue::new(spec);
+
+    // Debounced dry-run while typing: only the latest edit's answer is kept.
+    let generation = StoredValue::new(0u64);
+    Effect::new(move |first: Option<()>| {
+        let body = spec.with_value(|s| object_json(s, &name.get(), &namespace.get(), &value.get()));
+        if first.is_none() || !client_errors.with(Vec::is_empty) {
+            server_errors.set(vec![]);
+            return;
+        }
+        generation.update_value(|g| *g += 1);
+        let mine = generation.get_value();
+        set_timeout(
+            move || {
+                if generation.get_value() != mine {
+                    return;
+                }
+                checking.set(true);
+                spawn_local(async move {
+                    let outcome = submit_object(body.to_string(), true).await;
+                    if generation.get_value() == mine {
+                        checking.set(false);
+                        match outcome {
+                            Ok(o) => {
+                                let (fields, general) = split_causes(&o);
+                                server_errors.set(fields);
+                                banner.set(general);
+                            }
+                            Err(e) => banner.set(Some(e.to_string())),
+                        }
+                    }
+                });
+            },
+            std::time::Duration::from_millis(400),
+        );
+    });
+
+    let navigate = use_navigate();
+    let submitting = RwSignal::new(false);
+    let resource_for_submit = resource.clone();
+    let on_submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        if !client_errors.with_untracked(Vec::is_empty) {
+            banner.set(Some("Fix the fields marked below first.".into()));
+            return;
+        }
+        let body = spec.with_value(|s| {
+            object_json(
+                s,
+                &name.get_untracked(),
+                &namespace.get_untracked(),
+                &value.get_untracked(),
+            )
+        });
+        let navigate = navigate.clone();
+        let resource = resource_for_submit.clone();
+        submitting.set(true);
+        spawn_local(async move {
+            // Nothing is written that fails a dry run.
+            let verdict = async {
+                match submit_object(body.to_string(), true).await? {
+                    SubmitOutcome::Accepted { .. } => submit_object(body.to_string(), false).await,
+                    rejected => Ok(rejected),
+                }
+            }
+            .await;
+            submitting.set(false);
+            match verdict {
+                Ok(SubmitOutcome::Accepted { name, namespace }) => {
+                    navigate(
+                        &format!(
+                            "{}/{}/{name}",
+                            resource.page_path(),
+                            namespace.as_deref().unwrap_or("_")
+                        ),
+                        Default::default(),
+                    );
+                }
+                Ok(rejected) => {
+                    let (fields, general) = split_causes(&rejected);
+                    server_errors.set(fields);
+                    banner.set(Some(general.unwrap_or_else(|| {
+                        "The API server refused it; see the fields marked below.".into()
+                    })));
+                }
+                Err(e) => banner.set(Some(e.to_string())),
+            }
+        });
+    };
+
+    let kind = spec.with_value(|s| s.kind.clone());
+    let namespaced = spec.with_value(|s| s.namespaced);
+    let list_href = resource.page_path();
+    view! {
+        <Title text=format!("New {kind}")/>
+        <p class="crumbs"><a href=list_href>{resource.plural.clone()}</a>" / new"</p>
+        <div class="page-head">
+            <div>
+                <h1>{format!("New {kind}")}</h1>
+                <p class="subtle mono">{spec.with_value(|s| s.api_version.clone())}</p>
+            </div>
+            <span class="badge pending" class:hidden=move || !checking.get()>"Checking with the API server…"</span>
+        </div>
+        {move || banner.get().map(|b| view! { <div class="error-banner" role="alert" data-testid="form-banner">{b}</div> })}
+        <form class="object-form" on:submit=on_submit novalidate>
+            <section class="panel">
+                <h2>"Metadata"</h2>
+                <div class="field" data-path="metadata.name">
+                    <label class="field-label" for="f-metadata-name">"name"<span class="req">" *"</span></label>
+                    <input id="f-metadata-name" type="text" bind:value=name/>
+                    {move || errors.get().into_iter().filter(|e| e.path == "metadata.name").map(|e| view! {
+                        <p class="field-error" role="alert">{e.message}</p>
+                    }).collect_view()}
+                </div>
+                {namespaced.then(|| view! {
+                    <div class="field">
+                        <label class="field-label" for="f-metadata-namespace">"namespace"</label>
+                        <select id="f-metadata-namespace" on:change:target=move |ev| namespace.set(ev.target().value())>
+                            <Transition>
+                                {move || namespaces.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|n| {
+                                    let selected = n == namespace.get_untracked();
+                                    view! { <option value=n.clone() selected=selected>{n.clone()}</option> }
+                                }).collect_view()}
+                            </Transition>
+                        </select>
+                    </div>
+                })}
+            </section>
+            <section class="panel">
+                <h2>"Spec"</h2>
+                <FieldView field=form segs=vec![Seg::Key("spec".into())] path="spec".to_string() state/>
+            </section>
+            <div class="form-actions">
+                <button type="submit" class="primary" disabled=move || submitting.get()>
+                    {move || if submitting.get() { "Creating…" } else { "Create" }}
+                </button>
+            </div>
+        </form>
+    }
+}
