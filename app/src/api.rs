@@ -70,3 +70,47 @@ pub async fn submit_object(object: String, dry_run: bool) -> Result<SubmitOutcom
         .await
         .map_err(|e| ServerFnError::new(e.to_string()))
 }
+
+/// An object as JSON, for the edit form.
+#[server(prefix = "/api", endpoint = "object-json")]
+pub async fn fetch_object_json(
+    resource: ResourceRef,
+    namespace: Option<String>,
+    name: String,
+) -> Result<serde_json::Value, ServerFnError> {
+    backend()?
+        .object_for_edit(resource, namespace, name)
+        .await
+        .map_err(|e| ServerFnError::new(e.to_string()))
+}
+
+/// Replaces an object given as JSON text (or only dry-runs it).
+#[server(prefix = "/api", endpoint = "replace")]
+pub async fn replace_object(
+    resource: ResourceRef,
+    namespace: Option<String>,
+    name: String,
+    object: String,
+    dry_run: bool,
+) -> Result<SubmitOutcome, ServerFnError> {
+    let value: serde_json::Value = serde_json::from_str(&object)
+        .map_err(|e| ServerFnError::new(format!("The object is not valid JSON: {e}")))?;
+    backend()?
+        .replace(resource, namespace, name, value, dry_run)
+        .await
+        .map_err(|e| ServerFnError::new(e.to_string()))
+}
+
+/// Deletes an object with a propagation policy; returns the finalizers holding it.
+#[server(prefix = "/api", endpoint = "delete")]
+pub async fn delete_object(
+    resource: ResourceRef,
+    namespace: Option<String>,
+    name: String,
+    propagation: String,
+) -> Result<Vec<String>, ServerFnError> {
+    backend()?
+        .delete(resource, namespace, name, propagation)
+        .await
+        .map_err(|e| ServerFnError::new(e.to_string()))
+}

@@ -45,6 +45,34 @@ pub trait Backend: Send + Sync + 'static {
         dry_run: bool,
     ) -> Result<SubmitOutcome, BackendError>;
 
+    /// An object as JSON, for editing (without managedFields).
+    async fn object_for_edit(
+        &self,
+        resource: ResourceRef,
+        namespace: Option<String>,
+        name: String,
+    ) -> Result<serde_json::Value, BackendError>;
+
+    /// Replaces an object (409 Conflict when it changed since it was read), or only
+    /// dry-runs the replacement.
+    async fn replace(
+        &self,
+        resource: ResourceRef,
+        namespace: Option<String>,
+        name: String,
+        object: serde_json::Value,
+        dry_run: bool,
+    ) -> Result<SubmitOutcome, BackendError>;
+
+    /// Deletes an object; returns the finalizers still holding it.
+    async fn delete(
+        &self,
+        resource: ResourceRef,
+        namespace: Option<String>,
+        name: String,
+        propagation: String,
+    ) -> Result<Vec<String>, BackendError>;
+
     /// One object, its conditions, finalizers and owner chain.
     async fn object_detail(
         &self,

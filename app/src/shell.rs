@@ -10,7 +10,7 @@ use leptos_router::{
 
 use crate::components::resource_nav::ResourceNav;
 use crate::pages::crds::CrdsPage;
-use crate::pages::create::CreatePage;
+use crate::pages::create::{CreatePage, EditPage};
 use crate::pages::object::ObjectPage;
 use crate::pages::resource::ResourcePage;
 
@@ -65,6 +65,7 @@ pub fn App() -> impl IntoView {
                         <Route path=path!("/r/:group/:version/:plural") view=ResourcePage/>
                         <Route path=path!("/r/:group/:version/:plural/new") view=CreatePage/>
                         <Route path=path!("/r/:group/:version/:plural/:namespace/:name") view=ObjectPage/>
+                        <Route path=path!("/r/:group/:version/:plural/:namespace/:name/edit") view=EditPage/>
                     </Routes>
                 </main>
             </div>

@@ -48,3 +48,42 @@ test('a CEL rule only the API server checks is reported on its field by the dry 
   const list = await kube.ok('GET', `/apis/portico.dev/v1alpha1/namespaces/${ns}/stacks`);
   expect(list.items).toHaveLength(0);
 });
+
+test('an edit that conflicts keeps the user\'s edits, then saves on top; delete asks first', async ({ page }) => {
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('edit');
+  const path = `/apis/iksoon.test.com/v1/namespaces/${ns}/crdplural`;
+  await kube.ok('POST', path, {
+    apiVersion: 'iksoon.test.com/v1',
+    kind: 'CrdKind',
+    metadata: { name: 'edit-me', labels: { team: 'db' } },
+    spec: { choice: 'mysql', replicas: 1 },
+  });
+  await page.goto(`/r/iksoon.test.com/v1/crdplural/${ns}/edit-me/edit`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  await expect(page.locator('#f-spec-replicas')).toHaveValue('1');
+  await page.locator('#f-spec-replicas').fill('3');
+
+  // Someone else saves first.
+  await kube.ok('PATCH', `${path}/edit-me`, { spec: { replicas: 5 } }, { 'content-type': 'application/merge-patch+json' });
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByTestId('form-banner')).toContainText('Someone changed this object');
+  await expect(page.getByTestId('server-version')).toContainText('replicas: 5');
+  await expect(page.locator('#f-spec-replicas')).toHaveValue('3');
+
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page).toHaveURL(new RegExp(`/r/iksoon.test.com/v1/crdplural/${ns}/edit-me$`));
+  const saved = await kube.ok('GET', `${path}/edit-me`);
+  expect(saved.spec).toEqual({ choice: 'mysql', replicas: 3 });
+  expect(saved.metadata.labels).toEqual({ team: 'db' });
+
+  await page.getByTestId('delete-button').click();
+  await expect(page.getByTestId('delete-dialog')).toBeVisible();
+  await page.getByLabel('Propagation').selectOption('Foreground');
+  await page.getByTestId('delete-dialog').getByRole('button', { name: 'Delete' }).click();
+  // Foreground deletion adds a finalizer that only a garbage collector removes (none
+  // runs here), so the page, refreshed live, says what holds it.
+  await expect(page.getByTestId('deletion-notice')).toContainText('foregroundDeletion');
+  const held = await kube.ok('GET', `${path}/edit-me`);
+  expect(held.metadata.deletionTimestamp).toBeTruthy();
+});

@@ -118,21 +118,7 @@ impl Backend for ClusterBackend {
         namespace: Option<String>,
         name: String,
     ) -> Result<ObjectDetail, BackendError> {
-        let namespace_ok = namespace
-            .as_deref()
-            .is_none_or(app::table::model::is_path_segment);
-        if !resource.is_valid()
-            || !namespace_ok
-            || name.is_empty()
-            || name.contains('/')
-            || name == "."
-            || name == ".."
-        {
-            return Err(BackendError::NotFound(format!(
-                "{} {name}",
-                resource.plural
-            )));
-        }
+        check_target(&resource, namespace.as_deref(), &name)?;
         detail::object_detail(&self.client, &resource, namespace.as_deref(), &name)
             .await
             .map_err(|e| match e {
@@ -166,5 +152,100 @@ impl Backend for ClusterBackend {
             Err(ObjectError::Rejected(r)) => Ok(SubmitOutcome::Rejected(r)),
             Err(e) => Err(BackendError::Invalid(e.to_string())),
         }
+    }
+
+    async fn object_for_edit(
+        &self,
+        resource: ResourceRef,
+        namespace: Option<String>,
+        name: String,
+    ) -> Result<serde_json::Value, BackendError> {
+        check_target(&resource, namespace.as_deref(), &name)?;
+        let obj = objects::get(&self.client, &resource, namespace.as_deref(), &name)
+            .await
+            .map_err(|e| user_error(e, &resource, &name))?;
+        serde_json::to_value(obj).map_err(|e| BackendError::Invalid(e.to_string()))
+    }
+
+    async fn replace(
+        &self,
+        resource: ResourceRef,
+        namespace: Option<String>,
+        name: String,
+        object: serde_json::Value,
+        dry_run: bool,
+    ) -> Result<SubmitOutcome, BackendError> {
+        check_target(&resource, namespace.as_deref(), &name)?;
+        let obj: kube::api::DynamicObject = serde_json::from_value(object).map_err(|e| {
+            BackendError::Invalid(format!("The object is not a Kubernetes object: {e}"))
+        })?;
+        match objects::replace(
+            &self.client,
+            &resource,
+            namespace.as_deref(),
+            &name,
+            &obj,
+            dry_run,
+        )
+        .await
+        {
+            Ok(saved) => Ok(SubmitOutcome::Accepted {
+                name: saved.metadata.name.unwrap_or_default(),
+                namespace: saved.metadata.namespace,
+            }),
+            Err(ObjectError::Rejected(r)) => Ok(SubmitOutcome::Rejected(r)),
+            Err(e) => Err(BackendError::Invalid(e.to_string())),
+        }
+    }
+
+    async fn delete(
+        &self,
+        resource: ResourceRef,
+        namespace: Option<String>,
+        name: String,
+        propagation: String,
+    ) -> Result<Vec<String>, BackendError> {
+        check_target(&resource, namespace.as_deref(), &name)?;
+        objects::delete(
+            &self.client,
+            &resource,
+            namespace.as_deref(),
+            &name,
+            &propagation,
+        )
+        .await
+        .map_err(|e| user_error(e, &resource, &name))
+    }
+}
+
+/// Refuses names that could steer a request to another API path.
+fn check_target(
+    resource: &ResourceRef,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<(), BackendError> {
+    let namespace_ok = namespace.is_none_or(app::table::model::is_path_segment);
+    if !resource.is_valid()
+        || !namespace_ok
+        || name.is_empty()
+        || name.contains('/')
+        || name == "."
+        || name == ".."
+    {
+        return Err(BackendError::NotFound(format!(
+            "{} {name}",
+            resource.plural
+        )));
+    }
+    Ok(())
+}
+
+fn user_error(e: ObjectError, resource: &ResourceRef, name: &str) -> BackendError {
+    let what = format!("{} {name}", resource.plural);
+    match e {
+        ObjectError::Rejected(r) if r.code == 404 => BackendError::NotFound(what),
+        ObjectError::Rejected(r) if r.code == 403 => BackendError::Forbidden(what),
+        ObjectError::Rejected(r) => BackendError::Invalid(r.message),
+        other => BackendError::Unreachable(other.to_string()),
     }
 }

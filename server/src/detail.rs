@@ -25,7 +25,7 @@ pub enum DetailError {
     Api(#[from] kube::Error),
 }
 
-fn api_resource(r: &ResourceRef) -> ApiResource {
+pub(crate) fn api_resource(r: &ResourceRef) -> ApiResource {
     ApiResource {
         group: r.group.clone(),
         version: r.version.clone(),
@@ -35,7 +35,7 @@ fn api_resource(r: &ResourceRef) -> ApiResource {
     }
 }
 
-fn api_for(
+pub(crate) fn api_for(
     client: &kube::Client,
     resource: &ApiResource,
     namespace: Option<&str>,

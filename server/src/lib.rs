@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! Portico's server: configuration, the cluster-facing modules and the HTTP router.
 //! `main.rs` only wires these together.
 

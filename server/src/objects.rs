@@ -95,3 +95,62 @@ pub async fn create(
     };
     Ok(api.create(&params, obj).await?)
 }
+
+/// Replaces an object (optimistic concurrency: the server refuses with 409 Conflict
+/// when `obj.metadata.resourceVersion` is not the latest). With `dry_run`, nothing is
+/// stored.
+pub async fn replace(
+    client: &kube::Client,
+    resource: &app::table::model::ResourceRef,
+    namespace: Option<&str>,
+    name: &str,
+    obj: &DynamicObject,
+    dry_run: bool,
+) -> Result<DynamicObject, ObjectError> {
+    let api = crate::detail::api_for(client, &crate::detail::api_resource(resource), namespace);
+    let params = PostParams {
+        dry_run,
+        field_manager: Some("portico".into()),
+    };
+    Ok(api.replace(name, &params, obj).await?)
+}
+
+/// Reads an object for editing, without managedFields.
+pub async fn get(
+    client: &kube::Client,
+    resource: &app::table::model::ResourceRef,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<DynamicObject, ObjectError> {
+    let api = crate::detail::api_for(client, &crate::detail::api_resource(resource), namespace);
+    let mut obj = api.get(name).await?;
+    obj.metadata.managed_fields = None;
+    Ok(obj)
+}
+
+/// Deletes an object with a propagation policy (`Foreground`, `Background` or
+/// `Orphan`). Returns the finalizers still holding it, if it was not removed at once.
+pub async fn delete(
+    client: &kube::Client,
+    resource: &app::table::model::ResourceRef,
+    namespace: Option<&str>,
+    name: &str,
+    propagation: &str,
+) -> Result<Vec<String>, ObjectError> {
+    use kube::api::{DeleteParams, PropagationPolicy};
+    let api = crate::detail::api_for(client, &crate::detail::api_resource(resource), namespace);
+    let policy = match propagation {
+        "Foreground" => PropagationPolicy::Foreground,
+        "Orphan" => PropagationPolicy::Orphan,
+        _ => PropagationPolicy::Background,
+    };
+    let params = DeleteParams {
+        propagation_policy: Some(policy),
+        ..DeleteParams::default()
+    };
+    let outcome = api.delete(name, &params).await?;
+    Ok(outcome
+        .left()
+        .and_then(|obj| obj.metadata.finalizers)
+        .unwrap_or_default())
+}

@@ -8,7 +8,9 @@ use leptos_meta::Title;
 use leptos_router::hooks::{query_signal, use_navigate, use_params_map};
 use serde_json::{Value, json};
 
-use crate::api::{fetch_form_spec, list_namespaces, submit_object};
+use crate::api::{
+    fetch_form_spec, fetch_object_json, list_namespaces, replace_object, submit_object,
+};
 use crate::components::error_banner::ErrorBanner;
 use crate::components::form_fields::{FieldView, FormState};
 use crate::model::{FormSpec, SubmitOutcome};
@@ -34,7 +36,45 @@ pub fn CreatePage() -> impl IntoView {
     view! {
         <Transition fallback=|| view! { <p class="empty">"Loading the schema…"</p> }>
             {move || spec.get().map(|result| match result {
-                Ok(fs) => view! { <CreateForm resource=resource.get_untracked() spec=fs/> }.into_any(),
+                Ok(fs) => view! { <ObjectForm resource=resource.get_untracked() spec=fs existing=None/> }.into_any(),
+                Err(e) => view! { <ErrorBanner message=e.to_string()/> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+/// Edit an existing object with the same generated form. The object's
+/// resourceVersion goes with every save; a conflict keeps the user's edits.
+#[component]
+pub fn EditPage() -> impl IntoView {
+    let params = use_params_map();
+    let target = Memo::new(move |_| {
+        params.with(|p| {
+            (
+                ResourceRef::from_url(
+                    &p.get("group").unwrap_or_default(),
+                    &p.get("version").unwrap_or_default(),
+                    &p.get("plural").unwrap_or_default(),
+                ),
+                p.get("namespace").filter(|ns| ns != "_"),
+                p.get("name").unwrap_or_default(),
+            )
+        })
+    });
+    let loaded = Resource::new(
+        move || target.get(),
+        |(resource, namespace, name)| async move {
+            let spec = fetch_form_spec(resource.clone()).await?;
+            let object = fetch_object_json(resource, namespace, name).await?;
+            Ok::<_, ServerFnError>((spec, object))
+        },
+    );
+    view! {
+        <Transition fallback=|| view! { <p class="empty">"Loading…"</p> }>
+            {move || loaded.get().map(|result| match result {
+                Ok((spec, object)) => view! {
+                    <ObjectForm resource=target.get_untracked().0 spec existing=Some(object)/>
+                }.into_any(),
                 Err(e) => view! { <ErrorBanner message=e.to_string()/> }.into_any(),
             })}
         </Transition>
@@ -94,18 +134,52 @@ fn split_causes(outcome: &SubmitOutcome) -> (Vec<FieldError>, Option<String>) {
     }
 }
 
+/// The object a save sends: for an edit, the object as read (metadata, including its
+/// resourceVersion, and any fields the form does not show) with the form's spec.
+fn edited_object(base: &Value, value: &Value) -> Value {
+    let mut object = base.clone();
+    if let Some(s) = value.get("spec") {
+        object["spec"] = s.clone();
+    }
+    if let Some(map) = object.as_object_mut() {
+        // Status goes through its own subresource; never send it from a form.
+        map.remove("status");
+    }
+    object
+}
+
 #[component]
-fn CreateForm(resource: ResourceRef, spec: FormSpec) -> impl IntoView {
+fn ObjectForm(resource: ResourceRef, spec: FormSpec, existing: Option<Value>) -> impl IntoView {
     let schema = Schema::from_value(&spec.schema);
     let form = spec_form(&schema);
-    let start = schema
-        .property("spec")
-        .map(initial_value)
-        .unwrap_or_else(|| json!({}));
-    let value = RwSignal::new(json!({ "spec": start }));
+    let editing = existing.is_some();
+    let start = match &existing {
+        Some(obj) => json!({ "spec": obj.get("spec").cloned().unwrap_or_else(|| json!({})) }),
+        None => {
+            json!({ "spec": schema.property("spec").map(initial_value).unwrap_or_else(|| json!({})) })
+        }
+    };
+    let value = RwSignal::new(start);
+    // What saves are based on; replaced by the server's latest after a conflict.
+    let base = RwSignal::new(existing.clone().unwrap_or(Value::Null));
+    let latest_spec = RwSignal::new(None::<String>);
     let (ns_param, _) = query_signal::<String>("ns");
-    let name = RwSignal::new(String::new());
-    let namespace = RwSignal::new(ns_param.get_untracked().unwrap_or_else(|| "default".into()));
+    let existing_name = existing
+        .as_ref()
+        .and_then(|o| o.pointer("/metadata/name"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let existing_ns = existing
+        .as_ref()
+        .and_then(|o| o.pointer("/metadata/namespace"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let name = RwSignal::new(existing_name.clone().unwrap_or_default());
+    let namespace = RwSignal::new(
+        existing_ns
+            .or_else(|| ns_param.get_untracked())
+            .unwrap_or_else(|| "default".into()),
+    );
     let namespaces = Resource::new(|| (), |_| list_namespaces());
 
     let schema = StoredValue::new(schema);
@@ -128,25 +202,50 @@ fn CreateForm(resource: ResourceRef, spec: FormSpec) -> impl IntoView {
     });
     let state = FormState { value, errors };
     let spec = StoredValue::new(spec);
+    let resource_for_save = resource.clone();
+    let body_now = move || {
+        if editing {
+            value.with(|v| base.with(|b| edited_object(b, v)))
+        } else {
+            spec.with_value(|s| object_json(s, &name.get(), &namespace.get(), &value.get()))
+        }
+    };
+    // Sends the body: create or replace, dry-run or for real.
+    let save = move |body: Value, dry_run: bool| {
+        let resource = resource_for_save.clone();
+        let ns = (!namespace.get_untracked().is_empty() && spec.with_value(|s| s.namespaced))
+            .then(|| namespace.get_untracked());
+        let name = name.get_untracked();
+        async move {
+            if editing {
+                replace_object(resource, ns, name, body.to_string(), dry_run).await
+            } else {
+                submit_object(body.to_string(), dry_run).await
+            }
+        }
+    };
 
     // Debounced dry-run while typing: only the latest edit's answer is kept.
     let generation = StoredValue::new(0u64);
+    let save_for_submit = save.clone();
     Effect::new(move |first: Option<()>| {
-        let body = spec.with_value(|s| object_json(s, &name.get(), &namespace.get(), &value.get()));
+        let body = body_now();
         if first.is_none() || !client_errors.with(Vec::is_empty) {
             server_errors.set(vec![]);
             return;
         }
         generation.update_value(|g| *g += 1);
         let mine = generation.get_value();
+        let save_in_effect = save.clone();
         set_timeout(
             move || {
                 if generation.get_value() != mine {
                     return;
                 }
                 checking.set(true);
+                let check = save_in_effect(body, true);
                 spawn_local(async move {
-                    let outcome = submit_object(body.to_string(), true).await;
+                    let outcome = check.await;
                     if generation.get_value() == mine {
                         checking.set(false);
                         match outcome {
@@ -173,22 +272,19 @@ fn CreateForm(resource: ResourceRef, spec: FormSpec) -> impl IntoView {
             banner.set(Some("Fix the fields marked below first.".into()));
             return;
         }
-        let body = spec.with_value(|s| {
-            object_json(
-                s,
-                &name.get_untracked(),
-                &namespace.get_untracked(),
-                &value.get_untracked(),
-            )
-        });
+        let body = body_now();
         let navigate = navigate.clone();
         let resource = resource_for_submit.clone();
+        let (check, write) = (
+            save_for_submit(body.clone(), true),
+            save_for_submit(body, false),
+        );
         submitting.set(true);
         spawn_local(async move {
             // Nothing is written that fails a dry run.
             let verdict = async {
-                match submit_object(body.to_string(), true).await? {
-                    SubmitOutcome::Accepted { .. } => submit_object(body.to_string(), false).await,
+                match check.await? {
+                    SubmitOutcome::Accepted { .. } => write.await,
                     rejected => Ok(rejected),
                 }
             }
@@ -205,6 +301,31 @@ fn CreateForm(resource: ResourceRef, spec: FormSpec) -> impl IntoView {
                         Default::default(),
                     );
                 }
+                Ok(SubmitOutcome::Rejected(r)) if r.code == 409 && editing => {
+                    // Someone else saved first: keep every edit, show what the server
+                    // has now, and base the next save on it.
+                    let latest = fetch_object_json(
+                        resource.clone(),
+                        (!namespace.get_untracked().is_empty()).then(|| namespace.get_untracked()),
+                        name.get_untracked(),
+                    )
+                    .await;
+                    match latest {
+                        Ok(obj) => {
+                            latest_spec.set(Some(
+                                serde_yaml::to_string(obj.get("spec").unwrap_or(&Value::Null))
+                                    .unwrap_or_default(),
+                            ));
+                            base.set(obj);
+                            banner.set(Some(
+                                "Someone changed this object after you opened it. Your edits are kept; \
+                                 the server's current spec is shown below. Save again to apply your edits on top of it."
+                                    .into(),
+                            ));
+                        }
+                        Err(e) => banner.set(Some(e.to_string())),
+                    }
+                }
                 Ok(rejected) => {
                     let (fields, general) = split_causes(&rejected);
                     server_errors.set(fields);
@@ -218,14 +339,18 @@ fn CreateForm(resource: ResourceRef, spec: FormSpec) -> impl IntoView {
     };
 
     let kind = spec.with_value(|s| s.kind.clone());
-    let namespaced = spec.with_value(|s| s.namespaced);
+    let namespaced = spec.with_value(|s| s.namespaced) && !editing;
     let list_href = resource.page_path();
+    let heading = match &existing_name {
+        Some(n) => format!("Edit {kind} {n}"),
+        None => format!("New {kind}"),
+    };
     view! {
-        <Title text=format!("New {kind}")/>
-        <p class="crumbs"><a href=list_href>{resource.plural.clone()}</a>" / new"</p>
+        <Title text=heading.clone()/>
+        <p class="crumbs"><a href=list_href>{resource.plural.clone()}</a>{if editing { " / edit" } else { " / new" }}</p>
         <div class="page-head">
             <div>
-                <h1>{format!("New {kind}")}</h1>
+                <h1>{heading}</h1>
                 <p class="subtle mono">{spec.with_value(|s| s.api_version.clone())}</p>
             </div>
             <span class="badge pending" class:hidden=move || !checking.get()>"Checking with the API server…"</span>
@@ -236,7 +361,7 @@ fn CreateForm(resource: ResourceRef, spec: FormSpec) -> impl IntoView {
                 <h2>"Metadata"</h2>
                 <div class="field" data-path="metadata.name">
                     <label class="field-label" for="f-metadata-name">"name"<span class="req">" *"</span></label>
-                    <input id="f-metadata-name" type="text" bind:value=name/>
+                    <input id="f-metadata-name" type="text" bind:value=name readonly=editing/>
                     {move || errors.get().into_iter().filter(|e| e.path == "metadata.name").map(|e| view! {
                         <p class="field-error" role="alert">{e.message}</p>
                     }).collect_view()}
@@ -255,13 +380,23 @@ fn CreateForm(resource: ResourceRef, spec: FormSpec) -> impl IntoView {
                     </div>
                 })}
             </section>
+            {move || latest_spec.get().map(|y| view! {
+                <section class="panel" data-testid="server-version">
+                    <h2>"The server's current spec"</h2>
+                    <pre class="yaml">{y}</pre>
+                </section>
+            })}
             <section class="panel">
                 <h2>"Spec"</h2>
                 <FieldView field=form segs=vec![Seg::Key("spec".into())] path="spec".to_string() state/>
             </section>
             <div class="form-actions">
                 <button type="submit" class="primary" disabled=move || submitting.get()>
-                    {move || if submitting.get() { "Creating…" } else { "Create" }}
+                    {move || match (submitting.get(), editing) {
+                        (true, _) => "Saving…",
+                        (false, true) => "Save",
+                        (false, false) => "Create",
+                    }}
                 </button>
             </div>
         </form>

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
-use crate::api::fetch_object;
+use crate::api::{delete_object, fetch_object};
 use crate::components::error_banner::ErrorBanner;
 use crate::components::live_table::LiveTable;
 use crate::live::on_server_events;
@@ -68,7 +68,7 @@ fn ObjectView(target: Target) -> impl IntoView {
         <p class="crumbs"><a href=list_href>{target.resource.plural.clone()}</a>" / "{target.name.clone()}</p>
         <Transition fallback=|| view! { <p class="empty">"Loading…"</p> }>
             {move || detail.get().map(|result| match result {
-                Ok(d) => view! { <DetailView detail=d/> }.into_any(),
+                Ok(d) => view! { <DetailView detail=d target=target.clone()/> }.into_any(),
                 Err(e) => view! { <ErrorBanner message=e.to_string()/> }.into_any(),
             })}
         </Transition>
@@ -76,7 +76,15 @@ fn ObjectView(target: Target) -> impl IntoView {
 }
 
 #[component]
-fn DetailView(detail: ObjectDetail) -> impl IntoView {
+fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
+    let edit_href = format!(
+        "{}/{}/{}/edit",
+        target.resource.page_path(),
+        target.namespace.as_deref().unwrap_or("_"),
+        target.name
+    );
+    let custom = !target.resource.group.is_empty()
+        && !matches!(target.resource.group.as_str(), "apps" | "batch");
     let events = TableQuery {
         group: String::new(),
         version: "v1".into(),
@@ -112,7 +120,11 @@ fn DetailView(detail: ObjectDetail) -> impl IntoView {
                 <h1 data-testid="object-name">{detail.name.clone()}</h1>
                 <p class="subtle mono">{format!("{} · {}{namespace}", detail.kind, detail.api_version)}</p>
             </div>
-            {detail.deletion_timestamp.is_some().then(|| view! { <span class="badge problem">"Deleting"</span> })}
+            <div class="head-actions">
+                {detail.deletion_timestamp.is_some().then(|| view! { <span class="badge problem">"Deleting"</span> })}
+                {custom.then(|| view! { <a class="button" href=edit_href data-testid="edit-link">"Edit"</a> })}
+                <DeleteControl target=target.clone()/>
+            </div>
         </div>
         <DeletionNotice detail=detail.clone()/>
         <Owners owners=detail.owners.clone()/>
@@ -262,5 +274,57 @@ fn Children(namespace: String, uid: String) -> impl IntoView {
                 }.into_any(),
             }}
         </section>
+    }
+}
+
+/// Delete with confirmation and a propagation choice; a delete held by finalizers
+/// says so (and the page's deletion notice explains it).
+#[component]
+fn DeleteControl(target: Target) -> impl IntoView {
+    let open = RwSignal::new(false);
+    let propagation = RwSignal::new("Background".to_string());
+    let outcome = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let navigate = leptos_router::hooks::use_navigate();
+    let target = StoredValue::new(target);
+    let confirm = move |_| {
+        let t = target.get_value();
+        let navigate = navigate.clone();
+        busy.set(true);
+        leptos::task::spawn_local(async move {
+            let list = t.resource.page_path();
+            let result =
+                delete_object(t.resource, t.namespace, t.name, propagation.get_untracked()).await;
+            busy.set(false);
+            match result {
+                Ok(finalizers) if finalizers.is_empty() => navigate(&list, Default::default()),
+                Ok(finalizers) => outcome.set(Some(format!(
+                    "Deletion requested. It waits for these finalizers: {}.",
+                    finalizers.join(", ")
+                ))),
+                Err(e) => outcome.set(Some(e.to_string())),
+            }
+        });
+    };
+    view! {
+        <button type="button" class="button danger" data-testid="delete-button" on:click=move |_| open.set(true)>"Delete…"</button>
+        <Show when=move || open.get()>
+            <div class="confirm" role="dialog" aria-label="Confirm deletion" data-testid="delete-dialog">
+                <p>{move || format!("Delete {}?", target.with_value(|t| t.name.clone()))}</p>
+                <label class="control">
+                    "Dependents"
+                    <select aria-label="Propagation" on:change:target=move |ev| propagation.set(ev.target().value())>
+                        <option value="Background" selected=true>"Delete in the background"</option>
+                        <option value="Foreground">"Delete dependents first"</option>
+                        <option value="Orphan">"Keep dependents (orphan)"</option>
+                    </select>
+                </label>
+                <div class="confirm-actions">
+                    <button type="button" class="button danger" disabled=move || busy.get() on:click=confirm.clone()>"Delete"</button>
+                    <button type="button" class="button" on:click=move |_| open.set(false)>"Cancel"</button>
+                </div>
+                {move || outcome.get().map(|o| view! { <p class="small" data-testid="delete-outcome">{o}</p> })}
+            </div>
+        </Show>
     }
 }
