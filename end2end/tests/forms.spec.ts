@@ -87,3 +87,25 @@ test('an edit that conflicts keeps the user\'s edits, then saves on top; delete 
   const held = await kube.ok('GET', `${path}/edit-me`);
   expect(held.metadata.deletionTimestamp).toBeTruthy();
 });
+
+test('the YAML view edits the same object as the form, metadata included', async ({ page }) => {
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('yaml');
+  await page.goto(`/r/iksoon.test.com/v1/crdplural/new?ns=${ns}`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  await page.locator('#f-metadata-name').fill('from-yaml');
+  await page.locator('#f-spec-choice').fill('tomcat');
+  await page.getByRole('tab', { name: 'YAML' }).click();
+  const editor = page.getByTestId('object-yaml-editor');
+  await expect(editor).toHaveValue(/choice: tomcat/);
+  const text = (await editor.inputValue()).replace('name: from-yaml', 'name: from-yaml\n  labels:\n    tier: web').replace('choice: tomcat', 'choice: tomcat\n  replicas: 4');
+  await editor.fill(text);
+  await editor.blur();
+  await page.getByRole('tab', { name: 'Form' }).click();
+  await expect(page.locator('#f-spec-replicas')).toHaveValue('4');
+  await page.getByRole('button', { name: 'Create' }).click();
+  await expect(page.getByTestId('object-name')).toHaveText('from-yaml');
+  const created = await kube.ok('GET', `/apis/iksoon.test.com/v1/namespaces/${ns}/crdplural/from-yaml`);
+  expect(created.spec).toEqual({ choice: 'tomcat', replicas: 4 });
+  expect(created.metadata.labels).toEqual({ tier: 'web' });
+});

@@ -181,6 +181,11 @@ fn ObjectForm(resource: ResourceRef, spec: FormSpec, existing: Option<Value>) ->
             .unwrap_or_else(|| "default".into()),
     );
     let namespaces = Resource::new(|| (), |_| list_namespaces());
+    // Metadata beyond name and namespace (labels, annotations) typed in the YAML view
+    // of a new object; an edited object keeps its own in `base`.
+    let extra_metadata = RwSignal::new(json!({}));
+    let show_yaml = RwSignal::new(false);
+    let yaml_problem = RwSignal::new(None::<String>);
 
     let schema = StoredValue::new(schema);
     let client_errors = Memo::new(move |_| {
@@ -207,7 +212,60 @@ fn ObjectForm(resource: ResourceRef, spec: FormSpec, existing: Option<Value>) ->
         if editing {
             value.with(|v| base.with(|b| edited_object(b, v)))
         } else {
-            spec.with_value(|s| object_json(s, &name.get(), &namespace.get(), &value.get()))
+            let mut object =
+                spec.with_value(|s| object_json(s, &name.get(), &namespace.get(), &value.get()));
+            if let (Some(meta), Some(extra)) = (
+                object.get_mut("metadata").and_then(Value::as_object_mut),
+                extra_metadata.get().as_object(),
+            ) {
+                for (k, v) in extra {
+                    meta.entry(k.clone()).or_insert(v.clone());
+                }
+            }
+            object
+        }
+    };
+    // The YAML view edits the same state as the form, so switching loses nothing.
+    let apply_yaml = move |text: String| {
+        let parsed = match serde_yaml::from_str::<Value>(&text) {
+            Ok(v) if v.is_object() => v,
+            Ok(_) => {
+                yaml_problem.set(Some("The YAML must describe one object.".into()));
+                return;
+            }
+            Err(e) => {
+                yaml_problem.set(Some(format!("Not valid YAML: {e}")));
+                return;
+            }
+        };
+        yaml_problem.set(None);
+        value.set(json!({ "spec": parsed.get("spec").cloned().unwrap_or_else(|| json!({})) }));
+        if editing {
+            // Identity and concurrency fields stay those of the object being edited.
+            base.update(|b| {
+                let mut next = parsed.clone();
+                for key in ["name", "namespace", "resourceVersion", "uid"] {
+                    if let Some(v) = b.pointer(&format!("/metadata/{key}")).cloned() {
+                        next["metadata"][key] = v;
+                    }
+                }
+                next["apiVersion"] = b["apiVersion"].clone();
+                next["kind"] = b["kind"].clone();
+                *b = next;
+            });
+        } else {
+            let mut meta = parsed.get("metadata").cloned().unwrap_or_else(|| json!({}));
+            if let Some(n) = meta.get("name").and_then(Value::as_str) {
+                name.set(n.to_string());
+            }
+            if let Some(n) = meta.get("namespace").and_then(Value::as_str) {
+                namespace.set(n.to_string());
+            }
+            if let Some(m) = meta.as_object_mut() {
+                m.remove("name");
+                m.remove("namespace");
+            }
+            extra_metadata.set(meta);
         }
     };
     // Sends the body: create or replace, dry-run or for real.
@@ -386,9 +444,29 @@ fn ObjectForm(resource: ResourceRef, spec: FormSpec, existing: Option<Value>) ->
                     <pre class="yaml">{y}</pre>
                 </section>
             })}
-            <section class="panel">
+            <div class="view-switch" role="tablist">
+                <button type="button" role="tab" class:active=move || !show_yaml.get() on:click=move |_| show_yaml.set(false)>"Form"</button>
+                <button type="button" role="tab" class:active=move || show_yaml.get() on:click=move |_| show_yaml.set(true)>"YAML"</button>
+            </div>
+            <section class="panel" class:hidden-panel=move || show_yaml.get()>
                 <h2>"Spec"</h2>
                 <FieldView field=form segs=vec![Seg::Key("spec".into())] path="spec".to_string() state/>
+            </section>
+            <section class="panel" class:hidden-panel=move || !show_yaml.get()>
+                <h2>"The whole object as YAML"</h2>
+                <textarea class="yaml-input whole" rows="18" spellcheck="false" data-testid="object-yaml-editor"
+                    prop:value=move || serde_yaml::to_string(&body_now()).unwrap_or_default()
+                    on:change:target=move |ev| apply_yaml(ev.target().value())
+                ></textarea>
+                {move || yaml_problem.get().map(|p| view! { <p class="field-error" role="alert">{p}</p> })}
+                {move || {
+                    let errs = errors.get();
+                    (!errs.is_empty()).then(|| view! {
+                        <ul class="yaml-errors">
+                            {errs.into_iter().map(|e| view! { <li><span class="mono">{e.path}</span>": "{e.message}</li> }).collect_view()}
+                        </ul>
+                    })
+                }}
             </section>
             <div class="form-actions">
                 <button type="submit" class="primary" disabled=move || submitting.get()>
