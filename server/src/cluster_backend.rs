@@ -141,17 +141,8 @@ impl Backend for ClusterBackend {
         object: serde_json::Value,
         dry_run: bool,
     ) -> Result<SubmitOutcome, BackendError> {
-        let obj: kube::api::DynamicObject = serde_json::from_value(object).map_err(|e| {
-            BackendError::Invalid(format!("The object is not a Kubernetes object: {e}"))
-        })?;
-        match objects::create(&self.client, &obj, dry_run).await {
-            Ok(created) => Ok(SubmitOutcome::Accepted {
-                name: created.metadata.name.unwrap_or_default(),
-                namespace: created.metadata.namespace,
-            }),
-            Err(ObjectError::Rejected(r)) => Ok(SubmitOutcome::Rejected(r)),
-            Err(e) => Err(BackendError::Invalid(e.to_string())),
-        }
+        let obj = dynamic_object(object)?;
+        outcome(objects::create(&self.client, &obj, dry_run).await)
     }
 
     async fn object_for_edit(
@@ -176,26 +167,18 @@ impl Backend for ClusterBackend {
         dry_run: bool,
     ) -> Result<SubmitOutcome, BackendError> {
         check_target(&resource, namespace.as_deref(), &name)?;
-        let obj: kube::api::DynamicObject = serde_json::from_value(object).map_err(|e| {
-            BackendError::Invalid(format!("The object is not a Kubernetes object: {e}"))
-        })?;
-        match objects::replace(
-            &self.client,
-            &resource,
-            namespace.as_deref(),
-            &name,
-            &obj,
-            dry_run,
+        let obj = dynamic_object(object)?;
+        outcome(
+            objects::replace(
+                &self.client,
+                &resource,
+                namespace.as_deref(),
+                &name,
+                &obj,
+                dry_run,
+            )
+            .await,
         )
-        .await
-        {
-            Ok(saved) => Ok(SubmitOutcome::Accepted {
-                name: saved.metadata.name.unwrap_or_default(),
-                namespace: saved.metadata.namespace,
-            }),
-            Err(ObjectError::Rejected(r)) => Ok(SubmitOutcome::Rejected(r)),
-            Err(e) => Err(BackendError::Invalid(e.to_string())),
-        }
     }
 
     async fn delete(
@@ -247,5 +230,24 @@ fn user_error(e: ObjectError, resource: &ResourceRef, name: &str) -> BackendErro
         ObjectError::Rejected(r) if r.code == 403 => BackendError::Forbidden(what),
         ObjectError::Rejected(r) => BackendError::Invalid(r.message),
         other => BackendError::Unreachable(other.to_string()),
+    }
+}
+
+fn dynamic_object(object: serde_json::Value) -> Result<kube::api::DynamicObject, BackendError> {
+    serde_json::from_value(object)
+        .map_err(|e| BackendError::Invalid(format!("The object is not a Kubernetes object: {e}")))
+}
+
+/// A write's result as the form shows it: accepted, or refused with the server's causes.
+fn outcome(
+    result: Result<kube::api::DynamicObject, ObjectError>,
+) -> Result<SubmitOutcome, BackendError> {
+    match result {
+        Ok(saved) => Ok(SubmitOutcome::Accepted {
+            name: saved.metadata.name.unwrap_or_default(),
+            namespace: saved.metadata.namespace,
+        }),
+        Err(ObjectError::Rejected(r)) => Ok(SubmitOutcome::Rejected(r)),
+        Err(e) => Err(BackendError::Invalid(e.to_string())),
     }
 }

@@ -23,15 +23,7 @@ use crate::table::model::{ResourceRef, is_path_segment};
 #[component]
 pub fn CreatePage() -> impl IntoView {
     let params = use_params_map();
-    let resource = Memo::new(move |_| {
-        params.with(|p| {
-            ResourceRef::from_url(
-                &p.get("group").unwrap_or_default(),
-                &p.get("version").unwrap_or_default(),
-                &p.get("plural").unwrap_or_default(),
-            )
-        })
-    });
+    let resource = Memo::new(move |_| params.with(super::resource_from_params));
     let spec = Resource::new(move || resource.get(), fetch_form_spec);
     view! {
         <Transition fallback=|| view! { <p class="empty">"Loading the schema…"</p> }>
@@ -51,11 +43,7 @@ pub fn EditPage() -> impl IntoView {
     let target = Memo::new(move |_| {
         params.with(|p| {
             (
-                ResourceRef::from_url(
-                    &p.get("group").unwrap_or_default(),
-                    &p.get("version").unwrap_or_default(),
-                    &p.get("plural").unwrap_or_default(),
-                ),
+                super::resource_from_params(p),
                 p.get("namespace").filter(|ns| ns != "_"),
                 p.get("name").unwrap_or_default(),
             )

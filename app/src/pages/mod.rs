@@ -4,3 +4,16 @@ pub mod crds;
 pub mod create;
 pub mod object;
 pub mod resource;
+
+use leptos_router::params::ParamsMap;
+
+use crate::table::model::ResourceRef;
+
+/// The resource named by the `:group/:version/:plural` segments of a route.
+pub fn resource_from_params(params: &ParamsMap) -> ResourceRef {
+    ResourceRef::from_url(
+        &params.get("group").unwrap_or_default(),
+        &params.get("version").unwrap_or_default(),
+        &params.get("plural").unwrap_or_default(),
+    )
+}

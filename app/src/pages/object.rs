@@ -25,11 +25,7 @@ pub fn ObjectPage() -> impl IntoView {
     let params = use_params_map();
     let target = Memo::new(move |_| {
         params.with(|p| Target {
-            resource: ResourceRef::from_url(
-                &p.get("group").unwrap_or_default(),
-                &p.get("version").unwrap_or_default(),
-                &p.get("plural").unwrap_or_default(),
-            ),
+            resource: super::resource_from_params(p),
             namespace: p.get("namespace").filter(|ns| ns != "_"),
             name: p.get("name").unwrap_or_default(),
         })
@@ -95,19 +91,7 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
     };
     let events_sort = RwSignal::new(None::<SortKey>);
     let on_events_sort = Callback::new(move |column: String| {
-        events_sort.update(|s| {
-            *s = match s.take() {
-                Some(k) if k.column == column && !k.descending => Some(SortKey {
-                    column,
-                    descending: true,
-                }),
-                Some(k) if k.column == column => None,
-                _ => Some(SortKey {
-                    column,
-                    descending: false,
-                }),
-            }
-        })
+        events_sort.update(|s| *s = SortKey::toggled(s.as_ref(), column))
     });
     let namespace = detail
         .namespace

@@ -26,15 +26,7 @@ fn non_empty(s: Option<String>) -> Option<String> {
 #[component]
 pub fn ResourcePage() -> impl IntoView {
     let params = use_params_map();
-    let resource = Memo::new(move |_| {
-        params.with(|p| {
-            ResourceRef::from_url(
-                &p.get("group").unwrap_or_default(),
-                &p.get("version").unwrap_or_default(),
-                &p.get("plural").unwrap_or_default(),
-            )
-        })
-    });
+    let resource = Memo::new(move |_| params.with(super::resource_from_params));
     let (ns, set_ns) = query_signal_with_options::<String>("ns", quiet());
     let (wide, set_wide) = query_signal_with_options::<bool>("wide", quiet());
     let (filter, set_filter) = query_signal_with_options::<String>("q", quiet());
@@ -69,17 +61,7 @@ pub fn ResourcePage() -> impl IntoView {
     });
     let sort_key = Signal::derive(move || sort.get().as_deref().and_then(SortKey::parse));
     let on_sort = Callback::new(move |column: String| {
-        let next = match sort_key.get_untracked() {
-            Some(k) if k.column == column && !k.descending => Some(SortKey {
-                column,
-                descending: true,
-            }),
-            Some(k) if k.column == column => None,
-            _ => Some(SortKey {
-                column,
-                descending: false,
-            }),
-        };
+        let next = SortKey::toggled(sort_key.get_untracked().as_ref(), column);
         set_sort.set(next.map(|k| k.to_param()));
     });
     let navigate = use_navigate();

@@ -37,6 +37,22 @@ impl SortKey {
         })
     }
 
+    /// The next sort after clicking `column`'s header: ascending, then descending,
+    /// then unsorted.
+    pub fn toggled(current: Option<&SortKey>, column: String) -> Option<SortKey> {
+        match current {
+            Some(k) if k.column == column && !k.descending => Some(SortKey {
+                column,
+                descending: true,
+            }),
+            Some(k) if k.column == column => None,
+            _ => Some(SortKey {
+                column,
+                descending: false,
+            }),
+        }
+    }
+
     pub fn to_param(&self) -> String {
         if self.descending {
             format!("{}:desc", self.column)
@@ -336,6 +352,20 @@ mod tests {
         assert!(s.row("a").is_none());
         assert_eq!(s.row("d").map(|r| r.name.as_str()), Some("pod-3"));
         assert_eq!(s.resource_version, "9");
+    }
+
+    #[test]
+    fn header_clicks_cycle_ascending_descending_unsorted() {
+        let asc = SortKey::toggled(None, "Age".into());
+        assert_eq!(asc.as_ref().map(|k| k.descending), Some(false));
+        let desc = SortKey::toggled(asc.as_ref(), "Age".into());
+        assert_eq!(desc.as_ref().map(|k| k.descending), Some(true));
+        assert_eq!(SortKey::toggled(desc.as_ref(), "Age".into()), None);
+        let other = SortKey::toggled(desc.as_ref(), "Name".into());
+        assert_eq!(
+            other.map(|k| (k.column, k.descending)),
+            Some(("Name".into(), false))
+        );
     }
 
     #[test]

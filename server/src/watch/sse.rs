@@ -60,18 +60,31 @@ fn json_event(name: &str, id: &str, data: &impl serde::Serialize) -> Event {
     })
 }
 
+/// The event that (re)synchronises a viewer, and the sequence number it brings it to.
+fn sync_event(next: Next) -> Option<(Event, u64)> {
+    match next {
+        Next::Table(snapshot, seq) => Some((
+            json_event(sse_event::SNAPSHOT, &snapshot.resource_version, &snapshot),
+            seq,
+        )),
+        Next::Problem(message, seq) => Some((
+            Event::default().event(sse_event::PROBLEM).data(message),
+            seq,
+        )),
+        Next::Delta(_) | Next::Closed => None,
+    }
+}
+
 fn events(mut sub: Subscription) -> impl Stream<Item = Result<Event, Infallible>> {
     async_stream::stream! {
         let mut seen = 0u64;
         loop {
             match sub.next(seen).await {
-                Next::Table(snapshot, seq) => {
-                    seen = seq;
-                    yield Ok(json_event(sse_event::SNAPSHOT, &snapshot.resource_version, &snapshot));
-                }
-                Next::Problem(message, seq) => {
-                    seen = seq;
-                    yield Ok(Event::default().event(sse_event::PROBLEM).data(message));
+                next @ (Next::Table(..) | Next::Problem(..)) => {
+                    if let Some((event, seq)) = sync_event(next) {
+                        seen = seq;
+                        yield Ok(event);
+                    }
                 }
                 Next::Delta(first) => {
                     seen = first.seq;
@@ -97,16 +110,9 @@ fn events(mut sub: Subscription) -> impl Stream<Item = Result<Event, Infallible>
                     }
                     if resync {
                         // A snapshot supersedes the merged deltas.
-                        match sub.resync() {
-                            Next::Table(snapshot, seq) => {
-                                seen = seq;
-                                yield Ok(json_event(sse_event::SNAPSHOT, &snapshot.resource_version, &snapshot));
-                            }
-                            Next::Problem(message, seq) => {
-                                seen = seq;
-                                yield Ok(Event::default().event(sse_event::PROBLEM).data(message));
-                            }
-                            Next::Delta(_) | Next::Closed => {}
+                        if let Some((event, seq)) = sync_event(sub.resync()) {
+                            seen = seq;
+                            yield Ok(event);
                         }
                         continue;
                     }
