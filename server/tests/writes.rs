@@ -1,0 +1,129 @@
+//! Writes against a real kube-apiserver: dry runs store nothing, CEL failures come back
+//! as causes on their fields, a stale resourceVersion is a conflict.
+
+use std::path::PathBuf;
+
+use app::table::model::ResourceRef;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use portico_control_plane::apply;
+use portico_control_plane::cluster::TestCluster;
+use portico_server::objects::{self, ObjectError};
+
+fn repo(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(path)
+}
+
+async fn client_with_crds() -> kube::Client {
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
+    let mut docs = apply::read_documents(&repo("deploy/crds/stack.yaml")).expect("Stack CRD");
+    docs.extend(
+        apply::read_documents(&repo("end2end/fixtures/seeds/000-crdkind-crd.yaml"))
+            .expect("seed CRD"),
+    );
+    apply::apply_all(&client, docs).await.expect("CRDs apply");
+    client
+}
+
+fn object(value: serde_json::Value) -> DynamicObject {
+    serde_json::from_value(value).expect("object")
+}
+
+#[tokio::test]
+async fn a_dry_run_stores_nothing() {
+    let client = client_with_crds().await;
+    let obj = object(serde_json::json!({
+        "apiVersion": "iksoon.test.com/v1", "kind": "CrdKind",
+        "metadata": {"name": "dry-only", "namespace": "default"},
+        "spec": {"choice": "tomcat", "replicas": 2}
+    }));
+    let accepted = objects::create(&client, &obj, true)
+        .await
+        .expect("dry run accepted");
+    assert_eq!(accepted.metadata.name.as_deref(), Some("dry-only"));
+    let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &crdkind());
+    assert!(api.get_opt("dry-only").await.expect("get").is_none());
+}
+
+fn crdkind() -> kube::discovery::ApiResource {
+    kube::discovery::ApiResource {
+        group: "iksoon.test.com".into(),
+        version: "v1".into(),
+        api_version: "iksoon.test.com/v1".into(),
+        kind: "CrdKind".into(),
+        plural: "crdplural".into(),
+    }
+}
+
+#[tokio::test]
+async fn a_cel_rule_failure_names_its_field() {
+    let client = client_with_crds().await;
+    let stack = object(serde_json::json!({
+        "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
+        "metadata": {"name": "tc", "namespace": "default"},
+        "spec": {"choice": "tomcat", "storage": "1Gi"}
+    }));
+    let err = objects::create(&client, &stack, true)
+        .await
+        .expect_err("the CEL rule refuses it");
+    let ObjectError::Rejected(r) = err else {
+        panic!("rejection expected, got {err:?}")
+    };
+    assert_eq!(r.code, 422);
+    let cause = r
+        .causes
+        .iter()
+        .find(|c| c.field == "spec.storage")
+        .unwrap_or_else(|| panic!("{r:?}"));
+    assert!(
+        cause.message.contains("storage applies to mysql only"),
+        "{cause:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stale_resource_version_is_a_conflict() {
+    let client = client_with_crds().await;
+    let resource = ResourceRef::new("iksoon.test.com", "v1", "crdplural");
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &crdkind());
+    let created = api
+        .create(
+            &PostParams::default(),
+            &object(serde_json::json!({
+                "apiVersion": "iksoon.test.com/v1", "kind": "CrdKind",
+                "metadata": {"generateName": "contended-"},
+                "spec": {"choice": "mysql", "replicas": 1}
+            })),
+        )
+        .await
+        .expect("create");
+    let name = created.metadata.name.clone().expect("generated name");
+    api.patch(
+        &name,
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"replicas": 5}})),
+    )
+    .await
+    .expect("someone else writes");
+    let mut mine = created.clone();
+    mine.data["spec"]["replicas"] = serde_json::json!(3);
+    let err = objects::replace(&client, &resource, Some("default"), &name, &mine, false)
+        .await
+        .expect_err("stale resourceVersion");
+    let ObjectError::Rejected(r) = err else {
+        panic!("rejection expected, got {err:?}")
+    };
+    assert_eq!(r.code, 409, "{r:?}");
+    let latest = objects::get(&client, &resource, Some("default"), &name)
+        .await
+        .expect("get");
+    assert_eq!(
+        latest.data["spec"]["replicas"], 5,
+        "nothing of the stale write landed"
+    );
+    assert!(latest.metadata.managed_fields.is_none());
+}
