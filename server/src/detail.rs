@@ -5,12 +5,11 @@ use std::collections::HashSet;
 
 use app::model::{Condition, ObjectDetail, OwnerLink};
 use app::table::model::ResourceRef;
-use kube::api::{Api, DynamicObject};
+use kube::api::DynamicObject;
 use kube::core::GroupVersionKind;
-use kube::discovery::ApiResource;
 use serde_json::Value;
 
-use crate::objects::rejection;
+use crate::objects::{self, rejection};
 
 /// How far up the ownerReferences chain the page follows.
 const MAX_OWNER_DEPTH: usize = 5;
@@ -25,27 +24,6 @@ pub enum DetailError {
     Api(#[from] kube::Error),
 }
 
-pub(crate) fn api_resource(r: &ResourceRef) -> ApiResource {
-    ApiResource {
-        group: r.group.clone(),
-        version: r.version.clone(),
-        api_version: r.api_version(),
-        kind: String::new(),
-        plural: r.plural.clone(),
-    }
-}
-
-pub(crate) fn api_for(
-    client: &kube::Client,
-    resource: &ApiResource,
-    namespace: Option<&str>,
-) -> Api<DynamicObject> {
-    match namespace {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
-        None => Api::all_with(client.clone(), resource),
-    }
-}
-
 /// Reads the object and follows its owners.
 pub async fn object_detail(
     client: &kube::Client,
@@ -54,7 +32,7 @@ pub async fn object_detail(
     name: &str,
 ) -> Result<ObjectDetail, DetailError> {
     let what = format!("{} {name}", resource.plural);
-    let obj = api_for(client, &api_resource(resource), namespace)
+    let obj = objects::api_for(client, &objects::api_resource(resource), namespace)
         .get(name)
         .await
         .map_err(|e| match rejection(&e).map(|r| r.code) {
@@ -183,7 +161,7 @@ async fn owner_chain(
                         r.name
                     ));
                     if r.uid == next.uid && seen.insert(r.uid.clone()) {
-                        match api_for(client, &resource, ns).get(&r.name).await {
+                        match objects::api_for(client, &resource, ns).get(&r.name).await {
                             Ok(owner) => followed = Some(owner),
                             Err(e) => {
                                 link.note = Some(match rejection(&e).map(|s| s.code) {

@@ -4,7 +4,7 @@
 use app::model::{ApiRejection, FieldCause};
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::GroupVersionKind;
-use kube::discovery::{self, Scope};
+use kube::discovery::{self, ApiResource, Scope};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ObjectError {
@@ -107,7 +107,7 @@ pub async fn replace(
     obj: &DynamicObject,
     dry_run: bool,
 ) -> Result<DynamicObject, ObjectError> {
-    let api = crate::detail::api_for(client, &crate::detail::api_resource(resource), namespace);
+    let api = api_for(client, &api_resource(resource), namespace);
     let params = PostParams {
         dry_run,
         field_manager: Some("portico".into()),
@@ -122,7 +122,7 @@ pub async fn get(
     namespace: Option<&str>,
     name: &str,
 ) -> Result<DynamicObject, ObjectError> {
-    let api = crate::detail::api_for(client, &crate::detail::api_resource(resource), namespace);
+    let api = api_for(client, &api_resource(resource), namespace);
     let mut obj = api.get(name).await?;
     obj.metadata.managed_fields = None;
     Ok(obj)
@@ -138,7 +138,7 @@ pub async fn delete(
     propagation: &str,
 ) -> Result<Vec<String>, ObjectError> {
     use kube::api::{DeleteParams, PropagationPolicy};
-    let api = crate::detail::api_for(client, &crate::detail::api_resource(resource), namespace);
+    let api = api_for(client, &api_resource(resource), namespace);
     let policy = match propagation {
         "Foreground" => PropagationPolicy::Foreground,
         "Orphan" => PropagationPolicy::Orphan,
@@ -153,4 +153,25 @@ pub async fn delete(
         .left()
         .and_then(|obj| obj.metadata.finalizers)
         .unwrap_or_default())
+}
+
+pub(crate) fn api_resource(r: &app::table::model::ResourceRef) -> ApiResource {
+    ApiResource {
+        group: r.group.clone(),
+        version: r.version.clone(),
+        api_version: r.api_version(),
+        kind: String::new(),
+        plural: r.plural.clone(),
+    }
+}
+
+pub(crate) fn api_for(
+    client: &kube::Client,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
+        None => Api::all_with(client.clone(), resource),
+    }
 }

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use crate::schema::form::{Field, Widget};
-use crate::schema::validate::FieldError;
+use crate::schema::validate::{FieldError, child_path};
 use crate::schema::value::{Seg, get, set};
 
 /// Everything a field needs besides its own description.
@@ -14,14 +14,6 @@ use crate::schema::value::{Seg, get, set};
 pub struct FormState {
     pub value: RwSignal<Value>,
     pub errors: Signal<Vec<FieldError>>,
-}
-
-fn child_path(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        name.to_string()
-    } else {
-        format!("{path}.{name}")
-    }
 }
 
 fn read(state: FormState, segs: &[Seg]) -> Option<Value> {

@@ -15,7 +15,8 @@ pub struct FieldError {
     pub message: String,
 }
 
-fn child(path: &str, key: &str) -> String {
+/// The path of `key` inside the object at `path`.
+pub fn child_path(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()
     } else {
@@ -232,7 +233,7 @@ fn check_object(
 ) {
     for name in &schema.required {
         if !map.contains_key(name) {
-            push(errors, &child(path, name), "Required.".into());
+            push(errors, &child_path(path, name), "Required.".into());
         }
     }
     let n = map.len() as u64;
@@ -248,7 +249,7 @@ fn check_object(
     }
     for (key, value) in map {
         match schema.property(key) {
-            Some(prop) => check(prop, value, &child(path, key), errors, depth + 1),
+            Some(prop) => check(prop, value, &child_path(path, key), errors, depth + 1),
             None => {
                 if let Additional::Schema(values) = &schema.additional {
                     check(values, value, &format!("{path}[{key}]"), errors, depth + 1);
