@@ -13,6 +13,6 @@ if [ -n "${KUBECONFIG:-}" ]; then
 fi
 mkdir -p "$root/end2end/.state"
 exec "$root/target/debug/portico-control-plane" \
-  --apply "$root/deploy/crds" --apply "$root/end2end/fixtures/seeds" \
+  --apply "$root/deploy/crds" --apply "$root/end2end/fixtures/seeds" --apply "$root/end2end/fixtures/large" \
   --kubeconfig-out "$root/end2end/.state/kubeconfig.json" \
   exec -- "$portico"

@@ -178,6 +178,8 @@ pub struct FormSpec {
     pub namespaced: bool,
     /// The version's openAPIV3Schema as JSON (null when the CRD has none).
     pub schema: serde_json::Value,
+    /// Every served version, the storage version first (for the version picker).
+    pub versions: Vec<String>,
 }
 
 /// The result of submitting an object: created (or, for a dry run, accepted), or the

@@ -109,3 +109,32 @@ test('the YAML view edits the same object as the form, metadata included', async
   expect(created.spec).toEqual({ choice: 'tomcat', replicas: 4 });
   expect(created.metadata.labels).toEqual({ tier: 'web' });
 });
+
+test('a real-world-sized CRD: oneOf as a choice, nullable fields, a version picker that keeps what was typed', async ({ page }) => {
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('big');
+  await page.goto(`/r/data.example.com/v1/databaseclusters/new?ns=${ns}`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  await expect(page.getByTestId('version-picker')).toHaveValue('v1');
+  await page.locator('#f-metadata-name').fill('orders');
+
+  const target = field(page, 'spec.backup.target');
+  await target.locator('.choice-option', { hasText: 's3' }).locator('input').check();
+  await expect(field(page, 'spec.backup.target.s3')).toBeVisible();
+  await expect(field(page, 'spec.backup.target.pvc')).toHaveCount(0);
+  await page.locator('#f-spec-backup-target-s3-bucket').fill('orders-backups');
+  await target.locator('.choice-option', { hasText: 'pvc' }).locator('input').check();
+  await expect(field(page, 'spec.backup.target.s3')).toHaveCount(0);
+  await expect(field(page, 'spec.backup.target.pvc')).toBeVisible();
+  // Back to s3: what was typed there is restored.
+  await target.locator('.choice-option', { hasText: 's3' }).locator('input').check();
+  await expect(page.locator('#f-spec-backup-target-s3-bucket')).toHaveValue('orders-backups');
+
+  await expect(field(page, 'spec.storage.storageClassName').locator('.null-toggle')).toHaveCount(1);
+  await page.screenshot({ path: 'test-results/form-large.png', fullPage: false });
+
+  await page.getByTestId('version-picker').selectOption('v1beta1');
+  await expect(page).toHaveURL(new RegExp(`/r/data.example.com/v1beta1/databaseclusters/new`));
+  await expect(page.locator('#f-metadata-name')).toHaveValue('orders');
+  await expect(page.locator('#f-spec-backup-target-s3-bucket')).toHaveValue('orders-backups');
+});

@@ -111,6 +111,10 @@ impl CrdCatalog {
             api_version: format!("{group}/{version}"),
             namespaced: crd.spec.scope == "Namespaced",
             schema,
+            versions: summarize(crd)
+                .served_versions()
+                .map(|v| v.name.clone())
+                .collect(),
         })
     }
 }

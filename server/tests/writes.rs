@@ -127,3 +127,48 @@ async fn a_stale_resource_version_is_a_conflict() {
     );
     assert!(latest.metadata.managed_fields.is_none());
 }
+
+/// The hand-written real-world-sized CRD is a valid structural schema for the API
+/// server, and its nested CEL rule's failure comes back on the nested field.
+#[tokio::test]
+async fn the_large_fixture_crd_is_served_and_its_nested_rules_name_their_fields() {
+    let client = client_with_crds().await;
+    let docs = apply::read_documents(&repo("end2end/fixtures/large/databasecluster-crd.yaml"))
+        .expect("large CRD");
+    apply::apply_all(&client, docs)
+        .await
+        .expect("large CRD applies");
+    let db = |expose: serde_json::Value| {
+        object(serde_json::json!({
+            "apiVersion": "data.example.com/v1", "kind": "DatabaseCluster",
+            "metadata": {"name": "db1", "namespace": "default"},
+            "spec": {"engine": "mysql", "version": "8.4", "storage": {"size": "10Gi"},
+                     "bootstrap": {"initdb": {"database": "app"}},
+                     "backup": {"enabled": false},
+                     "network": {"expose": expose}}
+        }))
+    };
+    objects::create(
+        &client,
+        &db(serde_json::json!({"type": "NodePort", "nodePort": 30080})),
+        true,
+    )
+    .await
+    .expect("a valid DatabaseCluster passes a dry run");
+    let err = objects::create(
+        &client,
+        &db(serde_json::json!({"type": "ClusterIP", "nodePort": 30080})),
+        true,
+    )
+    .await
+    .expect_err("nodePort with ClusterIP is refused");
+    let ObjectError::Rejected(r) = err else {
+        panic!("rejection expected, got {err:?}")
+    };
+    let fields: Vec<_> = r.causes.iter().map(|c| c.field.as_str()).collect();
+    assert!(
+        fields.contains(&"spec.network.expose.nodePort"),
+        "causes: {:?}",
+        r.causes
+    );
+}

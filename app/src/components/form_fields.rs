@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::schema::form::{Field, Widget};
+use crate::schema::form::{Field, Widget, shape_fits};
 use crate::schema::validate::{FieldError, child_path};
 use crate::schema::value::{Seg, get, set};
 
@@ -91,6 +91,21 @@ pub fn FieldView(field: Field, segs: Vec<Seg>, path: String, state: FormState) -
     let default_note = field.default.as_ref().map(|d| format!("default {d}"));
     let required = field.required;
     let control = control(&field, &segs, &path, &input_id, state);
+    let null_toggle = field.nullable.then(|| {
+        let segs_read = segs.clone();
+        let segs_write = segs.clone();
+        view! {
+            <label class="null-toggle" title="Send an explicit null">
+                <input type="checkbox"
+                    prop:checked=move || read(state, &segs_read) == Some(Value::Null)
+                    on:change:target=move |ev| {
+                        let null = ev.target().checked().then_some(Value::Null);
+                        write(state, &segs_write, null);
+                    }/>
+                " null"
+            </label>
+        }
+    });
     let nested = matches!(
         field.widget,
         Widget::Object(_) | Widget::List(_) | Widget::Map(_)
@@ -103,6 +118,7 @@ pub fn FieldView(field: Field, segs: Vec<Seg>, path: String, state: FormState) -
                     {required.then(|| view! { <span class="req" title="required">" *"</span> })}
                 </label>
             })}
+            {null_toggle}
             {control}
             <Messages path=path.clone() state/>
             {(!help.is_empty()).then(|| view! { <p class="field-help">{help}</p> })}
@@ -197,27 +213,150 @@ fn control(field: &Field, segs: &[Seg], path: &str, id: &str, state: FormState) 
             }
             .into_any()
         }
-        Widget::Object(fields) => {
-            let children = fields
-                .iter()
-                .map(|f| {
-                    let mut s = segs.to_vec();
-                    s.push(Seg::Key(f.name.clone()));
-                    view! { <FieldView field=f.clone() segs=s path=child_path(path, &f.name) state/> }
-                })
-                .collect_view();
-            view! { <div class="section">{children}</div> }.into_any()
-        }
+        Widget::Object(fields) => object_control(field, fields, segs, path, state),
         Widget::List(item) => list_control(item, segs, path, state),
         Widget::Map(value) => map_control(value, segs, path, state),
-        Widget::Choice(_) | Widget::Yaml(_) => {
-            let reason = match &field.widget {
-                Widget::Yaml(r) => r.clone(),
-                _ => "Several shapes are allowed here: edit it as YAML.".to_string(),
-            };
-            yaml_control(reason, segs, id, state)
-        }
+        Widget::Choice(options) => choice_control(options, segs, path, id, state),
+        Widget::Yaml(reason) => yaml_control(reason.clone(), segs, id, state),
     }
+}
+
+/// An object's properties; with `oneOf` alternatives, a radio group picks which
+/// alternative's properties are shown and set. Values of the alternative left are
+/// kept aside, so switching back restores what was typed.
+fn object_control(
+    field: &Field,
+    fields: &[Field],
+    segs: &[Seg],
+    path: &str,
+    state: FormState,
+) -> AnyView {
+    let segs_now = segs.to_vec();
+    let current = state
+        .value
+        .with_untracked(|v| get(v, &segs_now).cloned())
+        .unwrap_or(Value::Null);
+    let chosen = RwSignal::new(field.chosen_alternative(&current));
+    let stash = StoredValue::new(serde_json::Map::new());
+    let owner = field.clone();
+    let hidden = Memo::new(move |_| {
+        if owner.exclusive {
+            owner.hidden_by(chosen.get())
+        } else {
+            vec![]
+        }
+    });
+    let chooser = (!field.alternatives.is_empty()).then(|| {
+        let legend = if field.exclusive {
+            "Set exactly one of these:"
+        } else {
+            "Set at least one of these:"
+        };
+        let group = format!("alt-{path}");
+        let options = field
+            .alternatives
+            .iter()
+            .enumerate()
+            .map(|(i, alt)| {
+                let owner = field.clone();
+                let segs = segs.to_vec();
+                let group = group.clone();
+                view! {
+                    <label class="choice-option">
+                        <input type="radio" name=group prop:checked=move || chosen.get() == Some(i)
+                            on:change=move |_| {
+                                let leaving = owner.hidden_by(Some(i));
+                                state.value.update(|v| {
+                                    for prop in &owner.alternatives[i].required {
+                                        let mut s = segs.clone();
+                                        s.push(Seg::Key(prop.clone()));
+                                        if let Some(kept) = stash.with_value(|m| m.get(prop).cloned()) {
+                                            set(v, &s, Some(kept));
+                                        }
+                                    }
+                                    if owner.exclusive {
+                                        for prop in leaving {
+                                            let mut s = segs.clone();
+                                            s.push(Seg::Key(prop.clone()));
+                                            if let Some(old) = get(v, &s).cloned() {
+                                                stash.update_value(|m| { m.insert(prop, old); });
+                                                set(v, &s, None);
+                                            }
+                                        }
+                                    }
+                                });
+                                chosen.set(Some(i));
+                            }/>
+                        {alt.label.clone()}
+                    </label>
+                }
+            })
+            .collect_view();
+        view! { <fieldset class="choice"><legend>{legend}</legend>{options}</fieldset> }
+    });
+    let children = fields
+        .iter()
+        .map(|f| {
+            let mut s = segs.to_vec();
+            s.push(Seg::Key(f.name.clone()));
+            let child = f.clone();
+            let name = f.name.clone();
+            let child_path = child_path(path, &f.name);
+            view! {
+                <Show when=move || hidden.with(|h| !h.contains(&name))>
+                    <FieldView field=child.clone() segs=s.clone() path=child_path.clone() state/>
+                </Show>
+            }
+        })
+        .collect_view();
+    view! { {chooser}<div class="section">{children}</div> }.into_any()
+}
+
+/// A value allowed several shapes (`oneOf`/`anyOf` without a type): pick the shape,
+/// then edit it with that shape's widget. The value of a shape left is kept aside.
+fn choice_control(
+    options: &[Field],
+    segs: &[Seg],
+    path: &str,
+    id: String,
+    state: FormState,
+) -> AnyView {
+    let segs_now = segs.to_vec();
+    let current = state.value.with_untracked(|v| get(v, &segs_now).cloned());
+    let first_fit = current
+        .as_ref()
+        .and_then(|v| options.iter().position(|o| shape_fits(&o.widget, v)))
+        .unwrap_or(0);
+    let selected = RwSignal::new(first_fit);
+    let stash = StoredValue::new(std::collections::HashMap::<usize, Value>::new());
+    let labels: Vec<String> = options.iter().map(|o| o.name.clone()).collect();
+    let options = options.to_vec();
+    let segs_switch = segs.to_vec();
+    let segs_view = segs.to_vec();
+    let path = path.to_string();
+    view! {
+        <select id=id class="choice-select"
+            prop:value=move || selected.get().to_string()
+            on:change:target=move |ev| {
+                let Ok(next) = ev.target().value().parse::<usize>() else { return };
+                let previous = selected.get_untracked();
+                if next == previous { return; }
+                if let Some(old) = read(state, &segs_switch) {
+                    stash.update_value(|m| { m.insert(previous, old); });
+                }
+                write(state, &segs_switch, stash.with_value(|m| m.get(&next).cloned()));
+                selected.set(next);
+            }
+        >
+            {labels.into_iter().enumerate().map(|(i, l)| view! { <option value=i.to_string()>{l}</option> }).collect_view()}
+        </select>
+        {move || {
+            let mut chosen = options.get(selected.get()).cloned()?;
+            chosen.name = String::new();
+            Some(view! { <FieldView field=chosen segs=segs_view.clone() path=path.clone() state/> })
+        }}
+    }
+    .into_any()
 }
 
 fn list_control(item: &Field, segs: &[Seg], path: &str, state: FormState) -> AnyView {

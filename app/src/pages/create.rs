@@ -18,17 +18,21 @@ use crate::schema::form::{initial_value, spec_form};
 use crate::schema::model::Schema;
 use crate::schema::validate::{FieldError, validate};
 use crate::schema::value::Seg;
-use crate::table::model::{ResourceRef, is_path_segment};
+use crate::table::model::{ResourceRef, is_path_segment, percent_encode};
 
 #[component]
 pub fn CreatePage() -> impl IntoView {
     let params = use_params_map();
     let resource = Memo::new(move |_| params.with(super::resource_from_params));
     let spec = Resource::new(move || resource.get(), fetch_form_spec);
+    // What was typed survives a switch to another version of the same kind.
+    let carried = StoredValue::new(None::<(String, Value)>);
     view! {
         <Transition fallback=|| view! { <p class="empty">"Loading the schema…"</p> }>
             {move || spec.get().map(|result| match result {
-                Ok(fs) => view! { <ObjectForm resource=resource.get_untracked() spec=fs existing=None/> }.into_any(),
+                Ok(fs) => view! {
+                    <ObjectForm resource=resource.get_untracked() spec=fs existing=None carry=carried/>
+                }.into_any(),
                 Err(e) => view! { <ErrorBanner message=e.to_string()/> }.into_any(),
             })}
         </Transition>
@@ -136,14 +140,55 @@ fn edited_object(base: &Value, value: &Value) -> Value {
     object
 }
 
+/// A select of the kind's served versions (storage first) for a new object; picking
+/// one reloads the form from that version's schema, keeping what was typed.
+fn version_picker(resource: &ResourceRef, versions: Vec<String>, editing: bool) -> Option<AnyView> {
+    if editing || versions.len() < 2 {
+        return None;
+    }
+    let current = resource.version.clone();
+    let resource = resource.clone();
+    let navigate = use_navigate();
+    let (ns_param, _) = query_signal::<String>("ns");
+    Some(
+        view! {
+            <label class="version-picker">"Version "
+                <select data-testid="version-picker" on:change:target=move |ev| {
+                    let mut next = resource.clone();
+                    next.version = ev.target().value();
+                    let query = ns_param.get_untracked().map(|ns| format!("?ns={}", percent_encode(&ns))).unwrap_or_default();
+                    navigate(&format!("{}/new{query}", next.page_path()), Default::default());
+                }>
+                    {versions.into_iter().enumerate().map(|(i, v)| {
+                        let label = if i == 0 { format!("{v} (storage)") } else { v.clone() };
+                        view! { <option value=v.clone() selected=v == current>{label}</option> }
+                    }).collect_view()}
+                </select>
+            </label>
+        }
+        .into_any(),
+    )
+}
+
 #[component]
-fn ObjectForm(resource: ResourceRef, spec: FormSpec, existing: Option<Value>) -> impl IntoView {
+fn ObjectForm(
+    resource: ResourceRef,
+    spec: FormSpec,
+    existing: Option<Value>,
+    /// The name and values typed under another version, carried into this one.
+    #[prop(optional)]
+    carry: Option<StoredValue<Option<(String, Value)>>>,
+) -> impl IntoView {
     let schema = Schema::from_value(&spec.schema);
     let form = spec_form(&schema);
     let editing = existing.is_some();
-    let start = match &existing {
-        Some(obj) => json!({ "spec": obj.get("spec").cloned().unwrap_or_else(|| json!({})) }),
-        None => {
+    let carried = carry.and_then(|c| c.get_value());
+    let start = match (&existing, &carried) {
+        (Some(obj), _) => {
+            json!({ "spec": obj.get("spec").cloned().unwrap_or_else(|| json!({})) })
+        }
+        (None, Some((_, typed))) => typed.clone(),
+        (None, None) => {
             json!({ "spec": schema.property("spec").map(initial_value).unwrap_or_else(|| json!({})) })
         }
     };
@@ -162,7 +207,15 @@ fn ObjectForm(resource: ResourceRef, spec: FormSpec, existing: Option<Value>) ->
         .and_then(|o| o.pointer("/metadata/namespace"))
         .and_then(Value::as_str)
         .map(str::to_string);
-    let name = RwSignal::new(existing_name.clone().unwrap_or_default());
+    let name = RwSignal::new(
+        existing_name
+            .clone()
+            .or_else(|| carried.map(|(n, _)| n))
+            .unwrap_or_default(),
+    );
+    if let Some(carry) = carry {
+        Effect::new(move |_| carry.set_value(Some((name.get(), value.get()))));
+    }
     let namespace = RwSignal::new(
         existing_ns
             .or_else(|| ns_param.get_untracked())
@@ -399,6 +452,7 @@ fn ObjectForm(resource: ResourceRef, spec: FormSpec, existing: Option<Value>) ->
                 <h1>{heading}</h1>
                 <p class="subtle mono">{spec.with_value(|s| s.api_version.clone())}</p>
             </div>
+            {version_picker(&resource, spec.with_value(|s| s.versions.clone()), editing)}
             <span class="badge pending" class:hidden=move || !checking.get()>"Checking with the API server…"</span>
         </div>
         {move || banner.get().map(|b| view! { <div class="error-banner" role="alert" data-testid="form-banner">{b}</div> })}

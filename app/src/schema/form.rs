@@ -46,7 +46,42 @@ pub struct Field {
     /// What the schema demands, in words ("1 to 10", "matches (mysql|tomcat)").
     pub constraints: Vec<String>,
     pub rules: Vec<CelRule>,
+    /// For an object whose `oneOf`/`anyOf` alternatives each require some of its
+    /// properties: the choice between them (the form shows one alternative's fields).
+    pub alternatives: Vec<Alternative>,
+    /// `oneOf` (exactly one) rather than `anyOf` (at least one).
+    pub exclusive: bool,
     pub widget: Widget,
+}
+
+/// One alternative of an object's `oneOf`/`anyOf`, by the properties it requires.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Alternative {
+    pub label: String,
+    pub required: Vec<String>,
+}
+
+impl Field {
+    /// Properties that belong to some alternative but not to the `chosen` one: hidden.
+    pub fn hidden_by(&self, chosen: Option<usize>) -> Vec<String> {
+        let Some(chosen) = chosen.and_then(|c| self.alternatives.get(c)) else {
+            return vec![];
+        };
+        self.alternatives
+            .iter()
+            .flat_map(|a| a.required.iter())
+            .filter(|p| !chosen.required.contains(p))
+            .cloned()
+            .collect()
+    }
+
+    /// The alternative `value` already satisfies (all its required properties set).
+    pub fn chosen_alternative(&self, value: &Value) -> Option<usize> {
+        let map = value.as_object()?;
+        self.alternatives
+            .iter()
+            .position(|a| !a.required.is_empty() && a.required.iter().all(|p| map.contains_key(p)))
+    }
 }
 
 /// The form for a CRD version's `spec` (status is never editable). A schema without
@@ -63,6 +98,8 @@ pub fn spec_form(root: &Schema) -> Field {
             default: None,
             constraints: vec![],
             rules: vec![],
+            alternatives: vec![],
+            exclusive: false,
             widget: Widget::Yaml("The schema declares no spec; edit the object as YAML.".into()),
         },
     }
@@ -151,8 +188,40 @@ pub fn build(schema: &Schema, name: &str, path: &str, required: bool, depth: usi
         default: schema.default.clone(),
         constraints: describe(schema),
         rules: schema.validations.clone(),
+        alternatives: object_alternatives(schema),
+        exclusive: !schema.one_of.is_empty(),
         widget,
     }
+}
+
+/// An object's `oneOf`/`anyOf` as a choice, when every alternative names properties
+/// the object declares (the structural-schema way to say "set a or b").
+fn object_alternatives(schema: &Schema) -> Vec<Alternative> {
+    if schema.kind != "object" || schema.properties.is_empty() {
+        return vec![];
+    }
+    let alternatives = if schema.one_of.is_empty() {
+        &schema.any_of
+    } else {
+        &schema.one_of
+    };
+    let usable = alternatives.iter().all(|alt| {
+        !alt.required.is_empty() && alt.required.iter().all(|p| schema.property(p).is_some())
+    });
+    if !usable {
+        return vec![];
+    }
+    alternatives
+        .iter()
+        .map(|alt| Alternative {
+            label: if alt.title.is_empty() {
+                alt.required.join(" + ")
+            } else {
+                alt.title.clone()
+            },
+            required: alt.required.clone(),
+        })
+        .collect()
 }
 
 fn widget(schema: &Schema, path: &str, depth: usize) -> Widget {
@@ -178,7 +247,11 @@ fn widget(schema: &Schema, path: &str, depth: usize) -> Widget {
             alternatives
                 .iter()
                 .enumerate()
-                .map(|(i, alt)| build(alt, &format!("option {}", i + 1), path, false, depth + 1))
+                .map(|(i, alt)| {
+                    let mut field = build(alt, "", path, false, depth + 1);
+                    field.name = choice_label(alt, &field.widget, i);
+                    field
+                })
                 .collect(),
         );
     }
@@ -235,6 +308,44 @@ fn widget(schema: &Schema, path: &str, depth: usize) -> Widget {
             )
         }
         _ => Widget::Yaml("An unknown type: edit it as YAML.".into()),
+    }
+}
+
+/// What a user picks an alternative by: its title, the properties it requires, or
+/// its shape.
+fn choice_label(alt: &Schema, widget: &Widget, index: usize) -> String {
+    if !alt.title.is_empty() {
+        return alt.title.clone();
+    }
+    if !alt.required.is_empty() {
+        return alt.required.join(" + ");
+    }
+    let shape = match widget {
+        Widget::Text | Widget::DateTime | Widget::Bytes => "text",
+        Widget::Integer => "whole number",
+        Widget::Number => "number",
+        Widget::Boolean => "yes/no",
+        Widget::Select(_) => "one of a list",
+        Widget::IntOrString => "number or text",
+        Widget::Object(_) | Widget::Map(_) => "object",
+        Widget::List(_) => "list",
+        Widget::Choice(_) | Widget::Yaml(_) => "YAML",
+    };
+    format!("{} ({shape})", index + 1)
+}
+
+/// Whether `value` has the JSON shape `widget` edits (to preselect an alternative).
+pub fn shape_fits(widget: &Widget, value: &Value) -> bool {
+    match widget {
+        Widget::Text | Widget::DateTime | Widget::Bytes => value.is_string(),
+        Widget::Integer => value.is_i64() || value.is_u64(),
+        Widget::Number => value.is_number(),
+        Widget::Boolean => value.is_boolean(),
+        Widget::Select(options) => options.contains(value),
+        Widget::IntOrString => value.is_string() || value.is_i64(),
+        Widget::Object(_) | Widget::Map(_) => value.is_object(),
+        Widget::List(_) => value.is_array(),
+        Widget::Choice(_) | Widget::Yaml(_) => true,
     }
 }
 

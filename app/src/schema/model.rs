@@ -172,7 +172,9 @@ fn read(value: &Value, depth: usize) -> Schema {
         max_length: count(map, "maxLength"),
         min_items: count(map, "minItems"),
         max_items: count(map, "maxItems"),
-        unique_items: flag(map, "uniqueItems"),
+        // CRDs may not set uniqueItems; `x-kubernetes-list-type: set` says the same.
+        unique_items: flag(map, "uniqueItems")
+            || map.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("set"),
         min_properties: count(map, "minProperties"),
         max_properties: count(map, "maxProperties"),
         required: map

@@ -3,19 +3,129 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use super::form::{Widget, initial_value, spec_form};
+use super::form::{Field, Widget, initial_value, spec_form};
 use super::model::Schema;
 use super::validate::{is_date_time, validate};
 
+/// The openAPIV3Schema of version `index` of a CRD under `end2end/fixtures`.
+fn fixture_schema(file: &str, index: usize) -> Schema {
+    let path = format!("{}/../end2end/fixtures/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("fixture file");
+    let crd: Value = serde_yaml::from_str(&text).expect("fixture YAML");
+    Schema::from_value(&crd["spec"]["versions"][index]["schema"]["openAPIV3Schema"])
+}
+
 /// The openAPIV3Schema of a seed CRD's first version.
 fn seed_schema(file: &str) -> Schema {
-    let path = format!(
-        "{}/../end2end/fixtures/seeds/{file}",
-        env!("CARGO_MANIFEST_DIR")
+    fixture_schema(&format!("seeds/{file}"), 0)
+}
+
+/// Every field of a form, depth first.
+fn all_fields(field: &Field) -> Vec<&Field> {
+    let mut out = vec![field];
+    match &field.widget {
+        Widget::Object(children) | Widget::Choice(children) => {
+            out.extend(children.iter().flat_map(all_fields))
+        }
+        Widget::List(item) | Widget::Map(item) => out.extend(all_fields(item)),
+        _ => {}
+    }
+    out
+}
+
+#[test]
+fn hand_written_large_crd_gives_a_full_form_in_every_version() {
+    for version in [0, 1] {
+        let schema = fixture_schema("large/databasecluster-crd.yaml", version);
+        let form = spec_form(&schema);
+        let fields = all_fields(&form);
+        assert!(fields.len() > 300, "only {} fields", fields.len());
+        let widget = |path: &str| {
+            &fields
+                .iter()
+                .find(|f| f.path == path)
+                .unwrap_or_else(|| panic!("{path}"))
+                .widget
+        };
+        assert!(matches!(widget("spec.engine"), Widget::Select(o) if o.len() == 3));
+        assert_eq!(widget("spec.storage.size"), &Widget::IntOrString);
+        assert!(matches!(
+            widget("spec.podTemplate.overrides"),
+            Widget::Yaml(_)
+        ));
+        assert!(matches!(
+            widget("spec.users[*].privileges"),
+            Widget::List(_)
+        ));
+        assert!(matches!(widget("spec.parameters"), Widget::Map(_)));
+        assert_eq!(widget("spec.tls.caBundle"), &Widget::Bytes);
+        assert_eq!(widget("spec.maintenance.pausedUntil"), &Widget::DateTime);
+        let nullable = fields
+            .iter()
+            .find(|f| f.path == "spec.storage.storageClassName")
+            .expect("storageClassName");
+        assert!(nullable.nullable);
+        let target = fields
+            .iter()
+            .find(|f| f.path == "spec.backup.target")
+            .expect("backup target");
+        let labels: Vec<_> = target
+            .alternatives
+            .iter()
+            .map(|a| a.label.as_str())
+            .collect();
+        assert_eq!(labels, ["s3", "gcs", "azure", "pvc"]);
+        assert!(target.exclusive);
+        assert!(!fields.iter().any(|f| f.path.starts_with("status")));
+    }
+    let v1 = fixture_schema("large/databasecluster-crd.yaml", 1);
+    let defaults = initial_value(v1.property("spec").expect("spec"));
+    assert_eq!(defaults["instances"], json!(3));
+    assert_eq!(defaults["backup"]["schedule"], json!("0 3 * * *"));
+    let errors = validate(
+        &v1,
+        &json!({"spec": {"engine": "oracle", "version": "8", "instances": 12,
+            "storage": {"size": "10Gi", "accessModes": []},
+            "tls": {"dnsNames": ["a", "a"]},
+            "bootstrap": {"initdb": {}, "clone": {"fromCluster": "a"}},
+            "backup": {"target": {"s3": {"bucket": "Bad_Bucket", "credentialsSecret": "s"}}}}}),
+        "",
     );
-    let text = std::fs::read_to_string(&path).expect("seed file");
-    let crd: Value = serde_yaml::from_str(&text).expect("seed YAML");
-    Schema::from_value(&crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+    let mut got = paths(&errors);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "spec.backup.target.s3.bucket",
+            "spec.bootstrap",
+            "spec.engine",
+            "spec.instances",
+            "spec.storage.accessModes",
+            "spec.tls.dnsNames[1]",
+            "spec.version",
+        ]
+    );
+}
+
+#[test]
+fn object_alternatives_hide_the_others_fields() {
+    let schema = Schema::from_value(&json!({"type": "object", "properties": {"spec": {
+        "type": "object",
+        "properties": {"s3": {"type": "string"}, "pvc": {"type": "string"}, "note": {"type": "string"}},
+        "oneOf": [{"required": ["s3"]}, {"required": ["pvc"]}]
+    }}}));
+    let form = spec_form(&schema);
+    assert_eq!(form.alternatives.len(), 2);
+    assert_eq!(form.chosen_alternative(&json!({"pvc": "x"})), Some(1));
+    assert_eq!(form.chosen_alternative(&json!({"note": "x"})), None);
+    assert_eq!(form.hidden_by(Some(0)), ["pvc"]);
+    assert_eq!(form.hidden_by(None), Vec::<String>::new());
+    // Alternatives naming a property the object lacks are no choice the form can show.
+    let odd = Schema::from_value(&json!({"type": "object", "properties": {"spec": {
+        "type": "object", "properties": {"a": {"type": "string"}},
+        "oneOf": [{"required": ["a"]}, {"required": ["zzz"]}]
+    }}}));
+    assert!(spec_form(&odd).alternatives.is_empty());
 }
 
 fn paths(errors: &[super::validate::FieldError]) -> Vec<&str> {
