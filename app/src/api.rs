@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::model::{CrdSummary, FormSpec, ObjectDetail, SubmitOutcome};
+use crate::model::{CrdSummary, FormSpec, ObjectDetail, StackOffer, SubmitOutcome};
 use crate::table::model::{ResourceKind, ResourceRef};
 
 #[cfg(feature = "ssr")]
@@ -111,6 +111,25 @@ pub async fn delete_object(
 ) -> Result<Vec<String>, ServerFnError> {
     backend()?
         .delete(resource, namespace, name, propagation)
+        .await
+        .map_err(|e| ServerFnError::new(e.to_string()))
+}
+
+/// The stack catalog, for the Provision page.
+#[server(prefix = "/api", endpoint = "stack-offers")]
+pub async fn stack_offers() -> Result<Vec<StackOffer>, ServerFnError> {
+    Ok(backend()?.stack_offers())
+}
+
+/// A Stack's generated password, for a user allowed to read its Secret. A POST, so
+/// the password never travels in a URL and the CSRF guard applies.
+#[server(prefix = "/api", endpoint = "stack-password")]
+pub async fn reveal_stack_password(
+    namespace: String,
+    name: String,
+) -> Result<String, ServerFnError> {
+    backend()?
+        .stack_password(namespace, name)
         .await
         .map_err(|e| ServerFnError::new(e.to_string()))
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::model::{CrdSummary, FormSpec, ObjectDetail, SubmitOutcome};
+use crate::model::{CrdSummary, FormSpec, ObjectDetail, StackOffer, SubmitOutcome};
 use crate::table::model::{ResourceKind, ResourceRef};
 
 /// Why the backend could not answer, worded for the person reading the page.
@@ -80,6 +80,14 @@ pub trait Backend: Send + Sync + 'static {
         namespace: Option<String>,
         name: String,
     ) -> Result<ObjectDetail, BackendError>;
+
+    /// What the Provision page offers.
+    fn stack_offers(&self) -> Vec<StackOffer>;
+
+    /// The generated password of a Stack, read from its credentials Secret with the
+    /// asking user's rights (Forbidden for anyone who may not read that Secret).
+    async fn stack_password(&self, namespace: String, name: String)
+    -> Result<String, BackendError>;
 }
 
 pub type SharedBackend = Arc<dyn Backend>;

@@ -168,6 +168,20 @@ pub struct ObjectDetail {
     pub owners: Vec<OwnerLink>,
     /// The object as YAML, without managedFields; Secret values are replaced.
     pub yaml: String,
+    /// The object's `status` (null when it has none).
+    pub status: serde_json::Value,
+}
+
+/// One choice the Provision page offers, from the stack catalog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackOffer {
+    pub choice: String,
+    pub title: String,
+    pub description: String,
+    pub image: String,
+    pub versions: Vec<String>,
+    pub port: i32,
+    pub stateful: bool,
 }
 
 /// What the create form of a CRD version is generated from.

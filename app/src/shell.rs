@@ -12,6 +12,7 @@ use crate::components::resource_nav::ResourceNav;
 use crate::pages::crds::CrdsPage;
 use crate::pages::create::{CreatePage, EditPage};
 use crate::pages::object::ObjectPage;
+use crate::pages::provision::ProvisionPage;
 use crate::pages::resource::ResourcePage;
 
 /// The document the server renders around [`App`].
@@ -54,6 +55,7 @@ pub fn App() -> impl IntoView {
                 </a>
                 <nav class="topnav">
                     <A href="/crds">"Resource types"</A>
+                    <A href="/provision">"Provision"</A>
                 </nav>
             </header>
             <div class="frame">
@@ -62,6 +64,7 @@ pub fn App() -> impl IntoView {
                     <Routes fallback=|| view! { <p class="empty">"Page not found."</p> }>
                         <Route path=StaticSegment("") view=|| view! { <Redirect path="/crds"/> }/>
                         <Route path=StaticSegment("crds") view=CrdsPage/>
+                        <Route path=StaticSegment("provision") view=ProvisionPage/>
                         <Route path=path!("/r/:group/:version/:plural") view=ResourcePage/>
                         <Route path=path!("/r/:group/:version/:plural/new") view=CreatePage/>
                         <Route path=path!("/r/:group/:version/:plural/:namespace/:name") view=ObjectPage/>

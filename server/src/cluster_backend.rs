@@ -1,9 +1,9 @@
 //! The server's implementation of the UI's [`Backend`] seam.
 
 use app::backend::{Backend, BackendError};
-use app::model::{CrdSummary, FormSpec, ObjectDetail, SubmitOutcome};
+use app::model::{CrdSummary, FormSpec, ObjectDetail, StackOffer, SubmitOutcome};
 use app::table::model::{ResourceKind, ResourceRef};
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ListParams};
 
 use crate::detail::{self, DetailError};
@@ -13,6 +13,8 @@ use crate::objects::{self, ObjectError};
 pub struct ClusterBackend {
     pub catalog: CrdCatalog,
     pub client: kube::Client,
+    /// What the Provision page offers.
+    pub stacks: std::sync::Arc<crate::stacks::catalog::Catalog>,
 }
 
 /// Built-in kinds Portico lists beside the CRDs: what its reconciler provisions, plus
@@ -128,6 +130,47 @@ impl Backend for ClusterBackend {
             })
     }
 
+    fn stack_offers(&self) -> Vec<StackOffer> {
+        self.stacks
+            .entries
+            .iter()
+            .map(|(choice, e)| StackOffer {
+                choice: choice.clone(),
+                title: if e.title.is_empty() {
+                    choice.clone()
+                } else {
+                    e.title.clone()
+                },
+                description: e.description.clone(),
+                image: e.image.clone(),
+                versions: e.versions.keys().cloned().collect(),
+                port: e.port,
+                stateful: e.stateful,
+            })
+            .collect()
+    }
+
+    async fn stack_password(
+        &self,
+        namespace: String,
+        name: String,
+    ) -> Result<String, BackendError> {
+        check_target(&stack_resource(), Some(&namespace), &name)?;
+        let secret_name = crate::stacks::children::secret_name(&name);
+        let secrets: Api<Secret> = Api::namespaced(self.client.clone(), &namespace);
+        let what = format!("Secret {namespace}/{secret_name}");
+        let secret = secrets.get(&secret_name).await.map_err(|e| match e {
+            kube::Error::Api(s) if s.code == 403 => BackendError::Forbidden(what.clone()),
+            kube::Error::Api(s) if s.code == 404 => BackendError::NotFound(what.clone()),
+            other => BackendError::Unreachable(other.to_string()),
+        })?;
+        secret
+            .data
+            .and_then(|d| d.get(crate::stacks::children::PASSWORD_KEY).cloned())
+            .and_then(|b| String::from_utf8(b.0).ok())
+            .ok_or(BackendError::NotFound(format!("the password in {what}")))
+    }
+
     async fn form_spec(&self, resource: ResourceRef) -> Result<FormSpec, BackendError> {
         self.catalog
             .form_spec(&resource.group, &resource.plural, &resource.version)
@@ -221,6 +264,11 @@ fn check_target(
         )));
     }
     Ok(())
+}
+
+fn stack_resource() -> ResourceRef {
+    use crate::stacks::resource::{GROUP, PLURAL, VERSION};
+    ResourceRef::new(GROUP, VERSION, PLURAL)
 }
 
 fn user_error(e: ObjectError, resource: &ResourceRef, name: &str) -> BackendError {

@@ -11,6 +11,17 @@ pub enum LogFormat {
     Json,
 }
 
+/// Where the Stack reconciler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReconcilerMode {
+    /// In this process, beside the portal (the leader Lease decides which replica acts).
+    On,
+    /// Not at all (another deployment runs it).
+    Off,
+    /// Only the reconciler: no HTTP server.
+    Only,
+}
+
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "portico",
@@ -46,6 +57,22 @@ pub struct Config {
     /// LEPTOS_SITE_ROOT, then target/site.
     #[arg(long, env = "PORTICO_SITE_ROOT")]
     pub site_root: Option<PathBuf>,
+
+    /// Whether this process runs the Stack reconciler.
+    #[arg(long, env = "PORTICO_RECONCILER", value_enum, default_value_t = ReconcilerMode::On)]
+    pub reconciler: ReconcilerMode,
+
+    /// The Stack catalog (YAML). Defaults to the built-in MySQL 8.4 / Tomcat 10.1 one.
+    #[arg(long, env = "PORTICO_STACK_CATALOG")]
+    pub stack_catalog: Option<PathBuf>,
+
+    /// Namespace of the reconciler's leader Lease (the pod's own in a cluster).
+    #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
+    pub lease_namespace: String,
+
+    /// This replica's name in the leader Lease. Defaults to the host name and pid.
+    #[arg(long, env = "POD_NAME")]
+    pub replica_name: Option<String>,
 }
 
 /// Leptos' site options: cargo-leptos' LEPTOS_* variables where set, Portico's

@@ -62,7 +62,14 @@ pub fn summarize(obj: DynamicObject, is_secret: bool, owners: Vec<OwnerLink>) ->
         .into_iter()
         .collect();
     labels.sort();
+    // Secrets have no status; for them nothing secret could leak through it anyway.
+    let status = if is_secret {
+        Value::Null
+    } else {
+        obj.data.get("status").cloned().unwrap_or(Value::Null)
+    };
     ObjectDetail {
+        status,
         kind: types.kind,
         api_version: types.api_version,
         name: meta.name.clone().unwrap_or_default(),

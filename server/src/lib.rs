@@ -11,6 +11,7 @@ pub mod health;
 pub mod http;
 pub mod kube_client;
 pub mod objects;
+pub mod stacks;
 pub mod state;
 pub mod telemetry;
 pub mod watch;

@@ -4,7 +4,10 @@
 use anyhow::Context;
 use axum::serve::ListenerExt;
 use clap::Parser;
-use portico_server::config::{self, Config};
+use std::sync::Arc;
+
+use portico_server::config::{self, Config, ReconcilerMode};
+use portico_server::stacks::{self, catalog::Catalog, leader::LeaseSettings};
 use portico_server::state::AppState;
 use portico_server::{http, kube_client, telemetry};
 
@@ -20,7 +23,36 @@ async fn main() -> anyhow::Result<()> {
     let client = kube_client::build(config.kubeconfig.as_deref(), config.context.as_deref())
         .await
         .context("connecting to Kubernetes")?;
-    let (state, watches) = AppState::new(client, leptos_options);
+    let stack_catalog =
+        Catalog::load(config.stack_catalog.as_deref()).context("loading the stack catalog")?;
+    let (stop_reconciler, shutdown) = tokio::sync::watch::channel(false);
+    let reconciler = (config.reconciler != ReconcilerMode::Off).then(|| {
+        let identity = config
+            .replica_name
+            .clone()
+            .unwrap_or_else(default_replica_name);
+        let settings = stacks::reconcile::Settings {
+            catalog: stack_catalog.clone(),
+            namespace: None,
+            stats: Arc::default(),
+        };
+        tokio::spawn(stacks::run_elected(
+            client.clone(),
+            settings,
+            LeaseSettings::new(&config.lease_namespace, &identity),
+            shutdown,
+        ))
+    });
+    if config.reconciler == ReconcilerMode::Only {
+        shutdown_signal().await;
+        stop_reconciler.send_replace(true);
+        if let Some(task) = reconciler {
+            task.await.context("the reconciler task")?;
+        }
+        return Ok(());
+    }
+
+    let (state, watches) = AppState::new(client, leptos_options, Arc::new(stack_catalog));
     let watch_task = tokio::spawn(watches);
 
     let listener = tokio::net::TcpListener::bind(addr)
@@ -43,6 +75,10 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("serving HTTP")?;
     watch_task.abort();
+    stop_reconciler.send_replace(true);
+    if let Some(task) = reconciler {
+        task.await.context("the reconciler task")?;
+    }
     tracing::info!("stopped");
     Ok(())
 }
@@ -62,4 +98,12 @@ async fn shutdown_signal() {
         }
     }
     tracing::info!("shutting down");
+}
+
+/// This replica's name in the leader Lease outside a cluster (where POD_NAME is unset).
+fn default_replica_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "portico".into());
+    format!("{host}-{}", std::process::id())
 }

@@ -38,11 +38,13 @@ impl AppState {
     pub fn new(
         client: kube::Client,
         leptos_options: LeptosOptions,
+        stacks: Arc<crate::stacks::catalog::Catalog>,
     ) -> (Self, impl std::future::Future<Output = ()> + Send + 'static) {
         let (catalog, driver) = CrdCatalog::start(client.clone());
         let backend: SharedBackend = Arc::new(ClusterBackend {
             catalog: catalog.clone(),
             client: client.clone(),
+            stacks,
         });
         let state = Self {
             leptos_options,

@@ -119,7 +119,11 @@ async fn invalid_crdkind_is_rejected_with_the_servers_field_causes() {
 async fn http_server_is_ready_and_its_server_function_lists_the_seeds() {
     let client = client_with_seeds().await;
     let options = portico_server::config::leptos_options(None).expect("leptos options");
-    let (state, watches) = AppState::new(client, options);
+    let (state, watches) = AppState::new(
+        client,
+        options,
+        std::sync::Arc::new(portico_server::stacks::catalog::Catalog::load(None).expect("catalog")),
+    );
     let catalog = state.catalog.clone();
     let watch = tokio::spawn(watches);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_meta::Title;
-use leptos_router::hooks::{query_signal, use_navigate, use_params_map};
+use leptos_router::hooks::{query_signal, use_navigate, use_params_map, use_query_map};
 use serde_json::{Value, json};
 
 use crate::api::{
@@ -192,6 +192,23 @@ fn ObjectForm(
             json!({ "spec": schema.property("spec").map(initial_value).unwrap_or_else(|| json!({})) })
         }
     };
+    let mut start = start;
+    if existing.is_none() && carried.is_none() {
+        // Links may fill fields in: `?spec.choice=mysql` (the Provision page does).
+        let query = use_query_map();
+        query.with_untracked(|q| {
+            for (key, text) in q {
+                if key.starts_with("spec.") {
+                    let segs: Vec<Seg> = key.split('.').map(|k| Seg::Key(k.to_string())).collect();
+                    crate::schema::value::set(
+                        &mut start,
+                        &segs,
+                        Some(Value::String(text.to_string())),
+                    );
+                }
+            }
+        });
+    }
     let value = RwSignal::new(start);
     // What saves are based on; replaced by the server's latest after a conflict.
     let base = RwSignal::new(existing.clone().unwrap_or(Value::Null));

@@ -3,6 +3,7 @@
 pub mod crds;
 pub mod create;
 pub mod object;
+pub mod provision;
 pub mod resource;
 
 use leptos_router::params::ParamsMap;

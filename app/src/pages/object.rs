@@ -10,6 +10,7 @@ use crate::components::error_banner::ErrorBanner;
 use crate::components::live_table::LiveTable;
 use crate::live::on_server_events;
 use crate::model::{Condition, ObjectDetail, OwnerLink};
+use crate::pages::provision::StackConnection;
 use crate::table::model::{ChildEntry, ChildrenQuery, ResourceRef, TableQuery};
 use crate::table::state::SortKey;
 
@@ -93,6 +94,8 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
     let on_events_sort = Callback::new(move |column: String| {
         events_sort.update(|s| *s = SortKey::toggled(s.as_ref(), column))
     });
+    let is_stack = target.resource.group == "portico.dev" && target.resource.plural == "stacks";
+    let stack_namespace = detail.namespace.clone().filter(|_| is_stack);
     let namespace = detail
         .namespace
         .clone()
@@ -112,6 +115,9 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
         </div>
         <DeletionNotice detail=detail.clone()/>
         <Owners owners=detail.owners.clone()/>
+        {stack_namespace.map(|ns| view! {
+            <StackConnection namespace=ns name=detail.name.clone() status=detail.status.clone()/>
+        })}
         <Labels labels=detail.labels.clone()/>
         {detail.namespace.clone().map(|ns| view! { <Children namespace=ns uid=detail.uid.clone()/> })}
         <section class="panel">

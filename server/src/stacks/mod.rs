@@ -1,0 +1,35 @@
+//! Self-service stacks: the `Stack` kind, the catalog of what each choice provisions,
+//! the children computed from both, status derived from the children, the reconciler
+//! that applies them, and the Lease that keeps it to one replica.
+
+pub mod catalog;
+pub mod children;
+pub mod leader;
+pub mod reconcile;
+pub mod resource;
+pub mod status;
+
+use tokio::sync::watch;
+
+/// Runs the Stack reconciler on this replica whenever it holds the leader Lease,
+/// until `shutdown` turns true (then in-flight reconciles finish and the Lease is
+/// released).
+pub async fn run_elected(
+    client: kube::Client,
+    settings: reconcile::Settings,
+    lease: leader::LeaseSettings,
+    shutdown: watch::Receiver<bool>,
+) {
+    let identity = lease.identity.clone();
+    leader::lead(client.clone(), lease, shutdown, move |stop| {
+        reconcile::run(
+            client.clone(),
+            settings.clone(),
+            identity.clone(),
+            async move {
+                let _ = stop.await;
+            },
+        )
+    })
+    .await;
+}

@@ -1,0 +1,426 @@
+//! The Stack controller: for each Stack, server-side apply the children the catalog
+//! describes, remove children a changed choice no longer needs, and write status
+//! derived from the children. Drift (a child edited or deleted) triggers a reconcile
+//! through the owned-object watches and is put back by the next apply.
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::{Secret, Service};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::watcher;
+use kube::{Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tracing::Instrument;
+
+use super::catalog::Catalog;
+use super::children::{self, ChildrenError, STACK_LABEL, Workload};
+use super::resource::{Endpoint, Stack, StackStatus};
+use super::status::{Observed, Problem, derive};
+
+/// The field manager of everything the reconciler applies.
+pub const MANAGER: &str = "portico-reconciler";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    #[error("the Kubernetes API refused a request: {0}")]
+    Kube(#[from] kube::Error),
+    #[error("the system's random source failed while generating a password")]
+    Random,
+}
+
+/// Counters a test or a benchmark reads.
+#[derive(Debug, Default)]
+pub struct ReconcileStats {
+    pub reconciles: AtomicU64,
+    pub failures: AtomicU64,
+}
+
+struct Context {
+    client: kube::Client,
+    catalog: Catalog,
+    recorder: Recorder,
+    stats: Arc<ReconcileStats>,
+    /// Consecutive failures per Stack, for exponential backoff.
+    attempts: Mutex<HashMap<String, u32>>,
+}
+
+/// What one reconciler instance works with.
+#[derive(Clone)]
+pub struct Settings {
+    pub catalog: Catalog,
+    /// Reconcile only Stacks in this namespace (all namespaces when `None`).
+    pub namespace: Option<String>,
+    /// Counters shared with whoever started the reconciler.
+    pub stats: Arc<ReconcileStats>,
+}
+
+fn scoped<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
+where
+    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>,
+{
+    match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    }
+}
+
+/// Runs the controller until `stop` resolves, then finishes in-flight reconciles.
+pub async fn run(
+    client: kube::Client,
+    settings: Settings,
+    identity: String,
+    stop: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    let Settings {
+        catalog,
+        namespace,
+        stats,
+    } = settings;
+    let recorder = Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: MANAGER.into(),
+            instance: Some(identity),
+        },
+    );
+    let ctx = Arc::new(Context {
+        client: client.clone(),
+        catalog,
+        recorder,
+        stats,
+        attempts: Mutex::default(),
+    });
+    let children = watcher::Config::default().labels(STACK_LABEL);
+    let ns = namespace.as_deref();
+    Controller::new(scoped::<Stack>(&client, ns), watcher::Config::default())
+        .owns(scoped::<StatefulSet>(&client, ns), children.clone())
+        .owns(scoped::<Deployment>(&client, ns), children.clone())
+        .owns(scoped::<Service>(&client, ns), children.clone())
+        .owns(scoped::<Secret>(&client, ns), children)
+        .graceful_shutdown_on(stop)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "reconcile did not complete");
+            }
+        })
+        .await;
+    tracing::info!("the Stack reconciler stopped");
+}
+
+fn key(stack: &Stack) -> String {
+    format!(
+        "{}/{}",
+        stack.namespace().unwrap_or_default(),
+        stack.name_any()
+    )
+}
+
+fn error_policy(stack: Arc<Stack>, error: &ReconcileError, ctx: Arc<Context>) -> Action {
+    ctx.stats.failures.fetch_add(1, Ordering::Relaxed);
+    let attempt = {
+        let mut attempts = ctx.attempts.lock().unwrap_or_else(|p| p.into_inner());
+        let n = attempts.entry(key(&stack)).or_insert(0);
+        *n = n.saturating_add(1);
+        *n
+    };
+    let delay = Duration::from_secs(1 << attempt.min(8)).min(Duration::from_secs(300));
+    tracing::warn!(stack = %key(&stack), %error, attempt, retry_in = ?delay, "reconcile failed");
+    Action::requeue(delay)
+}
+
+async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {
+    let span = tracing::info_span!(
+        "reconcile",
+        stack = %key(&stack),
+        generation = stack.metadata.generation.unwrap_or(0)
+    );
+    async move {
+        ctx.stats.reconciles.fetch_add(1, Ordering::Relaxed);
+        if stack.metadata.deletion_timestamp.is_some() {
+            // The garbage collector removes the children through their ownerReferences.
+            return Ok(Action::await_change());
+        }
+        match provision(&stack, &ctx).await {
+            Ok(action) => {
+                ctx.attempts
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&key(&stack));
+                Ok(action)
+            }
+            Err(error) => {
+                let problem = Problem {
+                    reason: "ReconcileFailed".into(),
+                    message: error.to_string(),
+                };
+                // Best effort: the error itself is what the backoff acts on.
+                if let Err(status_error) =
+                    write_status(&stack, &ctx, &Observed::default(), Some(&problem)).await
+                {
+                    tracing::debug!(%status_error, "could not record the failure in status");
+                }
+                Err(error)
+            }
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileError> {
+    let name = stack.name_any();
+    let namespace = stack.namespace().unwrap_or_default();
+    let Some(entry) = ctx.catalog.get(&stack.spec.choice) else {
+        let problem = Problem {
+            reason: "UnknownChoice".into(),
+            message: format!(
+                "The catalog offers no {:?}; it offers {}.",
+                stack.spec.choice,
+                ctx.catalog
+                    .entries
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
+        return Ok(Action::await_change());
+    };
+    let password = match &entry.password_env {
+        Some(_) => existing_password(ctx, &namespace, &name)
+            .await?
+            .map_or_else(children::generate_password, Ok)
+            .map_err(|_| ReconcileError::Random)?,
+        None => String::new(),
+    };
+    let desired = match children::desired(stack, entry, &password) {
+        Ok(d) => d,
+        Err(error @ ChildrenError::UnknownVersion { .. }) => {
+            let problem = Problem {
+                reason: "UnknownVersion".into(),
+                message: error.to_string(),
+            };
+            write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
+            return Ok(Action::await_change());
+        }
+        Err(ChildrenError::Incomplete) => return Ok(Action::await_change()),
+    };
+
+    let mut keep: HashMap<&str, Vec<String>> = HashMap::new();
+    let mut credentials_secret = None;
+    if let Some(secret) = &desired.secret {
+        let applied = apply(ctx, &namespace, secret).await?;
+        credentials_secret = applied.metadata.name.clone();
+        keep.entry("Secret").or_default().push(applied.name_any());
+    }
+    if let Some(headless) = &desired.headless {
+        keep.entry("Service")
+            .or_default()
+            .push(apply(ctx, &namespace, headless).await?.name_any());
+    }
+    let service = apply(ctx, &namespace, &desired.service).await?;
+    keep.entry("Service").or_default().push(service.name_any());
+    let mut observed = match &desired.workload {
+        Workload::Stateful(sts) => {
+            let applied = apply(ctx, &namespace, sts.as_ref()).await?;
+            keep.entry("StatefulSet")
+                .or_default()
+                .push(applied.name_any());
+            let status = applied.status.unwrap_or_default();
+            Observed {
+                replicas: stack.spec.replicas,
+                ready_replicas: status.ready_replicas.unwrap_or(0),
+                rolled_out: status.observed_generation >= applied.metadata.generation
+                    && status.updated_replicas.unwrap_or(status.replicas) >= stack.spec.replicas,
+                ..Default::default()
+            }
+        }
+        Workload::Stateless(deployment) => {
+            let applied = apply(ctx, &namespace, deployment.as_ref()).await?;
+            keep.entry("Deployment")
+                .or_default()
+                .push(applied.name_any());
+            let status = applied.status.unwrap_or_default();
+            Observed {
+                replicas: stack.spec.replicas,
+                ready_replicas: status.ready_replicas.unwrap_or(0),
+                rolled_out: status.observed_generation >= applied.metadata.generation,
+                ..Default::default()
+            }
+        }
+    };
+    let port = service
+        .spec
+        .as_ref()
+        .and_then(|s| s.ports.as_ref())
+        .and_then(|p| p.first());
+    observed.endpoint = Some(Endpoint {
+        service: service.name_any(),
+        port: port.map_or(entry.port, |p| p.port),
+        node_port: port.and_then(|p| p.node_port),
+    });
+    observed.credentials_secret = credentials_secret;
+
+    let mut removed = Vec::new();
+    let uid = stack.metadata.uid.clone().unwrap_or_default();
+    let scope = (ctx, namespace.as_str(), name.as_str(), uid.as_str());
+    removed.extend(remove_stale::<StatefulSet>(scope, keep.get("StatefulSet")).await?);
+    removed.extend(remove_stale::<Deployment>(scope, keep.get("Deployment")).await?);
+    removed.extend(remove_stale::<Service>(scope, keep.get("Service")).await?);
+    removed.extend(remove_stale::<Secret>(scope, keep.get("Secret")).await?);
+    if !removed.is_empty() {
+        publish(
+            ctx,
+            stack,
+            EventType::Normal,
+            "ChildrenRemoved",
+            format!(
+                "Removed {} (not part of a {} stack).",
+                removed.join(", "),
+                stack.spec.choice
+            ),
+        )
+        .await;
+    }
+    write_status(stack, ctx, &observed, None).await?;
+    Ok(Action::requeue(Duration::from_secs(300)))
+}
+
+async fn existing_password(
+    ctx: &Context,
+    namespace: &str,
+    stack: &str,
+) -> Result<Option<String>, kube::Error> {
+    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), namespace);
+    Ok(secrets
+        .get_opt(&children::secret_name(stack))
+        .await?
+        .and_then(|s| s.data)
+        .and_then(|d| d.get(children::PASSWORD_KEY).cloned())
+        .and_then(|b| String::from_utf8(b.0).ok())
+        .filter(|p| !p.is_empty()))
+}
+
+/// Server-side apply with Portico's field manager; `force` takes back fields someone
+/// else changed (drift correction).
+async fn apply<K>(ctx: &Context, namespace: &str, object: &K) -> Result<K, kube::Error>
+where
+    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug,
+{
+    let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
+    let name = object.meta().name.clone().unwrap_or_default();
+    api.patch(
+        &name,
+        &PatchParams::apply(MANAGER).force(),
+        &Patch::Apply(object),
+    )
+    .await
+}
+
+/// Deletes this Stack's children of kind `K` that are not in `keep` (left over from
+/// another choice). Only objects this Stack controls are touched.
+async fn remove_stale<K>(
+    (ctx, namespace, stack, uid): (&Context, &str, &str, &str),
+    keep: Option<&Vec<String>>,
+) -> Result<Vec<String>, kube::Error>
+where
+    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + Debug,
+{
+    let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
+    let list = api
+        .list_metadata(&ListParams::default().labels(&format!("{STACK_LABEL}={stack}")))
+        .await?;
+    let mut removed = Vec::new();
+    for child in list.items {
+        let name = child.name_any();
+        let ours = child
+            .owner_references()
+            .iter()
+            .any(|o| o.controller == Some(true) && o.uid == uid);
+        if ours && !keep.is_some_and(|k| k.contains(&name)) {
+            match api.delete(&name, &DeleteParams::background()).await {
+                Ok(_) => removed.push(format!("{} {name}", K::kind(&()))),
+                Err(kube::Error::Api(e)) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(removed)
+}
+
+async fn write_status(
+    stack: &Stack,
+    ctx: &Context,
+    observed: &Observed,
+    problem: Option<&Problem>,
+) -> Result<(), kube::Error> {
+    let now = k8s_openapi::jiff::Timestamp::now()
+        .round(k8s_openapi::jiff::Unit::Second)
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+    let previous = stack.status.as_ref();
+    let next: StackStatus = derive(previous, stack.metadata.generation, observed, problem, &now);
+    if previous == Some(&next) {
+        return Ok(());
+    }
+    let api: Api<Stack> =
+        Api::namespaced(ctx.client.clone(), &stack.namespace().unwrap_or_default());
+    api.patch_status(
+        &stack.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({ "status": next })),
+    )
+    .await?;
+    let before = previous.and_then(|p| p.phase.clone());
+    if before != next.phase {
+        let (kind, reason, note) = match (next.phase.as_deref(), problem) {
+            (Some("Ready"), _) => (
+                EventType::Normal,
+                "Ready",
+                "Every replica is ready.".to_string(),
+            ),
+            (Some("Degraded"), Some(p)) => {
+                (EventType::Warning, p.reason.as_str(), p.message.clone())
+            }
+            _ => (
+                EventType::Normal,
+                "Provisioning",
+                "Children applied; waiting for replicas to become ready.".to_string(),
+            ),
+        };
+        publish(ctx, stack, kind, reason, note).await;
+    }
+    Ok(())
+}
+
+async fn publish(ctx: &Context, stack: &Stack, type_: EventType, reason: &str, note: String) {
+    let event = Event {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: "Reconcile".into(),
+        secondary: None,
+    };
+    if let Err(error) = ctx.recorder.publish(&event, &stack.object_ref(&())).await {
+        tracing::debug!(%error, "could not publish an Event");
+    }
+}

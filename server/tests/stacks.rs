@@ -1,0 +1,525 @@
+//! The Stack reconciler against a real kube-apiserver. There is no controller-manager,
+//! so the tests mark children ready by patching their status, as a cluster's
+//! StatefulSet and Deployment controllers would. Each test works in its own namespace
+//! with its own reconciler (scoped to that namespace) and its own leader Lease.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::wait::await_condition;
+use kube::{Resource, ResourceExt};
+use portico_control_plane::apply;
+use portico_control_plane::cluster::TestCluster;
+use portico_server::stacks::catalog::Catalog;
+use portico_server::stacks::leader::LeaseSettings;
+use portico_server::stacks::reconcile::{ReconcileStats, Settings};
+use portico_server::stacks::resource::Stack;
+use portico_server::stacks::run_elected;
+use serde_json::json;
+use tokio::sync::watch;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+async fn client() -> kube::Client {
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
+    let crd = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/crds/stack.yaml");
+    apply::apply_all(&client, apply::read_documents(&crd).expect("Stack CRD"))
+        .await
+        .expect("Stack CRD applies");
+    client
+}
+
+async fn fresh_namespace(client: &kube::Client, prefix: &str) -> String {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let ns: Namespace =
+        serde_json::from_value(json!({"metadata": {"generateName": format!("{prefix}-")}}))
+            .expect("namespace");
+    api.create(&PostParams::default(), &ns)
+        .await
+        .expect("create namespace")
+        .name_any()
+}
+
+/// One reconciler instance: scoped to `namespace`, electing through a Lease there.
+struct Instance {
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+    stats: Arc<ReconcileStats>,
+}
+
+impl Instance {
+    fn start(client: &kube::Client, namespace: &str, identity: &str) -> Self {
+        let stats = Arc::new(ReconcileStats::default());
+        let (stop, shutdown) = watch::channel(false);
+        let mut lease = LeaseSettings::new(namespace, identity);
+        lease.duration = Duration::from_secs(4);
+        lease.retry = Duration::from_millis(500);
+        let settings = Settings {
+            catalog: Catalog::load(None).expect("catalog"),
+            namespace: Some(namespace.to_string()),
+            stats: stats.clone(),
+        };
+        let task = tokio::spawn(run_elected(client.clone(), settings, lease, shutdown));
+        Self { stop, task, stats }
+    }
+
+    async fn shut_down(self) {
+        self.stop.send_replace(true);
+        tokio::time::timeout(WAIT, self.task)
+            .await
+            .expect("the reconciler stops in time")
+            .expect("the reconciler task ends cleanly");
+    }
+
+    fn reconciles(&self) -> u64 {
+        self.stats.reconciles.load(Ordering::Relaxed)
+    }
+}
+
+async fn create_stack(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    spec: serde_json::Value,
+) -> Stack {
+    let api: Api<Stack> = Api::namespaced(client.clone(), ns);
+    let stack: Stack = serde_json::from_value(json!({
+        "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
+        "metadata": {"name": name}, "spec": spec
+    }))
+    .expect("stack");
+    api.create(&PostParams::default(), &stack)
+        .await
+        .expect("create Stack")
+}
+
+/// Waits until `name` of kind K satisfies `condition` (a watch, not polling).
+async fn until<K>(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    what: &str,
+    condition: impl Fn(Option<&K>) -> bool,
+) where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + 'static,
+{
+    let api: Api<K> = Api::namespaced(client.clone(), ns);
+    tokio::time::timeout(WAIT, await_condition(api, name, condition))
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+        .unwrap_or_else(|e| panic!("watching for {what}: {e}"));
+}
+
+fn phase(stack: Option<&Stack>) -> Option<&str> {
+    stack
+        .and_then(|s| s.status.as_ref())
+        .and_then(|s| s.phase.as_deref())
+}
+
+async fn mark_statefulset_ready(client: &kube::Client, ns: &str, name: &str) {
+    let api: Api<StatefulSet> = Api::namespaced(client.clone(), ns);
+    let sts = api.get(name).await.expect("StatefulSet");
+    let replicas = sts.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    api.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {
+            "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
+            "availableReplicas": replicas, "observedGeneration": sts.metadata.generation
+        }})),
+    )
+    .await
+    .expect("patch StatefulSet status");
+}
+
+async fn mark_deployment_ready(client: &kube::Client, ns: &str, name: &str) {
+    let api: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    let d = api.get(name).await.expect("Deployment");
+    let replicas = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    api.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {
+            "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
+            "availableReplicas": replicas, "observedGeneration": d.metadata.generation
+        }})),
+    )
+    .await
+    .expect("patch Deployment status");
+}
+
+fn controlled_by(obj: &impl Resource, stack: &Stack) -> bool {
+    obj.meta().owner_references.iter().flatten().any(|o| {
+        o.controller == Some(true)
+            && o.kind == "Stack"
+            && Some(&o.uid) == stack.metadata.uid.as_ref()
+    })
+}
+
+#[tokio::test]
+async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift() {
+    let client = client().await;
+    let ns = fresh_namespace(&client, "stk-mysql").await;
+    let reconciler = Instance::start(&client, &ns, "only-one");
+    let stack = create_stack(
+        &client,
+        &ns,
+        "db",
+        json!({"choice": "mysql", "storage": "2Gi"}),
+    )
+    .await;
+
+    until::<Stack>(&client, &ns, "db", "status Progressing", |s| {
+        phase(s) == Some("Progressing")
+    })
+    .await;
+    let sts: StatefulSet = Api::namespaced(client.clone(), &ns)
+        .get("db")
+        .await
+        .expect("StatefulSet");
+    assert!(controlled_by(&sts, &stack));
+    let spec = sts.spec.clone().expect("spec");
+    let container = &spec.template.spec.as_ref().expect("pod").containers[0];
+    assert_eq!(
+        container.image.as_deref(),
+        Some("docker.io/library/mysql:8.4")
+    );
+    assert_eq!(spec.replicas, Some(1));
+    let services: Api<Service> = Api::namespaced(client.clone(), &ns);
+    for name in ["db", "db-headless"] {
+        assert!(
+            controlled_by(&services.get(name).await.expect(name), &stack),
+            "{name}"
+        );
+    }
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
+    let secret = secrets
+        .get("db-credentials")
+        .await
+        .expect("credentials Secret");
+    assert!(controlled_by(&secret, &stack));
+
+    mark_statefulset_ready(&client, &ns, "db").await;
+    until::<Stack>(&client, &ns, "db", "status Ready", |s| {
+        phase(s) == Some("Ready")
+    })
+    .await;
+    let ready: Stack = Api::namespaced(client.clone(), &ns)
+        .get("db")
+        .await
+        .expect("Stack");
+    let status = ready.status.expect("status");
+    assert_eq!(status.credentials_secret.as_deref(), Some("db-credentials"));
+    let endpoint = status.endpoint.expect("endpoint");
+    assert_eq!((endpoint.service.as_str(), endpoint.port), ("db", 3306));
+    assert!(endpoint.node_port.is_some(), "NodePort exposure by default");
+    let text = serde_json::to_string(&status.conditions).expect("json");
+    let password =
+        String::from_utf8(secret.data.expect("data")["password"].0.clone()).expect("utf8");
+    assert!(!text.contains(&password), "the password is never in status");
+
+    // A spec change rolls out to the StatefulSet.
+    let stacks: Api<Stack> = Api::namespaced(client.clone(), &ns);
+    stacks
+        .patch(
+            "db",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 3}})),
+        )
+        .await
+        .expect("edit replicas");
+    until::<StatefulSet>(&client, &ns, "db", "3 replicas", |s| {
+        s.and_then(|s| s.spec.as_ref()).and_then(|s| s.replicas) == Some(3)
+    })
+    .await;
+
+    // Drift: a deleted child comes back, an edited one is put back.
+    services
+        .delete("db-headless", &DeleteParams::default())
+        .await
+        .expect("delete");
+    until::<Service>(
+        &client,
+        &ns,
+        "db-headless",
+        "headless Service recreated",
+        |s| s.is_some_and(|s| s.metadata.deletion_timestamp.is_none()),
+    )
+    .await;
+    let sts_api: Api<StatefulSet> = Api::namespaced(client.clone(), &ns);
+    sts_api
+        .patch(
+            "db",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 7}})),
+        )
+        .await
+        .expect("edit the child");
+    until::<StatefulSet>(&client, &ns, "db", "replicas put back", |s| {
+        s.and_then(|s| s.spec.as_ref()).and_then(|s| s.replicas) == Some(3)
+    })
+    .await;
+
+    // A changed choice removes the old children and creates the new.
+    stacks
+        .patch(
+            "db",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"choice": "tomcat", "storage": null}})),
+        )
+        .await
+        .expect("switch to tomcat");
+    until::<Deployment>(&client, &ns, "db", "a Deployment", |d| d.is_some()).await;
+    until::<StatefulSet>(&client, &ns, "db", "the StatefulSet removed", |s| {
+        s.is_none()
+    })
+    .await;
+    until::<Service>(
+        &client,
+        &ns,
+        "db-headless",
+        "the headless Service removed",
+        |s| s.is_none(),
+    )
+    .await;
+    until::<Secret>(&client, &ns, "db-credentials", "the Secret removed", |s| {
+        s.is_none()
+    })
+    .await;
+    mark_deployment_ready(&client, &ns, "db").await;
+    until::<Stack>(&client, &ns, "db", "tomcat Ready", |s| {
+        phase(s) == Some("Ready")
+    })
+    .await;
+    reconciler.shut_down().await;
+}
+
+#[tokio::test]
+async fn tomcat_gets_a_deployment_and_an_unknown_version_is_degraded() {
+    let client = client().await;
+    let ns = fresh_namespace(&client, "stk-tomcat").await;
+    let reconciler = Instance::start(&client, &ns, "only-one");
+    let stack = create_stack(
+        &client,
+        &ns,
+        "web",
+        json!({"choice": "tomcat", "exposure": "ClusterIP", "replicas": 2}),
+    )
+    .await;
+    until::<Deployment>(&client, &ns, "web", "a Deployment", |d| d.is_some()).await;
+    let d: Deployment = Api::namespaced(client.clone(), &ns)
+        .get("web")
+        .await
+        .expect("Deployment");
+    assert!(controlled_by(&d, &stack));
+    let pod = d
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.spec.clone())
+        .expect("pod");
+    assert_eq!(
+        pod.containers[0].image.as_deref(),
+        Some("docker.io/library/tomcat:10.1")
+    );
+    assert!(
+        pod.containers[0].readiness_probe.is_some() && pod.containers[0].liveness_probe.is_some()
+    );
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
+    assert!(
+        secrets
+            .get_opt("web-credentials")
+            .await
+            .expect("get")
+            .is_none()
+    );
+    mark_deployment_ready(&client, &ns, "web").await;
+    until::<Stack>(&client, &ns, "web", "Ready", |s| phase(s) == Some("Ready")).await;
+
+    create_stack(
+        &client,
+        &ns,
+        "old",
+        json!({"choice": "tomcat", "version": "7.0"}),
+    )
+    .await;
+    until::<Stack>(&client, &ns, "old", "Degraded", |s| {
+        phase(s) == Some("Degraded")
+    })
+    .await;
+    let old: Stack = Api::namespaced(client.clone(), &ns)
+        .get("old")
+        .await
+        .expect("Stack");
+    let degraded = old
+        .status
+        .expect("status")
+        .conditions
+        .into_iter()
+        .find(|c| c.type_ == "Degraded")
+        .expect("Degraded");
+    assert_eq!(degraded.reason, "UnknownVersion");
+    assert!(degraded.message.contains("10.1"), "{}", degraded.message);
+    reconciler.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_restarted_reconciler_leaves_no_duplicates_and_keeps_the_password() {
+    let client = client().await;
+    let ns = fresh_namespace(&client, "stk-restart").await;
+    let first = Instance::start(&client, &ns, "first");
+    create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    until::<Stack>(&client, &ns, "db", "Progressing", |s| {
+        phase(s) == Some("Progressing")
+    })
+    .await;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
+    let password = secrets
+        .get("db-credentials")
+        .await
+        .expect("Secret")
+        .data
+        .expect("data")["password"]
+        .clone();
+    first.shut_down().await;
+
+    let second = Instance::start(&client, &ns, "second");
+    let stacks: Api<Stack> = Api::namespaced(client.clone(), &ns);
+    stacks
+        .patch(
+            "db",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .expect("edit");
+    until::<StatefulSet>(&client, &ns, "db", "2 replicas", |s| {
+        s.and_then(|s| s.spec.as_ref()).and_then(|s| s.replicas) == Some(2)
+    })
+    .await;
+    let by_stack = ListParams::default().labels("portico.dev/stack=db");
+    let count = |n: usize| n;
+    assert_eq!(
+        count(
+            Api::<StatefulSet>::namespaced(client.clone(), &ns)
+                .list(&by_stack)
+                .await
+                .expect("list")
+                .items
+                .len()
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            Api::<Service>::namespaced(client.clone(), &ns)
+                .list(&by_stack)
+                .await
+                .expect("list")
+                .items
+                .len()
+        ),
+        2
+    );
+    assert_eq!(
+        count(secrets.list(&by_stack).await.expect("list").items.len()),
+        1
+    );
+    let after = secrets
+        .get("db-credentials")
+        .await
+        .expect("Secret")
+        .data
+        .expect("data")["password"]
+        .clone();
+    assert_eq!(after, password, "a restart does not change the password");
+    assert!(second.reconciles() > 0);
+    second.shut_down().await;
+}
+
+#[tokio::test]
+async fn of_two_reconcilers_only_the_leader_acts_and_the_other_takes_over() {
+    let client = client().await;
+    let ns = fresh_namespace(&client, "stk-leader").await;
+    let a = Instance::start(&client, &ns, "replica-a");
+    // Wait for A to lead before B starts, so that the roles are known.
+    until::<k8s_openapi::api::coordination::v1::Lease>(
+        &client,
+        &ns,
+        "portico-reconciler",
+        "A leads",
+        |l| {
+            l.and_then(|l| l.spec.as_ref())
+                .and_then(|s| s.holder_identity.as_deref())
+                == Some("replica-a")
+        },
+    )
+    .await;
+    let b = Instance::start(&client, &ns, "replica-b");
+    create_stack(&client, &ns, "web", json!({"choice": "tomcat"})).await;
+    until::<Stack>(&client, &ns, "web", "Progressing", |s| {
+        phase(s) == Some("Progressing")
+    })
+    .await;
+    assert!(a.reconciles() > 0);
+    assert_eq!(b.reconciles(), 0, "the follower never reconciles");
+
+    a.shut_down().await;
+    until::<k8s_openapi::api::coordination::v1::Lease>(
+        &client,
+        &ns,
+        "portico-reconciler",
+        "B leads",
+        |l| {
+            l.and_then(|l| l.spec.as_ref())
+                .and_then(|s| s.holder_identity.as_deref())
+                == Some("replica-b")
+        },
+    )
+    .await;
+    mark_deployment_ready(&client, &ns, "web").await;
+    until::<Stack>(&client, &ns, "web", "Ready under B", |s| {
+        phase(s) == Some("Ready")
+    })
+    .await;
+    assert!(b.reconciles() > 0);
+    b.shut_down().await;
+}
+
+#[tokio::test]
+async fn choice_postgres_is_rejected_by_the_api_server() {
+    let client = client().await;
+    let api: Api<Stack> = Api::namespaced(client, "default");
+    let stack: Stack = serde_json::from_value(json!({
+        "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
+        "metadata": {"name": "pg"}, "spec": {"choice": "postgres"}
+    }))
+    .expect("stack");
+    let err = api
+        .create(
+            &PostParams {
+                dry_run: true,
+                ..Default::default()
+            },
+            &stack,
+        )
+        .await
+        .expect_err("postgres is not a choice");
+    let kube::Error::Api(status) = err else {
+        panic!("an API error, got {err:?}")
+    };
+    assert_eq!(status.code, 422);
+    assert!(status.message.contains("spec.choice"), "{}", status.message);
+}
