@@ -15,6 +15,10 @@ pub struct ClusterBackend {
     pub client: kube::Client,
     /// What the Provision page offers.
     pub stacks: std::sync::Arc<crate::stacks::catalog::Catalog>,
+    /// For access checks as the caller.
+    pub clients: std::sync::Arc<crate::clients::ClientPool>,
+    /// Who is acting (audit lines, access checks).
+    pub who: crate::identity::Caller,
 }
 
 /// Built-in kinds Portico lists beside the CRDs: what its reconciler provisions, plus
@@ -159,7 +163,16 @@ impl Backend for ClusterBackend {
         let secret_name = crate::stacks::children::secret_name(&name);
         let secrets: Api<Secret> = Api::namespaced(self.client.clone(), &namespace);
         let what = format!("Secret {namespace}/{secret_name}");
-        let secret = secrets.get(&secret_name).await.map_err(|e| match e {
+        let read = secrets.get(&secret_name).await;
+        self.audit(
+            "reveal-password",
+            &what,
+            &read
+                .as_ref()
+                .map(|_| String::new())
+                .map_err(|e| BackendError::Invalid(e.to_string())),
+        );
+        let secret = read.map_err(|e| match e {
             kube::Error::Api(s) if s.code == 403 => BackendError::Forbidden(what.clone()),
             kube::Error::Api(s) if s.code == 404 => BackendError::NotFound(what.clone()),
             other => BackendError::Unreachable(other.to_string()),
@@ -185,7 +198,20 @@ impl Backend for ClusterBackend {
         dry_run: bool,
     ) -> Result<SubmitOutcome, BackendError> {
         let obj = dynamic_object(object)?;
-        outcome(objects::create(&self.client, &obj, dry_run).await)
+        let result = outcome(objects::create(&self.client, &obj, dry_run).await);
+        if !dry_run {
+            let what = format!(
+                "{} {}/{}",
+                obj.types
+                    .as_ref()
+                    .map(|t| t.kind.as_str())
+                    .unwrap_or("object"),
+                obj.metadata.namespace.as_deref().unwrap_or(""),
+                obj.metadata.name.as_deref().unwrap_or("")
+            );
+            self.audit("create", &what, &result);
+        }
+        result
     }
 
     async fn object_for_edit(
@@ -211,7 +237,7 @@ impl Backend for ClusterBackend {
     ) -> Result<SubmitOutcome, BackendError> {
         check_target(&resource, namespace.as_deref(), &name)?;
         let obj = dynamic_object(object)?;
-        outcome(
+        let result = outcome(
             objects::replace(
                 &self.client,
                 &resource,
@@ -221,7 +247,15 @@ impl Backend for ClusterBackend {
                 dry_run,
             )
             .await,
-        )
+        );
+        if !dry_run {
+            self.audit(
+                "update",
+                &describe(&resource, namespace.as_deref(), &name),
+                &result,
+            );
+        }
+        result
     }
 
     async fn delete(
@@ -232,7 +266,7 @@ impl Backend for ClusterBackend {
         propagation: String,
     ) -> Result<Vec<String>, BackendError> {
         check_target(&resource, namespace.as_deref(), &name)?;
-        objects::delete(
+        let result = objects::delete(
             &self.client,
             &resource,
             namespace.as_deref(),
@@ -240,8 +274,59 @@ impl Backend for ClusterBackend {
             &propagation,
         )
         .await
-        .map_err(|e| user_error(e, &resource, &name))
+        .map_err(|e| user_error(e, &resource, &name));
+        self.audit(
+            "delete",
+            &describe(&resource, namespace.as_deref(), &name),
+            &result,
+        );
+        result
     }
+}
+
+impl ClusterBackend {
+    /// One line per mutation: who, what, and how it ended.
+    fn audit<T: AuditResult>(&self, verb: &str, what: &str, result: &Result<T, BackendError>) {
+        let outcome = match result {
+            Ok(r) => r.summary(),
+            Err(e) => format!("failed: {e}"),
+        };
+        tracing::info!(target: "portico::audit", user = %self.who.name(), verb, object = %what, result = %outcome, "audit");
+    }
+}
+
+/// How an outcome reads in the audit log.
+trait AuditResult {
+    fn summary(&self) -> String;
+}
+
+impl AuditResult for SubmitOutcome {
+    fn summary(&self) -> String {
+        match self {
+            SubmitOutcome::Accepted { .. } => "ok".into(),
+            SubmitOutcome::Rejected(r) => format!("refused ({}): {}", r.code, r.message),
+        }
+    }
+}
+
+impl AuditResult for Vec<String> {
+    fn summary(&self) -> String {
+        if self.is_empty() {
+            "ok".into()
+        } else {
+            format!("ok, held by finalizers {}", self.join(", "))
+        }
+    }
+}
+
+impl AuditResult for String {
+    fn summary(&self) -> String {
+        "ok".into()
+    }
+}
+
+fn describe(resource: &ResourceRef, namespace: Option<&str>, name: &str) -> String {
+    format!("{} {}/{name}", resource.plural, namespace.unwrap_or(""))
 }
 
 /// Refuses names that could steer a request to another API path.

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
+use crate::identity::{Cidr, IdentityConfig, IdentityMode};
+use crate::session::SessionKey;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     Text,
@@ -73,6 +76,38 @@ pub struct Config {
     /// This replica's name in the leader Lease. Defaults to the host name and pid.
     #[arg(long, env = "POD_NAME")]
     pub replica_name: Option<String>,
+
+    /// Who people act as: `local` (the kubeconfig's identity, for development),
+    /// `token` (a bearer token given at sign-in) or `proxy` (an authenticating
+    /// proxy's headers, impersonated).
+    #[arg(long, env = "PORTICO_IDENTITY", value_enum, default_value_t = IdentityMode::Local)]
+    pub identity: IdentityMode,
+
+    /// Proxy mode: the header naming the user.
+    #[arg(
+        long,
+        env = "PORTICO_PROXY_USER_HEADER",
+        default_value = "X-Forwarded-User"
+    )]
+    pub proxy_user_header: String,
+
+    /// Proxy mode: the header listing the user's groups (comma-separated or repeated).
+    #[arg(
+        long,
+        env = "PORTICO_PROXY_GROUPS_HEADER",
+        default_value = "X-Forwarded-Groups"
+    )]
+    pub proxy_groups_header: String,
+
+    /// Proxy mode: addresses (CIDR, comma-separated) whose identity headers are
+    /// believed; headers from anywhere else are ignored.
+    #[arg(long, env = "PORTICO_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<String>,
+
+    /// Token mode: file holding the 64-hex-digit key that seals session cookies (the
+    /// same for every replica). Without it a random key is used.
+    #[arg(long, env = "PORTICO_SESSION_KEY_FILE")]
+    pub session_key_file: Option<PathBuf>,
 }
 
 /// Leptos' site options: cargo-leptos' LEPTOS_* variables where set, Portico's
@@ -88,4 +123,48 @@ pub fn leptos_options(
         options.site_root = root.to_string_lossy().as_ref().into();
     }
     Ok(options)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IdentityConfigError {
+    #[error(
+        "proxy mode needs --trusted-proxies: identity headers from unknown addresses are never believed"
+    )]
+    NoTrustedProxies,
+    #[error("--trusted-proxies: {0}")]
+    BadRange(String),
+    #[error("{0} is not a valid header name")]
+    BadHeader(String),
+    #[error(transparent)]
+    Session(#[from] crate::session::SessionError),
+}
+
+impl Config {
+    /// How requests are identified, from the flags.
+    pub fn identity_config(&self) -> Result<IdentityConfig, IdentityConfigError> {
+        let header = |name: &str| {
+            axum::http::HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes())
+                .map_err(|_| IdentityConfigError::BadHeader(name.to_string()))
+        };
+        let trusted = self
+            .trusted_proxies
+            .iter()
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| t.parse::<Cidr>().map_err(IdentityConfigError::BadRange))
+            .collect::<Result<Vec<_>, _>>()?;
+        if self.identity == IdentityMode::Proxy && trusted.is_empty() {
+            return Err(IdentityConfigError::NoTrustedProxies);
+        }
+        let sessions = match self.identity {
+            IdentityMode::Token => Some(SessionKey::load(self.session_key_file.as_deref())?),
+            _ => None,
+        };
+        Ok(IdentityConfig {
+            mode: self.identity,
+            user_header: header(&self.proxy_user_header)?,
+            groups_header: header(&self.proxy_groups_header)?,
+            trusted,
+            sessions,
+        })
+    }
 }

@@ -22,6 +22,15 @@ pub async fn build(
     kubeconfig: Option<&Path>,
     context: Option<&str>,
 ) -> Result<kube::Client, ClientError> {
+    Ok(kube::Client::try_from(config(kubeconfig, context).await?)?)
+}
+
+/// The portal's configuration, from an explicit kubeconfig (and optional context) or
+/// kube's inference.
+pub async fn config(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> Result<kube::Config, ClientError> {
     let options = kube::config::KubeConfigOptions {
         context: context.map(str::to_string),
         ..Default::default()
@@ -47,5 +56,5 @@ pub async fn build(
         }
         None => kube::Config::infer().await?,
     };
-    Ok(kube::Client::try_from(config)?)
+    Ok(config)
 }

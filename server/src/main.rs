@@ -20,9 +20,11 @@ async fn main() -> anyhow::Result<()> {
         .context("reading Leptos configuration")?;
     let addr = config.listen.unwrap_or(leptos_options.site_addr);
 
-    let client = kube_client::build(config.kubeconfig.as_deref(), config.context.as_deref())
+    let identity = config.identity_config().context("identity settings")?;
+    let kube_config = kube_client::config(config.kubeconfig.as_deref(), config.context.as_deref())
         .await
-        .context("connecting to Kubernetes")?;
+        .context("reading the Kubernetes configuration")?;
+    let client = kube::Client::try_from(kube_config.clone()).context("connecting to Kubernetes")?;
     let stack_catalog =
         Catalog::load(config.stack_catalog.as_deref()).context("loading the stack catalog")?;
     let (stop_reconciler, shutdown) = tokio::sync::watch::channel(false);
@@ -52,7 +54,9 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     }
 
+    tracing::info!(mode = ?identity.mode, "identity");
     let (state, watches) = AppState::new(client, leptos_options, Arc::new(stack_catalog));
+    let state = state.with_identity(identity, kube_config);
     let watch_task = tokio::spawn(watches);
 
     let listener = tokio::net::TcpListener::bind(addr)
@@ -67,7 +71,8 @@ async fn main() -> anyhow::Result<()> {
     });
     tracing::info!(%addr, "Portico is serving");
     let on_shutdown = state.clone();
-    axum::serve(listener, http::router(state))
+    let app = http::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
             on_shutdown.begin_shutdown();

@@ -6,8 +6,10 @@ use app::backend::SharedBackend;
 use axum::extract::FromRef;
 use leptos::prelude::LeptosOptions;
 
+use crate::clients::ClientPool;
 use crate::cluster_backend::ClusterBackend;
 use crate::discovery::CrdCatalog;
+use crate::identity::{Caller, IdentityConfig};
 use crate::watch::hub::WatchHub;
 
 /// How long an upstream watch outlives its last viewer, so a page reload or a quick
@@ -17,10 +19,14 @@ const WATCH_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 #[derive(Clone)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
+    /// The portal's own identity: health checks and the CRD catalog only.
     pub client: kube::Client,
     pub catalog: CrdCatalog,
-    pub backend: SharedBackend,
     pub hub: WatchHub,
+    /// A client per person, and access checks as that person.
+    pub clients: Arc<ClientPool>,
+    pub identity: Arc<IdentityConfig>,
+    pub stacks: Arc<crate::stacks::catalog::Catalog>,
     /// Set once the server starts shutting down: long-lived streams end so that
     /// graceful shutdown does not wait for them forever.
     shutdown: std::sync::Arc<tokio::sync::watch::Sender<bool>>,
@@ -41,20 +47,36 @@ impl AppState {
         stacks: Arc<crate::stacks::catalog::Catalog>,
     ) -> (Self, impl std::future::Future<Output = ()> + Send + 'static) {
         let (catalog, driver) = CrdCatalog::start(client.clone());
-        let backend: SharedBackend = Arc::new(ClusterBackend {
-            catalog: catalog.clone(),
-            client: client.clone(),
-            stacks,
-        });
         let state = Self {
             leptos_options,
             hub: WatchHub::new(client.clone(), WATCH_GRACE),
             shutdown: std::sync::Arc::new(tokio::sync::watch::channel(false).0),
+            clients: Arc::new(ClientPool::new(None, client.clone())),
+            identity: Arc::new(IdentityConfig::local()),
             client,
             catalog,
-            backend,
+            stacks,
         };
         (state, driver)
+    }
+
+    /// Identifies people as `identity` says, acting for them from `base` (the portal's
+    /// configuration, used for impersonation or as the template for user tokens).
+    pub fn with_identity(mut self, identity: IdentityConfig, base: kube::Config) -> Self {
+        self.clients = Arc::new(ClientPool::new(Some(base), self.client.clone()));
+        self.identity = Arc::new(identity);
+        self
+    }
+
+    /// The backend acting as `caller`.
+    pub fn backend_for(&self, caller: &Caller) -> Result<SharedBackend, kube::Error> {
+        Ok(Arc::new(ClusterBackend {
+            catalog: self.catalog.clone(),
+            client: self.clients.for_caller(caller)?,
+            stacks: self.stacks.clone(),
+            clients: self.clients.clone(),
+            who: caller.clone(),
+        }))
     }
 }
 

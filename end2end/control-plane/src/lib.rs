@@ -200,7 +200,7 @@ impl ControlPlane {
             format!("--tls-cert-file={}", tls_cert.display()),
             format!("--tls-private-key-file={}", tls_key.display()),
             format!("--client-ca-file={}", ca_file.display()),
-            "--service-cluster-ip-range=10.0.0.0/24".into(),
+            "--service-cluster-ip-range=10.0.0.0/16".into(),
             "--allow-privileged=true".into(),
             "--disable-admission-plugins=ServiceAccount".into(),
             "--authorization-mode=RBAC".into(),

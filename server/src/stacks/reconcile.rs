@@ -27,15 +27,26 @@ use super::children::{self, ChildrenError, STACK_LABEL, Workload};
 use super::resource::{Endpoint, Stack, StackStatus};
 use super::status::{Observed, Problem, derive};
 
+/// Stacks reconciled at the same time.
+const CONCURRENCY: u16 = 16;
+
 /// The field manager of everything the reconciler applies.
 pub const MANAGER: &str = "portico-reconciler";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReconcileError {
-    #[error("the Kubernetes API refused a request: {0}")]
+    #[error("{}", api_message(.0))]
     Kube(#[from] kube::Error),
     #[error("the system's random source failed while generating a password")]
     Random,
+}
+
+/// The API server's own words when it gave any (they end up in status, read by people).
+fn api_message(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => format!("The API server refused a change: {}", status.message),
+        other => format!("The API server could not be reached: {other}"),
+    }
 }
 
 /// Counters a test or a benchmark reads.
@@ -107,6 +118,8 @@ pub async fn run(
         .owns(scoped::<Deployment>(&client, ns), children.clone())
         .owns(scoped::<Service>(&client, ns), children.clone())
         .owns(scoped::<Secret>(&client, ns), children)
+        // Bounded, so a burst of Stacks does not overwhelm the API server.
+        .with_config(kube::runtime::controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(stop)
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
@@ -153,6 +166,7 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
         }
         match provision(&stack, &ctx).await {
             Ok(action) => {
+                tracing::debug!("reconciled");
                 ctx.attempts
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())

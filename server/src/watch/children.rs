@@ -8,12 +8,13 @@ use std::time::Duration;
 use app::table::format::cell_text;
 use app::table::model::{ChildEntry, ChildrenQuery, ResourceRef, TableQuery};
 use app::table::state::TableState;
-use axum::extract::{Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::{Stream, StreamExt};
 
 use super::hub::{FeedEvent, Next, Subscription, WatchHub};
+use crate::identity::Caller;
 use crate::state::AppState;
 
 /// Built-in kinds an owned object is commonly of (what controllers create).
@@ -61,6 +62,7 @@ const SETTLE: Duration = Duration::from_millis(50);
 /// The live list of `uid`'s children in `namespace`, among `kinds`.
 pub fn children_stream(
     hub: &WatchHub,
+    client: &kube::Client,
     kinds: Vec<ChildKind>,
     namespace: String,
     uid: String,
@@ -76,7 +78,7 @@ pub fn children_stream(
                 label_selector: None,
                 field_selector: None,
             };
-            let sub = hub.subscribe(query);
+            let sub = hub.subscribe_as(query, client);
             (k, sub)
         })
         .collect();
@@ -178,16 +180,36 @@ fn collect(
 
 pub async fn live_children(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Query(query): Query<ChildrenQuery>,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, (StatusCode, &'static str)> {
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, (StatusCode, String)> {
     if !app::table::model::is_path_segment(&query.namespace) {
         return Err((
             StatusCode::BAD_REQUEST,
-            "namespace must be a DNS-style name",
+            "namespace must be a DNS-style name".into(),
         ));
     }
-    let kinds = candidate_kinds(&state.catalog.summaries());
-    let stream = children_stream(&state.hub, kinds, query.namespace, query.uid)
+    // Children are looked for only among the kinds this viewer may watch there.
+    let mut kinds = Vec::new();
+    for kind in candidate_kinds(&state.catalog.summaries()) {
+        let resource = &kind.resource;
+        if super::access::may_watch(
+            &state,
+            &caller,
+            &resource.group,
+            &resource.plural,
+            Some(&query.namespace),
+        )
+        .await
+        {
+            kinds.push(kind);
+        }
+    }
+    let client = state
+        .clients
+        .for_caller(&caller)
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let stream = children_stream(&state.hub, &client, kinds, query.namespace, query.uid)
         .take_until(state.shutting_down())
         .map(|children| {
             Ok(Event::default()

@@ -143,13 +143,19 @@ impl WatchHub {
             .is_ok_and(|r| r.is_ok())
     }
 
-    /// Joins (or starts) the feed for `query`.
+    /// Joins (or starts) the feed for `query`, as the hub's own client.
     pub fn subscribe(&self, query: TableQuery) -> Subscription {
+        self.subscribe_as(query, &self.inner.client)
+    }
+
+    /// Joins the feed for `query`, or starts it with `client`. Callers check that the
+    /// viewer may watch the resource first: a running feed serves whoever joins it.
+    pub fn subscribe_as(&self, query: TableQuery, client: &kube::Client) -> Subscription {
         let feed = {
             let mut feeds = self.inner.feeds.lock().unwrap_or_else(|e| e.into_inner());
             let feed = feeds
                 .entry(query.clone())
-                .or_insert_with(|| start_feed(self.inner.client.clone(), query.clone()))
+                .or_insert_with(|| start_feed(client.clone(), query.clone()))
                 .clone();
             feed.viewers.fetch_add(1, Ordering::AcqRel);
             self.inner.feed_count.send_replace(feeds.len());

@@ -7,13 +7,14 @@
 use std::convert::Infallible;
 
 use app::table::model::{TableQuery, sse_event};
-use axum::extract::{Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::{Stream, StreamExt};
 
 use super::coalesce::Coalescer;
 use super::hub::{Next, Subscription};
+use crate::identity::Caller;
 use crate::state::AppState;
 
 /// Upper bound of deltas merged into one message.
@@ -37,15 +38,40 @@ pub async fn live_crds(
 
 pub async fn live_table(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Query(query): Query<TableQuery>,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, (StatusCode, &'static str)> {
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, (StatusCode, String)> {
     if !query.is_valid() {
         return Err((
             StatusCode::BAD_REQUEST,
-            "group, version, plural and namespace must be DNS-style names",
+            "group, version, plural and namespace must be DNS-style names".into(),
         ));
     }
-    let subscription = state.hub.subscribe(query);
+    // A shared feed serves this viewer only if the API server says they may watch it.
+    if !super::access::may_watch(
+        &state,
+        &caller,
+        &query.group,
+        &query.plural,
+        query.namespace.as_deref(),
+    )
+    .await
+    {
+        let scope = query
+            .namespace
+            .as_deref()
+            .map(|ns| format!(" in namespace {ns}"))
+            .unwrap_or_default();
+        return Err((
+            StatusCode::FORBIDDEN,
+            format!("{} may not watch {}{scope}.", caller.name(), query.plural),
+        ));
+    }
+    let client = state
+        .clients
+        .for_caller(&caller)
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let subscription = state.hub.subscribe_as(query, &client);
     let stream = events(subscription).take_until(state.shutting_down());
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }

@@ -1,0 +1,155 @@
+//! A kube client per caller, so that every read and write a person triggers is made
+//! with their own Kubernetes identity (impersonated, or their own token), and access
+//! checks (SelfSubjectAccessReview as that person) cached briefly.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+};
+use kube::api::{Api, PostParams};
+use kube::config::AuthInfo;
+
+use crate::identity::Caller;
+
+/// How long a built client and an access decision are reused.
+const CLIENT_TTL: Duration = Duration::from_secs(600);
+const ACCESS_TTL: Duration = Duration::from_secs(30);
+/// Bound on cached clients (oldest dropped first).
+const MAX_CLIENTS: usize = 512;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AccessQuestion {
+    pub verb: String,
+    pub group: String,
+    pub resource: String,
+    pub namespace: Option<String>,
+}
+
+pub struct ClientPool {
+    /// The portal's configuration: server, CA and (for impersonation) its credentials.
+    /// Without it only the portal's own identity is available (local mode).
+    base: Option<kube::Config>,
+    portal: kube::Client,
+    clients: Mutex<HashMap<Caller, (kube::Client, Instant)>>,
+    decisions: Mutex<HashMap<(Caller, AccessQuestion), (bool, Instant)>>,
+}
+
+impl ClientPool {
+    pub fn new(base: Option<kube::Config>, portal: kube::Client) -> Self {
+        Self {
+            base,
+            portal,
+            clients: Mutex::default(),
+            decisions: Mutex::default(),
+        }
+    }
+
+    /// The portal's own client (health checks, the CRD catalog, the reconciler).
+    pub fn portal(&self) -> kube::Client {
+        self.portal.clone()
+    }
+
+    fn config_for(&self, caller: &Caller) -> Option<kube::Config> {
+        let mut config = self.base.clone()?;
+        match caller {
+            Caller::Portal => return None,
+            Caller::User { name, groups } => {
+                config.auth_info.impersonate = Some(name.clone());
+                config.auth_info.impersonate_groups = (!groups.is_empty()).then(|| groups.clone());
+            }
+            Caller::Bearer { token, .. } => {
+                // Only the user's token: none of the portal's own credentials.
+                config.auth_info = AuthInfo {
+                    token: Some(token.0.clone().into()),
+                    ..Default::default()
+                };
+            }
+        }
+        Some(config)
+    }
+
+    /// A client acting as `caller`, built fresh and not kept (sign-in checks).
+    pub fn build_for(&self, caller: &Caller) -> Result<kube::Client, kube::Error> {
+        match self.config_for(caller) {
+            Some(config) => kube::Client::try_from(config),
+            None => self.for_caller(caller),
+        }
+    }
+
+    /// The client that acts as `caller`.
+    pub fn for_caller(&self, caller: &Caller) -> Result<kube::Client, kube::Error> {
+        let Some(config) = self.config_for(caller) else {
+            if *caller == Caller::Portal {
+                return Ok(self.portal.clone());
+            }
+            // Never fall back to the portal's identity for a person.
+            return Err(kube::Error::Service(
+                "Portico has no configuration to act as a user".into(),
+            ));
+        };
+        let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((client, at)) = clients.get(caller)
+            && at.elapsed() < CLIENT_TTL
+        {
+            return Ok(client.clone());
+        }
+        let client = kube::Client::try_from(config)?;
+        if clients.len() >= MAX_CLIENTS {
+            clients.retain(|_, (_, at)| at.elapsed() < CLIENT_TTL);
+            if clients.len() >= MAX_CLIENTS
+                && let Some(oldest) = clients
+                    .iter()
+                    .min_by_key(|(_, (_, at))| *at)
+                    .map(|(k, _)| k.clone())
+            {
+                clients.remove(&oldest);
+            }
+        }
+        clients.insert(caller.clone(), (client.clone(), Instant::now()));
+        Ok(client)
+    }
+
+    /// Whether `caller` may do what `question` asks, as the API server's authorizer
+    /// decides (a SelfSubjectAccessReview made as that caller), cached briefly.
+    pub async fn allowed(
+        &self,
+        caller: &Caller,
+        question: &AccessQuestion,
+    ) -> Result<bool, kube::Error> {
+        let key = (caller.clone(), question.clone());
+        if let Some((allowed, at)) = self
+            .decisions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            && at.elapsed() < ACCESS_TTL
+        {
+            return Ok(*allowed);
+        }
+        let review = SelfSubjectAccessReview {
+            spec: SelfSubjectAccessReviewSpec {
+                resource_attributes: Some(ResourceAttributes {
+                    verb: Some(question.verb.clone()),
+                    group: Some(question.group.clone()),
+                    resource: Some(question.resource.clone()),
+                    namespace: question.namespace.clone(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let api: Api<SelfSubjectAccessReview> = Api::all(self.for_caller(caller)?);
+        let answer = api.create(&PostParams::default(), &review).await?;
+        let allowed = answer.status.is_some_and(|s| s.allowed);
+        let mut decisions = self.decisions.lock().unwrap_or_else(|p| p.into_inner());
+        if decisions.len() > 10_000 {
+            decisions.retain(|_, (_, at)| at.elapsed() < ACCESS_TTL);
+        }
+        decisions.insert(key, (allowed, Instant::now()));
+        Ok(allowed)
+    }
+}

@@ -1,0 +1,260 @@
+//! Who is asking. In `local` mode everyone is the portal's own kubeconfig identity
+//! (development). In `token` mode a user's bearer token, kept in an encrypted
+//! cookie, is used for every API call. In `proxy` mode an authenticating proxy's
+//! user and group headers become impersonation, but only from trusted addresses.
+
+use std::net::{IpAddr, SocketAddr};
+use std::str::FromStr;
+
+use axum::http::{HeaderMap, HeaderName};
+
+use crate::session::{SESSION_COOKIE, SessionKey};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IdentityMode {
+    Local,
+    Token,
+    Proxy,
+}
+
+/// A bearer token; never printed.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Token(pub String);
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(<redacted>)")
+    }
+}
+
+/// The identity a request acts with.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Caller {
+    /// Local mode: the portal's own identity.
+    Portal,
+    /// Proxy mode: impersonated user and groups.
+    User { name: String, groups: Vec<String> },
+    /// Token mode: the user's own token (and the name the API server gave it).
+    Bearer { name: String, token: Token },
+}
+
+impl Caller {
+    /// Who, for audit lines.
+    pub fn name(&self) -> &str {
+        match self {
+            Caller::Portal => "portal (local mode)",
+            Caller::User { name, .. } | Caller::Bearer { name, .. } => name,
+        }
+    }
+}
+
+/// An address range in CIDR notation (`10.0.0.0/8`, `::1/128`, or one address).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cidr {
+    addr: IpAddr,
+    prefix: u8,
+}
+
+impl FromStr for Cidr {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (addr, prefix) = match s.trim().split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (s.trim(), None),
+        };
+        let addr: IpAddr = addr
+            .parse()
+            .map_err(|_| format!("{s:?} is not an address range"))?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            None => max,
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= max)
+                .ok_or_else(|| format!("{s:?} has a bad prefix length"))?,
+        };
+        Ok(Self { addr, prefix })
+    }
+}
+
+impl Cidr {
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+            v4 => v4,
+        };
+        match (self.addr, ip) {
+            (IpAddr::V4(net), IpAddr::V4(ip)) => {
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u32::from(net) & mask == u32::from(ip) & mask
+            }
+            (IpAddr::V6(net), IpAddr::V6(ip)) => {
+                let mask = u128::MAX
+                    .checked_shl(128 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u128::from(net) & mask == u128::from(ip) & mask
+            }
+            _ => false,
+        }
+    }
+}
+
+/// How requests are identified.
+pub struct IdentityConfig {
+    pub mode: IdentityMode,
+    pub user_header: HeaderName,
+    pub groups_header: HeaderName,
+    /// Proxy mode: the only peers whose identity headers are believed.
+    pub trusted: Vec<Cidr>,
+    /// Token mode: the key sealing session cookies.
+    pub sessions: Option<SessionKey>,
+}
+
+impl IdentityConfig {
+    pub fn local() -> Self {
+        Self {
+            mode: IdentityMode::Local,
+            user_header: HeaderName::from_static("x-forwarded-user"),
+            groups_header: HeaderName::from_static("x-forwarded-groups"),
+            trusted: vec![],
+            sessions: None,
+        }
+    }
+
+    /// The caller of a request from `peer` with `headers`; `None` when the request
+    /// carries no identity this mode accepts.
+    pub fn identify(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> Option<Caller> {
+        match self.mode {
+            IdentityMode::Local => Some(Caller::Portal),
+            IdentityMode::Proxy => {
+                let trusted = peer.is_some_and(|p| self.trusted.iter().any(|c| c.contains(p.ip())));
+                if !trusted {
+                    if headers.contains_key(&self.user_header) {
+                        tracing::warn!(peer = ?peer, "identity headers from an untrusted address ignored");
+                    }
+                    return None;
+                }
+                let name = headers.get(&self.user_header)?.to_str().ok()?.trim();
+                if name.is_empty() {
+                    return None;
+                }
+                let groups = headers
+                    .get_all(&self.groups_header)
+                    .iter()
+                    .filter_map(|v| v.to_str().ok())
+                    .flat_map(|v| v.split(','))
+                    .map(str::trim)
+                    .filter(|g| !g.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                Some(Caller::User {
+                    name: name.to_string(),
+                    groups,
+                })
+            }
+            IdentityMode::Token => {
+                let cookie = cookie_value(headers, SESSION_COOKIE)?;
+                let session = self.sessions.as_ref()?.open(&cookie)?;
+                Some(Caller::Bearer {
+                    name: session.user,
+                    token: Token(session.token),
+                })
+            }
+        }
+    }
+}
+
+/// A cookie's value from the request's Cookie headers.
+pub fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proxy(trusted: &str) -> IdentityConfig {
+        IdentityConfig {
+            mode: IdentityMode::Proxy,
+            trusted: vec![trusted.parse().expect("cidr")],
+            ..IdentityConfig::local()
+        }
+    }
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(
+                HeaderName::from_bytes(k.as_bytes()).expect("name"),
+                v.parse().expect("value"),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn cidrs_match_what_they_cover() {
+        let net: Cidr = "10.1.0.0/16".parse().expect("cidr");
+        assert!(net.contains("10.1.200.3".parse().expect("ip")));
+        assert!(!net.contains("10.2.0.1".parse().expect("ip")));
+        assert!(
+            Cidr::from_str("0.0.0.0/0")
+                .expect("all")
+                .contains("8.8.8.8".parse().expect("ip"))
+        );
+        assert!(
+            Cidr::from_str("127.0.0.1")
+                .expect("one")
+                .contains("::ffff:127.0.0.1".parse().expect("ip"))
+        );
+        assert!(Cidr::from_str("10.0.0.0/33").is_err());
+        assert!(Cidr::from_str("nonsense").is_err());
+    }
+
+    #[test]
+    fn proxy_headers_count_only_from_trusted_peers() {
+        let h = headers(&[
+            ("x-forwarded-user", "ada"),
+            ("x-forwarded-groups", "dev, ops"),
+            ("x-forwarded-groups", "qa"),
+        ]);
+        let peer: SocketAddr = "127.0.0.1:5000".parse().expect("addr");
+        assert_eq!(
+            proxy("127.0.0.1/32").identify(Some(peer), &h),
+            Some(Caller::User {
+                name: "ada".into(),
+                groups: vec!["dev".into(), "ops".into(), "qa".into()]
+            })
+        );
+        assert_eq!(
+            proxy("10.0.0.0/8").identify(Some(peer), &h),
+            None,
+            "forged from an untrusted peer"
+        );
+        assert_eq!(proxy("127.0.0.1/32").identify(None, &h), None);
+        assert_eq!(
+            proxy("127.0.0.1/32").identify(Some(peer), &headers(&[])),
+            None
+        );
+    }
+
+    #[test]
+    fn tokens_never_print() {
+        let caller = Caller::Bearer {
+            name: "ada".into(),
+            token: Token("s3cr3t".into()),
+        };
+        assert!(!format!("{caller:?}").contains("s3cr3t"));
+    }
+}

@@ -1,0 +1,127 @@
+//! Token mode's sign-in: a page that takes a Kubernetes bearer token, checks it with
+//! the API server (SelfSubjectReview: who is this?), and keeps it only in a sealed,
+//! HttpOnly, Secure, SameSite=Strict cookie. The token never appears in a URL, a
+//! page or a log line.
+
+use axum::Form;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+use kube::api::{Api, PostParams};
+use serde::Deserialize;
+
+use crate::identity::{Caller, IdentityMode, Token};
+use crate::session::{Session, cookie_header};
+use crate::state::AppState;
+
+#[derive(Deserialize)]
+pub struct SignIn {
+    token: String,
+}
+
+fn page_html(problem: Option<&str>) -> Html<String> {
+    let problem = problem
+        .map(|p| {
+            format!(
+                r#"<div class="error-banner" role="alert">{}</div>"#,
+                escape(p)
+            )
+        })
+        .unwrap_or_default();
+    Html(format!(
+        r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"/><meta name="viewport" content="width=device-width, initial-scale=1"/>
+<title>Sign in · Portico</title><link rel="stylesheet" href="/pkg/portico.css"/></head>
+<body><header class="topbar"><span class="brand"><span class="brand-mark" aria-hidden="true">◆</span>Portico</span></header>
+<main class="login"><section class="panel">
+<h1>Sign in</h1>
+<p class="subtle">Paste a Kubernetes bearer token. Portico acts with it, as you, and keeps it only in an encrypted cookie.</p>
+{problem}
+<form method="post" action="/auth/login" autocomplete="off">
+<label class="field-label" for="token">Token</label>
+<input id="token" name="token" type="password" required autofocus spellcheck="false"/>
+<div class="form-actions"><button type="submit" class="primary">Sign in</button></div>
+</form>
+<p class="subtle small">For a service account: <code>kubectl create token NAME -n NAMESPACE</code></p>
+</section></main></body></html>"#
+    ))
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// `GET /login`.
+pub async fn page(State(state): State<AppState>) -> Response {
+    if state.identity.mode != IdentityMode::Token {
+        return Redirect::to("/").into_response();
+    }
+    page_html(None).into_response()
+}
+
+/// `POST /auth/login`: checks the token and starts a session.
+pub async fn sign_in(State(state): State<AppState>, Form(form): Form<SignIn>) -> Response {
+    let (Some(sessions), IdentityMode::Token) = (&state.identity.sessions, state.identity.mode)
+    else {
+        return Redirect::to("/").into_response();
+    };
+    let token = form.token.trim().to_string();
+    if token.is_empty() {
+        return (
+            StatusCode::BAD_REQUEST,
+            page_html(Some("Paste a token first.")),
+        )
+            .into_response();
+    }
+    let probe = Caller::Bearer {
+        name: String::new(),
+        token: Token(token.clone()),
+    };
+    let user = match state.clients.build_for(&probe) {
+        Ok(client) => Api::<SelfSubjectReview>::all(client)
+            .create(&PostParams::default(), &SelfSubjectReview::default())
+            .await
+            .ok()
+            .and_then(|r| r.status)
+            .and_then(|s| s.user_info)
+            .and_then(|u| u.username),
+        Err(_) => None,
+    };
+    let Some(user) = user else {
+        tracing::info!(target: "portico::audit", verb = "sign-in", result = "refused", "audit");
+        return (
+            StatusCode::UNAUTHORIZED,
+            page_html(Some("The API server did not accept this token.")),
+        )
+            .into_response();
+    };
+    let Some(cookie) = sessions.seal(&Session {
+        user: user.clone(),
+        token,
+    }) else {
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            page_html(Some("Portico could not start a session.")),
+        )
+            .into_response();
+    };
+    tracing::info!(target: "portico::audit", user = %user, verb = "sign-in", result = "ok", "audit");
+    let mut response = Redirect::to("/").into_response();
+    if let Ok(value) = HeaderValue::from_str(&cookie_header(Some(&cookie))) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// `POST /auth/logout`: ends the session.
+pub async fn sign_out() -> Response {
+    let mut response = Redirect::to("/login").into_response();
+    if let Ok(value) = HeaderValue::from_str(&cookie_header(None)) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
