@@ -114,13 +114,21 @@ pub fn cached_apiserver_path() -> Result<PathBuf, ControlPlaneError> {
     Ok(cache.join(format!("kube-apiserver-{}", pinned_kubernetes_version())))
 }
 
-fn free_port() -> Result<u16, ControlPlaneError> {
-    let listener =
-        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(io_err("finding a free port"))?;
-    listener
-        .local_addr()
-        .map(|a| a.port())
-        .map_err(io_err("finding a free port"))
+/// `n` distinct free loopback ports. The listeners are held until all are chosen, so
+/// the kernel cannot hand the same port out twice.
+fn free_ports<const N: usize>() -> Result<[u16; N], ControlPlaneError> {
+    let listeners = (0..N)
+        .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(io_err("finding a free port"))?;
+    let mut ports = [0u16; N];
+    for (port, listener) in ports.iter_mut().zip(&listeners) {
+        *port = listener
+            .local_addr()
+            .map_err(io_err("finding a free port"))?
+            .port();
+    }
+    Ok(ports)
 }
 
 /// A running control plane. Dropping it stops both processes and removes its files.
@@ -161,8 +169,7 @@ impl ControlPlane {
         let sa_key = write("sa.key", &sa_private)?;
         let sa_pub = write("sa.pub", &sa_public)?;
 
-        let etcd_port = free_port()?;
-        let etcd_peer_port = free_port()?;
+        let [etcd_port, etcd_peer_port, port] = free_ports()?;
         let etcd_url = format!("http://127.0.0.1:{etcd_port}");
         let mut etcd_cmd = Command::new(&binaries.etcd);
         etcd_cmd
@@ -189,7 +196,6 @@ impl ControlPlane {
             &format!("{etcd_url}/health"),
         )?;
 
-        let port = free_port()?;
         let server_url = format!("https://127.0.0.1:{port}");
         let apiserver_args: Vec<String> = vec![
             format!("--etcd-servers={etcd_url}"),
