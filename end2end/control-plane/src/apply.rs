@@ -113,7 +113,7 @@ pub async fn apply_all(
     let mut applied = Vec::new();
     let crd_api: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in &crds {
-        applied.push(apply_one(client, crd).await?);
+        applied.push(apply_one(client, crd, false).await?);
     }
     for crd in &crds {
         let name = crd.metadata.name.clone().unwrap_or_default();
@@ -124,12 +124,29 @@ pub async fn apply_all(
         }
     }
     for obj in &rest {
-        applied.push(apply_one(client, obj).await?);
+        applied.push(apply_one(client, obj, false).await?);
     }
     Ok(applied)
 }
 
-async fn apply_one(client: &kube::Client, obj: &DynamicObject) -> Result<String, ApplyError> {
+/// Server-side dry-run apply of each of `objects` (the API server validates and
+/// admits them; nothing is stored). Returns "kind/name" of each.
+pub async fn dry_run_all(
+    client: &kube::Client,
+    objects: &[DynamicObject],
+) -> Result<Vec<String>, ApplyError> {
+    let mut checked = Vec::new();
+    for obj in objects {
+        checked.push(apply_one(client, obj, true).await?);
+    }
+    Ok(checked)
+}
+
+async fn apply_one(
+    client: &kube::Client,
+    obj: &DynamicObject,
+    dry_run: bool,
+) -> Result<String, ApplyError> {
     let gvk = gvk_of(obj).ok_or(ApplyError::Incomplete {
         path: PathBuf::from("<object>"),
     })?;
@@ -148,11 +165,9 @@ async fn apply_one(client: &kube::Client, obj: &DynamicObject) -> Result<String,
         kube::discovery::Scope::Cluster => Api::all_with(client.clone(), &resource),
     };
     let what = format!("{}/{}", gvk.kind, name);
-    api.patch(
-        &name,
-        &PatchParams::apply(FIELD_MANAGER).force(),
-        &Patch::Apply(obj),
-    )
+    let mut params = PatchParams::apply(FIELD_MANAGER).force();
+    params.dry_run = dry_run;
+    api.patch(&name, &params, &Patch::Apply(obj))
     .await
     .map_err(|source| ApplyError::Api {
         what: what.clone(),
