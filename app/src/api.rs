@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::model::{CrdSummary, FormSpec, ObjectDetail, StackOffer, SubmitOutcome};
+use crate::model::{CrdSummary, FormSpec, ObjectDetail, Permissions, StackOffer, SubmitOutcome};
 use crate::table::model::{ResourceKind, ResourceRef};
 
 #[cfg(feature = "ssr")]
@@ -130,6 +130,18 @@ pub async fn reveal_stack_password(
 ) -> Result<String, ServerFnError> {
     backend()?
         .stack_password(namespace, name)
+        .await
+        .map_err(|e| ServerFnError::new(e.to_string()))
+}
+
+/// What the viewer may do with a kind in a namespace.
+#[server(prefix = "/api", endpoint = "permissions")]
+pub async fn permissions(
+    resource: ResourceRef,
+    namespace: Option<String>,
+) -> Result<Permissions, ServerFnError> {
+    backend()?
+        .permissions(resource, namespace)
         .await
         .map_err(|e| ServerFnError::new(e.to_string()))
 }

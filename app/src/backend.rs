@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::model::{CrdSummary, FormSpec, ObjectDetail, StackOffer, SubmitOutcome};
+use crate::model::{CrdSummary, FormSpec, ObjectDetail, Permissions, StackOffer, SubmitOutcome};
 use crate::table::model::{ResourceKind, ResourceRef};
 
 /// Why the backend could not answer, worded for the person reading the page.
@@ -80,6 +80,14 @@ pub trait Backend: Send + Sync + 'static {
         namespace: Option<String>,
         name: String,
     ) -> Result<ObjectDetail, BackendError>;
+
+    /// What the caller may do with `resource` in `namespace`, as the API server's
+    /// authorizer says.
+    async fn permissions(
+        &self,
+        resource: ResourceRef,
+        namespace: Option<String>,
+    ) -> Result<Permissions, BackendError>;
 
     /// What the Provision page offers.
     fn stack_offers(&self) -> Vec<StackOffer>;

@@ -172,6 +172,14 @@ pub struct ObjectDetail {
     pub status: serde_json::Value,
 }
 
+/// What the viewer may do with a kind in a namespace (the UI disables the rest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Permissions {
+    pub create: bool,
+    pub update: bool,
+    pub delete: bool,
+}
+
 /// One choice the Provision page offers, from the stack catalog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StackOffer {

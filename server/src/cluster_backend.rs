@@ -1,7 +1,7 @@
 //! The server's implementation of the UI's [`Backend`] seam.
 
 use app::backend::{Backend, BackendError};
-use app::model::{CrdSummary, FormSpec, ObjectDetail, StackOffer, SubmitOutcome};
+use app::model::{CrdSummary, FormSpec, ObjectDetail, Permissions, StackOffer, SubmitOutcome};
 use app::table::model::{ResourceKind, ResourceRef};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ListParams};
@@ -132,6 +132,34 @@ impl Backend for ClusterBackend {
                 DetailError::Forbidden(what) => BackendError::Forbidden(what),
                 DetailError::Api(e) => BackendError::Unreachable(e.to_string()),
             })
+    }
+
+    async fn permissions(
+        &self,
+        resource: ResourceRef,
+        namespace: Option<String>,
+    ) -> Result<Permissions, BackendError> {
+        if !resource.is_valid() {
+            return Err(BackendError::Invalid("Not a resource name.".into()));
+        }
+        let ask = |verb: &str| crate::clients::AccessQuestion {
+            verb: verb.into(),
+            group: resource.group.clone(),
+            resource: resource.plural.clone(),
+            namespace: namespace.clone(),
+        };
+        let (create, update, delete) = (ask("create"), ask("update"), ask("delete"));
+        let (create, update, delete) = futures::join!(
+            self.clients.allowed(&self.who, &create),
+            self.clients.allowed(&self.who, &update),
+            self.clients.allowed(&self.who, &delete),
+        );
+        let unreachable = |e: kube::Error| BackendError::Unreachable(e.to_string());
+        Ok(Permissions {
+            create: create.map_err(unreachable)?,
+            update: update.map_err(unreachable)?,
+            delete: delete.map_err(unreachable)?,
+        })
     }
 
     fn stack_offers(&self) -> Vec<StackOffer> {

@@ -283,11 +283,18 @@ mod stream {
                 status.set(LiveStatus::Problem(message_text(&ev).unwrap_or_default()));
             }),
         );
+        let watched = source.clone();
         on(
             "error",
             Box::new(move |_| {
-                // EventSource reconnects by itself; the server starts it with a snapshot.
-                if !matches!(status.get_untracked(), LiveStatus::Problem(_)) {
+                // A refused connection (403, 401) closes for good; anything else
+                // reconnects by itself and the server starts again with a snapshot.
+                if watched.ready_state() == EventSource::CLOSED {
+                    status.set(LiveStatus::Problem(
+                        "Portico refused this live view: you may not watch this resource here, or your sign-in has expired."
+                            .into(),
+                    ));
+                } else if !matches!(status.get_untracked(), LiveStatus::Problem(_)) {
                     status.set(LiveStatus::Reconnecting);
                 }
             }),

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
-use crate::api::{delete_object, fetch_object};
+use crate::api::{delete_object, fetch_object, permissions};
 use crate::components::error_banner::ErrorBanner;
 use crate::components::live_table::LiveTable;
 use crate::live::on_server_events;
@@ -80,6 +80,14 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
         target.namespace.as_deref().unwrap_or("_"),
         target.name
     );
+    let perms_target = target.clone();
+    let may = Resource::new(
+        || (),
+        move |_| {
+            let t = perms_target.clone();
+            permissions(t.resource, t.namespace)
+        },
+    );
     let custom = !target.resource.group.is_empty()
         && !matches!(target.resource.group.as_str(), "apps" | "batch");
     let events = TableQuery {
@@ -109,8 +117,23 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
             </div>
             <div class="head-actions">
                 {detail.deletion_timestamp.is_some().then(|| view! { <span class="badge problem">"Deleting"</span> })}
-                {custom.then(|| view! { <a class="button" href=edit_href data-testid="edit-link">"Edit"</a> })}
-                <DeleteControl target=target.clone()/>
+                <Transition fallback=|| ()>
+                    {move || {
+                        let p = may.get().and_then(Result::ok);
+                        let can_edit = p.is_none_or(|p| p.update);
+                        custom.then(|| if can_edit {
+                            view! { <a class="button" href=edit_href.clone() data-testid="edit-link">"Edit"</a> }.into_any()
+                        } else {
+                            view! {
+                                <span class="button disabled" data-testid="edit-link" aria-disabled="true"
+                                    title="Your Kubernetes permissions do not allow editing this.">"Edit"</span>
+                            }.into_any()
+                        })
+                    }}
+                </Transition>
+                <DeleteControl target=target.clone() allowed=Signal::derive(move || {
+                    may.get().and_then(Result::ok).is_none_or(|p| p.delete)
+                })/>
             </div>
         </div>
         <DeletionNotice detail=detail.clone()/>
@@ -270,7 +293,7 @@ fn Children(namespace: String, uid: String) -> impl IntoView {
 /// Delete with confirmation and a propagation choice; a delete held by finalizers
 /// says so (and the page's deletion notice explains it).
 #[component]
-fn DeleteControl(target: Target) -> impl IntoView {
+fn DeleteControl(target: Target, allowed: Signal<bool>) -> impl IntoView {
     let open = RwSignal::new(false);
     let propagation = RwSignal::new("Background".to_string());
     let outcome = RwSignal::new(None::<String>);
@@ -297,7 +320,10 @@ fn DeleteControl(target: Target) -> impl IntoView {
         });
     };
     view! {
-        <button type="button" class="button danger" data-testid="delete-button" on:click=move |_| open.set(true)>"Delete…"</button>
+        <button type="button" class="button danger" data-testid="delete-button"
+            disabled=move || !allowed.get()
+            title=move || (!allowed.get()).then_some("Your Kubernetes permissions do not allow deleting this.")
+            on:click=move |_| open.set(true)>"Delete…"</button>
         <Show when=move || open.get()>
             <div class="confirm" role="dialog" aria-label="Confirm deletion" data-testid="delete-dialog">
                 <p>{move || format!("Delete {}?", target.with_value(|t| t.name.clone()))}</p>

@@ -6,7 +6,7 @@ use leptos_meta::Title;
 use leptos_router::NavigateOptions;
 use leptos_router::hooks::{query_signal_with_options, use_navigate, use_params_map};
 
-use crate::api::{list_namespaces, list_resources};
+use crate::api::{list_namespaces, list_resources, permissions};
 use crate::components::live_table::LiveTable;
 use crate::table::model::{ResourceKind, ResourceRef, TableQuery};
 use crate::table::state::SortKey;
@@ -35,6 +35,10 @@ pub fn ResourcePage() -> impl IntoView {
 
     let kinds = Resource::new(|| (), |_| list_resources());
     let namespaces = Resource::new(|| (), |_| list_namespaces());
+    let may = Resource::new(
+        move || (resource.get(), ns.get()),
+        |(r, ns)| permissions(r, ns),
+    );
     let kind: Signal<Option<ResourceKind>> = Signal::derive(move || {
         let r = resource.get();
         kinds.get().and_then(Result::ok).and_then(|all| {
@@ -140,14 +144,24 @@ pub fn ResourcePage() -> impl IntoView {
                     />
                     "Wide"
                 </label>
-                {move || kind.get().filter(|k| !k.builtin).map(|_| {
-                    let href = format!(
-                        "{}/new{}",
-                        resource.get().page_path(),
-                        ns.get().map(|n| format!("?ns={n}")).unwrap_or_default()
-                    );
-                    view! { <a class="button primary" href=href data-testid="create-link">"Create"</a> }
-                })}
+                <Transition fallback=|| ()>
+                    {move || kind.get().filter(|k| !k.builtin).map(|_| {
+                        let href = format!(
+                            "{}/new{}",
+                            resource.get().page_path(),
+                            ns.get().map(|n| format!("?ns={n}")).unwrap_or_default()
+                        );
+                        let allowed = may.get().and_then(Result::ok).is_none_or(|p| p.create);
+                        if allowed {
+                            view! { <a class="button primary" href=href data-testid="create-link">"Create"</a> }.into_any()
+                        } else {
+                            view! {
+                                <span class="button primary disabled" data-testid="create-link" aria-disabled="true"
+                                    title="Your Kubernetes permissions do not allow creating these here.">"Create"</span>
+                            }.into_any()
+                        }
+                    })}
+                </Transition>
                 <input
                     class="filter"
                     type="search"
