@@ -136,7 +136,7 @@ pub async fn reveal_stack_password(
 
 /// What the viewer may do with a kind in a namespace.
 #[server(prefix = "/api", endpoint = "permissions")]
-pub async fn permissions(
+pub async fn fetch_permissions(
     resource: ResourceRef,
     namespace: Option<String>,
 ) -> Result<Permissions, ServerFnError> {

@@ -32,19 +32,21 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self' 'un
      frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'";
 
 /// The backend acting as the request's caller (set by the identity middleware).
-fn backend_for(state: &AppState, request: &Request<Body>) -> Result<SharedBackend, Response> {
+fn backend_for(
+    state: &AppState,
+    request: &Request<Body>,
+) -> Result<SharedBackend, (StatusCode, &'static str)> {
     let caller = request
         .extensions()
         .get::<Caller>()
         .cloned()
-        .ok_or_else(|| (StatusCode::UNAUTHORIZED, "Sign in first.").into_response())?;
+        .ok_or((StatusCode::UNAUTHORIZED, "Sign in first."))?;
     state.backend_for(&caller).map_err(|e| {
         tracing::error!(error = %e, "cannot build a client for the caller");
         (
             StatusCode::INTERNAL_SERVER_ERROR,
             "Portico cannot act for you right now.",
         )
-            .into_response()
     })
 }
 
@@ -55,7 +57,7 @@ async fn server_fn_handler(State(state): State<AppState>, request: Request<Body>
                 .await
                 .into_response()
         }
-        Err(response) => response,
+        Err(refusal) => refusal.into_response(),
     }
 }
 
@@ -63,7 +65,7 @@ async fn server_fn_handler(State(state): State<AppState>, request: Request<Body>
 async fn page_handler(State(state): State<AppState>, request: Request<Body>) -> Response {
     let backend = match backend_for(&state, &request) {
         Ok(b) => b,
-        Err(response) => return response,
+        Err(refusal) => return refusal.into_response(),
     };
     let options = state.leptos_options.clone();
     let render = leptos_axum::render_app_to_stream_with_context(

@@ -20,7 +20,8 @@ fn deploy_dir() -> PathBuf {
 
 /// The files the kustomization lists, in order.
 fn kustomization_files() -> Vec<PathBuf> {
-    let text = std::fs::read_to_string(deploy_dir().join("kustomization.yaml")).expect("kustomization");
+    let text =
+        std::fs::read_to_string(deploy_dir().join("kustomization.yaml")).expect("kustomization");
     let doc: serde_yaml::Value = serde_yaml::from_str(&text).expect("YAML");
     doc["resources"]
         .as_sequence()
@@ -38,7 +39,10 @@ fn documents(files: &[PathBuf]) -> Vec<DynamicObject> {
 }
 
 fn kind(obj: &DynamicObject) -> &str {
-    obj.types.as_ref().map(|t| t.kind.as_str()).unwrap_or_default()
+    obj.types
+        .as_ref()
+        .map(|t| t.kind.as_str())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -49,14 +53,27 @@ fn the_kustomization_lists_every_manifest_and_no_role_holds_a_wildcard() {
         .map(|e| e.expect("entry").path())
         .collect();
     for file in &base {
-        assert!(listed.contains(file), "{} is not in deploy/kustomization.yaml", file.display());
+        assert!(
+            listed.contains(file),
+            "{} is not in deploy/kustomization.yaml",
+            file.display()
+        );
     }
     let docs = documents(&listed);
-    let roles: Vec<_> = docs.iter().filter(|d| matches!(kind(d), "Role" | "ClusterRole")).collect();
+    let roles: Vec<_> = docs
+        .iter()
+        .filter(|d| matches!(kind(d), "Role" | "ClusterRole"))
+        .collect();
     assert!(roles.len() >= 3, "portal, reconciler and lease roles");
     for role in roles {
         for rule in role.data["rules"].as_array().expect("rules") {
-            for key in ["verbs", "resources", "apiGroups", "resourceNames", "nonResourceURLs"] {
+            for key in [
+                "verbs",
+                "resources",
+                "apiGroups",
+                "resourceNames",
+                "nonResourceURLs",
+            ] {
                 for value in rule[key].as_array().into_iter().flatten() {
                     assert_ne!(value, "*", "wildcard in {:?} {key}", role.metadata.name);
                 }
@@ -68,16 +85,32 @@ fn the_kustomization_lists_every_manifest_and_no_role_holds_a_wildcard() {
 #[test]
 fn the_catalog_configmap_is_the_shipped_catalog() {
     let docs = documents(&[deploy_dir().join("base/catalog.yaml")]);
-    let embedded = docs[0].data["data"]["catalog.yaml"].as_str().expect("catalog.yaml key");
-    let shipped = std::fs::read_to_string(deploy_dir().join("catalog/stacks.yaml")).expect("catalog");
-    assert_eq!(Catalog::parse(embedded).expect("parses"), Catalog::parse(&shipped).expect("parses"));
+    let embedded = docs[0].data["data"]["catalog.yaml"]
+        .as_str()
+        .expect("catalog.yaml key");
+    let shipped =
+        std::fs::read_to_string(deploy_dir().join("catalog/stacks.yaml")).expect("catalog");
+    assert_eq!(
+        Catalog::parse(embedded).expect("parses"),
+        Catalog::parse(&shipped).expect("parses")
+    );
 }
 
-async fn may(client: &kube::Client, user: &str, verb: &str, group: &str, resource: &str, ns: Option<&str>) -> bool {
+async fn may(
+    client: &kube::Client,
+    user: &str,
+    verb: &str,
+    group: &str,
+    resource: &str,
+    ns: Option<&str>,
+) -> bool {
     let review = SubjectAccessReview {
         spec: SubjectAccessReviewSpec {
             user: Some(user.into()),
-            groups: Some(vec!["system:serviceaccounts".into(), "system:authenticated".into()]),
+            groups: Some(vec![
+                "system:serviceaccounts".into(),
+                "system:authenticated".into(),
+            ]),
             resource_attributes: Some(ResourceAttributes {
                 verb: Some(verb.into()),
                 group: Some(group.into()),
@@ -99,7 +132,10 @@ async fn may(client: &kube::Client, user: &str, verb: &str, group: &str, resourc
 
 #[tokio::test]
 async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege() {
-    let client = TestCluster::shared().admin_client().await.expect("admin client");
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
     let docs = documents(&kustomization_files());
     // Namespaced objects need their namespace to exist even in a dry run; the CRD
     // must be established for nothing else to refer to it. Both are applied for real,
@@ -109,31 +145,140 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
         .filter(|d| {
             matches!(
                 kind(d),
-                "Namespace" | "CustomResourceDefinition" | "ServiceAccount" | "ClusterRole" | "ClusterRoleBinding" | "Role" | "RoleBinding"
+                "Namespace"
+                    | "CustomResourceDefinition"
+                    | "ServiceAccount"
+                    | "ClusterRole"
+                    | "ClusterRoleBinding"
+                    | "Role"
+                    | "RoleBinding"
             )
         })
         .cloned()
         .collect();
-    apply::apply_all(&client, real).await.expect("namespace, CRD and RBAC apply");
-    let checked = apply::dry_run_all(&client, &docs).await.expect("every manifest passes a dry run");
+    apply::apply_all(&client, real)
+        .await
+        .expect("namespace, CRD and RBAC apply");
+    let checked = apply::dry_run_all(&client, &docs)
+        .await
+        .expect("every manifest passes a dry run");
     assert_eq!(checked.len(), docs.len());
-    for expected in ["Deployment/portico", "Service/portico", "Ingress/portico", "PodDisruptionBudget/portico"] {
-        assert!(checked.iter().any(|c| c == expected), "{expected} in {checked:?}");
+    for expected in [
+        "Deployment/portico",
+        "Service/portico",
+        "Ingress/portico",
+        "PodDisruptionBudget/portico",
+    ] {
+        assert!(
+            checked.iter().any(|c| c == expected),
+            "{expected} in {checked:?}"
+        );
     }
 
     let portal = "system:serviceaccount:portico:portico";
-    assert!(may(&client, portal, "list", "apiextensions.k8s.io", "customresourcedefinitions", None).await);
+    assert!(
+        may(
+            &client,
+            portal,
+            "list",
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            None
+        )
+        .await
+    );
     assert!(may(&client, portal, "impersonate", "", "users", None).await);
     assert!(may(&client, portal, "impersonate", "", "groups", None).await);
-    assert!(!may(&client, portal, "create", "portico.dev", "stacks", Some("team")).await, "people create Stacks, as themselves");
+    assert!(
+        !may(
+            &client,
+            portal,
+            "create",
+            "portico.dev",
+            "stacks",
+            Some("team")
+        )
+        .await,
+        "people create Stacks, as themselves"
+    );
     // The reconciler part of the same account: Stacks, their children, its Lease.
-    assert!(may(&client, portal, "patch", "portico.dev", "stacks/status", Some("team")).await);
-    assert!(may(&client, portal, "create", "apps", "statefulsets", Some("team")).await);
-    assert!(may(&client, portal, "update", "coordination.k8s.io", "leases", Some("portico")).await);
-    assert!(!may(&client, portal, "update", "coordination.k8s.io", "leases", Some("kube-system")).await);
+    assert!(
+        may(
+            &client,
+            portal,
+            "patch",
+            "portico.dev",
+            "stacks/status",
+            Some("team")
+        )
+        .await
+    );
+    assert!(
+        may(
+            &client,
+            portal,
+            "create",
+            "apps",
+            "statefulsets",
+            Some("team")
+        )
+        .await
+    );
+    assert!(
+        may(
+            &client,
+            portal,
+            "update",
+            "coordination.k8s.io",
+            "leases",
+            Some("portico")
+        )
+        .await
+    );
+    assert!(
+        !may(
+            &client,
+            portal,
+            "update",
+            "coordination.k8s.io",
+            "leases",
+            Some("kube-system")
+        )
+        .await
+    );
     // Nothing beyond that: no reading of people's other objects, no RBAC changes.
     assert!(!may(&client, portal, "list", "", "pods", Some("team")).await);
-    assert!(!may(&client, portal, "list", "", "configmaps", Some("kube-system")).await);
-    assert!(!may(&client, portal, "create", "rbac.authorization.k8s.io", "clusterrolebindings", None).await);
-    assert!(!may(&client, portal, "delete", "apiextensions.k8s.io", "customresourcedefinitions", None).await);
+    assert!(
+        !may(
+            &client,
+            portal,
+            "list",
+            "",
+            "configmaps",
+            Some("kube-system")
+        )
+        .await
+    );
+    assert!(
+        !may(
+            &client,
+            portal,
+            "create",
+            "rbac.authorization.k8s.io",
+            "clusterrolebindings",
+            None
+        )
+        .await
+    );
+    assert!(
+        !may(
+            &client,
+            portal,
+            "delete",
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            None
+        )
+        .await
+    );
 }

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use app::table::model::TableQuery;
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
-use kube::api::{Api, PostParams};
 use kube::ResourceExt;
+use kube::api::{Api, PostParams};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
 use portico_server::identity::{IdentityConfig, IdentityMode};
@@ -21,7 +21,10 @@ use portico_server::state::AppState;
 use serde_json::json;
 
 async fn admin() -> kube::Client {
-    let client = TestCluster::shared().admin_client().await.expect("admin client");
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
     let crd = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/crds/stack.yaml");
     apply::apply_all(&client, apply::read_documents(&crd).expect("Stack CRD"))
         .await
@@ -34,11 +37,20 @@ async fn fresh_namespace(client: &kube::Client, prefix: &str) -> String {
     let ns: Namespace =
         serde_json::from_value(json!({"metadata": {"generateName": format!("{prefix}-")}}))
             .expect("namespace");
-    api.create(&PostParams::default(), &ns).await.expect("create namespace").name_any()
+    api.create(&PostParams::default(), &ns)
+        .await
+        .expect("create namespace")
+        .name_any()
 }
 
 /// A Role on Stacks in `ns` with `verbs`, bound to `subject`.
-async fn grant(client: &kube::Client, ns: &str, role: &str, verbs: &[&str], subject: serde_json::Value) {
+async fn grant(
+    client: &kube::Client,
+    ns: &str,
+    role: &str,
+    verbs: &[&str],
+    subject: serde_json::Value,
+) {
     let docs = vec![
         serde_json::from_value(json!({
             "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
@@ -69,16 +81,25 @@ struct Portal {
 async fn serve(client: &kube::Client, identity: IdentityConfig) -> Portal {
     let options = portico_server::config::leptos_options(None).expect("leptos options");
     let catalog = portico_server::stacks::catalog::Catalog::load(None).expect("catalog");
-    let config = portico_server::kube_client::config(Some(TestCluster::shared().admin_kubeconfig()), None)
-        .await
-        .expect("admin config");
+    let config =
+        portico_server::kube_client::config(Some(TestCluster::shared().admin_kubeconfig()), None)
+            .await
+            .expect("admin config");
     let (state, watches) = AppState::new(client.clone(), options, Arc::new(catalog));
     let state = state.with_identity(identity, config);
     tokio::spawn(watches);
-    assert!(state.catalog.wait_loaded(std::time::Duration::from_secs(30)).await);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    assert!(
+        state
+            .catalog
+            .wait_loaded(std::time::Duration::from_secs(30))
+            .await
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
     let addr = listener.local_addr().expect("addr");
-    let app = portico_server::http::router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let app = portico_server::http::router(state.clone())
+        .into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, app).await });
     Portal {
         base: format!("http://{addr}"),
@@ -101,7 +122,11 @@ fn stack(ns: &str, name: &str) -> String {
 }
 
 /// Calls the submit server function as whoever `headers` say.
-async fn submit(portal: &Portal, headers: &[(&str, &str)], object: String) -> (u16, serde_json::Value) {
+async fn submit(
+    portal: &Portal,
+    headers: &[(&str, &str)],
+    object: String,
+) -> (u16, serde_json::Value) {
     let mut request = reqwest::Client::new()
         .post(format!("{}/api/submit", portal.base))
         .header("origin", &portal.base)
@@ -131,21 +156,47 @@ async fn in_proxy_mode_each_person_acts_as_themselves() {
     let admin = admin().await;
     let team = fresh_namespace(&admin, "team").await;
     let other = fresh_namespace(&admin, "other").await;
-    grant(&admin, &team, "stack-viewer", &["get", "list", "watch"], user("viewer")).await;
-    grant(&admin, &team, "stack-editor", &["get", "list", "watch", "create", "update", "patch", "delete"], user("editor")).await;
+    grant(
+        &admin,
+        &team,
+        "stack-viewer",
+        &["get", "list", "watch"],
+        user("viewer"),
+    )
+    .await;
+    grant(
+        &admin,
+        &team,
+        "stack-editor",
+        &[
+            "get", "list", "watch", "create", "update", "patch", "delete",
+        ],
+        user("editor"),
+    )
+    .await;
     let portal = serve(&admin, proxy("127.0.0.1/32")).await;
-    let viewer = [("x-forwarded-user", "viewer"), ("x-forwarded-groups", "readers")];
+    let viewer = [
+        ("x-forwarded-user", "viewer"),
+        ("x-forwarded-groups", "readers"),
+    ];
     let editor = [("x-forwarded-user", "editor")];
 
     let (status, outcome) = submit(&portal, &viewer, stack(&team, "by-viewer")).await;
     assert_eq!(status, 200);
     assert_eq!(outcome["Rejected"]["code"], 403, "{outcome}");
-    assert!(outcome["Rejected"]["message"].as_str().unwrap_or_default().contains("\"viewer\""), "{outcome}");
+    assert!(
+        outcome["Rejected"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("\"viewer\""),
+        "{outcome}"
+    );
 
     let (status, outcome) = submit(&portal, &editor, stack(&team, "by-editor")).await;
     assert_eq!(status, 200);
     assert!(outcome.get("Accepted").is_some(), "{outcome}");
-    let stacks: Api<portico_server::stacks::resource::Stack> = Api::namespaced(admin.clone(), &team);
+    let stacks: Api<portico_server::stacks::resource::Stack> =
+        Api::namespaced(admin.clone(), &team);
     assert!(stacks.get_opt("by-editor").await.expect("get").is_some());
     assert!(stacks.get_opt("by-viewer").await.expect("get").is_none());
 
@@ -160,18 +211,39 @@ async fn in_proxy_mode_each_person_acts_as_themselves() {
     });
     assert_eq!(live_table(&portal, &viewer, &other).await, 403);
     assert_eq!(live_table(&portal, &viewer, &team).await, 200);
-    assert_eq!(live_table(&portal, &[], &team).await, 401, "no identity, no feed");
+    assert_eq!(
+        live_table(&portal, &[], &team).await,
+        401,
+        "no identity, no feed"
+    );
 }
 
 #[tokio::test]
 async fn identity_headers_from_an_untrusted_address_are_ignored() {
     let admin = admin().await;
     let portal = serve(&admin, proxy("10.0.0.0/8")).await;
-    let (status, _) = submit(&portal, &[("x-forwarded-user", "system:admin"), ("x-forwarded-groups", "system:masters")], stack("default", "forged")).await;
+    let (status, _) = submit(
+        &portal,
+        &[
+            ("x-forwarded-user", "system:admin"),
+            ("x-forwarded-groups", "system:masters"),
+        ],
+        stack("default", "forged"),
+    )
+    .await;
     assert_eq!(status, 401);
-    let page = reqwest::get(format!("{}/crds", portal.base)).await.expect("page");
+    let page = reqwest::get(format!("{}/crds", portal.base))
+        .await
+        .expect("page");
     assert_eq!(page.status().as_u16(), 401);
-    assert_eq!(reqwest::get(format!("{}/healthz", portal.base)).await.expect("healthz").status().as_u16(), 200);
+    assert_eq!(
+        reqwest::get(format!("{}/healthz", portal.base))
+            .await
+            .expect("healthz")
+            .status()
+            .as_u16(),
+        200
+    );
 }
 
 #[tokio::test]
@@ -180,11 +252,23 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
     let team = fresh_namespace(&admin, "tok").await;
     let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), &team);
     accounts
-        .create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": "deployer"}})).expect("sa"))
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "deployer"}})).expect("sa"),
+        )
         .await
         .expect("service account");
-    grant(&admin, &team, "stack-editor", &["get", "list", "watch", "create"], json!({"kind": "ServiceAccount", "name": "deployer", "namespace": team})).await;
-    let request: TokenRequest = serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 3600}})).expect("token request");
+    grant(
+        &admin,
+        &team,
+        "stack-editor",
+        &["get", "list", "watch", "create"],
+        json!({"kind": "ServiceAccount", "name": "deployer", "namespace": team}),
+    )
+    .await;
+    let request: TokenRequest =
+        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 3600}}))
+            .expect("token request");
     let token = accounts
         .create_token_request("deployer", &PostParams::default(), &request)
         .await
@@ -199,8 +283,15 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
         ..IdentityConfig::local()
     };
     let portal = serve(&admin, identity).await;
-    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("http");
-    let login = http.get(format!("{}/crds", portal.base)).send().await.expect("page");
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("http");
+    let login = http
+        .get(format!("{}/crds", portal.base))
+        .send()
+        .await
+        .expect("page");
     assert_eq!(login.status().as_u16(), 303);
     assert_eq!(login.headers()["location"], "/login");
 
@@ -221,22 +312,43 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
         .await
         .expect("sign in");
     assert_eq!(signed_in.status().as_u16(), 303);
-    let cookie = signed_in.headers()["set-cookie"].to_str().expect("cookie").to_string();
+    let cookie = signed_in.headers()["set-cookie"]
+        .to_str()
+        .expect("cookie")
+        .to_string();
     for attribute in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/"] {
         assert!(cookie.contains(attribute), "{attribute} in {cookie}");
     }
     assert!(!cookie.contains(&token), "the cookie is sealed");
     let session = cookie.split(';').next().expect("pair").to_string();
 
-    let (status, outcome) = submit(&portal, &[("cookie", session.as_str())], stack(&team, "by-sa")).await;
+    let (status, outcome) = submit(
+        &portal,
+        &[("cookie", session.as_str())],
+        stack(&team, "by-sa"),
+    )
+    .await;
     assert_eq!(status, 200);
     assert!(outcome.get("Accepted").is_some(), "{outcome}");
-    let (status, outcome) = submit(&portal, &[("cookie", session.as_str())], stack("default", "elsewhere")).await;
-    assert_eq!((status, outcome["Rejected"]["code"].clone()), (200, json!(403)));
+    let (status, outcome) = submit(
+        &portal,
+        &[("cookie", session.as_str())],
+        stack("default", "elsewhere"),
+    )
+    .await;
+    assert_eq!(
+        (status, outcome["Rejected"]["code"].clone()),
+        (200, json!(403))
+    );
     let (status, _) = submit(&portal, &[], stack(&team, "anonymous")).await;
     assert_eq!(status, 401);
 
-    let page = http.get(format!("{}/crds", portal.base)).header("cookie", &session).send().await.expect("page");
+    let page = http
+        .get(format!("{}/crds", portal.base))
+        .header("cookie", &session)
+        .send()
+        .await
+        .expect("page");
     assert_eq!(page.status().as_u16(), 200);
     let html = page.text().await.expect("html");
     assert!(!html.contains(&token), "the token is never in a page");

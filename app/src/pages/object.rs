@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
-use crate::api::{delete_object, fetch_object, permissions};
+use crate::api::{delete_object, fetch_object, fetch_permissions};
 use crate::components::error_banner::ErrorBanner;
 use crate::components::live_table::LiveTable;
 use crate::live::on_server_events;
@@ -54,9 +54,11 @@ fn ObjectView(target: Target) -> impl IntoView {
         label_selector: None,
         field_selector: Some(format!("metadata.name={}", target.name)),
     };
+    // Snapshots too: a change between the page's first fetch and this subscription
+    // arrives in the snapshot, not as a delta.
     on_server_events(
         format!("/api/live/table?{}", watch.to_query_string()),
-        &["delta"],
+        &["snapshot", "delta"],
         move |_| detail.refetch(),
     );
     let list_href = target.resource.page_path();
@@ -85,7 +87,7 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
         || (),
         move |_| {
             let t = perms_target.clone();
-            permissions(t.resource, t.namespace)
+            fetch_permissions(t.resource, t.namespace)
         },
     );
     let custom = !target.resource.group.is_empty()

@@ -6,7 +6,7 @@ use leptos_meta::Title;
 use leptos_router::NavigateOptions;
 use leptos_router::hooks::{query_signal_with_options, use_navigate, use_params_map};
 
-use crate::api::{list_namespaces, list_resources, permissions};
+use crate::api::{fetch_permissions, list_namespaces, list_resources};
 use crate::components::live_table::LiveTable;
 use crate::table::model::{ResourceKind, ResourceRef, TableQuery};
 use crate::table::state::SortKey;
@@ -37,7 +37,7 @@ pub fn ResourcePage() -> impl IntoView {
     let namespaces = Resource::new(|| (), |_| list_namespaces());
     let may = Resource::new(
         move || (resource.get(), ns.get()),
-        |(r, ns)| permissions(r, ns),
+        |(r, ns)| fetch_permissions(r, ns),
     );
     let kind: Signal<Option<ResourceKind>> = Signal::derive(move || {
         let r = resource.get();

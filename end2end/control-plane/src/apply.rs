@@ -168,10 +168,10 @@ async fn apply_one(
     let mut params = PatchParams::apply(FIELD_MANAGER).force();
     params.dry_run = dry_run;
     api.patch(&name, &params, &Patch::Apply(obj))
-    .await
-    .map_err(|source| ApplyError::Api {
-        what: what.clone(),
-        source,
-    })?;
+        .await
+        .map_err(|source| ApplyError::Api {
+            what: what.clone(),
+            source,
+        })?;
     Ok(what)
 }
