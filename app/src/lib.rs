@@ -6,6 +6,7 @@
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;
+pub mod base;
 pub mod components;
 pub mod live;
 pub mod model;
@@ -20,5 +21,15 @@ pub use shell::{App, shell};
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
+    // The server writes the base path on <body>; everything else derives from it.
+    let from_page = leptos::prelude::document()
+        .body()
+        .and_then(|b| b.get_attribute("data-base"))
+        .and_then(|b| base::normalize(&b))
+        .unwrap_or_default();
+    if !from_page.is_empty() {
+        leptos::server_fn::client::set_server_url(Box::leak(from_page.clone().into_boxed_str()));
+    }
+    base::set(from_page);
     leptos::mount::hydrate_body(App);
 }

@@ -8,6 +8,7 @@ use leptos_router::{
     path,
 };
 
+use crate::base::url;
 use crate::components::resource_nav::ResourceNav;
 use crate::pages::crds::CrdsPage;
 use crate::pages::create::{CreatePage, EditPage};
@@ -24,10 +25,10 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <AutoReload options=options.clone()/>
-                <HydrationScripts options/>
+                <HydrationScripts options root=crate::base::get()/>
                 <MetaTags/>
             </head>
-            <body>
+            <body data-base=crate::base::get()>
                 <App/>
             </body>
         </html>
@@ -45,11 +46,11 @@ pub fn App() -> impl IntoView {
         }
     });
     view! {
-        <Stylesheet id="portico" href="/pkg/portico.css"/>
+        <Stylesheet id="portico" href=url("/pkg/portico.css")/>
         <Title formatter=|page: String| if page.is_empty() { "Portico".to_string() } else { format!("{page} · Portico") }/>
-        <Router>
+        <Router base=crate::base::get()>
             <header class="topbar">
-                <a class="brand" href="/">
+                <a class="brand" href=url("/")>
                     <span class="brand-mark" aria-hidden="true">"◆"</span>
                     "Portico"
                 </a>

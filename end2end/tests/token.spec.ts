@@ -1,25 +1,6 @@
 import { test, expect } from '@playwright/test';
-import { spawn, ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { Kube } from './kube';
-
-// A second Portico in token mode beside the suite's own (same cluster), so that the
-// whole sign-in path runs in a browser and its logs can be read.
-const root = join(__dirname, '..', '..');
-const kubeconfig = process.env.PORTICO_E2E_KUBECONFIG ?? join(__dirname, '..', '.state', 'kubeconfig.json');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
+import { ExtraPortico } from './spawn';
 
 test('token mode: the token never appears in a page, a URL or the logs', async ({ page }) => {
   const kube = new Kube();
@@ -35,25 +16,9 @@ test('token mode: the token never appears in a page, a URL or the logs', async (
   });
   const token: string = issued.status.token;
 
-  const port = await freePort();
-  let logs = '';
-  const portico: ChildProcess = spawn(join(root, 'target', 'debug', 'portico'), [], {
-    env: {
-      ...process.env,
-      KUBECONFIG: kubeconfig,
-      PORTICO_LISTEN: `127.0.0.1:${port}`,
-      PORTICO_IDENTITY: 'token',
-      PORTICO_RECONCILER: 'off',
-      PORTICO_LOG: 'debug',
-      LEPTOS_SITE_ROOT: join(root, 'target', 'site'),
-    },
-  });
-  portico.stdout?.on('data', (d) => (logs += d));
-  portico.stderr?.on('data', (d) => (logs += d));
+  const portico = await ExtraPortico.start({ PORTICO_IDENTITY: 'token', PORTICO_LOG: 'debug' });
   try {
-    const base = `http://127.0.0.1:${port}`;
-    await expect.poll(async () => (await fetch(`${base}/readyz`).catch(() => null))?.status, { timeout: 30_000 }).toBe(200);
-
+    const base = portico.origin;
     await page.goto(`${base}/crds`);
     await expect(page).toHaveURL(`${base}/login`);
     await page.locator('#token').fill(token);
@@ -76,9 +41,9 @@ test('token mode: the token never appears in a page, a URL or the logs', async (
 
     expect(page.url()).not.toContain(token);
     expect(await page.content()).not.toContain(token);
-    expect(logs).toContain('sign-in');
-    expect(logs).not.toContain(token);
+    expect(portico.logs).toContain('sign-in');
+    expect(portico.logs).not.toContain(token);
   } finally {
-    portico.kill('SIGTERM');
+    portico.stop();
   }
 });

@@ -104,6 +104,11 @@ pub struct Config {
     #[arg(long, env = "PORTICO_TRUSTED_PROXIES", value_delimiter = ',')]
     pub trusted_proxies: Vec<String>,
 
+    /// Serve under this path (e.g. `/portico`): every link, asset and API call
+    /// follows it. `/healthz` and `/readyz` also answer at the root.
+    #[arg(long, env = "PORTICO_BASE_PATH", default_value = "")]
+    pub base_path: String,
+
     /// Token mode: file holding the 64-hex-digit key that seals session cookies (the
     /// same for every replica). Without it a random key is used.
     #[arg(long, env = "PORTICO_SESSION_KEY_FILE")]

@@ -1,19 +1,21 @@
 //! The axum router: SSR pages, server functions, health endpoints, static assets,
 //! and the headers every response carries.
 
-use app::{App, shell};
+use app::shell;
 use axum::Router;
 use axum::body::Body;
 use std::net::SocketAddr;
 
 use app::backend::SharedBackend;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, OriginalUri, Request, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use leptos::prelude::provide_context;
-use leptos_axum::{LeptosRoutes, generate_route_list, handle_server_fns_with_context};
+use leptos_axum::handle_server_fns_with_context;
+use tower::ServiceExt;
+use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
@@ -24,12 +26,19 @@ use crate::{csrf, health, login, watch};
 /// Largest request body accepted (server-function arguments, manifests).
 const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
-/// The CSP every page carries. Leptos' hydration bootstrap is an inline script and the
-/// app is WebAssembly, hence 'unsafe-inline' and 'wasm-unsafe-eval' for scripts; all
-/// else is same-origin only, and no page may be framed.
-const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; \
-     style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self' ws://127.0.0.1:3001 ws://localhost:3001; \
-     frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'";
+/// The Content-Security-Policy. Pages allow their own inline scripts (Leptos'
+/// hydration bootstrap) by a per-response nonce; everything else allows no inline
+/// script at all. WebAssembly needs 'wasm-unsafe-eval'; all else is same-origin only,
+/// and nothing may frame Portico. The dev server's reload socket is on port 3001.
+fn content_security_policy(nonce: Option<&str>) -> String {
+    let inline = nonce.map(|n| format!(" 'nonce-{n}'")).unwrap_or_default();
+    format!(
+        "default-src 'self'; script-src 'self'{inline} 'wasm-unsafe-eval'; \
+         style-src 'self' 'unsafe-inline'; img-src 'self' data:; \
+         connect-src 'self' ws://127.0.0.1:3001 ws://localhost:3001; \
+         frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'"
+    )
+}
 
 /// The backend acting as the request's caller (set by the identity middleware).
 fn backend_for(
@@ -62,23 +71,37 @@ async fn server_fn_handler(State(state): State<AppState>, request: Request<Body>
 }
 
 /// Renders a page; its server functions run as the request's caller.
-async fn page_handler(State(state): State<AppState>, request: Request<Body>) -> Response {
+async fn page_handler(State(state): State<AppState>, mut request: Request<Body>) -> Response {
+    // Under a base path the router sees the full path, as the browser does.
+    if let Some(original) = request.extensions().get::<OriginalUri>().cloned() {
+        *request.uri_mut() = original.0;
+    }
     let backend = match backend_for(&state, &request) {
         Ok(b) => b,
         Err(refusal) => return refusal.into_response(),
     };
     let options = state.leptos_options.clone();
+    let nonce = leptos::nonce::Nonce::new();
+    let policy = content_security_policy(Some(&nonce));
     let render = leptos_axum::render_app_to_stream_with_context(
         {
             let options = options.clone();
             move || {
                 provide_context(backend.clone());
                 provide_context(options.clone());
+                // Overrides the one leptos_axum provides, so the header can name it.
+                provide_context(nonce.clone());
             }
         },
         move || shell(options.clone()),
     );
-    render(request).await.into_response()
+    let mut response = render(request).await.into_response();
+    if let Ok(value) = HeaderValue::from_str(&policy) {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, value);
+    }
+    response
 }
 
 /// Paths that need no identity: health, sign-in and the static site.
@@ -111,7 +134,7 @@ async fn identify(
         )
             .into_response(),
         None if state.identity.mode == IdentityMode::Token => {
-            Redirect::to("/login").into_response()
+            Redirect::to(&app::base::url("/login")).into_response()
         }
         None => (
             StatusCode::UNAUTHORIZED,
@@ -121,9 +144,32 @@ async fn identify(
     }
 }
 
+/// Static files (the wasm bundle, CSS, top-level assets) or else a page.
+async fn static_or_page(State(state): State<AppState>, request: Request<Body>) -> Response {
+    let path = request.uri().path();
+    let top_level_file = path.matches('/').count() == 1 && path.contains('.');
+    if path.starts_with("/pkg/") || top_level_file {
+        let root = state.leptos_options.site_root.to_string();
+        return match ServeDir::new(root).oneshot(request).await {
+            Ok(response) => response.into_response(),
+            Err(never) => match never {},
+        };
+    }
+    page_handler(State(state), request).await
+}
+
+/// Portico's routes, served at the root or under `base::get()` (`--base-path`), with
+/// the health checks always at the root too (kubelet probes the pod directly).
 pub fn router(state: AppState) -> Router {
-    let routes = generate_route_list(App);
-    Router::new()
+    // Rendering spawns tasks on Leptos' executor; any error just means it is set.
+    let _ = any_spawner::Executor::init_tokio();
+    let portico = Router::new()
+        // The start page, answered here: a redirect from inside a streamed render
+        // cannot set the status.
+        .route(
+            "/",
+            get(|| async { Redirect::to(&app::base::url("/crds")) }),
+        )
         .route("/healthz", get(health::healthz))
         .route("/login", get(login::page))
         .route("/auth/login", post(login::sign_in))
@@ -136,34 +182,47 @@ pub fn router(state: AppState) -> Router {
             "/api/{*fn_name}",
             get(server_fn_handler).post(server_fn_handler),
         )
-        .leptos_routes_with_handler(routes, get(page_handler))
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .fallback(static_or_page)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             identify,
         ))
         .layer(axum::middleware::from_fn(csrf::guard))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(SetResponseHeaderLayer::overriding(
-            header::X_CONTENT_TYPE_OPTIONS,
-            HeaderValue::from_static("nosniff"),
-        ))
-        .layer(SetResponseHeaderLayer::overriding(
-            header::REFERRER_POLICY,
-            HeaderValue::from_static("no-referrer"),
-        ))
-        .layer(SetResponseHeaderLayer::overriding(
-            header::X_FRAME_OPTIONS,
-            HeaderValue::from_static("DENY"),
-        ))
-        .layer(SetResponseHeaderLayer::overriding(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-        ))
-        .layer(SetResponseHeaderLayer::overriding(
-            HeaderName::from_static("cross-origin-opener-policy"),
-            HeaderValue::from_static("same-origin"),
-        ))
-        .layer(TraceLayer::new_for_http())
-        .with_state(state)
+        .with_state(state.clone());
+    let base = app::base::get();
+    let site = if base.is_empty() {
+        portico
+    } else {
+        // axum's nest serves `/portico` and `/portico/...` but not `/portico/`.
+        let home = || async { Redirect::to(&app::base::url("/crds")) };
+        Router::new()
+            .route("/healthz", get(health::healthz))
+            .route("/readyz", get(health::readyz).with_state(state))
+            .route("/", get(home))
+            .route(&format!("{base}/"), get(home))
+            .nest(base, portico)
+    };
+    site.layer(SetResponseHeaderLayer::overriding(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    ))
+    .layer(SetResponseHeaderLayer::overriding(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    ))
+    .layer(SetResponseHeaderLayer::overriding(
+        header::X_FRAME_OPTIONS,
+        HeaderValue::from_static("DENY"),
+    ))
+    .layer(SetResponseHeaderLayer::if_not_present(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_str(&content_security_policy(None))
+            .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'")),
+    ))
+    .layer(SetResponseHeaderLayer::overriding(
+        HeaderName::from_static("cross-origin-opener-policy"),
+        HeaderValue::from_static("same-origin"),
+    ))
+    .layer(TraceLayer::new_for_http())
 }

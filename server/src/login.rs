@@ -32,19 +32,20 @@ fn page_html(problem: Option<&str>) -> Html<String> {
     Html(format!(
         r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"/><meta name="viewport" content="width=device-width, initial-scale=1"/>
-<title>Sign in · Portico</title><link rel="stylesheet" href="/pkg/portico.css"/></head>
+<title>Sign in · Portico</title><link rel="stylesheet" href="{base}/pkg/portico.css"/></head>
 <body><header class="topbar"><span class="brand"><span class="brand-mark" aria-hidden="true">◆</span>Portico</span></header>
 <main class="login"><section class="panel">
 <h1>Sign in</h1>
 <p class="subtle">Paste a Kubernetes bearer token. Portico acts with it, as you, and keeps it only in an encrypted cookie.</p>
 {problem}
-<form method="post" action="/auth/login" autocomplete="off">
+<form method="post" action="{base}/auth/login" autocomplete="off">
 <label class="field-label" for="token">Token</label>
 <input id="token" name="token" type="password" required autofocus spellcheck="false"/>
 <div class="form-actions"><button type="submit" class="primary">Sign in</button></div>
 </form>
 <p class="subtle small">For a service account: <code>kubectl create token NAME -n NAMESPACE</code></p>
-</section></main></body></html>"#
+</section></main></body></html>"#,
+        base = app::base::get()
     ))
 }
 
@@ -58,7 +59,7 @@ fn escape(text: &str) -> String {
 /// `GET /login`.
 pub async fn page(State(state): State<AppState>) -> Response {
     if state.identity.mode != IdentityMode::Token {
-        return Redirect::to("/").into_response();
+        return Redirect::to(&app::base::url("/")).into_response();
     }
     page_html(None).into_response()
 }
@@ -67,7 +68,7 @@ pub async fn page(State(state): State<AppState>) -> Response {
 pub async fn sign_in(State(state): State<AppState>, Form(form): Form<SignIn>) -> Response {
     let (Some(sessions), IdentityMode::Token) = (&state.identity.sessions, state.identity.mode)
     else {
-        return Redirect::to("/").into_response();
+        return Redirect::to(&app::base::url("/")).into_response();
     };
     let token = form.token.trim().to_string();
     if token.is_empty() {
@@ -110,7 +111,7 @@ pub async fn sign_in(State(state): State<AppState>, Form(form): Form<SignIn>) ->
             .into_response();
     };
     tracing::info!(target: "portico::audit", user = %user, verb = "sign-in", result = "ok", "audit");
-    let mut response = Redirect::to("/").into_response();
+    let mut response = Redirect::to(&app::base::url("/")).into_response();
     if let Ok(value) = HeaderValue::from_str(&cookie_header(Some(&cookie))) {
         response.headers_mut().insert(header::SET_COOKIE, value);
     }
@@ -119,7 +120,7 @@ pub async fn sign_in(State(state): State<AppState>, Form(form): Form<SignIn>) ->
 
 /// `POST /auth/logout`: ends the session.
 pub async fn sign_out() -> Response {
-    let mut response = Redirect::to("/login").into_response();
+    let mut response = Redirect::to(&app::base::url("/login")).into_response();
     if let Ok(value) = HeaderValue::from_str(&cookie_header(None)) {
         response.headers_mut().insert(header::SET_COOKIE, value);
     }

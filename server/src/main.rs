@@ -21,6 +21,9 @@ async fn main() -> anyhow::Result<()> {
     let addr = config.listen.unwrap_or(leptos_options.site_addr);
 
     let identity = config.identity_config().context("identity settings")?;
+    let base_path = app::base::normalize(&config.base_path)
+        .with_context(|| format!("--base-path {:?} is not a path", config.base_path))?;
+    app::base::set(base_path);
     let kube_config = kube_client::config(config.kubeconfig.as_deref(), config.context.as_deref())
         .await
         .context("reading the Kubernetes configuration")?;

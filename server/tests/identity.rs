@@ -4,9 +4,9 @@
 //! untrusted address are ignored. In token mode a signed-in service account acts with
 //! its own token, which only ever travels in a sealed cookie.
 
-use std::net::SocketAddr;
+mod common;
+
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use app::table::model::TableQuery;
 use k8s_openapi::api::authentication::v1::TokenRequest;
@@ -79,32 +79,12 @@ struct Portal {
 }
 
 async fn serve(client: &kube::Client, identity: IdentityConfig) -> Portal {
-    let options = portico_server::config::leptos_options(None).expect("leptos options");
-    let catalog = portico_server::stacks::catalog::Catalog::load(None).expect("catalog");
     let config =
         portico_server::kube_client::config(Some(TestCluster::shared().admin_kubeconfig()), None)
             .await
             .expect("admin config");
-    let (state, watches) = AppState::new(client.clone(), options, Arc::new(catalog));
-    let state = state.with_identity(identity, config);
-    tokio::spawn(watches);
-    assert!(
-        state
-            .catalog
-            .wait_loaded(std::time::Duration::from_secs(30))
-            .await
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let addr = listener.local_addr().expect("addr");
-    let app = portico_server::http::router(state.clone())
-        .into_make_service_with_connect_info::<SocketAddr>();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    Portal {
-        base: format!("http://{addr}"),
-        state,
-    }
+    let (base, state) = common::serve(client, Some((identity, config))).await;
+    Portal { base, state }
 }
 
 fn proxy(trusted: &str) -> IdentityConfig {

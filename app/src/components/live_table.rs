@@ -175,7 +175,8 @@ fn LiveRow(
     let href = move || {
         row.with_value(|r| {
             format!(
-                "{}/{}/{}",
+                "{}{}/{}/{}",
+                crate::base::get(),
                 resource.get().page_path(),
                 r.namespace.as_deref().unwrap_or("_"),
                 r.name
@@ -248,7 +249,7 @@ mod stream {
         table: RwSignal<TableState>,
         status: RwSignal<LiveStatus>,
     ) -> Option<Connection> {
-        let url = format!("/api/live/table?{}", query.to_query_string());
+        let url = crate::base::url(&format!("/api/live/table?{}", query.to_query_string()));
         let source = EventSource::new(&url).ok()?;
         let mut callbacks = Vec::new();
         let mut on = |name: &str, f: Box<dyn FnMut(MessageEvent)>| {

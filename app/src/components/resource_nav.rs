@@ -18,9 +18,11 @@ pub fn ResourceNav() -> impl IntoView {
     let kinds = Resource::new(|| (), |_| list_resources());
     let search = RwSignal::new(String::new());
 
-    on_server_events("/api/live/crds".into(), &["changed"], move |_| {
-        kinds.refetch()
-    });
+    on_server_events(
+        crate::base::url("/api/live/crds"),
+        &["changed"],
+        move |_| kinds.refetch(),
+    );
 
     view! {
         <aside class="sidebar">
@@ -49,7 +51,7 @@ pub fn ResourceNav() -> impl IntoView {
                                     <div class="nav-group" class:builtin=builtin>
                                         <div class="nav-group-name">{group_label(&group).to_string()}</div>
                                         {items.into_iter().map(|k| {
-                                            let href = k.resource(None).page_path();
+                                            let href = crate::base::url(&k.resource(None).page_path());
                                             let title = format!("{} ({})", k.plural, k.short_names.join(", "));
                                             view! { <a class="nav-item" href=href title=title>{k.kind.clone()}</a> }
                                         }).collect_view()}

@@ -456,7 +456,7 @@ fn ObjectForm(
 
     let kind = spec.with_value(|s| s.kind.clone());
     let namespaced = spec.with_value(|s| s.namespaced) && !editing;
-    let list_href = resource.page_path();
+    let list_href = crate::base::url(&resource.page_path());
     let heading = match &existing_name {
         Some(n) => format!("Edit {kind} {n}"),
         None => format!("New {kind}"),

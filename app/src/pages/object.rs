@@ -57,11 +57,11 @@ fn ObjectView(target: Target) -> impl IntoView {
     // Snapshots too: a change between the page's first fetch and this subscription
     // arrives in the snapshot, not as a delta.
     on_server_events(
-        format!("/api/live/table?{}", watch.to_query_string()),
+        crate::base::url(&format!("/api/live/table?{}", watch.to_query_string())),
         &["snapshot", "delta"],
         move |_| detail.refetch(),
     );
-    let list_href = target.resource.page_path();
+    let list_href = crate::base::url(&target.resource.page_path());
     view! {
         <Title text=target.name.clone()/>
         <p class="crumbs"><a href=list_href>{target.resource.plural.clone()}</a>" / "{target.name.clone()}</p>
@@ -77,7 +77,8 @@ fn ObjectView(target: Target) -> impl IntoView {
 #[component]
 fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
     let edit_href = format!(
-        "{}/{}/{}/edit",
+        "{}{}/{}/{}/edit",
+        crate::base::get(),
         target.resource.page_path(),
         target.namespace.as_deref().unwrap_or("_"),
         target.name
@@ -199,7 +200,7 @@ fn Owners(owners: Vec<OwnerLink>) -> impl IntoView {
                         view! {
                             <li style=indent>
                                 {match o.href {
-                                    Some(href) => view! { <a href=href>{label}</a> }.into_any(),
+                                    Some(href) => view! { <a href=crate::base::url(&href)>{label}</a> }.into_any(),
                                     None => view! { <span>{label}</span> }.into_any(),
                                 }}
                                 {o.controller.then(|| view! { <span class="pill">"controller"</span> })}
@@ -256,7 +257,7 @@ fn Children(namespace: String, uid: String) -> impl IntoView {
     let children = RwSignal::new(None::<Vec<ChildEntry>>);
     let query = ChildrenQuery { namespace, uid };
     on_server_events(
-        format!("/api/live/children?{}", query.to_query_string()),
+        crate::base::url(&format!("/api/live/children?{}", query.to_query_string())),
         &["children"],
         move |data| {
             if let Ok(list) = serde_json::from_str::<Vec<ChildEntry>>(&data) {
@@ -279,7 +280,7 @@ fn Children(namespace: String, uid: String) -> impl IntoView {
                                 view! {
                                 <tr class:deleting=c.deleting data-child=key>
                                     <td class="kind">{c.kind}</td>
-                                    <td class="mono"><a href=c.href>{c.name}</a></td>
+                                    <td class="mono"><a href=crate::base::url(&c.href)>{c.name}</a></td>
                                     <td class="mono subtle">{c.summary}</td>
                                 </tr>
                                 }

@@ -24,7 +24,7 @@ pub fn ProvisionPage() -> impl IntoView {
                 <h1>"Provision a stack"</h1>
                 <p class="subtle">"Pick what you need; Portico's reconciler creates it in your namespace and keeps it as you asked."</p>
             </div>
-            <a class="button" href=STACKS_PATH>"Your stacks"</a>
+            <a class="button" href=crate::base::url(STACKS_PATH)>"Your stacks"</a>
         </div>
         <Transition fallback=|| view! { <p class="empty">"Loading the catalog…"</p> }>
             {move || offers.get().map(|result| match result {
@@ -56,7 +56,7 @@ fn OfferCard(offer: StackOffer) -> impl IntoView {
                 <dt>"Port"</dt><dd class="mono">{offer.port}</dd>
                 <dt>"Storage"</dt><dd>{if offer.stateful { "persistent volume per replica" } else { "none" }}</dd>
             </dl>
-            <a class="button primary" href=href>{format!("Provision {}", offer.title)}</a>
+            <a class="button primary" href=crate::base::url(&href)>{format!("Provision {}", offer.title)}</a>
         </article>
     }
 }

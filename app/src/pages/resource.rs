@@ -147,7 +147,8 @@ pub fn ResourcePage() -> impl IntoView {
                 <Transition fallback=|| ()>
                     {move || kind.get().filter(|k| !k.builtin).map(|_| {
                         let href = format!(
-                            "{}/new{}",
+                            "{}{}/new{}",
+                            crate::base::get(),
                             resource.get().page_path(),
                             ns.get().map(|n| format!("?ns={n}")).unwrap_or_default()
                         );

@@ -1,0 +1,53 @@
+// Starts another Portico beside the suite's own (same cluster, its own settings), for
+// tests of modes the main server does not run in. Its logs are collected.
+import { spawn, ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { expect } from '@playwright/test';
+
+const root = join(__dirname, '..', '..');
+const kubeconfig = process.env.PORTICO_E2E_KUBECONFIG ?? join(__dirname, '..', '.state', 'kubeconfig.json');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+export class ExtraPortico {
+  logs = '';
+  constructor(private child: ChildProcess, readonly origin: string) {
+    child.stdout?.on('data', (d) => (this.logs += d));
+    child.stderr?.on('data', (d) => (this.logs += d));
+  }
+
+  /** Starts one with `env` over the defaults; resolves once /readyz answers. */
+  static async start(env: Record<string, string>): Promise<ExtraPortico> {
+    const port = await freePort();
+    const child = spawn(join(root, 'target', 'debug', 'portico'), [], {
+      env: {
+        ...process.env,
+        KUBECONFIG: kubeconfig,
+        PORTICO_LISTEN: `127.0.0.1:${port}`,
+        PORTICO_RECONCILER: 'off',
+        LEPTOS_SITE_ROOT: join(root, 'target', 'site'),
+        ...env,
+      },
+    });
+    const portico = new ExtraPortico(child, `http://127.0.0.1:${port}`);
+    await expect
+      .poll(async () => (await fetch(`${portico.origin}/readyz`).catch(() => null))?.status, { timeout: 30_000 })
+      .toBe(200);
+    return portico;
+  }
+
+  stop() {
+    this.child.kill('SIGTERM');
+  }
+}

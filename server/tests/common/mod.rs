@@ -1,0 +1,39 @@
+//! Serving a Portico router on loopback for integration tests.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use portico_server::identity::IdentityConfig;
+use portico_server::state::AppState;
+
+/// Portico's router over `client`, serving on a free loopback port with connection
+/// info (proxy mode needs the peer address); `identity` switches from local mode.
+/// Returns the origin (`http://127.0.0.1:PORT`) and the state, once the CRD catalog
+/// has loaded.
+pub async fn serve(
+    client: &kube::Client,
+    identity: Option<(IdentityConfig, kube::Config)>,
+) -> (String, AppState) {
+    let options = portico_server::config::leptos_options(None).expect("leptos options");
+    let catalog = portico_server::stacks::catalog::Catalog::load(None).expect("catalog");
+    let (state, watches) = AppState::new(client.clone(), options, Arc::new(catalog));
+    let state = match identity {
+        Some((identity, config)) => state.with_identity(identity, config),
+        None => state,
+    };
+    tokio::spawn(watches);
+    assert!(
+        state
+            .catalog
+            .wait_loaded(std::time::Duration::from_secs(30))
+            .await
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("addr");
+    let app = portico_server::http::router(state.clone())
+        .into_make_service_with_connect_info::<SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}"), state)
+}
