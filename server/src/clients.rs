@@ -148,6 +148,10 @@ impl ClientPool {
         let mut decisions = self.decisions.lock().unwrap_or_else(|p| p.into_inner());
         if decisions.len() > 10_000 {
             decisions.retain(|_, (_, at)| at.elapsed() < ACCESS_TTL);
+            if decisions.len() > 10_000 {
+                // A flood of distinct questions: start over rather than grow.
+                decisions.clear();
+            }
         }
         decisions.insert(key, (allowed, Instant::now()));
         Ok(allowed)

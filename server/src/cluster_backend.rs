@@ -319,7 +319,8 @@ impl ClusterBackend {
             Ok(r) => r.summary(),
             Err(e) => format!("failed: {e}"),
         };
-        tracing::info!(target: "portico::audit", user = %self.who.name(), verb, object = %what, result = %outcome, "audit");
+        // Debug formatting escapes control characters: a crafted name cannot forge lines.
+        tracing::info!(target: "portico::audit", user = ?self.who.name(), verb, object = ?what, result = ?outcome, "audit");
     }
 }
 

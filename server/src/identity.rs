@@ -139,7 +139,8 @@ impl IdentityConfig {
                     return None;
                 }
                 let name = headers.get(&self.user_header)?.to_str().ok()?.trim();
-                if name.is_empty() {
+                // Kubernetes' own identities are never a person behind a proxy.
+                if name.is_empty() || name.starts_with("system:") {
                     return None;
                 }
                 let groups = headers
@@ -148,7 +149,7 @@ impl IdentityConfig {
                     .filter_map(|v| v.to_str().ok())
                     .flat_map(|v| v.split(','))
                     .map(str::trim)
-                    .filter(|g| !g.is_empty())
+                    .filter(|g| !g.is_empty() && !g.starts_with("system:"))
                     .map(str::to_string)
                     .collect();
                 Some(Caller::User {
@@ -247,6 +248,20 @@ mod tests {
             proxy("127.0.0.1/32").identify(Some(peer), &headers(&[])),
             None
         );
+        let escalating = headers(&[
+            ("x-forwarded-user", "ada"),
+            ("x-forwarded-groups", "system:masters,dev"),
+        ]);
+        assert_eq!(
+            proxy("127.0.0.1/32").identify(Some(peer), &escalating),
+            Some(Caller::User {
+                name: "ada".into(),
+                groups: vec!["dev".into()]
+            }),
+            "system groups are never taken from headers"
+        );
+        let as_system = headers(&[("x-forwarded-user", "system:admin")]);
+        assert_eq!(proxy("127.0.0.1/32").identify(Some(peer), &as_system), None);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use kube::api::{Api, PostParams};
 use serde::Deserialize;
 
 use crate::identity::{Caller, IdentityMode, Token};
-use crate::session::{Session, cookie_header};
+use crate::session::{MAX_COOKIE_VALUE, Session, cookie_header};
 use crate::state::AppState;
 
 #[derive(Deserialize)]
@@ -110,7 +110,16 @@ pub async fn sign_in(State(state): State<AppState>, Form(form): Form<SignIn>) ->
         )
             .into_response();
     };
-    tracing::info!(target: "portico::audit", user = %user, verb = "sign-in", result = "ok", "audit");
+    if cookie.len() > MAX_COOKIE_VALUE {
+        return (
+            StatusCode::BAD_REQUEST,
+            page_html(Some(
+                "This token is too long to keep in a browser cookie; use a shorter-lived or service-account token.",
+            )),
+        )
+            .into_response();
+    }
+    tracing::info!(target: "portico::audit", user = ?user, verb = "sign-in", result = "ok", "audit");
     let mut response = Redirect::to(&app::base::url("/")).into_response();
     if let Ok(value) = HeaderValue::from_str(&cookie_header(Some(&cookie))) {
         response.headers_mut().insert(header::SET_COOKIE, value);

@@ -6,6 +6,8 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ring::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use ring::rand::{SecureRandom, SystemRandom};
 
@@ -36,10 +38,6 @@ pub struct Session {
 pub struct SessionKey {
     key: LessSafeKey,
     rng: SystemRandom,
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
@@ -103,12 +101,15 @@ impl SessionKey {
         self.key
             .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut data)
             .ok()?;
-        Some(format!("{}{}", hex(&nonce), hex(&data)))
+        let mut sealed = nonce.to_vec();
+        sealed.extend_from_slice(&data);
+        // base64url: a third smaller than hex, so longer (OIDC) tokens still fit.
+        Some(URL_SAFE_NO_PAD.encode(sealed))
     }
 
     /// The session in a cookie value, if it is ours, intact and not expired.
     pub fn open(&self, cookie: &str) -> Option<Session> {
-        let bytes = unhex(cookie)?;
+        let bytes = URL_SAFE_NO_PAD.decode(cookie).ok()?;
         if bytes.len() <= NONCE_LEN {
             return None;
         }
@@ -130,15 +131,26 @@ impl SessionKey {
 }
 
 /// The Set-Cookie value that stores a sealed session (or, with `None`, clears it).
+/// Scoped to Portico's base path, so other applications on the host never get it.
 pub fn cookie_header(value: Option<&str>) -> String {
+    let path = match app::base::get() {
+        "" => "/",
+        base => base,
+    };
     match value {
         Some(v) => format!(
-            "{SESSION_COOKIE}={v}; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age={}",
+            "{SESSION_COOKIE}={v}; Path={path}; HttpOnly; Secure; SameSite=Strict; Max-Age={}",
             SESSION_LIFETIME.as_secs()
         ),
-        None => format!("{SESSION_COOKIE}=; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age=0"),
+        None => {
+            format!("{SESSION_COOKIE}=; Path={path}; HttpOnly; Secure; SameSite=Strict; Max-Age=0")
+        }
     }
 }
+
+/// Browsers drop cookies over about 4 KB; a session that would not fit is refused
+/// with a message instead of silently failing to sign in.
+pub const MAX_COOKIE_VALUE: usize = 3900;
 
 #[cfg(test)]
 mod tests {
@@ -160,7 +172,7 @@ mod tests {
             "another key"
         );
         let mut tampered = cookie.clone();
-        tampered.replace_range(40..41, if &cookie[40..41] == "0" { "1" } else { "0" });
+        tampered.replace_range(40..41, if &cookie[40..41] == "A" { "B" } else { "A" });
         assert_eq!(key.open(&tampered), None);
         assert_eq!(key.open("zz"), None);
     }

@@ -67,6 +67,50 @@ async fn grant(
         .expect("binding"),
     ];
     apply::apply_all(client, docs).await.expect("RBAC applies");
+    // The authorizer learns new bindings from a watch: wait until it knows this one.
+    let who = match subject["kind"].as_str() {
+        Some("ServiceAccount") => format!(
+            "system:serviceaccount:{}:{}",
+            subject["namespace"].as_str().unwrap_or_default(),
+            subject["name"].as_str().unwrap_or_default()
+        ),
+        _ => subject["name"].as_str().unwrap_or_default().to_string(),
+    };
+    let last = verbs.last().copied().unwrap_or("get");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !allowed(client, &who, last, ns).await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{who} never got {last} in {ns}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+async fn allowed(client: &kube::Client, user: &str, verb: &str, ns: &str) -> bool {
+    use k8s_openapi::api::authorization::v1::{
+        ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+    };
+    let review = SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some(user.into()),
+            resource_attributes: Some(ResourceAttributes {
+                verb: Some(verb.into()),
+                group: Some("portico.dev".into()),
+                resource: Some("stacks".into()),
+                namespace: Some(ns.into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Api::<SubjectAccessReview>::all(client.clone())
+        .create(&PostParams::default(), &review)
+        .await
+        .ok()
+        .and_then(|r| r.status)
+        .is_some_and(|s| s.allowed)
 }
 
 fn user(name: &str) -> serde_json::Value {

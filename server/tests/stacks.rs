@@ -60,7 +60,9 @@ impl Instance {
         let stats = Arc::new(ReconcileStats::default());
         let (stop, shutdown) = watch::channel(false);
         let mut lease = LeaseSettings::new(namespace, identity);
-        lease.duration = Duration::from_secs(4);
+        // Long enough that a loaded machine never lets the follower take over by
+        // expiry; a stopping leader releases it at once.
+        lease.duration = Duration::from_secs(15);
         lease.retry = Duration::from_millis(500);
         let settings = Settings {
             catalog: Catalog::load(None).expect("catalog"),
@@ -372,6 +374,45 @@ async fn tomcat_gets_a_deployment_and_an_unknown_version_is_degraded() {
         .expect("Degraded");
     assert_eq!(degraded.reason, "UnknownVersion");
     assert!(degraded.message.contains("10.1"), "{}", degraded.message);
+    // A Stack never takes over an object of someone else's that has a child's name.
+    let services: Api<Service> = Api::namespaced(client.clone(), &ns);
+    let theirs: Service = serde_json::from_value(json!({
+        "metadata": {"name": "taken"},
+        "spec": {"ports": [{"port": 80}], "selector": {"app": "theirs"}}
+    }))
+    .expect("service");
+    services
+        .create(&PostParams::default(), &theirs)
+        .await
+        .expect("their Service");
+    create_stack(&client, &ns, "taken", json!({"choice": "tomcat"})).await;
+    until::<Stack>(&client, &ns, "taken", "Degraded", |s| {
+        phase(s) == Some("Degraded")
+    })
+    .await;
+    let taken: Stack = Api::namespaced(client.clone(), &ns)
+        .get("taken")
+        .await
+        .expect("Stack");
+    let conflict = taken
+        .status
+        .expect("status")
+        .conditions
+        .into_iter()
+        .find(|c| c.type_ == "Degraded")
+        .expect("Degraded");
+    assert_eq!(conflict.reason, "NameConflict");
+    let untouched = services.get("taken").await.expect("their Service");
+    assert!(untouched.metadata.owner_references.is_none(), "not adopted");
+    assert_eq!(
+        untouched.spec.and_then(|s| s.selector).expect("selector")["app"],
+        "theirs"
+    );
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    assert!(
+        deployments.get_opt("taken").await.expect("get").is_none(),
+        "nothing applied"
+    );
     reconciler.shut_down().await;
 }
 
@@ -522,4 +563,23 @@ async fn choice_postgres_is_rejected_by_the_api_server() {
     };
     assert_eq!(status.code, 422);
     assert!(status.message.contains("spec.choice"), "{}", status.message);
+
+    for bad in ["9shop", &"a".repeat(53)] {
+        let stack: Stack = serde_json::from_value(json!({
+            "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
+            "metadata": {"name": bad}, "spec": {"choice": "tomcat"}
+        }))
+        .expect("stack");
+        let err = api
+            .create(
+                &PostParams {
+                    dry_run: true,
+                    ..Default::default()
+                },
+                &stack,
+            )
+            .await
+            .expect_err("a name its children could not use");
+        assert!(err.to_string().contains("at most 52 characters"), "{err}");
+    }
 }

@@ -128,11 +128,14 @@ pub async fn lead<W, F>(
             if *shutdown.borrow() {
                 return;
             }
-            match try_acquire(&api, &s).await {
-                Ok(true) => break,
-                Ok(false) => {}
-                Err(error) => {
+            match tokio::time::timeout(s.retry, try_acquire(&api, &s)).await {
+                Ok(Ok(true)) => break,
+                Ok(Ok(false)) => {}
+                Ok(Err(error)) => {
                     tracing::warn!(%error, lease = %s.name, "cannot read the leader Lease")
+                }
+                Err(_) => {
+                    tracing::warn!(lease = %s.name, "the leader Lease did not answer in time")
                 }
             }
             tokio::select! {
@@ -143,21 +146,26 @@ pub async fn lead<W, F>(
         tracing::info!(identity = %s.identity, lease = %s.name, "leading: the reconciler runs here");
         let (stop, stopped) = oneshot::channel();
         let running = tokio::spawn(work(stopped));
-        let mut last_renewal = tokio::time::Instant::now();
+        // Counted from before the request, as the Lease's renewTime is.
+        let mut last_renewal = tokio::time::Instant::now() - s.retry;
         // Lead until the Lease is lost or the process stops.
         let lost = loop {
             tokio::select! {
                 _ = tokio::time::sleep(s.retry) => {}
                 _ = shutdown.wait_for(|down| *down) => break false,
             }
-            match try_acquire(&api, &s).await {
-                Ok(true) => last_renewal = tokio::time::Instant::now(),
-                Ok(false) => break true,
-                // Keep leading through brief API trouble, but never past the point
-                // where another replica may take the Lease.
-                Err(error) => {
-                    tracing::warn!(%error, "cannot renew the leader Lease");
-                    if last_renewal.elapsed() + s.retry >= s.duration {
+            let attempt = tokio::time::Instant::now();
+            match tokio::time::timeout(s.retry, try_acquire(&api, &s)).await {
+                Ok(Ok(true)) => last_renewal = attempt,
+                Ok(Ok(false)) => break true,
+                // Keep leading through brief API trouble, but stop a full retry
+                // interval before another replica may take the Lease.
+                failed => {
+                    match failed {
+                        Ok(Err(error)) => tracing::warn!(%error, "cannot renew the leader Lease"),
+                        _ => tracing::warn!("renewing the leader Lease did not answer in time"),
+                    }
+                    if last_renewal.elapsed() + s.retry * 2 >= s.duration {
                         break true;
                     }
                 }

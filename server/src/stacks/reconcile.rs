@@ -212,6 +212,34 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
         write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
         return Ok(Action::await_change());
     };
+    // Never take over an object that exists under a child's name but is not this
+    // Stack's: that would repoint or, on deletion, remove someone else's object.
+    let uid = stack.metadata.uid.clone().unwrap_or_default();
+    let names = [
+        ("StatefulSet", name.clone()),
+        ("Deployment", name.clone()),
+        ("Service", name.clone()),
+        ("Service", children::headless_name(&name)),
+        ("Secret", children::secret_name(&name)),
+    ];
+    for (kind, child) in &names {
+        let foreign = match *kind {
+            "StatefulSet" => foreign::<StatefulSet>(ctx, &namespace, child, &uid).await?,
+            "Deployment" => foreign::<Deployment>(ctx, &namespace, child, &uid).await?,
+            "Service" => foreign::<Service>(ctx, &namespace, child, &uid).await?,
+            _ => foreign::<Secret>(ctx, &namespace, child, &uid).await?,
+        };
+        if foreign {
+            let problem = Problem {
+                reason: "NameConflict".into(),
+                message: format!(
+                    "{kind} {child} already exists and does not belong to this Stack; rename the Stack or remove that {kind}."
+                ),
+            };
+            write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
+            return Ok(Action::requeue(Duration::from_secs(60)));
+        }
+    }
     let password = match &entry.password_env {
         Some(_) => existing_password(ctx, &namespace, &name)
             .await?
@@ -310,6 +338,28 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     }
     write_status(stack, ctx, &observed, None).await?;
     Ok(Action::requeue(Duration::from_secs(300)))
+}
+
+/// Whether `name` of kind K exists without this Stack (uid) as its controller.
+async fn foreign<K>(
+    ctx: &Context,
+    namespace: &str,
+    name: &str,
+    uid: &str,
+) -> Result<bool, kube::Error>
+where
+    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + Debug,
+{
+    let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
+    Ok(api.get_metadata_opt(name).await?.is_some_and(|existing| {
+        !existing
+            .owner_references()
+            .iter()
+            .any(|o| o.controller == Some(true) && o.uid == uid)
+    }))
 }
 
 async fn existing_password(
