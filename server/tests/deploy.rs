@@ -4,12 +4,11 @@
 //! portal's service account can do exactly what it needs (checked with
 //! SubjectAccessReviews after applying the RBAC for real).
 
+mod common;
+
 use std::path::PathBuf;
 
-use k8s_openapi::api::authorization::v1::{
-    ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
-};
-use kube::api::{Api, DynamicObject, PostParams};
+use kube::api::DynamicObject;
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
 use portico_server::stacks::catalog::Catalog;
@@ -104,30 +103,8 @@ async fn may(
     resource: &str,
     ns: Option<&str>,
 ) -> bool {
-    let review = SubjectAccessReview {
-        spec: SubjectAccessReviewSpec {
-            user: Some(user.into()),
-            groups: Some(vec![
-                "system:serviceaccounts".into(),
-                "system:authenticated".into(),
-            ]),
-            resource_attributes: Some(ResourceAttributes {
-                verb: Some(verb.into()),
-                group: Some(group.into()),
-                resource: Some(resource.into()),
-                namespace: ns.map(str::to_string),
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    Api::<SubjectAccessReview>::all(client.clone())
-        .create(&PostParams::default(), &review)
-        .await
-        .expect("review")
-        .status
-        .is_some_and(|s| s.allowed)
+    let groups = ["system:serviceaccounts", "system:authenticated"];
+    common::subject_may(client, (user, &groups), verb, (group, resource), ns).await
 }
 
 #[tokio::test]

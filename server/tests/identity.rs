@@ -88,29 +88,14 @@ async fn grant(
 }
 
 async fn allowed(client: &kube::Client, user: &str, verb: &str, ns: &str) -> bool {
-    use k8s_openapi::api::authorization::v1::{
-        ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
-    };
-    let review = SubjectAccessReview {
-        spec: SubjectAccessReviewSpec {
-            user: Some(user.into()),
-            resource_attributes: Some(ResourceAttributes {
-                verb: Some(verb.into()),
-                group: Some("portico.dev".into()),
-                resource: Some("stacks".into()),
-                namespace: Some(ns.into()),
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    Api::<SubjectAccessReview>::all(client.clone())
-        .create(&PostParams::default(), &review)
-        .await
-        .ok()
-        .and_then(|r| r.status)
-        .is_some_and(|s| s.allowed)
+    common::subject_may(
+        client,
+        (user, &[]),
+        verb,
+        ("portico.dev", "stacks"),
+        Some(ns),
+    )
+    .await
 }
 
 fn user(name: &str) -> serde_json::Value {

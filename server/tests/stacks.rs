@@ -125,6 +125,29 @@ async fn until<K>(
         .unwrap_or_else(|e| panic!("watching for {what}: {e}"));
 }
 
+/// Waits for the Stack to be Degraded and returns that condition.
+async fn degraded(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+) -> portico_server::stacks::resource::StackCondition {
+    until::<Stack>(client, ns, name, "Degraded", |s| {
+        phase(s) == Some("Degraded")
+    })
+    .await;
+    let stack: Stack = Api::namespaced(client.clone(), ns)
+        .get(name)
+        .await
+        .expect("Stack");
+    stack
+        .status
+        .expect("status")
+        .conditions
+        .into_iter()
+        .find(|c| c.type_ == "Degraded")
+        .expect("Degraded")
+}
+
 fn phase(stack: Option<&Stack>) -> Option<&str> {
     stack
         .and_then(|s| s.status.as_ref())
@@ -357,23 +380,13 @@ async fn tomcat_gets_a_deployment_and_an_unknown_version_is_degraded() {
         json!({"choice": "tomcat", "version": "7.0"}),
     )
     .await;
-    until::<Stack>(&client, &ns, "old", "Degraded", |s| {
-        phase(s) == Some("Degraded")
-    })
-    .await;
-    let old: Stack = Api::namespaced(client.clone(), &ns)
-        .get("old")
-        .await
-        .expect("Stack");
-    let degraded = old
-        .status
-        .expect("status")
-        .conditions
-        .into_iter()
-        .find(|c| c.type_ == "Degraded")
-        .expect("Degraded");
-    assert_eq!(degraded.reason, "UnknownVersion");
-    assert!(degraded.message.contains("10.1"), "{}", degraded.message);
+    let version_problem = degraded(&client, &ns, "old").await;
+    assert_eq!(version_problem.reason, "UnknownVersion");
+    assert!(
+        version_problem.message.contains("10.1"),
+        "{}",
+        version_problem.message
+    );
     // A Stack never takes over an object of someone else's that has a child's name.
     let services: Api<Service> = Api::namespaced(client.clone(), &ns);
     let theirs: Service = serde_json::from_value(json!({
@@ -386,21 +399,7 @@ async fn tomcat_gets_a_deployment_and_an_unknown_version_is_degraded() {
         .await
         .expect("their Service");
     create_stack(&client, &ns, "taken", json!({"choice": "tomcat"})).await;
-    until::<Stack>(&client, &ns, "taken", "Degraded", |s| {
-        phase(s) == Some("Degraded")
-    })
-    .await;
-    let taken: Stack = Api::namespaced(client.clone(), &ns)
-        .get("taken")
-        .await
-        .expect("Stack");
-    let conflict = taken
-        .status
-        .expect("status")
-        .conditions
-        .into_iter()
-        .find(|c| c.type_ == "Degraded")
-        .expect("Degraded");
+    let conflict = degraded(&client, &ns, "taken").await;
     assert_eq!(conflict.reason, "NameConflict");
     let untouched = services.get("taken").await.expect("their Service");
     assert!(untouched.metadata.owner_references.is_none(), "not adopted");

@@ -354,12 +354,18 @@ where
         + Debug,
 {
     let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
-    Ok(api.get_metadata_opt(name).await?.is_some_and(|existing| {
-        !existing
-            .owner_references()
-            .iter()
-            .any(|o| o.controller == Some(true) && o.uid == uid)
-    }))
+    Ok(api
+        .get_metadata_opt(name)
+        .await?
+        .is_some_and(|existing| !controlled_by(&existing, uid)))
+}
+
+/// Whether `object`'s controller is the Stack with `uid`.
+fn controlled_by(object: &impl Resource, uid: &str) -> bool {
+    object
+        .owner_references()
+        .iter()
+        .any(|o| o.controller == Some(true) && o.uid == uid)
 }
 
 async fn existing_password(
@@ -416,10 +422,7 @@ where
     let mut removed = Vec::new();
     for child in list.items {
         let name = child.name_any();
-        let ours = child
-            .owner_references()
-            .iter()
-            .any(|o| o.controller == Some(true) && o.uid == uid);
+        let ours = controlled_by(&child, uid);
         if ours && !keep.is_some_and(|k| k.contains(&name)) {
             match api.delete(&name, &DeleteParams::background()).await {
                 Ok(_) => removed.push(format!("{} {name}", K::kind(&()))),

@@ -1,4 +1,7 @@
-//! Serving a Portico router on loopback for integration tests.
+//! Shared by the integration tests: serving a Portico router on loopback, and asking
+//! the API server's authorizer about someone.
+// Each test binary uses a part of this module.
+#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -36,4 +39,39 @@ pub async fn serve(
         .into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, app).await });
     (format!("http://{addr}"), state)
+}
+
+/// Whether `user` (in `groups`) may `verb` the `group`/`resource` in `namespace`, as
+/// the API server's authorizer says (a SubjectAccessReview); false if it cannot answer.
+pub async fn subject_may(
+    client: &kube::Client,
+    (user, groups): (&str, &[&str]),
+    verb: &str,
+    (group, resource): (&str, &str),
+    namespace: Option<&str>,
+) -> bool {
+    use k8s_openapi::api::authorization::v1::{
+        ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+    };
+    let review = SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some(user.into()),
+            groups: Some(groups.iter().map(|g| g.to_string()).collect()),
+            resource_attributes: Some(ResourceAttributes {
+                verb: Some(verb.into()),
+                group: Some(group.into()),
+                resource: Some(resource.into()),
+                namespace: namespace.map(str::to_string),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    kube::Api::<SubjectAccessReview>::all(client.clone())
+        .create(&kube::api::PostParams::default(), &review)
+        .await
+        .ok()
+        .and_then(|r| r.status)
+        .is_some_and(|s| s.allowed)
 }
