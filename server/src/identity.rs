@@ -39,6 +39,20 @@ pub enum Caller {
 }
 
 impl Caller {
+    /// A stable name for the credentials this caller acts with, for sharing live
+    /// feeds (a token is named by its SHA-256, never by itself). `None` for the portal.
+    pub fn feed_owner(&self) -> Option<String> {
+        match self {
+            Caller::Portal => None,
+            Caller::User { name, groups } => Some(format!("user:{name}:{}", groups.join(","))),
+            Caller::Bearer { token, .. } => {
+                let digest = ring::digest::digest(&ring::digest::SHA256, token.0.as_bytes());
+                let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+                Some(format!("token:{hex}"))
+            }
+        }
+    }
+
     /// Who, for audit lines.
     pub fn name(&self) -> &str {
         match self {
@@ -262,6 +276,22 @@ mod tests {
         );
         let as_system = headers(&[("x-forwarded-user", "system:admin")]);
         assert_eq!(proxy("127.0.0.1/32").identify(Some(peer), &as_system), None);
+    }
+
+    #[test]
+    fn feeds_are_keyed_by_credentials_never_by_the_token_itself() {
+        let ada = |t: &str| Caller::Bearer {
+            name: "ada".into(),
+            token: Token(t.into()),
+        };
+        let owner = ada("s3cr3t").feed_owner().expect("owner");
+        assert!(!owner.contains("s3cr3t"));
+        assert_ne!(
+            Some(owner),
+            ada("renewed").feed_owner(),
+            "a new token, a new feed"
+        );
+        assert_eq!(Caller::Portal.feed_owner(), None);
     }
 
     #[test]

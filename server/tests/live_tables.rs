@@ -289,7 +289,7 @@ async fn children_and_owners_follow_owner_references_live() {
     let hub = WatchHub::new(client.clone(), Duration::from_millis(200));
     let mut children = Box::pin(children_stream(
         &hub,
-        &client,
+        (&client, None),
         candidate_kinds(&[]),
         ns.clone(),
         uid.clone(),

@@ -60,9 +60,10 @@ pub fn candidate_kinds(crds: &[app::model::CrdSummary]) -> Vec<ChildKind> {
 const SETTLE: Duration = Duration::from_millis(50);
 
 /// The live list of `uid`'s children in `namespace`, among `kinds`.
+/// `viewer` is the client the feeds run as and the name of its identity.
 pub fn children_stream(
     hub: &WatchHub,
-    client: &kube::Client,
+    viewer: (&kube::Client, Option<String>),
     kinds: Vec<ChildKind>,
     namespace: String,
     uid: String,
@@ -78,7 +79,7 @@ pub fn children_stream(
                 label_selector: None,
                 field_selector: None,
             };
-            let sub = hub.subscribe_as(query, client);
+            let sub = hub.subscribe_as(query, viewer.0, viewer.1.clone());
             (k, sub)
         })
         .collect();
@@ -209,7 +210,8 @@ pub async fn live_children(
         .clients
         .for_caller(&caller)
         .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    let stream = children_stream(&state.hub, &client, kinds, query.namespace, query.uid)
+    let viewer = (&client, caller.feed_owner());
+    let stream = children_stream(&state.hub, viewer, kinds, query.namespace, query.uid)
         .take_until(state.shutting_down())
         .map(|children| {
             Ok(Event::default()

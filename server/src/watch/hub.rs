@@ -102,11 +102,16 @@ impl Feed {
 
 struct HubInner {
     client: kube::Client,
-    feeds: Mutex<HashMap<TableQuery, Arc<Feed>>>,
+    feeds: Mutex<HashMap<FeedKey, Arc<Feed>>>,
     grace: Duration,
     /// The number of running feeds, published for tests, benchmarks and metrics.
     feed_count: tokio::sync::watch::Sender<usize>,
 }
+
+/// A feed is shared by viewers of the same query acting with the same identity
+/// (`None`: the hub's own client). Keeping identities apart means a feed never runs
+/// on credentials that expired or were revoked for someone else.
+type FeedKey = (Option<String>, TableQuery);
 
 /// Cheap to clone; all clones share the feeds.
 #[derive(Clone)]
@@ -145,16 +150,24 @@ impl WatchHub {
 
     /// Joins (or starts) the feed for `query`, as the hub's own client.
     pub fn subscribe(&self, query: TableQuery) -> Subscription {
-        self.subscribe_as(query, &self.inner.client)
+        let client = self.inner.client.clone();
+        self.subscribe_as(query, &client, None)
     }
 
     /// Joins the feed for `query`, or starts it with `client`. Callers check that the
     /// viewer may watch the resource first: a running feed serves whoever joins it.
-    pub fn subscribe_as(&self, query: TableQuery, client: &kube::Client) -> Subscription {
+    /// `owner` names the identity `client` acts with (see [`FeedKey`]).
+    pub fn subscribe_as(
+        &self,
+        query: TableQuery,
+        client: &kube::Client,
+        owner: Option<String>,
+    ) -> Subscription {
+        let key: FeedKey = (owner, query.clone());
         let feed = {
             let mut feeds = self.inner.feeds.lock().unwrap_or_else(|e| e.into_inner());
             let feed = feeds
-                .entry(query.clone())
+                .entry(key.clone())
                 .or_insert_with(|| start_feed(client.clone(), query.clone()))
                 .clone();
             feed.viewers.fetch_add(1, Ordering::AcqRel);
@@ -167,7 +180,7 @@ impl WatchHub {
         let (current, seq) = feed.current();
         Subscription {
             hub: self.clone(),
-            query,
+            key,
             feed,
             rx,
             initial: Some((current, seq)),
@@ -191,7 +204,7 @@ fn start_feed(client: kube::Client, query: TableQuery) -> Arc<Feed> {
 /// A viewer's membership of a feed. Dropping it releases the viewer.
 pub struct Subscription {
     hub: WatchHub,
-    query: TableQuery,
+    key: FeedKey,
     feed: Arc<Feed>,
     rx: broadcast::Receiver<Arc<FeedMessage>>,
     initial: Option<(Current, u64)>,
@@ -281,7 +294,7 @@ impl Drop for Subscription {
         // Last viewer gone: stop the upstream watch after the grace period unless
         // someone joined meanwhile.
         let hub = self.hub.clone();
-        let query = self.query.clone();
+        let key = self.key.clone();
         let feed = Arc::downgrade(&self.feed);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
@@ -289,7 +302,7 @@ impl Drop for Subscription {
         runtime.spawn(async move {
             tokio::time::sleep(hub.inner.grace).await;
             let mut feeds = hub.inner.feeds.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(current) = feeds.get(&query) else {
+            let Some(current) = feeds.get(&key) else {
                 return;
             };
             let same = feed.upgrade().is_some_and(|f| Arc::ptr_eq(&f, current));
@@ -302,9 +315,9 @@ impl Drop for Subscription {
                 {
                     task.abort();
                 }
-                feeds.remove(&query);
+                feeds.remove(&key);
                 hub.inner.feed_count.send_replace(feeds.len());
-                tracing::debug!(?query, "stopped an idle upstream watch");
+                tracing::debug!(query = ?key.1, "stopped an idle upstream watch");
             }
         });
     }

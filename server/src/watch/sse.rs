@@ -71,7 +71,7 @@ pub async fn live_table(
         .clients
         .for_caller(&caller)
         .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    let subscription = state.hub.subscribe_as(query, &client);
+    let subscription = state.hub.subscribe_as(query, &client, caller.feed_owner());
     let stream = events(subscription).take_until(state.shutting_down());
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
