@@ -212,39 +212,20 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
         write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
         return Ok(Action::await_change());
     };
-    // Never take over an object that exists under a child's name but is not this
-    // Stack's: that would repoint or, on deletion, remove someone else's object.
     let uid = stack.metadata.uid.clone().unwrap_or_default();
-    let names = [
-        ("StatefulSet", name.clone()),
-        ("Deployment", name.clone()),
-        ("Service", name.clone()),
-        ("Service", children::headless_name(&name)),
-        ("Secret", children::secret_name(&name)),
-    ];
-    for (kind, child) in &names {
-        let foreign = match *kind {
-            "StatefulSet" => foreign::<StatefulSet>(ctx, &namespace, child, &uid).await?,
-            "Deployment" => foreign::<Deployment>(ctx, &namespace, child, &uid).await?,
-            "Service" => foreign::<Service>(ctx, &namespace, child, &uid).await?,
-            _ => foreign::<Secret>(ctx, &namespace, child, &uid).await?,
-        };
-        if foreign {
-            let problem = Problem {
-                reason: "NameConflict".into(),
-                message: format!(
-                    "{kind} {child} already exists and does not belong to this Stack; rename the Stack or remove that {kind}."
-                ),
-            };
-            write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
-            return Ok(Action::requeue(Duration::from_secs(60)));
-        }
-    }
     let password = match &entry.password_env {
-        Some(_) => existing_password(ctx, &namespace, &name)
-            .await?
-            .map_or_else(children::generate_password, Ok)
-            .map_err(|_| ReconcileError::Random)?,
+        Some(_) => {
+            // One read serves both: whose the Secret is, and the password to keep.
+            let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
+            let secret_name = children::secret_name(&name);
+            let existing = secrets.get_opt(&secret_name).await?;
+            if existing.as_ref().is_some_and(|s| !controlled_by(s, &uid)) {
+                return name_conflict(stack, ctx, &format!("Secret {secret_name}")).await;
+            }
+            password_in(existing)
+                .map_or_else(children::generate_password, Ok)
+                .map_err(|_| ReconcileError::Random)?
+        }
         None => String::new(),
     };
     let desired = match children::desired(stack, entry, &password) {
@@ -259,49 +240,53 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
         }
         Err(ChildrenError::Incomplete) => return Ok(Action::await_change()),
     };
+    // Never take over an object that exists under a child's name but is not this
+    // Stack's: that would repoint or, on deletion, remove someone else's object.
+    let mut foreign_child = match &desired.workload {
+        Workload::Stateful(sts) => foreign(ctx, &namespace, sts.as_ref(), &uid).await?,
+        Workload::Stateless(d) => foreign(ctx, &namespace, d.as_ref(), &uid).await?,
+    };
+    for service in desired.headless.iter().chain([&desired.service]) {
+        if foreign_child.is_none() {
+            foreign_child = foreign(ctx, &namespace, service, &uid).await?;
+        }
+    }
+    if let Some(child) = foreign_child {
+        return name_conflict(stack, ctx, &child).await;
+    }
 
-    let mut keep: HashMap<&str, Vec<String>> = HashMap::new();
     let mut credentials_secret = None;
     if let Some(secret) = &desired.secret {
-        let applied = apply(ctx, &namespace, secret).await?;
-        credentials_secret = applied.metadata.name.clone();
-        keep.entry("Secret").or_default().push(applied.name_any());
+        credentials_secret = Some(apply(ctx, &namespace, secret).await?.name_any());
     }
     if let Some(headless) = &desired.headless {
-        keep.entry("Service")
-            .or_default()
-            .push(apply(ctx, &namespace, headless).await?.name_any());
+        apply(ctx, &namespace, headless).await?;
     }
     let service = apply(ctx, &namespace, &desired.service).await?;
-    keep.entry("Service").or_default().push(service.name_any());
-    let mut observed = match &desired.workload {
+    let (ready_replicas, rolled_out) = match &desired.workload {
         Workload::Stateful(sts) => {
             let applied = apply(ctx, &namespace, sts.as_ref()).await?;
-            keep.entry("StatefulSet")
-                .or_default()
-                .push(applied.name_any());
             let status = applied.status.unwrap_or_default();
-            Observed {
-                replicas: stack.spec.replicas,
-                ready_replicas: status.ready_replicas.unwrap_or(0),
-                rolled_out: status.observed_generation >= applied.metadata.generation
+            (
+                status.ready_replicas,
+                status.observed_generation >= applied.metadata.generation
                     && status.updated_replicas.unwrap_or(status.replicas) >= stack.spec.replicas,
-                ..Default::default()
-            }
+            )
         }
         Workload::Stateless(deployment) => {
             let applied = apply(ctx, &namespace, deployment.as_ref()).await?;
-            keep.entry("Deployment")
-                .or_default()
-                .push(applied.name_any());
             let status = applied.status.unwrap_or_default();
-            Observed {
-                replicas: stack.spec.replicas,
-                ready_replicas: status.ready_replicas.unwrap_or(0),
-                rolled_out: status.observed_generation >= applied.metadata.generation,
-                ..Default::default()
-            }
+            (
+                status.ready_replicas,
+                status.observed_generation >= applied.metadata.generation,
+            )
         }
+    };
+    let mut observed = Observed {
+        replicas: stack.spec.replicas,
+        ready_replicas: ready_replicas.unwrap_or(0),
+        rolled_out,
+        ..Default::default()
     };
     let port = service
         .spec
@@ -315,13 +300,25 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     });
     observed.credentials_secret = credentials_secret;
 
-    let mut removed = Vec::new();
-    let uid = stack.metadata.uid.clone().unwrap_or_default();
+    // What a changed choice left behind: children of this Stack the desired set lacks.
+    let workload = [name.clone()];
+    let (statefulsets, deployments): (&[String], &[String]) = match &desired.workload {
+        Workload::Stateful(_) => (&workload, &[]),
+        Workload::Stateless(_) => (&[], &workload),
+    };
+    let services: Vec<String> = desired
+        .headless
+        .iter()
+        .chain([&desired.service])
+        .map(|s| s.name_any())
+        .collect();
+    let secrets: Vec<String> = desired.secret.iter().map(|s| s.name_any()).collect();
     let scope = (ctx, namespace.as_str(), name.as_str(), uid.as_str());
-    removed.extend(remove_stale::<StatefulSet>(scope, keep.get("StatefulSet")).await?);
-    removed.extend(remove_stale::<Deployment>(scope, keep.get("Deployment")).await?);
-    removed.extend(remove_stale::<Service>(scope, keep.get("Service")).await?);
-    removed.extend(remove_stale::<Secret>(scope, keep.get("Secret")).await?);
+    let mut removed = Vec::new();
+    removed.extend(remove_stale::<StatefulSet>(scope, statefulsets).await?);
+    removed.extend(remove_stale::<Deployment>(scope, deployments).await?);
+    removed.extend(remove_stale::<Service>(scope, &services).await?);
+    removed.extend(remove_stale::<Secret>(scope, &secrets).await?);
     if !removed.is_empty() {
         publish(
             ctx,
@@ -340,13 +337,14 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     Ok(Action::requeue(Duration::from_secs(300)))
 }
 
-/// Whether `name` of kind K exists without this Stack (uid) as its controller.
+/// "Kind name" of `desired` when an object of that name exists without this Stack
+/// (uid) as its controller.
 async fn foreign<K>(
     ctx: &Context,
     namespace: &str,
-    name: &str,
+    desired: &K,
     uid: &str,
-) -> Result<bool, kube::Error>
+) -> Result<Option<String>, kube::Error>
 where
     K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
         + Clone
@@ -354,10 +352,27 @@ where
         + Debug,
 {
     let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
-    Ok(api
-        .get_metadata_opt(name)
-        .await?
-        .is_some_and(|existing| !controlled_by(&existing, uid)))
+    let name = desired.name_any();
+    let existing = api.get_metadata_opt(&name).await?;
+    Ok(existing
+        .is_some_and(|e| !controlled_by(&e, uid))
+        .then(|| format!("{} {name}", K::kind(&()))))
+}
+
+/// Records that `child` ("Kind name") blocks this Stack, and looks again later.
+async fn name_conflict(
+    stack: &Stack,
+    ctx: &Context,
+    child: &str,
+) -> Result<Action, ReconcileError> {
+    let problem = Problem {
+        reason: "NameConflict".into(),
+        message: format!(
+            "{child} already exists and does not belong to this Stack; rename the Stack or remove it."
+        ),
+    };
+    write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
+    Ok(Action::requeue(Duration::from_secs(60)))
 }
 
 /// Whether `object`'s controller is the Stack with `uid`.
@@ -368,19 +383,13 @@ fn controlled_by(object: &impl Resource, uid: &str) -> bool {
         .any(|o| o.controller == Some(true) && o.uid == uid)
 }
 
-async fn existing_password(
-    ctx: &Context,
-    namespace: &str,
-    stack: &str,
-) -> Result<Option<String>, kube::Error> {
-    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), namespace);
-    Ok(secrets
-        .get_opt(&children::secret_name(stack))
-        .await?
+/// The password kept in an existing credentials Secret.
+fn password_in(secret: Option<Secret>) -> Option<String> {
+    secret
         .and_then(|s| s.data)
         .and_then(|d| d.get(children::PASSWORD_KEY).cloned())
         .and_then(|b| String::from_utf8(b.0).ok())
-        .filter(|p| !p.is_empty()))
+        .filter(|p| !p.is_empty())
 }
 
 /// Server-side apply with Portico's field manager; `force` takes back fields someone
@@ -407,7 +416,7 @@ where
 /// another choice). Only objects this Stack controls are touched.
 async fn remove_stale<K>(
     (ctx, namespace, stack, uid): (&Context, &str, &str, &str),
-    keep: Option<&Vec<String>>,
+    keep: &[String],
 ) -> Result<Vec<String>, kube::Error>
 where
     K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
@@ -423,7 +432,7 @@ where
     for child in list.items {
         let name = child.name_any();
         let ours = controlled_by(&child, uid);
-        if ours && !keep.is_some_and(|k| k.contains(&name)) {
+        if ours && !keep.contains(&name) {
             match api.delete(&name, &DeleteParams::background()).await {
                 Ok(_) => removed.push(format!("{} {name}", K::kind(&()))),
                 Err(kube::Error::Api(e)) if e.code == 404 => {}
