@@ -190,22 +190,25 @@ pub async fn live_children(
             "namespace must be a DNS-style name".into(),
         ));
     }
-    // Children are looked for only among the kinds this viewer may watch there.
-    let mut kinds = Vec::new();
-    for kind in candidate_kinds(&state.catalog.summaries()) {
+    // Children are looked for only among the kinds this viewer may watch there (the
+    // reviews run at once: they stand between the viewer and the page's first list).
+    let candidates = candidate_kinds(&state.catalog.summaries());
+    let checks = candidates.iter().map(|kind| {
         let resource = &kind.resource;
-        if super::access::may_watch(
+        super::access::may_watch(
             &state,
             &caller,
             &resource.group,
             &resource.plural,
             Some(&query.namespace),
         )
-        .await
-        {
-            kinds.push(kind);
-        }
-    }
+    });
+    let allowed = futures::future::join_all(checks).await;
+    let kinds: Vec<ChildKind> = candidates
+        .into_iter()
+        .zip(allowed)
+        .filter_map(|(kind, ok)| ok.then_some(kind))
+        .collect();
     let client = state
         .clients
         .for_caller(&caller)
