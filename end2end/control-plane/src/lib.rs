@@ -131,6 +131,30 @@ fn free_ports<const N: usize>() -> Result<[u16; N], ControlPlaneError> {
     Ok(ports)
 }
 
+const DIR_PREFIX: &str = "portico-cp-";
+/// The pid of the process that started a control plane, inside its directory.
+const OWNER_FILE: &str = "owner.pid";
+
+/// Control planes whose owner died without dropping them (a test binary's shared
+/// cluster lives in a static, a killed launcher) leave their etcd data behind; runs
+/// on one machine would fill its disk. Remove the directories of dead owners.
+fn remove_abandoned_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let ours = entry.file_name().to_string_lossy().starts_with(DIR_PREFIX);
+        let owner = std::fs::read_to_string(path.join(OWNER_FILE)).ok();
+        let dead = owner
+            .and_then(|pid| pid.trim().parse::<u32>().ok())
+            .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
+        if ours && dead {
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
+}
+
 /// A running control plane. Dropping it stops both processes and removes its files.
 pub struct ControlPlane {
     dir: tempfile::TempDir,
@@ -149,11 +173,14 @@ impl ControlPlane {
     /// Starts etcd and kube-apiserver and waits until the API server is ready.
     pub fn start() -> Result<Self, ControlPlaneError> {
         let binaries = Binaries::locate()?;
+        remove_abandoned_dirs();
         let dir = tempfile::Builder::new()
-            .prefix("portico-cp-")
+            .prefix(DIR_PREFIX)
             .tempdir()
             .map_err(io_err("creating the control plane's directory"))?;
         let root = dir.path();
+        std::fs::write(root.join(OWNER_FILE), std::process::id().to_string())
+            .map_err(io_err("recording the control plane's owner"))?;
         let write = |name: &str, contents: &str| -> Result<PathBuf, ControlPlaneError> {
             let path = root.join(name);
             std::fs::write(&path, contents).map_err(io_err(format!("writing {name}")))?;
