@@ -9,6 +9,8 @@
 //!    write-to-viewer latency p50/p99/max, upstream watches on the API server,
 //!    the server's RSS.
 
+mod common;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -103,19 +105,6 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     }
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i.min(sorted.len() - 1)]
-}
-
-fn rss_mb(pid: u32, field: &str) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map(|kb| kb / 1024.0)
-        .unwrap_or(f64::NAN)
 }
 
 async fn upstream_watches(client: &kube::Client) -> String {
@@ -338,8 +327,8 @@ async fn main() {
         acked.load(std::sync::atomic::Ordering::Relaxed)
     );
     let watches = upstream_watches(&client).await;
-    let rss = rss_mb(server.id(), "VmRSS:");
-    let hwm = rss_mb(server.id(), "VmHWM:");
+    let rss = common::rss_mb(server.id(), "VmRSS:");
+    let hwm = common::rss_mb(server.id(), "VmHWM:");
     let all = latencies.lock().expect("lock").clone();
     let sort = |mut v: Vec<f64>| {
         v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));

@@ -8,6 +8,8 @@
 //! children, time until every Stack reports Ready, reconciles per second, and
 //! Portico's peak RSS.
 
+mod common;
+
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -23,19 +25,6 @@ use kube::{Resource, ResourceExt};
 use portico_control_plane::{ControlPlane, apply};
 use portico_server::stacks::resource::Stack;
 use serde_json::json;
-
-fn rss_mb(pid: u32, field: &str) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map(|kb| kb / 1024.0)
-        .unwrap_or(f64::NAN)
-}
 
 /// Plays the workload controller's part: every workload of kind K is marked ready at
 /// its current generation.
@@ -193,7 +182,7 @@ async fn main() {
                 children_at = Some(started.elapsed());
             }
         }
-        peak = peak.max(rss_mb(server.id(), "VmHWM:"));
+        peak = peak.max(common::rss_mb(server.id(), "VmHWM:"));
     }
     let all_ready = started.elapsed();
     let n = reconciles.load(Ordering::Relaxed);

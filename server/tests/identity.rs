@@ -6,12 +6,9 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use app::table::model::TableQuery;
 use k8s_openapi::api::authentication::v1::TokenRequest;
-use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
-use kube::ResourceExt;
+use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::{Api, PostParams};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
@@ -19,29 +16,6 @@ use portico_server::identity::{IdentityConfig, IdentityMode};
 use portico_server::session::SessionKey;
 use portico_server::state::AppState;
 use serde_json::json;
-
-async fn admin() -> kube::Client {
-    let client = TestCluster::shared()
-        .admin_client()
-        .await
-        .expect("admin client");
-    let crd = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/crds/stack.yaml");
-    apply::apply_all(&client, apply::read_documents(&crd).expect("Stack CRD"))
-        .await
-        .expect("Stack CRD applies");
-    client
-}
-
-async fn fresh_namespace(client: &kube::Client, prefix: &str) -> String {
-    let api: Api<Namespace> = Api::all(client.clone());
-    let ns: Namespace =
-        serde_json::from_value(json!({"metadata": {"generateName": format!("{prefix}-")}}))
-            .expect("namespace");
-    api.create(&PostParams::default(), &ns)
-        .await
-        .expect("create namespace")
-        .name_any()
-}
 
 /// A Role on Stacks in `ns` with `verbs`, bound to `subject`.
 async fn grant(
@@ -162,9 +136,9 @@ async fn live_table(portal: &Portal, headers: &[(&str, &str)], ns: &str) -> u16 
 
 #[tokio::test]
 async fn in_proxy_mode_each_person_acts_as_themselves() {
-    let admin = admin().await;
-    let team = fresh_namespace(&admin, "team").await;
-    let other = fresh_namespace(&admin, "other").await;
+    let admin = common::admin_with_stack_crd().await;
+    let team = common::fresh_namespace(&admin, "team").await;
+    let other = common::fresh_namespace(&admin, "other").await;
     grant(
         &admin,
         &team,
@@ -229,7 +203,7 @@ async fn in_proxy_mode_each_person_acts_as_themselves() {
 
 #[tokio::test]
 async fn identity_headers_from_an_untrusted_address_are_ignored() {
-    let admin = admin().await;
+    let admin = common::admin_with_stack_crd().await;
     let portal = serve(&admin, proxy("10.0.0.0/8")).await;
     let (status, _) = submit(
         &portal,
@@ -257,8 +231,8 @@ async fn identity_headers_from_an_untrusted_address_are_ignored() {
 
 #[tokio::test]
 async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
-    let admin = admin().await;
-    let team = fresh_namespace(&admin, "tok").await;
+    let admin = common::admin_with_stack_crd().await;
+    let team = common::fresh_namespace(&admin, "tok").await;
     let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), &team);
     accounts
         .create(

@@ -1,12 +1,13 @@
 //! The watch hub against a real kube-apiserver: one upstream watch per query shared
 //! by every viewer, a snapshot then ordered deltas, kubectl's columns.
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
 use app::table::model::{TableQuery, TableSnapshot};
 use app::table::state::TableState;
-use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
@@ -37,20 +38,6 @@ async fn client_with_seed_crds() -> kube::Client {
 }
 
 /// A namespace of the test's own, so tests never see each other's objects.
-async fn fresh_namespace(client: &kube::Client, prefix: &str) -> String {
-    let api: Api<Namespace> = Api::all(client.clone());
-    let ns: Namespace = serde_json::from_value(serde_json::json!({
-        "metadata": {"generateName": format!("{prefix}-")}
-    }))
-    .expect("namespace");
-    api.create(&PostParams::default(), &ns)
-        .await
-        .expect("create namespace")
-        .metadata
-        .name
-        .expect("generated name")
-}
-
 fn ats_api(client: &kube::Client, ns: &str) -> Api<DynamicObject> {
     let resource = kube::discovery::ApiResource {
         group: "cnat.study.jayground8".into(),
@@ -117,7 +104,7 @@ fn phase_of(state: &TableState, name: &str) -> Option<serde_json::Value> {
 #[tokio::test]
 async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
     let client = client_with_seed_crds().await;
-    let ns = fresh_namespace(&client, "live").await;
+    let ns = common::fresh_namespace(&client, "live").await;
     let hub = WatchHub::new(client.clone(), Duration::from_millis(200));
     let query = TableQuery {
         group: "cnat.study.jayground8".into(),
@@ -279,7 +266,7 @@ async fn children_and_owners_follow_owner_references_live() {
     use portico_server::watch::children::{candidate_kinds, children_stream};
 
     let client = client_with_seed_crds().await;
-    let ns = fresh_namespace(&client, "owners").await;
+    let ns = common::fresh_namespace(&client, "owners").await;
     let owner = ats_api(&client, &ns)
         .create(&PostParams::default(), &at("owner"))
         .await
@@ -353,7 +340,7 @@ async fn children_and_owners_follow_owner_references_live() {
 #[tokio::test]
 async fn a_deletion_held_by_a_finalizer_is_explained() {
     let client = client_with_seed_crds().await;
-    let ns = fresh_namespace(&client, "final").await;
+    let ns = common::fresh_namespace(&client, "final").await;
     let resource = kube::discovery::ApiResource {
         group: "infra.sealyun.com".into(),
         version: "v1".into(),

@@ -3,18 +3,17 @@
 //! StatefulSet and Deployment controllers would. Each test works in its own namespace
 //! with its own reconciler (scoped to that namespace) and its own leader Lease.
 
-use std::path::PathBuf;
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
+use k8s_openapi::api::core::v1::{Secret, Service};
+use kube::Resource;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::wait::await_condition;
-use kube::{Resource, ResourceExt};
-use portico_control_plane::apply;
-use portico_control_plane::cluster::TestCluster;
 use portico_server::stacks::catalog::Catalog;
 use portico_server::stacks::leader::LeaseSettings;
 use portico_server::stacks::reconcile::{ReconcileStats, Settings};
@@ -24,29 +23,6 @@ use serde_json::json;
 use tokio::sync::watch;
 
 const WAIT: Duration = Duration::from_secs(60);
-
-async fn client() -> kube::Client {
-    let client = TestCluster::shared()
-        .admin_client()
-        .await
-        .expect("admin client");
-    let crd = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/crds/stack.yaml");
-    apply::apply_all(&client, apply::read_documents(&crd).expect("Stack CRD"))
-        .await
-        .expect("Stack CRD applies");
-    client
-}
-
-async fn fresh_namespace(client: &kube::Client, prefix: &str) -> String {
-    let api: Api<Namespace> = Api::all(client.clone());
-    let ns: Namespace =
-        serde_json::from_value(json!({"metadata": {"generateName": format!("{prefix}-")}}))
-            .expect("namespace");
-    api.create(&PostParams::default(), &ns)
-        .await
-        .expect("create namespace")
-        .name_any()
-}
 
 /// One reconciler instance: scoped to `namespace`, electing through a Lease there.
 struct Instance {
@@ -196,8 +172,8 @@ fn controlled_by(obj: &impl Resource, stack: &Stack) -> bool {
 
 #[tokio::test]
 async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift() {
-    let client = client().await;
-    let ns = fresh_namespace(&client, "stk-mysql").await;
+    let client = common::admin_with_stack_crd().await;
+    let ns = common::fresh_namespace(&client, "stk-mysql").await;
     let reconciler = Instance::start(&client, &ns, "only-one");
     let stack = create_stack(
         &client,
@@ -334,8 +310,8 @@ async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift()
 
 #[tokio::test]
 async fn tomcat_gets_a_deployment_and_an_unknown_version_is_degraded() {
-    let client = client().await;
-    let ns = fresh_namespace(&client, "stk-tomcat").await;
+    let client = common::admin_with_stack_crd().await;
+    let ns = common::fresh_namespace(&client, "stk-tomcat").await;
     let reconciler = Instance::start(&client, &ns, "only-one");
     let stack = create_stack(
         &client,
@@ -417,8 +393,8 @@ async fn tomcat_gets_a_deployment_and_an_unknown_version_is_degraded() {
 
 #[tokio::test]
 async fn a_restarted_reconciler_leaves_no_duplicates_and_keeps_the_password() {
-    let client = client().await;
-    let ns = fresh_namespace(&client, "stk-restart").await;
+    let client = common::admin_with_stack_crd().await;
+    let ns = common::fresh_namespace(&client, "stk-restart").await;
     let first = Instance::start(&client, &ns, "first");
     create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
     until::<Stack>(&client, &ns, "db", "Progressing", |s| {
@@ -491,8 +467,8 @@ async fn a_restarted_reconciler_leaves_no_duplicates_and_keeps_the_password() {
 
 #[tokio::test]
 async fn of_two_reconcilers_only_the_leader_acts_and_the_other_takes_over() {
-    let client = client().await;
-    let ns = fresh_namespace(&client, "stk-leader").await;
+    let client = common::admin_with_stack_crd().await;
+    let ns = common::fresh_namespace(&client, "stk-leader").await;
     let a = Instance::start(&client, &ns, "replica-a");
     // Wait for A to lead before B starts, so that the roles are known.
     until::<k8s_openapi::api::coordination::v1::Lease>(
@@ -540,7 +516,7 @@ async fn of_two_reconcilers_only_the_leader_acts_and_the_other_takes_over() {
 
 #[tokio::test]
 async fn choice_postgres_is_rejected_by_the_api_server() {
-    let client = client().await;
+    let client = common::admin_with_stack_crd().await;
     let api: Api<Stack> = Api::namespaced(client, "default");
     let stack: Stack = serde_json::from_value(json!({
         "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",

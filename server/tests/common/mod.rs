@@ -75,3 +75,34 @@ pub async fn subject_may(
         .and_then(|r| r.status)
         .is_some_and(|s| s.allowed)
 }
+
+/// The admin client of the shared test cluster, with Portico's Stack CRD applied.
+pub async fn admin_with_stack_crd() -> kube::Client {
+    use portico_control_plane::{apply, cluster::TestCluster};
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
+    let crd =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/crds/stack.yaml");
+    apply::apply_all(&client, apply::read_documents(&crd).expect("Stack CRD"))
+        .await
+        .expect("Stack CRD applies");
+    client
+}
+
+/// A namespace of the test's own, named `PREFIX-xxxxx` by the API server.
+pub async fn fresh_namespace(client: &kube::Client, prefix: &str) -> String {
+    use k8s_openapi::api::core::v1::Namespace;
+    let api: kube::Api<Namespace> = kube::Api::all(client.clone());
+    let ns: Namespace = serde_json::from_value(
+        serde_json::json!({"metadata": {"generateName": format!("{prefix}-")}}),
+    )
+    .expect("namespace");
+    api.create(&kube::api::PostParams::default(), &ns)
+        .await
+        .expect("create namespace")
+        .metadata
+        .name
+        .expect("generated name")
+}
