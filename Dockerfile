@@ -1,31 +1,29 @@
-# Portico's image: a cargo-leptos release build, then a non-root runtime holding only the
-# binary and the site assets. Works with a read-only root filesystem (nothing is written
-# at run time). Every tool comes from a package registry: rustup's toolchain image,
-# crates.io and Debian.
+# Portico's image: the release build made by scripts/release.sh (the same script CI
+# builds and tests), then a non-root runtime holding only that build. Works with a
+# read-only root filesystem (nothing is written at run time). Every tool comes from a
+# package registry: rustup's toolchain image, crates.io, npm (binaryen) and Debian.
 #
 #   docker build -t portico .
-#   docker run --read-only -p 3000:3000 -e KUBECONFIG=/kube/config -v ~/.kube:/kube:ro portico
+#   docker run --read-only -p 3000:3000 -e PORTICO_IDENTITY=token \
+#     -e KUBECONFIG=/kube/config -v ~/.kube:/kube:ro portico
 
 FROM rust:1.95-bookworm AS build
-RUN rustup target add wasm32-unknown-unknown \
- && apt-get update && apt-get install -y --no-install-recommends binaryen \
- && rm -rf /var/lib/apt/lists/*
-RUN cargo install cargo-leptos --version 0.3.10 --locked
 WORKDIR /src
+# The build tools first, from the files that pin them, so source edits keep this layer.
 COPY Cargo.toml Cargo.lock ./
-RUN cargo install wasm-bindgen-cli --version "$(awk '$0=="name = \"wasm-bindgen\""{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)"
+COPY scripts/install.sh scripts/install.sh
+COPY scripts/binaryen/package.json scripts/binaryen/package-lock.json scripts/binaryen/
+RUN bash scripts/install.sh --for-build
 COPY . .
-RUN cargo leptos build --release \
- && mkdir -p /out \
- && cp target/release/portico /out/portico \
- && cp -r target/site /out/site
+RUN bash scripts/release.sh /out
 
 FROM gcr.io/distroless/cc-debian12:nonroot
-COPY --from=build /out/portico /app/portico
-COPY --from=build /out/site /app/site
+# portico, hash.txt (read from beside the binary) and site/.
+COPY --from=build /out /app
 ENV PORTICO_SITE_ROOT=/app/site \
     PORTICO_LISTEN=0.0.0.0:3000 \
     PORTICO_LOG_FORMAT=json \
+    LEPTOS_HASH_FILES=true \
     LEPTOS_ENV=PROD
 USER 65532:65532
 EXPOSE 3000

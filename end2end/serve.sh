@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # Serves Portico on 127.0.0.1:$1 for the browser tests: against $KUBECONFIG's cluster
 # when set, otherwise against a fresh local control plane loaded with the seeds.
-# Expects `cargo leptos build` and `cargo build -p portico-control-plane` to have run.
+# PORTICO_E2E_BUILD picks what is served: `debug` (default: target/debug/portico with
+# target/site, after `cargo leptos build --frontend-only`) or `release` (the directory
+# scripts/release.sh assembles, exactly what the image holds).
+# Expects `cargo build -p portico-control-plane` to have run.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 port="${1:-3107}"
 export PORTICO_LISTEN="127.0.0.1:$port"
-export LEPTOS_SITE_ROOT="$root/target/site"
-portico="$root/target/debug/portico"
+case "${PORTICO_E2E_BUILD:-debug}" in
+  debug) portico="$root/target/debug/portico"; export PORTICO_SITE_ROOT="$root/target/site" ;;
+  release) portico="$root/target/bundle/portico"; export PORTICO_SITE_ROOT="$root/target/bundle/site" ;;
+  *) echo "PORTICO_E2E_BUILD must be debug or release" >&2; exit 2 ;;
+esac
 if [ -n "${KUBECONFIG:-}" ]; then
   exec "$portico"
 fi

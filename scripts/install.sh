@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Installs what Portico needs to build and run, skipping whatever is already there.
-# `--for-tests` adds what the test suite needs (Chromium, Playwright, the control plane).
+#   (no flag)     the build tools, and the local control plane when no cluster is configured
+#   --for-build   the build tools only (what scripts/release.sh and the image need)
+#   --for-tests   everything the test suite needs (Chromium, Playwright, the control plane)
 # Idempotent: a second run does nothing but check.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export PATH="$HOME/.cargo/bin:$PATH"
 for_tests=false
-[ "${1:-}" = "--for-tests" ] && for_tests=true
+control_plane=true
+case "${1:-}" in
+  --for-tests) for_tests=true ;;
+  --for-build) control_plane=false ;;
+  "") [ -n "${KUBECONFIG:-}" ] && control_plane=false ;;
+  *) echo "usage: $0 [--for-build|--for-tests]" >&2; exit 2 ;;
+esac
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
@@ -45,19 +53,25 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q " $wbg\$"; then
   cargo install wasm-bindgen-cli --version "$wbg"
 fi
 
-# wasm-opt for release wasm builds.
-command -v wasm-opt >/dev/null || apt_install binaryen
+# wasm-opt for release wasm builds: binaryen pinned in scripts/binaryen/package.json,
+# from the npm registry. Debian's binaryen (108) predates the reference-types table
+# rustc emits and corrupts it (the page then fails to hydrate), so it is never used:
+# scripts/release.sh puts this one first on PATH and checks its version.
+command -v npm >/dev/null || apt_install nodejs npm
+binaryen=scripts/binaryen
+if ! cmp -s "$binaryen/package-lock.json" "$binaryen/node_modules/.installed-from-lock" 2>/dev/null; then
+  step "npm ci in $binaryen (binaryen's wasm-opt)"
+  (cd "$binaryen" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$binaryen/package-lock.json" "$binaryen/node_modules/.installed-from-lock"
+fi
 
-if $for_tests || [ -z "${KUBECONFIG:-}" ]; then
-  if [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
-    command -v go >/dev/null || apt_install golang-go
-    end2end/kube-apiserver/build.sh >/dev/null
-  fi
+if $control_plane && [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
+  command -v go >/dev/null || apt_install golang-go
+  end2end/kube-apiserver/build.sh >/dev/null
 fi
 
 if $for_tests; then
   apt_install chromium
-  command -v npm >/dev/null || apt_install nodejs npm
   if [ ! -d end2end/node_modules/@playwright/test ]; then
     step "npm ci (Playwright's test runner; browsers come from Debian)"
     (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: formatting, lints, unit and integration tests against a real
-# kube-apiserver, and the browser tests in Chromium. Installs what is missing first.
+# kube-apiserver, and the browser tests in Chromium against the debug build and against
+# the release build that ships (scripts/release.sh). Installs what is missing first.
 # With KUBECONFIG set, integration and browser tests use that cluster instead of a
 # local control plane.
 set -euo pipefail
@@ -27,5 +28,9 @@ timed "unit and integration tests" cargo test --workspace --locked
 # too would compile it again with a different feature set.
 timed "build the binaries" cargo build --workspace --locked
 timed "build the browser bundle (cargo leptos build --frontend-only)" cargo leptos build --frontend-only
-timed "browser tests (Playwright + Chromium)" bash -c 'cd end2end && npx playwright test'
+timed "browser tests, debug build (Playwright + Chromium)" bash -c 'cd end2end && npx playwright test'
+# What ships: the release server and site, built by the script the Dockerfile runs,
+# then the same browser suite against that exact directory.
+timed "release build (scripts/release.sh)" bash scripts/release.sh
+timed "browser tests, release build" bash -c 'cd end2end && PORTICO_E2E_BUILD=release npx playwright test'
 printf '\nAll checks passed in %ss.\n' "$SECONDS"

@@ -1,7 +1,7 @@
 //! The HTML document, the app frame and its routes.
 
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 use leptos_router::{
     StaticSegment,
     components::{A, Redirect, Route, Router, Routes},
@@ -25,6 +25,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <AutoReload options=options.clone()/>
+                // The stylesheet's name carries its content hash in release builds.
+                <HashedStylesheet options=options.clone() id="portico" root=crate::base::get()/>
                 <HydrationScripts options root=crate::base::get()/>
                 <MetaTags/>
             </head>
@@ -46,7 +48,6 @@ pub fn App() -> impl IntoView {
         }
     });
     view! {
-        <Stylesheet id="portico" href=url("/pkg/portico.css")/>
         <Title formatter=|page: String| if page.is_empty() { "Portico".to_string() } else { format!("{page} · Portico") }/>
         <Router base=crate::base::get()>
             <header class="topbar">

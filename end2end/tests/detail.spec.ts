@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from './fixtures';
 import { Kube } from './kube';
 
 test('an object held by a finalizer says why, and its Events arrive live', async ({ page }) => {

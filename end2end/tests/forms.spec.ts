@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from './fixtures';
 import { Kube } from './kube';
 
 const field = (page: any, path: string) => page.locator(`.field[data-path="${path}"]`);

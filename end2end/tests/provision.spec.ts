@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from './fixtures';
 import { Kube } from './kube';
 
 const merge = { 'content-type': 'application/merge-patch+json' };

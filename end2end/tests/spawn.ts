@@ -6,6 +6,11 @@ import { join } from 'node:path';
 import { expect } from '@playwright/test';
 
 const root = join(__dirname, '..', '..');
+
+/** The build under test (PORTICO_E2E_BUILD, as serve.sh reads it). */
+export const release = process.env.PORTICO_E2E_BUILD === 'release';
+const binary = release ? join(root, 'target', 'bundle', 'portico') : join(root, 'target', 'debug', 'portico');
+const site = release ? join(root, 'target', 'bundle', 'site') : join(root, 'target', 'site');
 const kubeconfig = process.env.PORTICO_E2E_KUBECONFIG ?? join(__dirname, '..', '.state', 'kubeconfig.json');
 
 function freePort(): Promise<number> {
@@ -30,13 +35,13 @@ export class ExtraPortico {
   /** Starts one with `env` over the defaults; resolves once /readyz answers. */
   static async start(env: Record<string, string>): Promise<ExtraPortico> {
     const port = await freePort();
-    const child = spawn(join(root, 'target', 'debug', 'portico'), [], {
+    const child = spawn(binary, [], {
       env: {
         ...process.env,
         KUBECONFIG: kubeconfig,
         PORTICO_LISTEN: `127.0.0.1:${port}`,
         PORTICO_RECONCILER: 'off',
-        LEPTOS_SITE_ROOT: join(root, 'target', 'site'),
+        PORTICO_SITE_ROOT: site,
         ...env,
       },
     });

@@ -115,17 +115,35 @@ pub struct Config {
     pub session_key_file: Option<PathBuf>,
 }
 
+#[derive(Debug, thiserror::Error)]
+pub enum SiteConfigError {
+    #[error(transparent)]
+    Leptos(#[from] leptos::config::errors::LeptosConfigError),
+    #[error(
+        "LEPTOS_HASH_FILES is set but {0} is missing: serve the binary beside the hash.txt its build wrote"
+    )]
+    NoHashFile(std::path::PathBuf),
+}
+
 /// Leptos' site options: cargo-leptos' LEPTOS_* variables where set, Portico's
-/// defaults otherwise, and `site_root` over both.
+/// defaults otherwise, and `site_root` over both. Without LEPTOS_HASH_FILES, file
+/// hashing follows the build: on when cargo-leptos left a hash list beside the binary
+/// (as `scripts/release.sh` and the image do).
 pub fn leptos_options(
     site_root: Option<&std::path::Path>,
-) -> Result<leptos::prelude::LeptosOptions, leptos::config::errors::LeptosConfigError> {
+) -> Result<leptos::prelude::LeptosOptions, SiteConfigError> {
     let mut options = leptos::config::get_configuration(None)?.leptos_options;
     if options.output_name.is_empty() {
         options.output_name = "portico".into();
     }
     if let Some(root) = site_root {
         options.site_root = root.to_string_lossy().as_ref().into();
+    }
+    let hash_file = crate::assets::hash_file_path(&options);
+    if std::env::var_os("LEPTOS_HASH_FILES").is_none() {
+        options.hash_files = hash_file.is_file();
+    } else if options.hash_files && !hash_file.is_file() {
+        return Err(SiteConfigError::NoHashFile(hash_file));
     }
     Ok(options)
 }

@@ -14,14 +14,12 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use leptos::prelude::provide_context;
 use leptos_axum::handle_server_fns_with_context;
-use tower::ServiceExt;
-use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::identity::{Caller, IdentityMode};
 use crate::state::AppState;
-use crate::{csrf, health, login, watch};
+use crate::{assets, csrf, health, login, watch};
 
 /// Largest request body accepted (server-function arguments, manifests).
 const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
@@ -60,14 +58,68 @@ fn backend_for(
 }
 
 async fn server_fn_handler(State(state): State<AppState>, request: Request<Body>) -> Response {
-    match backend_for(&state, &request) {
-        Ok(backend) => {
-            handle_server_fns_with_context(move || provide_context(backend.clone()), request)
-                .await
-                .into_response()
-        }
-        Err(refusal) => refusal.into_response(),
+    let backend = match backend_for(&state, &request) {
+        Ok(backend) => backend,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let request = match read_whole_body(request).await {
+        Ok(request) => request,
+        Err(too_large) => return too_large,
+    };
+    let response =
+        handle_server_fns_with_context(move || provide_context(backend.clone()), request)
+            .await
+            .into_response();
+    malformed_arguments_are_bad_requests(response).await
+}
+
+/// The request with its body read whole, or a 413 when it is over [`MAX_BODY_BYTES`].
+/// Server functions read bodies themselves and would report an oversized one as their
+/// own failure (500); reading it here first gives the client the right answer.
+async fn read_whole_body(request: Request<Body>) -> Result<Request<Body>, Response> {
+    let (parts, body) = request.into_parts();
+    match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(bytes) => Ok(Request::from_parts(parts, Body::from(bytes))),
+        // Over the limit, or the client broke off mid-body (and reads no answer).
+        Err(_) => Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "The request body is larger than Portico accepts ({} MiB).",
+                MAX_BODY_BYTES / (1024 * 1024)
+            ),
+        )
+            .into_response()),
     }
+}
+
+/// Leptos answers every server-function failure with 500, including arguments it
+/// could not decode. Those are the client's mistake: 400, with a sentence, in the
+/// server-function error encoding (`Args|…`) so Portico's own pages still decode it.
+async fn malformed_arguments_are_bad_requests(response: Response) -> Response {
+    const ERROR_HEADER: &str = leptos::server_fn::error::SERVER_FN_ERROR_HEADER;
+    if response.status() != StatusCode::INTERNAL_SERVER_ERROR
+        || !response.headers().contains_key(ERROR_HEADER)
+    {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        return (parts, "Portico could not finish this answer.").into_response();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let Some(detail) = text
+        .strip_prefix("Args|")
+        .or_else(|| text.strip_prefix("Deserialization|"))
+    else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    parts.status = StatusCode::BAD_REQUEST;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let sentence = format!(
+        "Args|Portico could not read this request's arguments: {}.",
+        detail.trim().trim_end_matches('.')
+    );
+    Response::from_parts(parts, Body::from(sentence))
 }
 
 /// Renders a page; its server functions run as the request's caller.
@@ -149,11 +201,7 @@ async fn static_or_page(State(state): State<AppState>, request: Request<Body>) -
     let path = request.uri().path();
     let top_level_file = path.matches('/').count() == 1 && path.contains('.');
     if path.starts_with("/pkg/") || top_level_file {
-        let root = state.leptos_options.site_root.to_string();
-        return match ServeDir::new(root).oneshot(request).await {
-            Ok(response) => response.into_response(),
-            Err(never) => match never {},
-        };
+        return state.assets.serve(request).await;
     }
     page_handler(State(state), request).await
 }
@@ -223,6 +271,12 @@ pub fn router(state: AppState) -> Router {
     .layer(SetResponseHeaderLayer::overriding(
         HeaderName::from_static("cross-origin-opener-policy"),
         HeaderValue::from_static("same-origin"),
+    ))
+    // Pages, server functions and streams show one person's view of the cluster: no
+    // cache may keep them. Site files set their own policy (see `assets`).
+    .layer(SetResponseHeaderLayer::if_not_present(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(assets::NO_STORE),
     ))
     .layer(TraceLayer::new_for_http())
 }

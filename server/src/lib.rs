@@ -2,6 +2,7 @@
 //! Portico's server: configuration, the cluster-facing modules and the HTTP router.
 //! `main.rs` only wires these together.
 
+pub mod assets;
 pub mod clients;
 pub mod cluster_backend;
 pub mod config;

@@ -6,6 +6,7 @@ use app::backend::SharedBackend;
 use axum::extract::FromRef;
 use leptos::prelude::LeptosOptions;
 
+use crate::assets::SiteAssets;
 use crate::clients::ClientPool;
 use crate::cluster_backend::ClusterBackend;
 use crate::discovery::CrdCatalog;
@@ -19,6 +20,8 @@ const WATCH_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 #[derive(Clone)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
+    /// The compiled site's files and which of them are content-hashed.
+    pub assets: Arc<SiteAssets>,
     /// The portal's own identity: health checks and the CRD catalog only.
     pub client: kube::Client,
     pub catalog: CrdCatalog,
@@ -47,7 +50,13 @@ impl AppState {
         stacks: Arc<crate::stacks::catalog::Catalog>,
     ) -> (Self, impl std::future::Future<Output = ()> + Send + 'static) {
         let (catalog, driver) = CrdCatalog::start(client.clone());
+        let assets = SiteAssets::load(&leptos_options).unwrap_or_else(|error| {
+            // Files still serve; they are only revalidated instead of kept a year.
+            tracing::error!(%error, "serving the site without long-lived caching");
+            SiteAssets::unhashed(&leptos_options)
+        });
         let state = Self {
+            assets: Arc::new(assets),
             leptos_options,
             hub: WatchHub::new(client.clone(), WATCH_GRACE),
             shutdown: std::sync::Arc::new(tokio::sync::watch::channel(false).0),

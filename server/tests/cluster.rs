@@ -1,5 +1,7 @@
 //! Integration tests against a real kube-apiserver (see portico-control-plane).
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -222,4 +224,88 @@ async fn http_server_is_ready_and_its_server_function_lists_the_seeds() {
     assert!(stopped.is_ok_and(|r| r.is_ok()));
     drop(live);
     watch.abort();
+}
+
+#[tokio::test]
+async fn bad_requests_get_the_status_that_names_the_mistake() {
+    let client = client_with_seeds().await;
+    let (base, _state) = common::serve(&client, None).await;
+    let http = reqwest::Client::new();
+    let form = "application/x-www-form-urlencoded";
+
+    // Over the 2 MiB limit: 413 with a sentence, whether the length is announced or
+    // the body is streamed without one.
+    let oversized = "x=".to_string() + &"a".repeat(3 * 1024 * 1024);
+    let announced = http
+        .post(format!("{base}/api/crds"))
+        .header("content-type", form)
+        .body(oversized.clone())
+        .send()
+        .await
+        .expect("oversized request");
+    assert_eq!(announced.status(), 413);
+    assert!(
+        announced.text().await.expect("body").contains("larger than"),
+        "the answer says why"
+    );
+    let chunks = futures::stream::iter(
+        oversized
+            .into_bytes()
+            .chunks(64 * 1024)
+            .map(|c| Ok::<_, std::io::Error>(bytes::Bytes::copy_from_slice(c)))
+            .collect::<Vec<_>>(),
+    );
+    let streamed = http
+        .post(format!("{base}/api/crds"))
+        .header("content-type", form)
+        .body(reqwest::Body::wrap_stream(chunks))
+        .send()
+        .await
+        .expect("streamed request");
+    assert_eq!(streamed.status(), 413);
+
+    // Arguments that do not decode: 400 naming what is wrong, in the server-function
+    // error encoding Portico's pages decode.
+    let malformed = http
+        .post(format!("{base}/api/object"))
+        .header("content-type", form)
+        .body("name=x&resource=not-a-resource")
+        .send()
+        .await
+        .expect("malformed request");
+    assert_eq!(malformed.status(), 400);
+    assert_eq!(malformed.headers()["cache-control"], "no-store");
+    let sentence = malformed.text().await.expect("body");
+    assert!(
+        sentence.starts_with("Args|Portico could not read this request's arguments: "),
+        "{sentence}"
+    );
+    let missing = http
+        .post(format!("{base}/api/submit"))
+        .header("content-type", form)
+        .body("")
+        .send()
+        .await
+        .expect("request missing every argument");
+    assert_eq!(missing.status(), 400);
+    assert!(
+        missing.text().await.expect("body").contains("missing field"),
+        "the sentence names the missing argument"
+    );
+
+    // Well-formed arguments the cluster cannot satisfy are not the client's syntax
+    // mistake: whatever they answer, it is not 400.
+    let absent = http
+        .post(format!("{base}/api/object"))
+        .header("content-type", form)
+        .body("resource[group]=no.such.group&resource[version]=v1&resource[plural]=nothings&name=x")
+        .send()
+        .await
+        .expect("request for an unknown kind");
+    assert_ne!(absent.status(), 400);
+    assert!(absent.text().await.expect("body").contains("nothings"));
+
+    // Pages and server-function answers are never stored by a cache.
+    let page = http.get(format!("{base}/crds")).send().await.expect("page");
+    assert_eq!(page.headers()["cache-control"], "no-store");
 }

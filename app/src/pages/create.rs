@@ -353,16 +353,19 @@ fn ObjectForm(
         generation.update_value(|g| *g += 1);
         let mine = generation.get_value();
         let save_in_effect = save.clone();
+        // The timer and the answer can outlive the page (a submit navigates away):
+        // then `generation` is gone, and nothing more is read or shown.
+        let still_latest = move || generation.try_get_value() == Some(mine);
         set_timeout(
             move || {
-                if generation.get_value() != mine {
+                if !still_latest() {
                     return;
                 }
                 checking.set(true);
                 let check = save_in_effect(body, true);
                 spawn_local(async move {
                     let outcome = check.await;
-                    if generation.get_value() == mine {
+                    if still_latest() {
                         checking.set(false);
                         match outcome {
                             Ok(o) => {
@@ -391,6 +394,10 @@ fn ObjectForm(
         let body = body_now();
         let navigate = navigate.clone();
         let resource = resource_for_submit.clone();
+        // Read now: after the awaits below the page may already be gone.
+        let target_namespace =
+            (!namespace.get_untracked().is_empty()).then(|| namespace.get_untracked());
+        let target_name = name.get_untracked();
         let (check, write) = (
             save_for_submit(body.clone(), true),
             save_for_submit(body, false),
@@ -420,12 +427,8 @@ fn ObjectForm(
                 Ok(SubmitOutcome::Rejected(r)) if r.code == 409 && editing => {
                     // Someone else saved first: keep every edit, show what the server
                     // has now, and base the next save on it.
-                    let latest = fetch_object_json(
-                        resource.clone(),
-                        (!namespace.get_untracked().is_empty()).then(|| namespace.get_untracked()),
-                        name.get_untracked(),
-                    )
-                    .await;
+                    let latest =
+                        fetch_object_json(resource.clone(), target_namespace, target_name).await;
                     match latest {
                         Ok(obj) => {
                             latest_spec.set(Some(

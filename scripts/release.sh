@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds what ships, the one way it is built: the release `portico` server and its site
+# (wasm optimised for size by the pinned wasm-opt, file names content-hashed, brotli and
+# gzip copies beside every file), assembled in one directory:
+#
+#   DIR/portico    the server
+#   DIR/hash.txt   the hashed bundle names (read from beside the binary)
+#   DIR/site/      the site root (PORTICO_SITE_ROOT)
+#
+# CI runs the browser suite against exactly this directory (scripts/test.sh), and the
+# Dockerfile copies it into the image.
+#
+# Usage: scripts/release.sh [DIR]    (default: target/bundle)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="$(realpath -m "${1:-target/bundle}")"
+
+bash scripts/install.sh --for-build
+export PATH="$root/scripts/binaryen/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+
+# The optimiser must be the pinned binaryen, not an older one found first on PATH.
+want="$(node -p "require('./scripts/binaryen/package.json').devDependencies.binaryen.split('.')[0]")"
+have="$(wasm-opt --version)"
+case "$have" in
+  "wasm-opt version $want "*) ;;
+  *) echo "release: wasm-opt is '$have' ($(command -v wasm-opt)), expected binaryen $want" >&2; exit 1 ;;
+esac
+
+# The release site gets its own root so the debug build's target/site stays as it is.
+export LEPTOS_SITE_ROOT=target/release-site
+cargo leptos build --release --precompress --cargo-locked
+
+# cargo-leptos' gzip copies use a fast level; browsers without brotli (plain HTTP) get
+# level 9 instead (the wasm: about 740 KB rather than 860 KB).
+find "$LEPTOS_SITE_ROOT" -name '*.gz' | while read -r packed; do
+  gzip -9 -n -c "${packed%.gz}" > "$packed"
+done
+
+rm -rf "$out"
+mkdir -p "$out"
+cp target/release/portico target/release/hash.txt "$out/"
+cp -r "$LEPTOS_SITE_ROOT" "$out/site"
+echo "release: $out" >&2
+ls -l "$out/site/pkg" >&2
