@@ -231,23 +231,23 @@ async fn bad_requests_get_the_status_that_names_the_mistake() {
     let client = client_with_seeds().await;
     let (base, _state) = common::serve(&client, None).await;
     let http = reqwest::Client::new();
-    let form = "application/x-www-form-urlencoded";
+    // A server-function call as a browser form would send it.
+    let call = |endpoint: &str, body: reqwest::Body| {
+        http.post(format!("{base}/api/{endpoint}"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+    };
 
     // Over the 2 MiB limit: 413 with a sentence, whether the length is announced or
     // the body is streamed without one.
     let oversized = "x=".to_string() + &"a".repeat(3 * 1024 * 1024);
-    let announced = http
-        .post(format!("{base}/api/crds"))
-        .header("content-type", form)
-        .body(oversized.clone())
-        .send()
+    let announced = call("crds", oversized.clone().into())
         .await
         .expect("oversized request");
     assert_eq!(announced.status(), 413);
-    assert!(
-        announced.text().await.expect("body").contains("larger than"),
-        "the answer says why"
-    );
+    let why = announced.text().await.expect("body");
+    assert!(why.contains("larger than"), "the answer says why: {why}");
     let chunks = futures::stream::iter(
         oversized
             .into_bytes()
@@ -255,22 +255,14 @@ async fn bad_requests_get_the_status_that_names_the_mistake() {
             .map(|c| Ok::<_, std::io::Error>(bytes::Bytes::copy_from_slice(c)))
             .collect::<Vec<_>>(),
     );
-    let streamed = http
-        .post(format!("{base}/api/crds"))
-        .header("content-type", form)
-        .body(reqwest::Body::wrap_stream(chunks))
-        .send()
+    let streamed = call("crds", reqwest::Body::wrap_stream(chunks))
         .await
         .expect("streamed request");
     assert_eq!(streamed.status(), 413);
 
     // Arguments that do not decode: 400 naming what is wrong, in the server-function
     // error encoding Portico's pages decode.
-    let malformed = http
-        .post(format!("{base}/api/object"))
-        .header("content-type", form)
-        .body("name=x&resource=not-a-resource")
-        .send()
+    let malformed = call("object", "name=x&resource=not-a-resource".into())
         .await
         .expect("malformed request");
     assert_eq!(malformed.status(), 400);
@@ -280,28 +272,22 @@ async fn bad_requests_get_the_status_that_names_the_mistake() {
         sentence.starts_with("Args|Portico could not read this request's arguments: "),
         "{sentence}"
     );
-    let missing = http
-        .post(format!("{base}/api/submit"))
-        .header("content-type", form)
-        .body("")
-        .send()
+    let missing = call("submit", "".into())
         .await
         .expect("request missing every argument");
     assert_eq!(missing.status(), 400);
-    assert!(
-        missing.text().await.expect("body").contains("missing field"),
-        "the sentence names the missing argument"
-    );
+    let sentence = missing.text().await.expect("body");
+    assert!(sentence.contains("missing field"), "{sentence}");
 
     // Well-formed arguments the cluster cannot satisfy are not the client's syntax
     // mistake: whatever they answer, it is not 400.
-    let absent = http
-        .post(format!("{base}/api/object"))
-        .header("content-type", form)
-        .body("resource[group]=no.such.group&resource[version]=v1&resource[plural]=nothings&name=x")
-        .send()
-        .await
-        .expect("request for an unknown kind");
+    let absent = call(
+        "object",
+        "resource[group]=no.such.group&resource[version]=v1&resource[plural]=nothings&name=x"
+            .into(),
+    )
+    .await
+    .expect("request for an unknown kind");
     assert_ne!(absent.status(), 400);
     assert!(absent.text().await.expect("body").contains("nothings"));
 
