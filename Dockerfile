@@ -4,8 +4,7 @@
 # package registry: rustup's toolchain image, crates.io, npm (binaryen) and Debian.
 #
 #   docker build -t portico .
-#   docker run --read-only -p 3000:3000 -e PORTICO_IDENTITY=token \
-#     -e KUBECONFIG=/kube/config -v ~/.kube:/kube:ro portico
+#   docker run --read-only -p 3000:3000 -e KUBECONFIG=/kube/config -v ~/.kube:/kube:ro portico
 
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
@@ -20,7 +19,10 @@ RUN bash scripts/release.sh /out
 FROM gcr.io/distroless/cc-debian12:nonroot
 # portico, hash.txt (read from beside the binary) and site/.
 COPY --from=build /out /app
+# Token mode: people sign in with their own Kubernetes token. Local mode (the binary's
+# default, for a developer's machine) refuses a non-loopback address and in-cluster runs.
 ENV PORTICO_SITE_ROOT=/app/site \
+    PORTICO_IDENTITY=token \
     PORTICO_LISTEN=0.0.0.0:3000 \
     PORTICO_LOG_FORMAT=json \
     LEPTOS_HASH_FILES=true \

@@ -249,9 +249,12 @@ impl Backend for ClusterBackend {
         name: String,
     ) -> Result<serde_json::Value, BackendError> {
         check_target(&resource, namespace.as_deref(), &name)?;
-        let obj = objects::get(&self.client, &resource, namespace.as_deref(), &name)
+        let mut obj = objects::get(&self.client, &resource, namespace.as_deref(), &name)
             .await
             .map_err(|e| user_error(e, &resource, &name))?;
+        if detail::is_secret(&resource) {
+            detail::strip_secret_values(&mut obj);
+        }
         serde_json::to_value(obj).map_err(|e| BackendError::Invalid(e.to_string()))
     }
 
@@ -264,7 +267,14 @@ impl Backend for ClusterBackend {
         dry_run: bool,
     ) -> Result<SubmitOutcome, BackendError> {
         check_target(&resource, namespace.as_deref(), &name)?;
-        let obj = dynamic_object(object)?;
+        let mut obj = dynamic_object(object)?;
+        if detail::is_secret(&resource) {
+            // The form was given the Secret without its values; keep the stored ones.
+            let stored = objects::get(&self.client, &resource, namespace.as_deref(), &name)
+                .await
+                .map_err(|e| user_error(e, &resource, &name))?;
+            detail::keep_stored_secret_values(&mut obj, &stored);
+        }
         let result = outcome(
             objects::replace(
                 &self.client,
@@ -365,13 +375,7 @@ fn check_target(
     name: &str,
 ) -> Result<(), BackendError> {
     let namespace_ok = namespace.is_none_or(app::table::model::is_path_segment);
-    if !resource.is_valid()
-        || !namespace_ok
-        || name.is_empty()
-        || name.contains('/')
-        || name == "."
-        || name == ".."
-    {
+    if !resource.is_valid() || !namespace_ok || !app::table::model::is_object_name(name) {
         return Err(BackendError::NotFound(format!(
             "{} {name}",
             resource.plural

@@ -109,6 +109,16 @@ pub struct Config {
     #[arg(long, env = "PORTICO_BASE_PATH", default_value = "")]
     pub base_path: String,
 
+    /// Local mode acts for every visitor with Portico's own Kubernetes identity, so it
+    /// serves only on a loopback address and never inside a cluster. This flag lifts
+    /// that: anyone who can reach Portico then acts as Portico.
+    #[arg(
+        long,
+        env = "PORTICO_INSECURE_LOCAL_IDENTITY_FOR_EVERYONE",
+        default_value_t = false
+    )]
+    pub insecure_local_identity_for_everyone: bool,
+
     /// Token mode: file holding the 64-hex-digit key that seals session cookies (the
     /// same for every replica). Without it a random key is used.
     #[arg(long, env = "PORTICO_SESSION_KEY_FILE")]
@@ -146,6 +156,47 @@ pub fn leptos_options(
         return Err(SiteConfigError::NoHashFile(hash_file));
     }
     Ok(options)
+}
+
+/// Why local mode must not serve here: it would give every visitor Portico's identity.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalExposure {
+    #[error(
+        "local mode gives every visitor Portico's own Kubernetes identity, so it serves only \
+         on a loopback address, not {0}: use --identity token or proxy, or listen on 127.0.0.1 \
+         (--insecure-local-identity-for-everyone overrides this)"
+    )]
+    NotLoopback(SocketAddr),
+    #[error(
+        "local mode gives every visitor Portico's own Kubernetes identity, so it does not run \
+         inside a cluster: use --identity token or proxy \
+         (--insecure-local-identity-for-everyone overrides this)"
+    )]
+    InCluster,
+}
+
+/// Whether serving on `listen` in `mode` would hand Portico's identity to others:
+/// local mode on a non-loopback address, or inside a cluster (`in_cluster`, where the
+/// pod network and Services reach it).
+pub fn local_exposure(
+    mode: IdentityMode,
+    listen: SocketAddr,
+    in_cluster: bool,
+) -> Option<LocalExposure> {
+    if mode != IdentityMode::Local {
+        None
+    } else if !listen.ip().is_loopback() {
+        Some(LocalExposure::NotLoopback(listen))
+    } else if in_cluster {
+        Some(LocalExposure::InCluster)
+    } else {
+        None
+    }
+}
+
+/// Whether this process runs in a Kubernetes pod (the kubelet sets this variable).
+pub fn in_cluster() -> bool {
+    std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -189,5 +240,34 @@ impl Config {
             trusted,
             sessions,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_mode_serves_only_loopback_outside_a_cluster() {
+        let at = |a: &str| a.parse::<SocketAddr>().expect("address");
+        let local = IdentityMode::Local;
+        assert!(local_exposure(local, at("127.0.0.1:3000"), false).is_none());
+        assert!(local_exposure(local, at("[::1]:3000"), false).is_none());
+        for open in ["0.0.0.0:3000", "[::]:3000", "10.1.2.3:3000"] {
+            assert!(
+                matches!(
+                    local_exposure(local, at(open), false),
+                    Some(LocalExposure::NotLoopback(_))
+                ),
+                "{open}"
+            );
+        }
+        assert!(matches!(
+            local_exposure(local, at("127.0.0.1:3000"), true),
+            Some(LocalExposure::InCluster)
+        ));
+        for mode in [IdentityMode::Token, IdentityMode::Proxy] {
+            assert!(local_exposure(mode, at("0.0.0.0:3000"), true).is_none());
+        }
     }
 }

@@ -40,9 +40,8 @@ pub async fn object_detail(
             Some(403) => DetailError::Forbidden(what.clone()),
             _ => DetailError::Api(e),
         })?;
-    let is_secret = resource.group.is_empty() && resource.plural == "secrets";
     let owners = owner_chain(client, &obj, namespace).await;
-    Ok(summarize(obj, is_secret, owners))
+    Ok(summarize(obj, is_secret(resource), owners))
 }
 
 /// The detail view of an object already read.
@@ -102,6 +101,11 @@ fn condition(v: &Value) -> Condition {
     }
 }
 
+/// Whether `resource` is the core Secrets, whose values never leave the server.
+pub fn is_secret(resource: &ResourceRef) -> bool {
+    resource.group.is_empty() && resource.plural == "secrets"
+}
+
 /// YAML for reading: managedFields dropped (noise), Secret values replaced, so no
 /// secret ever reaches the page.
 fn display_yaml(mut obj: DynamicObject, is_secret: bool) -> String {
@@ -112,15 +116,52 @@ fn display_yaml(mut obj: DynamicObject, is_secret: bool) -> String {
                 *value = Value::String("<hidden>".into());
             }
         }
-        if let Some(map) = obj.data.as_object_mut() {
-            map.remove("stringData");
-        }
-        if let Some(annotations) = obj.metadata.annotations.as_mut() {
-            // kubectl apply keeps the whole object, values included, in this annotation.
-            annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
-        }
+        drop_plain_copies(&mut obj);
     }
     serde_yaml::to_string(&obj).unwrap_or_else(|e| format!("# could not render as YAML: {e}"))
+}
+
+/// A Secret as the edit form may hold it: no `data` or `stringData`, and no
+/// last-applied annotation (kubectl apply keeps the whole object, values included,
+/// there). Saving puts the stored values back ([`keep_stored_secret_values`]).
+pub fn strip_secret_values(obj: &mut DynamicObject) {
+    if let Some(map) = obj.data.as_object_mut() {
+        map.remove("data");
+    }
+    drop_plain_copies(obj);
+}
+
+/// Removes where a Secret's values also appear in plain text: `stringData`, and the
+/// last-applied annotation kubectl apply writes with the whole object in it.
+fn drop_plain_copies(obj: &mut DynamicObject) {
+    if let Some(map) = obj.data.as_object_mut() {
+        map.remove("stringData");
+    }
+    if let Some(annotations) = obj.metadata.annotations.as_mut() {
+        annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+    }
+}
+
+/// An edited Secret, saved: the form never saw the stored values, so an edit that
+/// leaves `data` empty keeps them; keys the edit sets (in `data` or `stringData`) win.
+pub fn keep_stored_secret_values(edited: &mut DynamicObject, stored: &DynamicObject) {
+    let Some(stored_data) = stored.data.get("data").and_then(Value::as_object) else {
+        return;
+    };
+    let Some(map) = edited.data.as_object_mut() else {
+        return;
+    };
+    let data = map
+        .entry("data")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if !data.is_object() {
+        *data = Value::Object(Default::default());
+    }
+    if let Some(data) = data.as_object_mut() {
+        for (key, value) in stored_data {
+            data.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+    }
 }
 
 /// Follows the controller (or first) owner upward, level by level.
@@ -217,6 +258,33 @@ mod tests {
         assert!(!d.yaml.contains("c2VjcmV0"), "{}", d.yaml);
         assert!(!d.yaml.contains("plain"), "{}", d.yaml);
         assert!(d.yaml.contains("password: <hidden>"), "{}", d.yaml);
+    }
+
+    #[test]
+    fn an_edited_secret_is_saved_with_the_values_the_form_never_saw() {
+        let stored = object(serde_json::json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "db", "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": "{\"data\":{\"password\":\"c2VjcmV0\"}}"
+            }},
+            "data": {"password": "c2VjcmV0", "user": "YWRh"}
+        }));
+        let mut for_form = stored.clone();
+        strip_secret_values(&mut for_form);
+        let text = serde_json::to_string(&for_form).expect("json");
+        assert!(
+            !text.contains("c2VjcmV0") && !text.contains("YWRh"),
+            "{text}"
+        );
+
+        // The form sends it back without `data`, and with one key of its own.
+        let mut edited = for_form;
+        edited.data["data"] = serde_json::json!({"user": "Ym9i"});
+        keep_stored_secret_values(&mut edited, &stored);
+        assert_eq!(
+            edited.data["data"],
+            serde_json::json!({"password": "c2VjcmV0", "user": "Ym9i"})
+        );
     }
 
     #[test]

@@ -24,16 +24,24 @@ use crate::{assets, csrf, health, login, watch};
 /// Largest request body accepted (server-function arguments, manifests).
 const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
+/// Where a debug build may also connect: `cargo leptos watch`'s reload socket. A
+/// release build (what ships) allows no other origin.
+const DEV_RELOAD_SOCKET: &str = if cfg!(debug_assertions) {
+    " ws://127.0.0.1:3001 ws://localhost:3001"
+} else {
+    ""
+};
+
 /// The Content-Security-Policy. Pages allow their own inline scripts (Leptos'
 /// hydration bootstrap) by a per-response nonce; everything else allows no inline
 /// script at all. WebAssembly needs 'wasm-unsafe-eval'; all else is same-origin only,
-/// and nothing may frame Portico. The dev server's reload socket is on port 3001.
+/// and nothing may frame Portico.
 fn content_security_policy(nonce: Option<&str>) -> String {
     let inline = nonce.map(|n| format!(" 'nonce-{n}'")).unwrap_or_default();
     format!(
         "default-src 'self'; script-src 'self'{inline} 'wasm-unsafe-eval'; \
          style-src 'self' 'unsafe-inline'; img-src 'self' data:; \
-         connect-src 'self' ws://127.0.0.1:3001 ws://localhost:3001; \
+         connect-src 'self'{DEV_RELOAD_SOCKET}; \
          frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'"
     )
 }

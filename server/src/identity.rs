@@ -44,7 +44,10 @@ impl Caller {
     pub fn feed_owner(&self) -> Option<String> {
         match self {
             Caller::Portal => None,
-            Caller::User { name, groups } => Some(format!("user:{name}:{}", groups.join(","))),
+            // JSON keeps the parts apart: ("a:b", ["c"]) and ("a", ["b:c"]) differ.
+            Caller::User { name, groups } => {
+                Some(format!("user:{}", serde_json::json!([name, groups])))
+            }
             Caller::Bearer { token, .. } => {
                 let digest = ring::digest::digest(&ring::digest::SHA256, token.0.as_bytes());
                 let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
@@ -292,6 +295,24 @@ mod tests {
             "a new token, a new feed"
         );
         assert_eq!(Caller::Portal.feed_owner(), None);
+    }
+
+    #[test]
+    fn no_two_users_share_a_feed_key_whatever_their_names() {
+        let user = |name: &str, groups: &[&str]| Caller::User {
+            name: name.into(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+        };
+        let lookalikes = [
+            user("a:b", &["c"]),
+            user("a", &["b:c"]),
+            user("a", &["b", "c"]),
+            user("a", &["b,c"]),
+            user("a:b:c", &[]),
+        ];
+        let keys: std::collections::HashSet<_> =
+            lookalikes.iter().map(Caller::feed_owner).collect();
+        assert_eq!(keys.len(), lookalikes.len(), "{keys:?}");
     }
 
     #[test]

@@ -21,6 +21,17 @@ async fn main() -> anyhow::Result<()> {
     let addr = config.listen.unwrap_or(leptos_options.site_addr);
 
     let identity = config.identity_config().context("identity settings")?;
+    if config.reconciler != ReconcilerMode::Only
+        && let Some(exposure) = config::local_exposure(identity.mode, addr, config::in_cluster())
+    {
+        if !config.insecure_local_identity_for_everyone {
+            return Err(exposure).context("refusing to start");
+        }
+        tracing::warn!(
+            %exposure,
+            "--insecure-local-identity-for-everyone: EVERYONE WHO REACHES PORTICO ACTS AS PORTICO"
+        );
+    }
     let base_path = app::base::normalize(&config.base_path)
         .with_context(|| format!("--base-path {:?} is not a path", config.base_path))?;
     app::base::set(base_path);

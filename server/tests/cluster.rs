@@ -291,7 +291,95 @@ async fn bad_requests_get_the_status_that_names_the_mistake() {
     assert_ne!(absent.status(), 400);
     assert!(absent.text().await.expect("body").contains("nothings"));
 
+    // Names that would leave their path segment never reach the API server.
+    for crafted in ["x?watch=true", "..%2Fsecrets", "x#y", "a b"] {
+        let body = form_urlencoded::Serializer::new(String::new())
+            .append_pair("resource[group]", "")
+            .append_pair("resource[version]", "v1")
+            .append_pair("resource[plural]", "configmaps")
+            .append_pair("namespace", "default")
+            .append_pair("name", crafted)
+            .finish();
+        let refused = call("object", body.into()).await.expect("crafted name");
+        assert_ne!(refused.status(), 200, "{crafted}");
+        let text = refused.text().await.expect("body");
+        assert!(text.contains("was not found"), "{crafted}: {text}");
+    }
+
     // Pages and server-function answers are never stored by a cache.
     let page = http.get(format!("{base}/crds")).send().await.expect("page");
     assert_eq!(page.headers()["cache-control"], "no-store");
+}
+
+#[tokio::test]
+async fn secret_values_never_reach_the_edit_form_and_saving_it_keeps_them() {
+    use k8s_openapi::api::core::v1::Secret;
+    use kube::ResourceExt;
+    let client = client_with_seeds().await;
+    let ns = common::fresh_namespace(&client, "secret-edit").await;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
+    let value = "hunter2-correct-horse";
+    let stored: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "db", "annotations": {
+            "kubectl.kubernetes.io/last-applied-configuration":
+                format!(r#"{{"stringData":{{"password":"{value}"}}}}"#)}},
+        "stringData": {"password": value},
+    }))
+    .expect("secret");
+    secrets
+        .create(&kube::api::PostParams::default(), &stored)
+        .await
+        .expect("create secret");
+    let (base, _state) = common::serve(&client, None).await;
+    let http = reqwest::Client::new();
+    let target = [
+        ("resource[group]", ""),
+        ("resource[version]", "v1"),
+        ("resource[plural]", "secrets"),
+        ("namespace", ns.as_str()),
+        ("name", "db"),
+    ];
+
+    let for_edit = http
+        .post(format!("{base}/api/object-json"))
+        .form(&target)
+        .send()
+        .await
+        .expect("object-json");
+    assert_eq!(for_edit.status(), 200);
+    let text = for_edit.text().await.expect("body");
+    let encoded = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, value);
+    assert!(!text.contains(value), "{text}");
+    assert!(!text.contains(&encoded), "{text}");
+    assert!(!text.contains("last-applied-configuration"), "{text}");
+
+    // Saved from the form with a label added: the stored value survives.
+    let mut edited: serde_json::Value = serde_json::from_str(&text).expect("json");
+    edited["metadata"]["labels"] = serde_json::json!({"team": "payments"});
+    let mut save: Vec<(&str, String)> = target.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    save.push(("object", edited.to_string()));
+    save.push(("dry_run", "false".into()));
+    let saved = http
+        .post(format!("{base}/api/replace"))
+        .form(&save)
+        .send()
+        .await
+        .expect("replace");
+    assert_eq!(saved.status(), 200);
+    let outcome: app::model::SubmitOutcome = saved.json().await.expect("outcome");
+    assert!(
+        matches!(outcome, app::model::SubmitOutcome::Accepted { .. }),
+        "{outcome:?}"
+    );
+    let after = secrets.get("db").await.expect("secret after the save");
+    assert_eq!(
+        after.labels().get("team").map(String::as_str),
+        Some("payments")
+    );
+    let password = after
+        .data
+        .as_ref()
+        .and_then(|d| d.get("password"))
+        .expect("the password is still stored");
+    assert_eq!(password.0, value.as_bytes());
 }

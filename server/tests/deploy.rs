@@ -164,8 +164,25 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
         )
         .await
     );
-    assert!(may(&client, portal, "impersonate", "", "users", None).await);
-    assert!(may(&client, portal, "impersonate", "", "groups", None).await);
+    // Token mode: users' own tokens do the work; the portal can become no one.
+    for whom in ["users", "groups", "serviceaccounts"] {
+        assert!(
+            !may(&client, portal, "impersonate", "", whom, None).await,
+            "the portal cannot impersonate {whom}"
+        );
+    }
+    assert!(
+        !may(
+            &client,
+            portal,
+            "create",
+            "authorization.k8s.io",
+            "subjectaccessreviews",
+            None
+        )
+        .await,
+        "access checks are the users' own SelfSubjectAccessReviews"
+    );
     assert!(
         !may(
             &client,

@@ -336,3 +336,83 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
     let html = page.text().await.expect("html");
     assert!(!html.contains(&token), "the token is never in a page");
 }
+
+/// Runs the `portico` binary in local mode with `args` and `env`, against the test
+/// cluster, with its output captured.
+fn local_portico(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_portico"));
+    command
+        .args(args)
+        .args(["--identity", "local", "--reconciler", "off"])
+        .env("KUBECONFIG", TestCluster::shared().admin_kubeconfig())
+        .env_remove("PORTICO_INSECURE_LOCAL_IDENTITY_FOR_EVERYONE")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
+#[tokio::test]
+async fn local_mode_never_hands_portals_identity_to_the_network() {
+    let refused = |args: &'static [&'static str], env: &'static [(&'static str, &'static str)]| async move {
+        let out = tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            local_portico(args, env).output(),
+        )
+        .await
+        .expect("portico exits by itself")
+        .expect("portico runs");
+        assert!(!out.status.success(), "{args:?} {env:?} must not serve");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // A non-loopback address (TEST-NET: nothing here could listen on it anyway).
+    let why = refused(&["--listen", "192.0.2.1:3000"], &[]).await;
+    assert!(why.contains("only on a loopback address"), "{why}");
+    assert!(
+        why.contains("--insecure-local-identity-for-everyone"),
+        "{why}"
+    );
+    // Inside a cluster, even on loopback.
+    let why = refused(
+        &["--listen", "127.0.0.1:0"],
+        &[("KUBERNETES_SERVICE_HOST", "10.96.0.1")],
+    )
+    .await;
+    assert!(why.contains("inside a cluster"), "{why}");
+
+    // The loudly named flag lifts the refusal, and the log says what it means.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut child = local_portico(
+        &["--listen", &listen],
+        &[
+            ("KUBERNETES_SERVICE_HOST", "10.96.0.1"),
+            ("PORTICO_INSECURE_LOCAL_IDENTITY_FOR_EVERYONE", "true"),
+        ],
+    )
+    .spawn()
+    .expect("portico starts");
+    let http = reqwest::Client::new();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let health = http.get(format!("http://{listen}/healthz")).send().await;
+        if health.is_ok_and(|r| r.status() == 200) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never served");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    child.start_kill().expect("stop portico");
+    let out = child.wait_with_output().await.expect("output");
+    let logs =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        logs.contains("EVERYONE WHO REACHES PORTICO ACTS AS PORTICO"),
+        "{logs}"
+    );
+}

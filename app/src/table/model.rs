@@ -190,6 +190,20 @@ pub fn is_path_segment(text: &str) -> bool {
         && !text.contains("..")
 }
 
+/// A name the API server could hold for an object of any kind, that also stays one
+/// path segment in a request URL: 1 to 253 visible ASCII characters, not `.` or `..`,
+/// and none of `/` and `%` (the API server's path-segment rule) or `?`, `#` and `\`
+/// (which would end or bend the path before the API server saw it). DNS names, and the
+/// `system:`-style names RBAC objects carry, all pass.
+pub fn is_object_name(text: &str) -> bool {
+    (1..=253).contains(&text.len())
+        && text != "."
+        && text != ".."
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b'/' | b'%' | b'?' | b'#' | b'\\'))
+}
+
 /// Percent-encodes everything but RFC 3986's unreserved characters.
 pub fn percent_encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -229,6 +243,38 @@ impl ResourceKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn object_names_cannot_leave_their_path_segment() {
+        for good in [
+            "web-1",
+            "a.b.c",
+            "system:controller:job",
+            "x_y",
+            "user@example.com",
+        ] {
+            assert!(is_object_name(good), "{good}");
+        }
+        let long = "a".repeat(254);
+        for bad in [
+            "",
+            ".",
+            "..",
+            "a/b",
+            "a%2Fb",
+            "..%2Fsecrets",
+            "x?watch=true",
+            "x#frag",
+            "a\\b",
+            "a b",
+            "tab\t",
+            "nul\0",
+            "é",
+            long.as_str(),
+        ] {
+            assert!(!is_object_name(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn core_and_grouped_paths() {
