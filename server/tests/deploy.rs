@@ -1,8 +1,8 @@
 //! The in-cluster manifests under deploy/: every one passes a server-side dry-run
 //! apply on a real API server, no role holds a wildcard, the kustomization lists
 //! every file, the catalog ConfigMap matches the catalog Portico ships, and the
-//! portal's service account can do exactly what it needs (checked with
-//! SubjectAccessReviews after applying the RBAC for real).
+//! portal's and the reconciler's service accounts can do exactly what each needs
+//! (checked with SubjectAccessReviews after applying the RBAC for real).
 
 mod common;
 
@@ -142,6 +142,7 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
     assert_eq!(checked.len(), docs.len());
     for expected in [
         "Deployment/portico",
+        "Deployment/portico-reconciler",
         "Service/portico",
         "Ingress/portico",
         "PodDisruptionBudget/portico",
@@ -152,7 +153,8 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
         );
     }
 
-    let portal = "system:serviceaccount:portico:portico";
+    // The internet-facing portal: the CRD catalog, and nothing else at all.
+    let portal = "system:serviceaccount:portico:portico-portal";
     assert!(
         may(
             &client,
@@ -171,108 +173,105 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
             "the portal cannot impersonate {whom}"
         );
     }
-    assert!(
-        !may(
-            &client,
-            portal,
+    let portal_may_not: [(&str, &str, &str, Option<&str>); 11] = [
+        ("get", "", "secrets", Some("team")),
+        ("list", "", "secrets", None),
+        ("create", "apps", "statefulsets", Some("team")),
+        ("patch", "apps", "deployments", Some("team")),
+        ("create", "", "services", Some("team")),
+        ("create", "portico.dev", "stacks", Some("team")),
+        ("patch", "portico.dev", "stacks/status", Some("team")),
+        ("update", "coordination.k8s.io", "leases", Some("portico")),
+        ("list", "", "pods", Some("team")),
+        (
             "create",
             "authorization.k8s.io",
             "subjectaccessreviews",
-            None
-        )
-        .await,
-        "access checks are the users' own SelfSubjectAccessReviews"
-    );
-    assert!(
-        !may(
-            &client,
-            portal,
-            "create",
-            "portico.dev",
-            "stacks",
-            Some("team")
-        )
-        .await,
-        "people create Stacks, as themselves"
-    );
-    // The reconciler part of the same account: Stacks, their children, its Lease.
-    assert!(
-        may(
-            &client,
-            portal,
-            "patch",
-            "portico.dev",
-            "stacks/status",
-            Some("team")
-        )
-        .await
-    );
-    assert!(
-        may(
-            &client,
-            portal,
-            "create",
-            "apps",
-            "statefulsets",
-            Some("team")
-        )
-        .await
-    );
-    assert!(
-        may(
-            &client,
-            portal,
-            "update",
-            "coordination.k8s.io",
-            "leases",
-            Some("portico")
-        )
-        .await
-    );
-    assert!(
-        !may(
-            &client,
-            portal,
-            "update",
-            "coordination.k8s.io",
-            "leases",
-            Some("kube-system")
-        )
-        .await
-    );
-    // Nothing beyond that: no reading of people's other objects, no RBAC changes.
-    assert!(!may(&client, portal, "list", "", "pods", Some("team")).await);
-    assert!(
-        !may(
-            &client,
-            portal,
-            "list",
-            "",
-            "configmaps",
-            Some("kube-system")
-        )
-        .await
-    );
-    assert!(
-        !may(
-            &client,
-            portal,
+            None,
+        ),
+        (
             "create",
             "rbac.authorization.k8s.io",
             "clusterrolebindings",
-            None
-        )
-        .await
-    );
-    assert!(
-        !may(
-            &client,
-            portal,
+            None,
+        ),
+    ];
+    for (verb, group, resource, ns) in portal_may_not {
+        assert!(
+            !may(&client, portal, verb, group, resource, ns).await,
+            "the portal must not {verb} {group}/{resource} in {ns:?}"
+        );
+    }
+
+    // The reconciler: Stacks, their children, Events, its Lease; nothing outside that.
+    let reconciler = "system:serviceaccount:portico:portico-reconciler";
+    let reconciler_may: [(&str, &str, &str, Option<&str>); 6] = [
+        ("watch", "portico.dev", "stacks", None),
+        ("patch", "portico.dev", "stacks/status", Some("team")),
+        ("create", "apps", "statefulsets", Some("team")),
+        ("delete", "apps", "deployments", Some("team")),
+        ("create", "", "secrets", Some("team")),
+        ("update", "coordination.k8s.io", "leases", Some("portico")),
+    ];
+    for (verb, group, resource, ns) in reconciler_may {
+        assert!(
+            may(&client, reconciler, verb, group, resource, ns).await,
+            "the reconciler needs to {verb} {group}/{resource} in {ns:?}"
+        );
+    }
+    let reconciler_may_not: [(&str, &str, &str, Option<&str>); 10] = [
+        ("create", "portico.dev", "stacks", Some("team")),
+        (
+            "update",
+            "coordination.k8s.io",
+            "leases",
+            Some("kube-system"),
+        ),
+        ("list", "", "pods", Some("team")),
+        ("create", "", "pods", Some("team")),
+        ("list", "", "configmaps", Some("kube-system")),
+        ("create", "", "persistentvolumeclaims", Some("team")),
+        ("impersonate", "", "groups", None),
+        (
+            "create",
+            "rbac.authorization.k8s.io",
+            "clusterrolebindings",
+            None,
+        ),
+        (
             "delete",
             "apiextensions.k8s.io",
             "customresourcedefinitions",
-            None
-        )
-        .await
-    );
+            None,
+        ),
+        ("create", "batch", "jobs", Some("team")),
+    ];
+    for (verb, group, resource, ns) in reconciler_may_not {
+        assert!(
+            !may(&client, reconciler, verb, group, resource, ns).await,
+            "the reconciler must not {verb} {group}/{resource} in {ns:?}"
+        );
+    }
+
+    // No Service selects the reconciler's pods: nothing can be routed to them.
+    let reconciler_pods = docs
+        .iter()
+        .find(|d| {
+            kind(d) == "Deployment" && d.metadata.name.as_deref() == Some("portico-reconciler")
+        })
+        .and_then(|d| d.data["spec"]["template"]["metadata"]["labels"].as_object())
+        .expect("the reconciler's pod labels")
+        .clone();
+    for service in docs.iter().filter(|d| kind(d) == "Service") {
+        let selector = service.data["spec"]["selector"]
+            .as_object()
+            .expect("a selector");
+        assert!(
+            !selector
+                .iter()
+                .all(|(k, v)| reconciler_pods.get(k) == Some(v)),
+            "Service {:?} selects the reconciler",
+            service.metadata.name
+        );
+    }
 }
