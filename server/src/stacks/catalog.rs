@@ -57,6 +57,10 @@ pub struct CatalogEntry {
     pub readiness: Option<ProbeSpec>,
     #[serde(default)]
     pub liveness: Option<ProbeSpec>,
+    /// The unprivileged user the image can run as (its processes then run as it, with
+    /// its group owning the volume); an image that needs root at start names none.
+    #[serde(default)]
+    pub run_as_user: Option<i64>,
 }
 
 fn default_port_name() -> String {

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, StatefulSet, StatefulSetSpec};
 use k8s_openapi::api::core::v1::{
-    Container, ContainerPort, EnvVar, EnvVarSource, ExecAction, HTTPGetAction,
-    PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec, Probe,
-    ResourceRequirements, Secret, SecretKeySelector, Service, ServicePort, ServiceSpec,
-    TCPSocketAction, VolumeMount, VolumeResourceRequirements,
+    Capabilities, Container, ContainerPort, EnvVar, EnvVarSource, ExecAction, HTTPGetAction,
+    PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSecurityContext, PodSpec, PodTemplateSpec,
+    Probe, ResourceRequirements, SeccompProfile, Secret, SecretKeySelector, SecurityContext,
+    Service, ServicePort, ServiceSpec, TCPSocketAction, VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
@@ -97,6 +97,31 @@ fn resources(r: Option<&StackResources>) -> Option<ResourceRequirements> {
         limits: quantities(&r.limits),
         ..Default::default()
     })
+}
+
+fn runtime_default_seccomp() -> SeccompProfile {
+    SeccompProfile {
+        type_: "RuntimeDefault".into(),
+        ..Default::default()
+    }
+}
+
+/// The restricted profile as far as the image allows: never more privilege than it
+/// starts with, no capabilities, the runtime's syscall filter, and a non-root user
+/// where the catalog names one the image runs as.
+fn container_security(run_as_user: Option<i64>) -> SecurityContext {
+    SecurityContext {
+        allow_privilege_escalation: Some(false),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".into()]),
+            ..Default::default()
+        }),
+        seccomp_profile: Some(runtime_default_seccomp()),
+        run_as_non_root: run_as_user.map(|_| true),
+        run_as_user,
+        run_as_group: run_as_user,
+        ..Default::default()
+    }
 }
 
 fn probe(spec: &ProbeSpec, port: i32, initial_delay: i32) -> Probe {
@@ -231,6 +256,7 @@ pub fn desired(
         readiness_probe: entry.readiness.as_ref().map(|p| probe(p, entry.port, 5)),
         liveness_probe: entry.liveness.as_ref().map(|p| probe(p, entry.port, 30)),
         resources: resources(spec.resources.as_ref()),
+        security_context: Some(container_security(entry.run_as_user)),
         volume_mounts: entry.stateful.then(|| {
             vec![VolumeMount {
                 name: data_volume.into(),
@@ -247,6 +273,14 @@ pub fn desired(
         }),
         spec: Some(PodSpec {
             containers: vec![container],
+            // A database or servlet container has no business with the API server.
+            automount_service_account_token: Some(false),
+            security_context: Some(PodSecurityContext {
+                // The group that owns mounted volumes, so the unprivileged user can write.
+                fs_group: entry.run_as_user,
+                seccomp_profile: Some(runtime_default_seccomp()),
+                ..Default::default()
+            }),
             ..Default::default()
         }),
     };
@@ -375,6 +409,69 @@ mod tests {
             },
             status: None,
         }
+    }
+
+    #[test]
+    fn child_pods_run_restricted_without_a_token_and_no_password_in_any_command() {
+        let catalog = Catalog::load(None).expect("catalog");
+        for choice in ["mysql", "tomcat"] {
+            let entry = catalog.get(choice).expect("entry");
+            let c = desired(&stack(choice), entry, "pw-xyz").expect("children");
+            let pod = match &c.workload {
+                Workload::Stateful(sts) => sts.spec.as_ref().map(|s| &s.template),
+                Workload::Stateless(d) => d.spec.as_ref().map(|s| &s.template),
+            }
+            .and_then(|t| t.spec.as_ref())
+            .expect("pod spec");
+            assert_eq!(pod.automount_service_account_token, Some(false), "{choice}");
+            let container = &pod.containers[0];
+            let security = container.security_context.as_ref().expect("security");
+            assert_eq!(security.allow_privilege_escalation, Some(false), "{choice}");
+            assert_eq!(
+                security.capabilities.as_ref().and_then(|c| c.drop.clone()),
+                Some(vec!["ALL".to_string()])
+            );
+            assert_eq!(
+                security.seccomp_profile.as_ref().map(|p| p.type_.as_str()),
+                Some("RuntimeDefault")
+            );
+            let probes = serde_json::to_string(&(
+                &container.readiness_probe,
+                &container.liveness_probe,
+                &container.command,
+                &container.args,
+            ))
+            .expect("json");
+            assert!(
+                !probes.contains("PASSWORD") && !probes.contains("pw-xyz"),
+                "{probes}"
+            );
+        }
+        let mysql =
+            desired(&stack("mysql"), catalog.get("mysql").expect("mysql"), "pw").expect("children");
+        let Workload::Stateful(sts) = &mysql.workload else {
+            panic!("a StatefulSet")
+        };
+        let pod = sts
+            .spec
+            .as_ref()
+            .and_then(|s| s.template.spec.as_ref())
+            .expect("pod");
+        let security = pod.containers[0]
+            .security_context
+            .as_ref()
+            .expect("security");
+        assert_eq!(
+            security.run_as_non_root,
+            Some(true),
+            "MySQL's image runs as mysql"
+        );
+        assert_eq!(security.run_as_user, Some(999));
+        assert_eq!(
+            pod.security_context.as_ref().and_then(|s| s.fs_group),
+            Some(999),
+            "and owns its volume"
+        );
     }
 
     #[test]
