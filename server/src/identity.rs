@@ -155,16 +155,31 @@ impl IdentityConfig {
                     }
                     return None;
                 }
-                let name = headers.get(&self.user_header)?.to_str().ok()?.trim();
+                let mut users = headers.get_all(&self.user_header).iter();
+                let name = users.next()?.to_str().ok()?.trim();
+                if users.next().is_some() {
+                    // Which one would the proxy have meant? One was added on the way.
+                    tracing::warn!(peer = ?peer, "a request with two user headers refused");
+                    return None;
+                }
                 // Kubernetes' own identities are never a person behind a proxy.
                 if name.is_empty() || name.starts_with("system:") {
                     return None;
                 }
-                let groups = headers
+                let values: Vec<&str> = headers
                     .get_all(&self.groups_header)
                     .iter()
                     .filter_map(|v| v.to_str().ok())
-                    .flat_map(|v| v.split(','))
+                    .collect();
+                // One header may list groups separated by commas; a proxy that repeats
+                // the header sends one group per header, and a comma is then part of
+                // the group's name.
+                let split: Vec<&str> = match values.as_slice() {
+                    [one] => one.split(',').collect(),
+                    many => many.to_vec(),
+                };
+                let groups = split
+                    .into_iter()
                     .map(str::trim)
                     .filter(|g| !g.is_empty() && !g.starts_with("system:"))
                     .map(str::to_string)
@@ -252,7 +267,8 @@ mod tests {
             proxy("127.0.0.1/32").identify(Some(peer), &h),
             Some(Caller::User {
                 name: "ada".into(),
-                groups: vec!["dev".into(), "ops".into(), "qa".into()]
+                // Repeated headers: one group each, commas included.
+                groups: vec!["dev, ops".into(), "qa".into()]
             })
         );
         assert_eq!(
@@ -279,6 +295,35 @@ mod tests {
         );
         let as_system = headers(&[("x-forwarded-user", "system:admin")]);
         assert_eq!(proxy("127.0.0.1/32").identify(Some(peer), &as_system), None);
+    }
+
+    #[test]
+    fn two_user_headers_are_refused_and_repeated_group_headers_are_not_split() {
+        let peer: SocketAddr = "127.0.0.1:9".parse().expect("addr");
+        let trusted = proxy("127.0.0.1/32");
+        let smuggled = headers(&[("x-forwarded-user", "ada"), ("x-forwarded-user", "root")]);
+        assert_eq!(trusted.identify(Some(peer), &smuggled), None);
+
+        let repeated = headers(&[
+            ("x-forwarded-user", "ada"),
+            ("x-forwarded-groups", "finance, emea"),
+            ("x-forwarded-groups", "dev"),
+        ]);
+        assert_eq!(
+            trusted.identify(Some(peer), &repeated),
+            Some(Caller::User {
+                name: "ada".into(),
+                groups: vec!["finance, emea".into(), "dev".into()]
+            })
+        );
+        let listed = headers(&[("x-forwarded-user", "ada"), ("x-forwarded-groups", "a, b")]);
+        assert_eq!(
+            trusted.identify(Some(peer), &listed),
+            Some(Caller::User {
+                name: "ada".into(),
+                groups: vec!["a".into(), "b".into()]
+            })
+        );
     }
 
     #[test]
