@@ -91,7 +91,8 @@ pub struct Config {
     )]
     pub proxy_user_header: String,
 
-    /// Proxy mode: the header listing the user's groups (comma-separated or repeated).
+    /// Proxy mode: the header with the user's groups: comma-separated in one header, or
+    /// one group per header when repeated (then never split on commas).
     #[arg(
         long,
         env = "PORTICO_PROXY_GROUPS_HEADER",
