@@ -226,7 +226,10 @@ async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift()
     assert_eq!(status.credentials_secret.as_deref(), Some("db-credentials"));
     let endpoint = status.endpoint.expect("endpoint");
     assert_eq!((endpoint.service.as_str(), endpoint.port), ("db", 3306));
-    assert!(endpoint.node_port.is_some(), "NodePort exposure by default");
+    assert!(
+        endpoint.node_port.is_none(),
+        "ClusterIP exposure by default: nothing opened on the nodes"
+    );
     let text = serde_json::to_string(&status.conditions).expect("json");
     let password =
         String::from_utf8(secret.data.expect("data")["password"].0.clone()).expect("utf8");

@@ -33,7 +33,7 @@ pub struct StackSpec {
     pub choice: String,
     #[serde(default = "one")]
     pub replicas: i32,
-    #[serde(default = "node_port")]
+    #[serde(default = "cluster_ip")]
     pub exposure: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<String>,
@@ -47,8 +47,10 @@ fn one() -> i32 {
     1
 }
 
-fn node_port() -> String {
-    "NodePort".into()
+/// Reachable inside the cluster only unless the Stack asks for more: a NodePort opens
+/// the stack on every node's address.
+fn cluster_ip() -> String {
+    "ClusterIP".into()
 }
 
 /// Requests and limits as the user typed them (quantities as strings or numbers).
