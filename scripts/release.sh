@@ -15,6 +15,11 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 out="$(realpath -m "${1:-target/bundle}")"
+# DIR is emptied first: never the repository, a folder holding it, or the root.
+holder="${out%/}"
+case "$root/" in
+  "$holder"/*) echo "release: refusing to replace $out (it holds the repository)" >&2; exit 2 ;;
+esac
 
 bash scripts/install.sh --for-build
 export PATH="$root/scripts/binaryen/node_modules/.bin:$HOME/.cargo/bin:$PATH"

@@ -38,7 +38,7 @@ test('a CEL rule only the API server checks is reported on its field by the dry 
   await page.goto(`/r/portico.dev/v1alpha1/stacks/new?ns=${ns}`);
   await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
   await page.locator('#f-metadata-name').fill('tc');
-  // Defaults are pre-filled: replicas 1, exposure NodePort.
+  // Defaults are pre-filled: replicas 1, exposure ClusterIP.
   await expect(page.locator('#f-spec-replicas')).toHaveValue('1');
   await page.locator('#f-spec-choice').selectOption({ label: 'tomcat' });
   await page.locator('#f-spec-storage').fill('1Gi');

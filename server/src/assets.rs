@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use leptos::prelude::LeptosOptions;
 use tower::ServiceExt;
@@ -75,7 +75,10 @@ impl SiteAssets {
             Ok(response) => response.into_response(),
             Err(never) => match never {},
         };
-        let policy = if immutable && response.status().is_success() {
+        // A 304's headers replace the cached copy's (RFC 9111 4.3.4): it must say
+        // immutable too, or one revalidation would cost the file its year.
+        let kept = response.status().is_success() || response.status() == StatusCode::NOT_MODIFIED;
+        let policy = if immutable && kept {
             IMMUTABLE
         } else {
             REVALIDATE

@@ -112,12 +112,13 @@ async fn malformed_arguments_are_bad_requests(response: Response) -> Response {
     }
     let (mut parts, body) = response.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        parts.headers.remove(header::CONTENT_LENGTH);
         return (parts, "Portico could not finish this answer.").into_response();
     };
     let text = String::from_utf8_lossy(&bytes);
-    let Some(detail) = text
-        .strip_prefix("Args|")
-        .or_else(|| text.strip_prefix("Deserialization|"))
+    let Some(detail) = ["Args|", "MissingArg|", "Deserialization|"]
+        .iter()
+        .find_map(|prefix| text.strip_prefix(prefix))
     else {
         return Response::from_parts(parts, Body::from(bytes));
     };
@@ -234,6 +235,12 @@ pub fn router(state: AppState) -> Router {
         .route("/api/live/table", get(watch::sse::live_table))
         .route("/api/live/crds", get(watch::sse::live_crds))
         .route("/api/live/children", get(watch::children::live_children))
+        // axum's Sse answers `no-cache` (revalidate, but keep); a stream of someone's
+        // cluster view must not be kept at all. Applies to the routes above.
+        .route_layer(SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static(assets::NO_STORE),
+        ))
         .route(
             "/api/{*fn_name}",
             get(server_fn_handler).post(server_fn_handler),

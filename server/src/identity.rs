@@ -166,18 +166,22 @@ impl IdentityConfig {
                 if name.is_empty() || name.starts_with("system:") {
                     return None;
                 }
-                let values: Vec<&str> = headers
-                    .get_all(&self.groups_header)
-                    .iter()
-                    .filter_map(|v| v.to_str().ok())
-                    .collect();
                 // One header may list groups separated by commas; a proxy that repeats
                 // the header sends one group per header, and a comma is then part of
-                // the group's name.
-                let split: Vec<&str> = match values.as_slice() {
-                    [one] => one.split(',').collect(),
-                    many => many.to_vec(),
-                };
+                // the group's name. Counted before unreadable values are dropped.
+                let values: Vec<_> = headers.get_all(&self.groups_header).iter().collect();
+                let repeated = values.len() > 1;
+                let split: Vec<&str> = values
+                    .into_iter()
+                    .filter_map(|v| v.to_str().ok())
+                    .flat_map(|v| {
+                        if repeated {
+                            vec![v]
+                        } else {
+                            v.split(',').collect()
+                        }
+                    })
+                    .collect();
                 let groups = split
                     .into_iter()
                     .map(str::trim)
@@ -314,6 +318,19 @@ mod tests {
             Some(Caller::User {
                 name: "ada".into(),
                 groups: vec!["finance, emea".into(), "dev".into()]
+            })
+        );
+        // Repeated, even when one value is unreadable (and dropped): never split.
+        let mut odd = headers(&[("x-forwarded-user", "ada"), ("x-forwarded-groups", "a,b")]);
+        odd.append(
+            HeaderName::from_static("x-forwarded-groups"),
+            axum::http::HeaderValue::from_bytes(b"\xff").expect("opaque value"),
+        );
+        assert_eq!(
+            trusted.identify(Some(peer), &odd),
+            Some(Caller::User {
+                name: "ada".into(),
+                groups: vec!["a,b".into()]
             })
         );
         let listed = headers(&[("x-forwarded-user", "ada"), ("x-forwarded-groups", "a, b")]);

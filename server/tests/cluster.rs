@@ -306,9 +306,16 @@ async fn bad_requests_get_the_status_that_names_the_mistake() {
         assert!(text.contains("was not found"), "{crafted}: {text}");
     }
 
-    // Pages and server-function answers are never stored by a cache.
+    // Pages, server-function answers and live streams are never stored by a cache.
     let page = http.get(format!("{base}/crds")).send().await.expect("page");
     assert_eq!(page.headers()["cache-control"], "no-store");
+    let stream = http
+        .get(format!("{base}/api/live/crds"))
+        .send()
+        .await
+        .expect("live stream");
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    assert_eq!(stream.headers()["cache-control"], "no-store");
 }
 
 #[tokio::test]

@@ -351,10 +351,11 @@ pub fn desired(
         }),
         status: None,
     });
-    let exposure = if spec.exposure == "ClusterIP" {
-        "ClusterIP"
-    } else {
+    // Only an explicit request opens a port on every node.
+    let exposure = if spec.exposure == "NodePort" {
         "NodePort"
+    } else {
+        "ClusterIP"
     };
     let service = Service {
         metadata: meta(name, &namespace, &labels, &owner),
