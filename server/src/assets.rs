@@ -36,7 +36,8 @@ pub enum AssetsError {
 /// The site directory and which of its files are named by their content.
 #[derive(Debug, Clone)]
 pub struct SiteAssets {
-    root: PathBuf,
+    /// The site's files, with their brotli and gzip copies; built once, cloned per request.
+    files: ServeDir,
     /// `/pkg/portico.<hash>.js` and its siblings, as request paths.
     hashed: HashSet<String>,
 }
@@ -51,15 +52,17 @@ impl SiteAssets {
         let text = std::fs::read_to_string(&path)
             .map_err(|source| AssetsError::HashFile { path, source })?;
         Ok(Self {
-            root: PathBuf::from(options.site_root.as_ref()),
             hashed: hashed_paths(&text, &options.site_pkg_dir, &options.output_name),
+            ..Self::unhashed(options)
         })
     }
 
     /// The site with no file treated as content-hashed.
     pub fn unhashed(options: &LeptosOptions) -> Self {
         Self {
-            root: PathBuf::from(options.site_root.as_ref()),
+            files: ServeDir::new(options.site_root.as_ref())
+                .precompressed_br()
+                .precompressed_gzip(),
             hashed: HashSet::new(),
         }
     }
@@ -68,10 +71,7 @@ impl SiteAssets {
     /// precompressed where the client accepts it and a variant exists.
     pub async fn serve(&self, request: Request<Body>) -> Response {
         let immutable = self.hashed.contains(request.uri().path());
-        let files = ServeDir::new(&self.root)
-            .precompressed_br()
-            .precompressed_gzip();
-        let mut response = match files.oneshot(request).await {
+        let mut response = match self.files.clone().oneshot(request).await {
             Ok(response) => response.into_response(),
             Err(never) => match never {},
         };
