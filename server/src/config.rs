@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
-use crate::identity::{Cidr, IdentityConfig, IdentityMode};
+use crate::identity::{IdentityConfig, IdentityMode};
+use crate::proxy_tls::{ProxyTls, ProxyTlsFiles};
 use crate::session::SessionKey;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -100,10 +101,34 @@ pub struct Config {
     )]
     pub proxy_groups_header: String,
 
-    /// Proxy mode: addresses (CIDR, comma-separated) whose identity headers are
-    /// believed; headers from anywhere else are ignored.
-    #[arg(long, env = "PORTICO_TRUSTED_PROXIES", value_delimiter = ',')]
-    pub trusted_proxies: Vec<String>,
+    /// Proxy mode: Portico's TLS serving certificate (PEM). Proxy mode serves only TLS,
+    /// so that the proxy can prove itself with a client certificate.
+    #[arg(long, env = "PORTICO_TLS_CERT_FILE")]
+    pub tls_cert_file: Option<PathBuf>,
+
+    /// Proxy mode: the serving certificate's private key (PEM).
+    #[arg(long, env = "PORTICO_TLS_KEY_FILE")]
+    pub tls_key_file: Option<PathBuf>,
+
+    /// Proxy mode: the CA (PEM) that signs the authenticating proxy's client
+    /// certificate. Identity headers on any other connection are ignored.
+    #[arg(long, env = "PORTICO_PROXY_CLIENT_CA_FILE")]
+    pub proxy_client_ca_file: Option<PathBuf>,
+
+    /// Proxy mode: DNS names (comma-separated) one of which the proxy's client
+    /// certificate must carry, as kube-apiserver's --requestheader-allowed-names.
+    #[arg(long, env = "PORTICO_PROXY_ALLOWED_NAMES", value_delimiter = ',')]
+    pub proxy_allowed_names: Vec<String>,
+
+    /// Proxy mode: user-name prefixes (comma-separated) the proxy may hand over; any
+    /// other user is refused. Empty: any user but `system:` ones.
+    #[arg(long, env = "PORTICO_PROXY_USER_PREFIXES", value_delimiter = ',')]
+    pub proxy_user_prefixes: Vec<String>,
+
+    /// Proxy mode: group prefixes (comma-separated) taken from the proxy; other groups
+    /// are dropped. Empty: any group but `system:` ones.
+    #[arg(long, env = "PORTICO_PROXY_GROUP_PREFIXES", value_delimiter = ',')]
+    pub proxy_group_prefixes: Vec<String>,
 
     /// Serve under this path (e.g. `/portico`): every link, asset and API call
     /// follows it. `/healthz` and `/readyz` also answer at the root.
@@ -203,15 +228,27 @@ pub fn in_cluster() -> bool {
 #[derive(Debug, thiserror::Error)]
 pub enum IdentityConfigError {
     #[error(
-        "proxy mode needs --trusted-proxies: identity headers from unknown addresses are never believed"
+        "proxy mode needs --tls-cert-file, --tls-key-file, --proxy-client-ca-file and \
+         --proxy-allowed-names: identity headers are believed only from a proxy that proves \
+         itself with a client certificate"
     )]
-    NoTrustedProxies,
-    #[error("--trusted-proxies: {0}")]
-    BadRange(String),
+    ProxyNeedsTls,
+    #[error("--tls-cert-file and the --proxy-* certificate flags are for proxy mode only")]
+    TlsOutsideProxyMode,
+    #[error(transparent)]
+    ProxyTls(#[from] crate::proxy_tls::ProxyTlsError),
     #[error("{0} is not a valid header name")]
     BadHeader(String),
     #[error(transparent)]
     Session(#[from] crate::session::SessionError),
+}
+
+fn non_empty(items: &[String]) -> Vec<String> {
+    items
+        .iter()
+        .map(|i| i.trim().to_string())
+        .filter(|i| !i.is_empty())
+        .collect()
 }
 
 impl Config {
@@ -221,15 +258,6 @@ impl Config {
             axum::http::HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes())
                 .map_err(|_| IdentityConfigError::BadHeader(name.to_string()))
         };
-        let trusted = self
-            .trusted_proxies
-            .iter()
-            .filter(|t| !t.trim().is_empty())
-            .map(|t| t.parse::<Cidr>().map_err(IdentityConfigError::BadRange))
-            .collect::<Result<Vec<_>, _>>()?;
-        if self.identity == IdentityMode::Proxy && trusted.is_empty() {
-            return Err(IdentityConfigError::NoTrustedProxies);
-        }
         let sessions = match self.identity {
             IdentityMode::Token => Some(SessionKey::load(self.session_key_file.as_deref())?),
             _ => None,
@@ -238,9 +266,32 @@ impl Config {
             mode: self.identity,
             user_header: header(&self.proxy_user_header)?,
             groups_header: header(&self.proxy_groups_header)?,
-            trusted,
+            user_prefixes: non_empty(&self.proxy_user_prefixes),
+            group_prefixes: non_empty(&self.proxy_group_prefixes),
             sessions,
         })
+    }
+
+    /// Proxy mode's TLS settings (required there, refused elsewhere).
+    pub fn proxy_tls(&self) -> Result<Option<ProxyTls>, IdentityConfigError> {
+        let files = (
+            &self.tls_cert_file,
+            &self.tls_key_file,
+            &self.proxy_client_ca_file,
+        );
+        match (self.identity, files) {
+            (IdentityMode::Proxy, (Some(cert), Some(key), Some(client_ca))) => {
+                Ok(Some(ProxyTls::load(&ProxyTlsFiles {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                    client_ca: client_ca.clone(),
+                    allowed_names: non_empty(&self.proxy_allowed_names),
+                })?))
+            }
+            (IdentityMode::Proxy, _) => Err(IdentityConfigError::ProxyNeedsTls),
+            (_, (None, None, None)) => Ok(None),
+            _ => Err(IdentityConfigError::TlsOutsideProxyMode),
+        }
     }
 }
 

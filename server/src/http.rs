@@ -4,10 +4,11 @@
 use app::shell;
 use axum::Router;
 use axum::body::Body;
-use std::net::SocketAddr;
 
 use app::backend::SharedBackend;
 use axum::extract::{ConnectInfo, OriginalUri, Request, State};
+
+use crate::proxy_tls::{Peer, PlainListener, ProxyTls, TlsListener};
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -181,8 +182,8 @@ async fn identify(
 ) -> Response {
     let peer = request
         .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0);
+        .get::<ConnectInfo<Peer>>()
+        .map(|c| &c.0);
     match state.identity.identify(peer, request.headers()) {
         Some(caller) => {
             request.extensions_mut().insert(caller);
@@ -294,4 +295,27 @@ pub fn router(state: AppState) -> Router {
         HeaderValue::from_static(assets::NO_STORE),
     ))
     .layer(TraceLayer::new_for_http())
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves: TLS with the proxy check
+/// when `tls` is given (proxy mode), plain HTTP otherwise.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    tls: Option<ProxyTls>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = router.into_make_service_with_connect_info::<Peer>();
+    match tls {
+        Some(tls) => {
+            axum::serve(TlsListener::new(listener, tls)?, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        None => {
+            axum::serve(PlainListener(listener), app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    }
 }

@@ -1,13 +1,12 @@
 //! Who is asking. In `local` mode everyone is the portal's own kubeconfig identity
 //! (development). In `token` mode a user's bearer token, kept in an encrypted
 //! cookie, is used for every API call. In `proxy` mode an authenticating proxy's
-//! user and group headers become impersonation, but only from trusted addresses.
-
-use std::net::{IpAddr, SocketAddr};
-use std::str::FromStr;
+//! user and group headers become impersonation, but only on connections the proxy
+//! made with its client certificate (`proxy_tls`).
 
 use axum::http::{HeaderMap, HeaderName};
 
+use crate::proxy_tls::Peer;
 use crate::session::{SESSION_COOKIE, SessionKey};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -65,70 +64,23 @@ impl Caller {
     }
 }
 
-/// An address range in CIDR notation (`10.0.0.0/8`, `::1/128`, or one address).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cidr {
-    addr: IpAddr,
-    prefix: u8,
-}
-
-impl FromStr for Cidr {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let (addr, prefix) = match s.trim().split_once('/') {
-            Some((a, p)) => (a, Some(p)),
-            None => (s.trim(), None),
-        };
-        let addr: IpAddr = addr
-            .parse()
-            .map_err(|_| format!("{s:?} is not an address range"))?;
-        let max = if addr.is_ipv4() { 32 } else { 128 };
-        let prefix = match prefix {
-            None => max,
-            Some(p) => p
-                .parse::<u8>()
-                .ok()
-                .filter(|p| *p <= max)
-                .ok_or_else(|| format!("{s:?} has a bad prefix length"))?,
-        };
-        Ok(Self { addr, prefix })
-    }
-}
-
-impl Cidr {
-    pub fn contains(&self, ip: IpAddr) -> bool {
-        let ip = match ip {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
-            v4 => v4,
-        };
-        match (self.addr, ip) {
-            (IpAddr::V4(net), IpAddr::V4(ip)) => {
-                let mask = u32::MAX
-                    .checked_shl(32 - u32::from(self.prefix))
-                    .unwrap_or(0);
-                u32::from(net) & mask == u32::from(ip) & mask
-            }
-            (IpAddr::V6(net), IpAddr::V6(ip)) => {
-                let mask = u128::MAX
-                    .checked_shl(128 - u32::from(self.prefix))
-                    .unwrap_or(0);
-                u128::from(net) & mask == u128::from(ip) & mask
-            }
-            _ => false,
-        }
-    }
-}
-
 /// How requests are identified.
 pub struct IdentityConfig {
     pub mode: IdentityMode,
     pub user_header: HeaderName,
     pub groups_header: HeaderName,
-    /// Proxy mode: the only peers whose identity headers are believed.
-    pub trusted: Vec<Cidr>,
+    /// Proxy mode: user names the proxy may hand over start with one of these (empty:
+    /// any name). Others are refused, so a misconfigured proxy cannot pass an
+    /// administrator's name through.
+    pub user_prefixes: Vec<String>,
+    /// Proxy mode: groups not starting with one of these are dropped (empty: any).
+    pub group_prefixes: Vec<String>,
     /// Token mode: the key sealing session cookies.
     pub sessions: Option<SessionKey>,
+}
+
+fn allowed_by(prefixes: &[String], name: &str) -> bool {
+    prefixes.is_empty() || prefixes.iter().any(|p| name.starts_with(p.as_str()))
 }
 
 impl IdentityConfig {
@@ -137,62 +89,18 @@ impl IdentityConfig {
             mode: IdentityMode::Local,
             user_header: HeaderName::from_static("x-forwarded-user"),
             groups_header: HeaderName::from_static("x-forwarded-groups"),
-            trusted: vec![],
+            user_prefixes: vec![],
+            group_prefixes: vec![],
             sessions: None,
         }
     }
 
     /// The caller of a request from `peer` with `headers`; `None` when the request
     /// carries no identity this mode accepts.
-    pub fn identify(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> Option<Caller> {
+    pub fn identify(&self, peer: Option<&Peer>, headers: &HeaderMap) -> Option<Caller> {
         match self.mode {
             IdentityMode::Local => Some(Caller::Portal),
-            IdentityMode::Proxy => {
-                let trusted = peer.is_some_and(|p| self.trusted.iter().any(|c| c.contains(p.ip())));
-                if !trusted {
-                    if headers.contains_key(&self.user_header) {
-                        tracing::warn!(peer = ?peer, "identity headers from an untrusted address ignored");
-                    }
-                    return None;
-                }
-                let mut users = headers.get_all(&self.user_header).iter();
-                let name = users.next()?.to_str().ok()?.trim();
-                if users.next().is_some() {
-                    // Which one would the proxy have meant? One was added on the way.
-                    tracing::warn!(peer = ?peer, "a request with two user headers refused");
-                    return None;
-                }
-                // Kubernetes' own identities are never a person behind a proxy.
-                if name.is_empty() || name.starts_with("system:") {
-                    return None;
-                }
-                // One header may list groups separated by commas; a proxy that repeats
-                // the header sends one group per header, and a comma is then part of
-                // the group's name. Counted before unreadable values are dropped.
-                let values: Vec<_> = headers.get_all(&self.groups_header).iter().collect();
-                let repeated = values.len() > 1;
-                let split: Vec<&str> = values
-                    .into_iter()
-                    .filter_map(|v| v.to_str().ok())
-                    .flat_map(|v| {
-                        if repeated {
-                            vec![v]
-                        } else {
-                            v.split(',').collect()
-                        }
-                    })
-                    .collect();
-                let groups = split
-                    .into_iter()
-                    .map(str::trim)
-                    .filter(|g| !g.is_empty() && !g.starts_with("system:"))
-                    .map(str::to_string)
-                    .collect();
-                Some(Caller::User {
-                    name: name.to_string(),
-                    groups,
-                })
-            }
+            IdentityMode::Proxy => self.proxied(peer, headers),
             IdentityMode::Token => {
                 let cookie = cookie_value(headers, SESSION_COOKIE)?;
                 let session = self.sessions.as_ref()?.open(&cookie)?;
@@ -202,6 +110,57 @@ impl IdentityConfig {
                 })
             }
         }
+    }
+
+    /// Proxy mode: the user and groups in the headers, believed only on a connection
+    /// the proxy authenticated with its client certificate.
+    fn proxied(&self, peer: Option<&Peer>, headers: &HeaderMap) -> Option<Caller> {
+        let addr = peer.map(|p| p.addr);
+        if peer.and_then(|p| p.proxy.as_ref()).is_none() {
+            if headers.contains_key(&self.user_header) {
+                tracing::warn!(peer = ?addr, "identity headers without the proxy's client certificate ignored");
+            }
+            return None;
+        }
+        let mut users = headers.get_all(&self.user_header).iter();
+        let name = users.next()?.to_str().ok()?.trim();
+        if users.next().is_some() {
+            // Which one would the proxy have meant? One was added on the way.
+            tracing::warn!(peer = ?addr, "a request with two user headers refused");
+            return None;
+        }
+        // Kubernetes' own identities are never a person behind a proxy.
+        if name.is_empty() || name.starts_with("system:") {
+            return None;
+        }
+        if !allowed_by(&self.user_prefixes, name) {
+            tracing::warn!(peer = ?addr, user = name, "a user outside --proxy-user-prefixes refused");
+            return None;
+        }
+        // One header may list groups separated by commas; a proxy that repeats
+        // the header sends one group per header, and a comma is then part of
+        // the group's name. Counted before unreadable values are dropped.
+        let values: Vec<_> = headers.get_all(&self.groups_header).iter().collect();
+        let repeated = values.len() > 1;
+        let groups = values
+            .into_iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| {
+                if repeated {
+                    vec![v]
+                } else {
+                    v.split(',').collect()
+                }
+            })
+            .map(str::trim)
+            .filter(|g| !g.is_empty() && !g.starts_with("system:"))
+            .filter(|g| allowed_by(&self.group_prefixes, g))
+            .map(str::to_string)
+            .collect();
+        Some(Caller::User {
+            name: name.to_string(),
+            groups,
+        })
     }
 }
 
@@ -221,11 +180,17 @@ pub fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn proxy(trusted: &str) -> IdentityConfig {
+    fn proxy() -> IdentityConfig {
         IdentityConfig {
             mode: IdentityMode::Proxy,
-            trusted: vec![trusted.parse().expect("cidr")],
             ..IdentityConfig::local()
+        }
+    }
+
+    fn through_proxy() -> Peer {
+        Peer {
+            addr: "127.0.0.1:5000".parse().expect("addr"),
+            proxy: Some("portico-proxy".into()),
         }
     }
 
@@ -241,56 +206,38 @@ mod tests {
     }
 
     #[test]
-    fn cidrs_match_what_they_cover() {
-        let net: Cidr = "10.1.0.0/16".parse().expect("cidr");
-        assert!(net.contains("10.1.200.3".parse().expect("ip")));
-        assert!(!net.contains("10.2.0.1".parse().expect("ip")));
-        assert!(
-            Cidr::from_str("0.0.0.0/0")
-                .expect("all")
-                .contains("8.8.8.8".parse().expect("ip"))
-        );
-        assert!(
-            Cidr::from_str("127.0.0.1")
-                .expect("one")
-                .contains("::ffff:127.0.0.1".parse().expect("ip"))
-        );
-        assert!(Cidr::from_str("10.0.0.0/33").is_err());
-        assert!(Cidr::from_str("nonsense").is_err());
-    }
-
-    #[test]
-    fn proxy_headers_count_only_from_trusted_peers() {
+    fn proxy_headers_count_only_on_connections_the_proxy_authenticated() {
         let h = headers(&[
             ("x-forwarded-user", "ada"),
             ("x-forwarded-groups", "dev, ops"),
             ("x-forwarded-groups", "qa"),
         ]);
-        let peer: SocketAddr = "127.0.0.1:5000".parse().expect("addr");
+        let peer = through_proxy();
         assert_eq!(
-            proxy("127.0.0.1/32").identify(Some(peer), &h),
+            proxy().identify(Some(&peer), &h),
             Some(Caller::User {
                 name: "ada".into(),
                 // Repeated headers: one group each, commas included.
                 groups: vec!["dev, ops".into(), "qa".into()]
             })
         );
+        let same_address_no_certificate = Peer {
+            proxy: None,
+            ..through_proxy()
+        };
         assert_eq!(
-            proxy("10.0.0.0/8").identify(Some(peer), &h),
+            proxy().identify(Some(&same_address_no_certificate), &h),
             None,
-            "forged from an untrusted peer"
+            "forged by a peer without the proxy's certificate"
         );
-        assert_eq!(proxy("127.0.0.1/32").identify(None, &h), None);
-        assert_eq!(
-            proxy("127.0.0.1/32").identify(Some(peer), &headers(&[])),
-            None
-        );
+        assert_eq!(proxy().identify(None, &h), None);
+        assert_eq!(proxy().identify(Some(&peer), &headers(&[])), None);
         let escalating = headers(&[
             ("x-forwarded-user", "ada"),
             ("x-forwarded-groups", "system:masters,dev"),
         ]);
         assert_eq!(
-            proxy("127.0.0.1/32").identify(Some(peer), &escalating),
+            proxy().identify(Some(&peer), &escalating),
             Some(Caller::User {
                 name: "ada".into(),
                 groups: vec!["dev".into()]
@@ -298,15 +245,15 @@ mod tests {
             "system groups are never taken from headers"
         );
         let as_system = headers(&[("x-forwarded-user", "system:admin")]);
-        assert_eq!(proxy("127.0.0.1/32").identify(Some(peer), &as_system), None);
+        assert_eq!(proxy().identify(Some(&peer), &as_system), None);
     }
 
     #[test]
     fn two_user_headers_are_refused_and_repeated_group_headers_are_not_split() {
-        let peer: SocketAddr = "127.0.0.1:9".parse().expect("addr");
-        let trusted = proxy("127.0.0.1/32");
+        let peer = through_proxy();
+        let trusted = proxy();
         let smuggled = headers(&[("x-forwarded-user", "ada"), ("x-forwarded-user", "root")]);
-        assert_eq!(trusted.identify(Some(peer), &smuggled), None);
+        assert_eq!(trusted.identify(Some(&peer), &smuggled), None);
 
         let repeated = headers(&[
             ("x-forwarded-user", "ada"),
@@ -314,7 +261,7 @@ mod tests {
             ("x-forwarded-groups", "dev"),
         ]);
         assert_eq!(
-            trusted.identify(Some(peer), &repeated),
+            trusted.identify(Some(&peer), &repeated),
             Some(Caller::User {
                 name: "ada".into(),
                 groups: vec!["finance, emea".into(), "dev".into()]
@@ -327,7 +274,7 @@ mod tests {
             axum::http::HeaderValue::from_bytes(b"\xff").expect("opaque value"),
         );
         assert_eq!(
-            trusted.identify(Some(peer), &odd),
+            trusted.identify(Some(&peer), &odd),
             Some(Caller::User {
                 name: "ada".into(),
                 groups: vec!["a,b".into()]
@@ -335,12 +282,35 @@ mod tests {
         );
         let listed = headers(&[("x-forwarded-user", "ada"), ("x-forwarded-groups", "a, b")]);
         assert_eq!(
-            trusted.identify(Some(peer), &listed),
+            trusted.identify(Some(&peer), &listed),
             Some(Caller::User {
                 name: "ada".into(),
                 groups: vec!["a".into(), "b".into()]
             })
         );
+    }
+
+    #[test]
+    fn prefix_allow_lists_refuse_users_and_drop_groups_outside_them() {
+        let narrowed = IdentityConfig {
+            user_prefixes: vec!["oidc:".into()],
+            group_prefixes: vec!["oidc:".into()],
+            ..proxy()
+        };
+        let peer = through_proxy();
+        let h = headers(&[
+            ("x-forwarded-user", "oidc:ada"),
+            ("x-forwarded-groups", "oidc:dev,cluster-admins"),
+        ]);
+        assert_eq!(
+            narrowed.identify(Some(&peer), &h),
+            Some(Caller::User {
+                name: "oidc:ada".into(),
+                groups: vec!["oidc:dev".into()]
+            })
+        );
+        let outsider = headers(&[("x-forwarded-user", "admin")]);
+        assert_eq!(narrowed.identify(Some(&peer), &outsider), None);
     }
 
     #[test]

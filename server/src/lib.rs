@@ -15,6 +15,7 @@ pub mod identity;
 pub mod kube_client;
 pub mod login;
 pub mod objects;
+pub mod proxy_tls;
 pub mod session;
 pub mod stacks;
 pub mod state;

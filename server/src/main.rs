@@ -2,7 +2,6 @@
 //! until SIGTERM or Ctrl-C.
 
 use anyhow::Context;
-use axum::serve::ListenerExt;
 use clap::Parser;
 use std::sync::Arc;
 
@@ -21,6 +20,7 @@ async fn main() -> anyhow::Result<()> {
     let addr = config.listen.unwrap_or(leptos_options.site_addr);
 
     let identity = config.identity_config().context("identity settings")?;
+    let proxy_tls = config.proxy_tls().context("proxy mode's TLS settings")?;
     if config.reconciler != ReconcilerMode::Only
         && let Some(exposure) = config::local_exposure(identity.mode, addr, config::in_cluster())
     {
@@ -76,23 +76,14 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("listening on {addr}"))?;
-    // Live tables write many small SSE messages: without TCP_NODELAY, Nagle's
-    // algorithm and delayed ACKs hold each one back for ~40 ms.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(error) = tcp.set_nodelay(true) {
-            tracing::debug!(%error, "could not set TCP_NODELAY");
-        }
-    });
-    tracing::info!(%addr, "Portico is serving");
+    tracing::info!(%addr, tls = proxy_tls.is_some(), "Portico is serving");
     let on_shutdown = state.clone();
-    let app = http::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            on_shutdown.begin_shutdown();
-        })
-        .await
-        .context("serving HTTP")?;
+    http::serve(listener, http::router(state), proxy_tls, async move {
+        shutdown_signal().await;
+        on_shutdown.begin_shutdown();
+    })
+    .await
+    .context("serving HTTP")?;
     watch_task.abort();
     stop_reconciler.send_replace(true);
     if let Some(task) = reconciler {

@@ -1,7 +1,7 @@
 //! People act as themselves, against a real kube-apiserver: in proxy mode a viewer
 //! (read-only in one namespace) cannot create and cannot join a feed of another
-//! namespace even when one is running; an editor can create; identity headers from an
-//! untrusted address are ignored. In token mode a signed-in service account acts with
+//! namespace even when one is running; an editor can create; identity headers on a
+//! connection without the proxy's client certificate are ignored. In token mode a signed-in service account acts with
 //! its own token, which only ever travels in a sealed cookie.
 
 mod common;
@@ -13,6 +13,7 @@ use kube::api::{Api, PostParams};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
 use portico_server::identity::{IdentityConfig, IdentityMode};
+use portico_server::proxy_tls::{ProxyTls, ProxyTlsFiles};
 use portico_server::session::SessionKey;
 use portico_server::state::AppState;
 use serde_json::json;
@@ -79,22 +80,135 @@ fn user(name: &str) -> serde_json::Value {
 struct Portal {
     base: String,
     state: AppState,
+    pki: Option<Pki>,
+}
+
+async fn admin_config() -> kube::Config {
+    portico_server::kube_client::config(Some(TestCluster::shared().admin_kubeconfig()), None)
+        .await
+        .expect("admin config")
 }
 
 async fn serve(client: &kube::Client, identity: IdentityConfig) -> Portal {
-    let config =
-        portico_server::kube_client::config(Some(TestCluster::shared().admin_kubeconfig()), None)
-            .await
-            .expect("admin config");
-    let (base, state) = common::serve(client, Some((identity, config))).await;
-    Portal { base, state }
+    let (base, state) = common::serve(client, Some((identity, admin_config().await))).await;
+    Portal {
+        base,
+        state,
+        pki: None,
+    }
 }
 
-fn proxy(trusted: &str) -> IdentityConfig {
-    IdentityConfig {
+/// Portico in proxy mode, serving TLS and believing only `portico-proxy`'s certificate.
+async fn serve_proxy_mode(client: &kube::Client) -> Portal {
+    let pki = Pki::new();
+    let identity = IdentityConfig {
         mode: IdentityMode::Proxy,
-        trusted: vec![trusted.parse().expect("cidr")],
         ..IdentityConfig::local()
+    };
+    let (base, state) = common::serve_with_tls(
+        client,
+        Some((identity, admin_config().await)),
+        Some(pki.tls()),
+    )
+    .await;
+    Portal {
+        base,
+        state,
+        pki: Some(pki),
+    }
+}
+
+/// Certificates for a proxy-mode test: Portico's serving certificate, the proxy CA
+/// and, signed by it, the real proxy's and an impostor's client certificates; and a
+/// rogue CA's certificate carrying the proxy's name.
+struct Pki {
+    dir: tempfile::TempDir,
+    server_ca: String,
+    proxy: String,
+    wrong_name: String,
+    rogue: String,
+}
+
+/// A client certificate and its key, PEM, as reqwest wants an identity.
+fn client_cert(name: &str, ca: &rcgen::Certificate, ca_key: &rcgen::KeyPair) -> String {
+    let key = rcgen::KeyPair::generate().expect("key");
+    let mut params = rcgen::CertificateParams::new(vec![name.to_string()]).expect("params");
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    let cert = params.signed_by(&key, ca, ca_key).expect("sign");
+    format!("{}{}", cert.pem(), key.serialize_pem())
+}
+
+fn ca(name: &str) -> (rcgen::Certificate, rcgen::KeyPair) {
+    let key = rcgen::KeyPair::generate().expect("key");
+    let mut params = rcgen::CertificateParams::new(vec![]).expect("params");
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, name);
+    (params.self_signed(&key).expect("self-signed"), key)
+}
+
+impl Pki {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (server_ca, server_ca_key) = ca("portico serving CA");
+        let server_key = rcgen::KeyPair::generate().expect("key");
+        let mut params = rcgen::CertificateParams::new(vec![]).expect("params");
+        params.subject_alt_names = vec![rcgen::SanType::IpAddress(std::net::IpAddr::from([
+            127, 0, 0, 1,
+        ]))];
+        let server = params
+            .signed_by(&server_key, &server_ca, &server_ca_key)
+            .expect("serving certificate");
+        let (proxy_ca, proxy_ca_key) = ca("proxy CA");
+        let (rogue_ca, rogue_ca_key) = ca("rogue CA");
+        let write = |name: &str, text: &str| {
+            std::fs::write(dir.path().join(name), text).expect("write pem");
+        };
+        write("serving.pem", &server.pem());
+        write("serving-key.pem", &server_key.serialize_pem());
+        write("proxy-ca.pem", &proxy_ca.pem());
+        Pki {
+            server_ca: server_ca.pem(),
+            proxy: client_cert("portico-proxy", &proxy_ca, &proxy_ca_key),
+            wrong_name: client_cert("someone-else", &proxy_ca, &proxy_ca_key),
+            rogue: client_cert("portico-proxy", &rogue_ca, &rogue_ca_key),
+            dir,
+        }
+    }
+
+    fn tls(&self) -> ProxyTls {
+        ProxyTls::load(&ProxyTlsFiles {
+            cert: self.dir.path().join("serving.pem"),
+            key: self.dir.path().join("serving-key.pem"),
+            client_ca: self.dir.path().join("proxy-ca.pem"),
+            allowed_names: vec!["portico-proxy".into()],
+        })
+        .expect("proxy TLS settings")
+    }
+
+    /// An HTTPS client trusting Portico's certificate, presenting `identity` if any.
+    fn client(&self, identity: Option<&str>) -> reqwest::Client {
+        let mut builder = reqwest::Client::builder()
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(
+                reqwest::Certificate::from_pem(self.server_ca.as_bytes()).expect("CA"),
+            );
+        if let Some(pem) = identity {
+            builder =
+                builder.identity(reqwest::Identity::from_pem(pem.as_bytes()).expect("identity"));
+        }
+        builder.build().expect("client")
+    }
+}
+
+impl Portal {
+    /// The client the authenticating proxy would use, or plain HTTP outside proxy mode.
+    fn through_proxy(&self) -> reqwest::Client {
+        match &self.pki {
+            Some(pki) => pki.client(Some(&pki.proxy)),
+            None => reqwest::Client::new(),
+        }
     }
 }
 
@@ -110,7 +224,17 @@ async fn submit(
     headers: &[(&str, &str)],
     object: String,
 ) -> (u16, serde_json::Value) {
-    let mut request = reqwest::Client::new()
+    submit_with(portal, &portal.through_proxy(), headers, object).await
+}
+
+/// Calls the submit server function over `http` as whoever `headers` say.
+async fn submit_with(
+    portal: &Portal,
+    http: &reqwest::Client,
+    headers: &[(&str, &str)],
+    object: String,
+) -> (u16, serde_json::Value) {
+    let mut request = http
         .post(format!("{}/api/submit", portal.base))
         .header("origin", &portal.base)
         .form(&[("object", object.as_str()), ("dry_run", "false")]);
@@ -124,7 +248,7 @@ async fn submit(
 }
 
 async fn live_table(portal: &Portal, headers: &[(&str, &str)], ns: &str) -> u16 {
-    let mut request = reqwest::Client::new().get(format!(
+    let mut request = portal.through_proxy().get(format!(
         "{}/api/live/table?group=portico.dev&version=v1alpha1&plural=stacks&namespace={ns}",
         portal.base
     ));
@@ -157,7 +281,7 @@ async fn in_proxy_mode_each_person_acts_as_themselves() {
         user("editor"),
     )
     .await;
-    let portal = serve(&admin, proxy("127.0.0.1/32")).await;
+    let portal = serve_proxy_mode(&admin).await;
     let viewer = [
         ("x-forwarded-user", "viewer"),
         ("x-forwarded-groups", "readers"),
@@ -202,31 +326,71 @@ async fn in_proxy_mode_each_person_acts_as_themselves() {
 }
 
 #[tokio::test]
-async fn identity_headers_from_an_untrusted_address_are_ignored() {
+async fn identity_headers_without_the_proxys_certificate_are_ignored() {
     let admin = common::admin_with_stack_crd().await;
-    let portal = serve(&admin, proxy("10.0.0.0/8")).await;
-    let (status, _) = submit(
-        &portal,
-        &[
-            ("x-forwarded-user", "system:admin"),
-            ("x-forwarded-groups", "system:masters"),
+    let team = common::fresh_namespace(&admin, "forge").await;
+    // The forged group really is cluster-admin here: believing it would be fatal.
+    apply::apply_all(
+        &admin,
+        vec![
+            serde_json::from_value(json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": "forged-admins"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                            "name": "cluster-admin"},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                              "name": "kubeadm:cluster-admins"}]
+            }))
+            .expect("binding"),
         ],
-        stack("default", "forged"),
     )
-    .await;
-    assert_eq!(status, 401);
-    let page = reqwest::get(format!("{}/crds", portal.base))
-        .await
-        .expect("page");
-    assert_eq!(page.status().as_u16(), 401);
-    assert_eq!(
-        reqwest::get(format!("{}/healthz", portal.base))
+    .await
+    .expect("binding applies");
+    let portal = serve_proxy_mode(&admin).await;
+    let pki = portal.pki.as_ref().expect("proxy mode");
+    let forged = [
+        ("x-forwarded-user", "mallory"),
+        ("x-forwarded-groups", "kubeadm:cluster-admins"),
+    ];
+    let no_certificate = pki.client(None);
+    let wrong_name = pki.client(Some(&pki.wrong_name));
+    for (who, http) in [
+        ("no client certificate", &no_certificate),
+        ("the proxy CA's certificate for another name", &wrong_name),
+    ] {
+        let (status, outcome) = submit_with(&portal, http, &forged, stack(&team, "forged")).await;
+        assert_eq!(status, 401, "{who}: {outcome}");
+        let mut page = http.get(format!("{}/crds", portal.base));
+        for (k, v) in forged {
+            page = page.header(k, v);
+        }
+        let page = page.send().await.expect("page");
+        assert_eq!(page.status().as_u16(), 401, "{who}");
+    }
+    // A certificate from another CA, even with the proxy's name, ends the handshake.
+    let rogue = pki.client(Some(&pki.rogue));
+    assert!(
+        rogue
+            .get(format!("{}/crds", portal.base))
+            .send()
             .await
-            .expect("healthz")
-            .status()
-            .as_u16(),
-        200
+            .is_err(),
+        "a rogue CA's certificate is refused"
     );
+    let stacks: Api<portico_server::stacks::resource::Stack> =
+        Api::namespaced(admin.clone(), &team);
+    assert!(stacks.get_opt("forged").await.expect("get").is_none());
+    // The same headers through the proxy's certificate are believed: what decides is
+    // the certificate, nothing else.
+    let (_, outcome) = submit(&portal, &forged, stack(&team, "through-proxy")).await;
+    assert!(outcome.get("Accepted").is_some(), "{outcome}");
+    // Probes carry no certificate and still reach the health check.
+    let health = no_certificate
+        .get(format!("{}/healthz", portal.base))
+        .send()
+        .await
+        .expect("healthz");
+    assert_eq!(health.status().as_u16(), 200);
 }
 
 #[tokio::test]

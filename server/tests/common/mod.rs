@@ -3,10 +3,10 @@
 // Each test binary uses a part of this module.
 #![allow(dead_code)]
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use portico_server::identity::IdentityConfig;
+use portico_server::proxy_tls::ProxyTls;
 use portico_server::state::AppState;
 
 /// Portico's router over `client`, serving on a free loopback port with connection
@@ -16,6 +16,16 @@ use portico_server::state::AppState;
 pub async fn serve(
     client: &kube::Client,
     identity: Option<(IdentityConfig, kube::Config)>,
+) -> (String, AppState) {
+    serve_with_tls(client, identity, None).await
+}
+
+/// As `serve`, over TLS with proxy mode's client-certificate check when `tls` is
+/// given (the origin is then `https://127.0.0.1:PORT`).
+pub async fn serve_with_tls(
+    client: &kube::Client,
+    identity: Option<(IdentityConfig, kube::Config)>,
+    tls: Option<ProxyTls>,
 ) -> (String, AppState) {
     let options = portico_server::config::leptos_options(None).expect("leptos options");
     let catalog = portico_server::stacks::catalog::Catalog::load(None).expect("catalog");
@@ -35,10 +45,15 @@ pub async fn serve(
         .await
         .expect("bind loopback");
     let addr = listener.local_addr().expect("addr");
-    let app = portico_server::http::router(state.clone())
-        .into_make_service_with_connect_info::<SocketAddr>();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (format!("http://{addr}"), state)
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let router = portico_server::http::router(state.clone());
+    tokio::spawn(portico_server::http::serve(
+        listener,
+        router,
+        tls,
+        std::future::pending(),
+    ));
+    (format!("{scheme}://{addr}"), state)
 }
 
 /// Whether `user` (in `groups`) may `verb` the `group`/`resource` in `namespace`, as
