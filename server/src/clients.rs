@@ -119,13 +119,24 @@ impl ClientPool {
         caller: &Caller,
         question: &AccessQuestion,
     ) -> Result<bool, kube::Error> {
+        self.allowed_within(caller, question, ACCESS_TTL).await
+    }
+
+    /// As [`Self::allowed`], with a cached answer used only if younger than `max_age`.
+    pub async fn allowed_within(
+        &self,
+        caller: &Caller,
+        question: &AccessQuestion,
+        max_age: Duration,
+    ) -> Result<bool, kube::Error> {
+        let max_age = max_age.min(ACCESS_TTL);
         let key = (caller.clone(), question.clone());
         if let Some((allowed, at)) = self
             .decisions
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(&key)
-            && at.elapsed() < ACCESS_TTL
+            && at.elapsed() < max_age
         {
             return Ok(*allowed);
         }

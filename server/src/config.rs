@@ -130,6 +130,23 @@ pub struct Config {
     #[arg(long, env = "PORTICO_PROXY_GROUP_PREFIXES", value_delimiter = ',')]
     pub proxy_group_prefixes: Vec<String>,
 
+    /// Live views (streams) one person may hold open at once [default: 64].
+    #[arg(long, env = "PORTICO_MAX_LIVE_VIEWS_PER_PERSON")]
+    pub max_live_views_per_person: Option<usize>,
+
+    /// Live views open at once, everyone together [default: 4096].
+    #[arg(long, env = "PORTICO_MAX_LIVE_VIEWS")]
+    pub max_live_views: Option<usize>,
+
+    /// Upstream watches (one per distinct list) running for one person, idle ones
+    /// kept for reuse included [default: 512].
+    #[arg(long, env = "PORTICO_MAX_WATCHES_PER_PERSON")]
+    pub max_watches_per_person: Option<usize>,
+
+    /// Upstream watches running, everyone together [default: 20000].
+    #[arg(long, env = "PORTICO_MAX_WATCHES")]
+    pub max_watches: Option<usize>,
+
     /// Serve under this path (e.g. `/portico`): every link, asset and API call
     /// follows it. `/healthz` and `/readyz` also answer at the root.
     #[arg(long, env = "PORTICO_BASE_PATH", default_value = "")]
@@ -270,6 +287,22 @@ impl Config {
             group_prefixes: non_empty(&self.proxy_group_prefixes),
             sessions,
         })
+    }
+
+    /// Bounds on live views, defaults where no flag is given.
+    pub fn live_limits(&self) -> crate::watch::limits::LiveLimits {
+        let defaults = crate::watch::limits::LiveLimits::default();
+        crate::watch::limits::LiveLimits {
+            streams_per_person: self
+                .max_live_views_per_person
+                .unwrap_or(defaults.streams_per_person),
+            streams_overall: self.max_live_views.unwrap_or(defaults.streams_overall),
+            feeds_per_person: self
+                .max_watches_per_person
+                .unwrap_or(defaults.feeds_per_person),
+            feeds_overall: self.max_watches.unwrap_or(defaults.feeds_overall),
+            ..defaults
+        }
     }
 
     /// Proxy mode's TLS settings (required there, refused elsewhere).

@@ -70,7 +70,9 @@ async fn main() -> anyhow::Result<()> {
 
     tracing::info!(mode = ?identity.mode, "identity");
     let (state, watches) = AppState::new(client, leptos_options, Arc::new(stack_catalog));
-    let state = state.with_identity(identity, kube_config);
+    let state = state
+        .with_identity(identity, kube_config)
+        .with_live_limits(config.live_limits());
     let watch_task = tokio::spawn(watches);
 
     let listener = tokio::net::TcpListener::bind(addr)

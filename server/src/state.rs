@@ -12,6 +12,7 @@ use crate::cluster_backend::ClusterBackend;
 use crate::discovery::CrdCatalog;
 use crate::identity::{Caller, IdentityConfig};
 use crate::watch::hub::WatchHub;
+use crate::watch::limits::{LiveLimits, StreamCounter};
 
 /// How long an upstream watch outlives its last viewer, so a page reload or a quick
 /// back-and-forth reuses it.
@@ -30,6 +31,9 @@ pub struct AppState {
     pub clients: Arc<ClientPool>,
     pub identity: Arc<IdentityConfig>,
     pub stacks: Arc<crate::stacks::catalog::Catalog>,
+    /// Bounds on live views, and the streams open now per identity.
+    pub live: Arc<LiveLimits>,
+    pub streams: Arc<StreamCounter>,
     /// Set once the server starts shutting down: long-lived streams end so that
     /// graceful shutdown does not wait for them forever.
     shutdown: std::sync::Arc<tokio::sync::watch::Sender<bool>>,
@@ -55,10 +59,13 @@ impl AppState {
             tracing::error!(%error, "serving the site without long-lived caching");
             SiteAssets::unhashed(&leptos_options)
         });
+        let live = LiveLimits::default();
         let state = Self {
             assets: Arc::new(assets),
             leptos_options,
-            hub: WatchHub::new(client.clone(), WATCH_GRACE),
+            hub: hub_for(&client, &live),
+            live: Arc::new(live),
+            streams: Arc::default(),
             shutdown: std::sync::Arc::new(tokio::sync::watch::channel(false).0),
             clients: Arc::new(ClientPool::new(None, client.clone())),
             identity: Arc::new(IdentityConfig::local()),
@@ -77,6 +84,13 @@ impl AppState {
         self
     }
 
+    /// Bounds live views by `limits` (before serving: the hub starts afresh).
+    pub fn with_live_limits(mut self, limits: LiveLimits) -> Self {
+        self.hub = hub_for(&self.client, &limits);
+        self.live = Arc::new(limits);
+        self
+    }
+
     /// The backend acting as `caller`.
     pub fn backend_for(&self, caller: &Caller) -> Result<SharedBackend, kube::Error> {
         Ok(Arc::new(ClusterBackend {
@@ -87,6 +101,15 @@ impl AppState {
             who: caller.clone(),
         }))
     }
+}
+
+fn hub_for(client: &kube::Client, limits: &LiveLimits) -> WatchHub {
+    WatchHub::with_limits(
+        client.clone(),
+        WATCH_GRACE,
+        limits.feeds_per_person,
+        limits.feeds_overall,
+    )
 }
 
 impl AppState {

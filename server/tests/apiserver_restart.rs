@@ -63,7 +63,7 @@ async fn a_live_table_recovers_after_the_api_server_restarts() {
                 state.apply(d);
             }
         }
-        Next::Problem(p, _) => panic!("{p}"),
+        Next::Problem(p, _) | Next::Ended(p) => panic!("{p}"),
         Next::Closed => panic!("closed"),
     };
     while !names(&state).contains(&"before".to_string()) {

@@ -174,7 +174,10 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
             "the portal cannot impersonate {whom}"
         );
     }
-    let portal_may_not: [(&str, &str, &str, Option<&str>); 11] = [
+    // Whether a namespace a live view names exists: by name only, never a list.
+    assert!(may(&client, portal, "get", "", "namespaces", None).await);
+    let portal_may_not: [(&str, &str, &str, Option<&str>); 12] = [
+        ("list", "", "namespaces", None),
         ("get", "", "secrets", Some("team")),
         ("list", "", "secrets", None),
         ("create", "apps", "statefulsets", Some("team")),

@@ -16,6 +16,7 @@ use portico_server::identity::{IdentityConfig, IdentityMode};
 use portico_server::proxy_tls::{ProxyTls, ProxyTlsFiles};
 use portico_server::session::SessionKey;
 use portico_server::state::AppState;
+use portico_server::watch::limits::LiveLimits;
 use serde_json::json;
 
 /// A Role on Stacks in `ns` with `verbs`, bound to `subject`.
@@ -100,6 +101,10 @@ async fn serve(client: &kube::Client, identity: IdentityConfig) -> Portal {
 
 /// Portico in proxy mode, serving TLS and believing only `portico-proxy`'s certificate.
 async fn serve_proxy_mode(client: &kube::Client) -> Portal {
+    serve_proxy_mode_limited(client, None).await
+}
+
+async fn serve_proxy_mode_limited(client: &kube::Client, live: Option<LiveLimits>) -> Portal {
     let pki = Pki::new();
     let identity = IdentityConfig {
         mode: IdentityMode::Proxy,
@@ -109,6 +114,7 @@ async fn serve_proxy_mode(client: &kube::Client) -> Portal {
         client,
         Some((identity, admin_config().await)),
         Some(pki.tls()),
+        live,
     )
     .await;
     Portal {
@@ -578,5 +584,172 @@ async fn local_mode_never_hands_portals_identity_to_the_network() {
     assert!(
         logs.contains("EVERYONE WHO REACHES PORTICO ACTS AS PORTICO"),
         "{logs}"
+    );
+}
+
+/// Opens a live table of Stacks in `ns` through the proxy as `user`, with `selector`.
+async fn open_live(
+    portal: &Portal,
+    user: &str,
+    ns: &str,
+    selector: Option<&str>,
+) -> reqwest::Response {
+    let mut url = format!(
+        "{}/api/live/table?group=portico.dev&version=v1alpha1&plural=stacks&namespace={ns}",
+        portal.base
+    );
+    if let Some(selector) = selector {
+        url.push_str("&label_selector=");
+        url.push_str(&form_urlencoded::byte_serialize(selector.as_bytes()).collect::<String>());
+    }
+    portal
+        .through_proxy()
+        .get(url)
+        .header("x-forwarded-user", user)
+        .send()
+        .await
+        .expect("live table")
+}
+
+/// Reads a live stream until it ends, returning everything it sent; fails after 20 s.
+async fn read_to_end(response: reqwest::Response, until: &str) -> String {
+    use futures::StreamExt;
+    let mut body = String::new();
+    let mut chunks = response.bytes_stream();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        match tokio::time::timeout_at(deadline, chunks.next()).await {
+            Ok(Some(Ok(chunk))) => {
+                body.push_str(&String::from_utf8_lossy(&chunk));
+                if until.is_empty() || !body.contains(until) {
+                    continue;
+                }
+                return body;
+            }
+            Ok(None | Some(Err(_))) => return body,
+            Err(_) => panic!("the stream neither ended nor sent {until:?}: {body}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them() {
+    let admin = common::admin_with_stack_crd().await;
+    let team = common::fresh_namespace(&admin, "bounded").await;
+    for who in ["greedy", "other", "leaver"] {
+        grant(
+            &admin,
+            &team,
+            &format!("watch-{who}"),
+            &["get", "list", "watch"],
+            user(who),
+        )
+        .await;
+    }
+    let limits = LiveLimits {
+        streams_per_person: 3,
+        feeds_per_person: 5,
+        recheck: std::time::Duration::from_millis(300),
+        ..LiveLimits::default()
+    };
+    let portal = serve_proxy_mode_limited(&admin, Some(limits)).await;
+
+    // Three open views, then a clear refusal; someone else is unaffected.
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let view = open_live(&portal, "greedy", &team, None).await;
+        assert_eq!(view.status().as_u16(), 200);
+        held.push(view);
+    }
+    let fourth = open_live(&portal, "greedy", &team, None).await;
+    assert_eq!(fourth.status().as_u16(), 429);
+    assert!(
+        fourth
+            .text()
+            .await
+            .expect("body")
+            .contains("live views open")
+    );
+    assert_eq!(
+        open_live(&portal, "other", &team, None)
+            .await
+            .status()
+            .as_u16(),
+        200
+    );
+    drop(held);
+
+    // Distinct selectors start distinct upstream watches, which linger after their
+    // viewer leaves: the fifth is the last one started for this person.
+    let mut statuses = Vec::new();
+    for i in 0..6 {
+        let selector = format!("app=x{i}");
+        let view = open_live(&portal, "greedy", &team, Some(&selector)).await;
+        statuses.push(view.status().as_u16());
+    }
+    // One feed (no selector) still lingers from the first part.
+    assert_eq!(statuses, [200, 200, 200, 200, 429, 429], "{statuses:?}");
+
+    // Oversized selectors and invented namespaces start nothing.
+    let long = format!("app in ({})", vec!["a"; 3000].join(","));
+    assert_eq!(
+        open_live(&portal, "other", &team, Some(&long))
+            .await
+            .status()
+            .as_u16(),
+        400
+    );
+    // Someone who may watch Stacks everywhere still cannot name a namespace that is not.
+    apply::apply_all(
+        &admin,
+        vec![
+            serde_json::from_value(json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": "stack-watcher-everywhere"},
+                "rules": [{"apiGroups": ["portico.dev"], "resources": ["stacks"],
+                           "verbs": ["get", "list", "watch"]}]
+            }))
+            .expect("role"),
+            serde_json::from_value(json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": "stack-watcher-everywhere"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                            "name": "stack-watcher-everywhere"},
+                "subjects": [user("roamer")]
+            }))
+            .expect("binding"),
+        ],
+    )
+    .await
+    .expect("cluster-wide watcher");
+    let invented = "no-such-namespace-here";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !allowed(&admin, "roamer", "watch", invented).await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the binding never took effect"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let missing = open_live(&portal, "roamer", invented, None).await;
+    assert_eq!(missing.status().as_u16(), 404);
+
+    // Withdrawing the permission ends the open view with a problem message.
+    let view = open_live(&portal, "leaver", &team, None).await;
+    assert_eq!(view.status().as_u16(), 200);
+    let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
+        Api::namespaced(admin.clone(), &team);
+    bindings
+        .delete("watch-leaver", &Default::default())
+        .await
+        .expect("revoke");
+    let body = read_to_end(view, "").await;
+    assert!(body.contains("event: snapshot"), "{body}");
+    assert!(body.contains("event: problem"), "{body}");
+    // Whichever notices first, the periodic access review or the feed's own next
+    // request, the view ends saying why (read_to_end returned: the stream ended).
+    assert!(
+        body.contains("withdrawn") || body.contains("User \"leaver\" cannot"),
+        "{body}"
     );
 }

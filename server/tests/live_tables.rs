@@ -75,7 +75,7 @@ async fn next_into(sub: &mut Subscription, seen: &mut u64, state: &mut TableStat
                 state.apply(d);
             }
         }
-        Next::Problem(p, _) => panic!("feed problem: {p}"),
+        Next::Problem(p, _) | Next::Ended(p) => panic!("feed problem: {p}"),
         Next::Closed => panic!("feed closed"),
     }
 }
@@ -274,13 +274,16 @@ async fn children_and_owners_follow_owner_references_live() {
     let uid = owner.metadata.uid.clone().expect("uid");
 
     let hub = WatchHub::new(client.clone(), Duration::from_millis(200));
-    let mut children = Box::pin(children_stream(
-        &hub,
-        (&client, None),
-        candidate_kinds(&[]),
-        ns.clone(),
-        uid.clone(),
-    ));
+    let mut children = Box::pin(
+        children_stream(
+            &hub,
+            (&client, None),
+            candidate_kinds(&[]),
+            ns.clone(),
+            uid.clone(),
+        )
+        .expect("within the hub's limits"),
+    );
     let first = tokio::time::timeout(WAIT, children.next())
         .await
         .expect("in time")

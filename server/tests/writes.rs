@@ -26,6 +26,16 @@ async fn client_with_crds() -> kube::Client {
             .expect("seed CRD"),
     );
     apply::apply_all(&client, docs).await.expect("CRDs apply");
+    // Established is not yet served: discovery can lag the CRD's condition.
+    let kind = kube::api::GroupVersionKind::gvk("iksoon.test.com", "v1", "CrdKind");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while kube::discovery::pinned_kind(&client, &kind).await.is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "CrdKind never appeared in discovery"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     client
 }
 

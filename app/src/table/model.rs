@@ -128,6 +128,11 @@ pub mod sse_event {
     pub const PROBLEM: &str = "problem";
 }
 
+/// The longest label or field selector a live table accepts: far above any real one
+/// (a selector naming 40 labels is under 2 KB), far below what would burden the API
+/// server with every watch.
+pub const MAX_SELECTOR_LEN: usize = 4096;
+
 /// Query parameters of the live table stream (`/api/live/table`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TableQuery {
@@ -148,9 +153,14 @@ impl TableQuery {
         ResourceRef::new(&self.group, &self.version, &self.plural)
     }
 
-    /// Whether the resource and namespace are safe to put into an API path.
+    /// Whether the resource and namespace are safe to put into an API path, and the
+    /// selectors of a sensible length.
     pub fn is_valid(&self) -> bool {
-        self.resource().is_valid() && self.namespace.as_deref().is_none_or(is_path_segment)
+        let short = |s: &Option<String>| s.as_deref().is_none_or(|s| s.len() <= MAX_SELECTOR_LEN);
+        self.resource().is_valid()
+            && self.namespace.as_deref().is_none_or(is_path_segment)
+            && short(&self.label_selector)
+            && short(&self.field_selector)
     }
 
     /// The URL query string of the live stream for this query.

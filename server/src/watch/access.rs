@@ -1,6 +1,10 @@
 //! Whether a viewer may join a live feed: a SelfSubjectAccessReview made as that
 //! viewer (cached briefly by the client pool). The portal's own identity (local mode)
-//! is not checked; it is the identity the feeds would use anyway.
+//! is not checked; it is the identity the feeds would use anyway. Also: whether a
+//! namespace a viewer names exists, so no feed is started for an invented one.
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Api;
 
 use crate::clients::AccessQuestion;
 use crate::identity::Caller;
@@ -22,11 +26,30 @@ pub async fn may_watch(
         resource: plural.into(),
         namespace: namespace.map(str::to_string),
     };
-    match state.clients.allowed(caller, &question).await {
+    match state
+        .clients
+        .allowed_within(caller, &question, state.live.recheck)
+        .await
+    {
         Ok(allowed) => allowed,
         Err(error) => {
             tracing::warn!(%error, user = caller.name(), "access check failed; refusing the feed");
             false
         }
     }
+}
+
+/// Whether `namespace` exists: asked with the viewer's own client, or, if the viewer
+/// may not read Namespace objects, with the portal's (which may `get` one by name).
+/// Only a clear "not found" says no; the answer is never shown beyond that refusal.
+pub async fn namespace_exists(state: &AppState, viewer: &kube::Client, namespace: &str) -> bool {
+    for client in [viewer, &state.client] {
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        match namespaces.get_metadata_opt(namespace).await {
+            Ok(found) => return found.is_some(),
+            Err(kube::Error::Api(status)) if matches!(status.code, 401 | 403) => continue,
+            Err(_) => return true,
+        }
+    }
+    true
 }

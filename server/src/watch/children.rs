@@ -14,6 +14,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::{Stream, StreamExt};
 
 use super::hub::{FeedEvent, Next, Subscription, WatchHub};
+use super::limits::LimitRefused;
 use crate::identity::Caller;
 use crate::state::AppState;
 
@@ -67,7 +68,7 @@ pub fn children_stream(
     kinds: Vec<ChildKind>,
     namespace: String,
     uid: String,
-) -> impl Stream<Item = Vec<ChildEntry>> + use<> {
+) -> Result<impl Stream<Item = Vec<ChildEntry>> + use<>, LimitRefused> {
     let feeds: Vec<(ChildKind, Subscription)> = kinds
         .into_iter()
         .map(|k| {
@@ -79,10 +80,10 @@ pub fn children_stream(
                 label_selector: None,
                 field_selector: None,
             };
-            let sub = hub.subscribe_as(query, viewer.0, viewer.1.clone());
-            (k, sub)
+            let sub = hub.subscribe_as(query, viewer.0, viewer.1.clone())?;
+            Ok((k, sub))
         })
-        .collect();
+        .collect::<Result<_, LimitRefused>>()?;
     let count = feeds.len();
     // One stream of (feed index, message) per kind, merged.
     let merged =
@@ -92,6 +93,7 @@ pub fn children_stream(
                 let seen = match &next {
                     Next::Table(_, s) | Next::Problem(_, s) => *s,
                     Next::Delta(m) => m.seq,
+                    Next::Ended(_) => u64::MAX,
                     Next::Closed => return None,
                 };
                 Some(((i, next), (sub, seen)))
@@ -99,7 +101,7 @@ pub fn children_stream(
             .map(move |item| (kind.clone(), item))
             .boxed()
         }));
-    async_stream::stream! {
+    Ok(async_stream::stream! {
         let mut tables: Vec<Option<(ChildKind, TableState)>> = vec![None; count];
         let mut last: Option<Vec<ChildEntry>> = None;
         let mut merged = Box::pin(merged);
@@ -123,7 +125,7 @@ pub fn children_stream(
                 yield children;
             }
         }
-    }
+    })
 }
 
 fn apply(tables: &mut [Option<(ChildKind, TableState)>], i: usize, kind: ChildKind, next: Next) {
@@ -138,7 +140,7 @@ fn apply(tables: &mut [Option<(ChildKind, TableState)>], i: usize, kind: ChildKi
             }
         }
         // A kind this viewer may not list simply contributes no children.
-        Next::Problem(..) => *slot = None,
+        Next::Problem(..) | Next::Ended(_) => *slot = None,
         Next::Closed => {}
     }
 }
@@ -190,6 +192,10 @@ pub async fn live_children(
             "namespace must be a DNS-style name".into(),
         ));
     }
+    let permit = state
+        .streams
+        .acquire(caller.feed_owner(), &state.live)
+        .map_err(super::sse::refused)?;
     // Children are looked for only among the kinds this viewer may watch there (the
     // reviews run at once: they stand between the viewer and the page's first list).
     let candidates = candidate_kinds(&state.catalog.summaries());
@@ -213,10 +219,18 @@ pub async fn live_children(
         .clients
         .for_caller(&caller)
         .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    if !super::access::namespace_exists(&state, &client, &query.namespace).await {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("Namespace {} does not exist.", query.namespace),
+        ));
+    }
     let viewer = (&client, caller.feed_owner());
     let stream = children_stream(&state.hub, viewer, kinds, query.namespace, query.uid)
+        .map_err(super::sse::refused)?
         .take_until(state.shutting_down())
-        .map(|children| {
+        .map(move |children| {
+            let _held = &permit;
             Ok(Event::default()
                 .event("children")
                 .json_data(&children)

@@ -17,6 +17,7 @@ use futures::StreamExt;
 use kube::core::WatchEvent;
 use tokio::sync::broadcast;
 
+use super::limits::LimitRefused;
 use super::table_api::{self, RawTable, TableError};
 
 /// How many messages a viewer may fall behind before it is resynchronised with a
@@ -45,6 +46,8 @@ struct FeedState {
     seq: u64,
     listed: bool,
     problem: Option<String>,
+    /// The feed stopped for good (its credentials were refused): viewers end too.
+    ended: bool,
     columns: Vec<app::table::model::Column>,
     rows: HashMap<String, Row>,
     resource_version: String,
@@ -66,6 +69,8 @@ pub enum Current {
     Pending,
     Table(TableSnapshot),
     Problem(String),
+    /// The feed stopped for good, with the reason.
+    Ended(String),
 }
 
 struct Feed {
@@ -89,9 +94,20 @@ impl Feed {
         }
     }
 
+    fn has_ended(&self) -> bool {
+        self.state.read().unwrap_or_else(|e| e.into_inner()).ended
+    }
+
+    fn stop(&self) {
+        if let Some(task) = self.task.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            task.abort();
+        }
+    }
+
     fn current(&self) -> (Current, u64) {
         let state = self.state.read().unwrap_or_else(|e| e.into_inner());
         let current = match (&state.problem, state.listed) {
+            (Some(p), _) if state.ended => Current::Ended(p.clone()),
             (Some(p), _) => Current::Problem(p.clone()),
             (None, true) => Current::Table(state.snapshot()),
             (None, false) => Current::Pending,
@@ -104,6 +120,9 @@ struct HubInner {
     client: kube::Client,
     feeds: Mutex<HashMap<FeedKey, Arc<Feed>>>,
     grace: Duration,
+    /// Feeds one identity may run (lingering ones included), and all together.
+    feeds_per_owner: usize,
+    feeds_overall: usize,
     /// The number of running feeds, published for tests, benchmarks and metrics.
     feed_count: tokio::sync::watch::Sender<usize>,
 }
@@ -121,11 +140,23 @@ pub struct WatchHub {
 
 impl WatchHub {
     pub fn new(client: kube::Client, grace: Duration) -> Self {
+        Self::with_limits(client, grace, usize::MAX, usize::MAX)
+    }
+
+    /// A hub starting at most `per_owner` feeds for one identity and `overall` in all.
+    pub fn with_limits(
+        client: kube::Client,
+        grace: Duration,
+        per_owner: usize,
+        overall: usize,
+    ) -> Self {
         Self {
             inner: Arc::new(HubInner {
                 client,
                 feeds: Mutex::new(HashMap::new()),
                 grace,
+                feeds_per_owner: per_owner,
+                feeds_overall: overall,
                 feed_count: tokio::sync::watch::channel(0).0,
             }),
         }
@@ -148,10 +179,14 @@ impl WatchHub {
             .is_ok_and(|r| r.is_ok())
     }
 
-    /// Joins (or starts) the feed for `query`, as the hub's own client.
+    /// Joins (or starts) the feed for `query`, as the hub's own client, whatever the
+    /// limits (for Portico's own use and tests).
     pub fn subscribe(&self, query: TableQuery) -> Subscription {
         let client = self.inner.client.clone();
-        self.subscribe_as(query, &client, None)
+        let key: FeedKey = (None, query);
+        let Ok(feed) =
+            self.join_or_start(&key, &client, |_| Ok::<(), std::convert::Infallible>(()));
+        self.subscription(key, feed)
     }
 
     /// Joins the feed for `query`, or starts it with `client`. Callers check that the
@@ -162,18 +197,49 @@ impl WatchHub {
         query: TableQuery,
         client: &kube::Client,
         owner: Option<String>,
-    ) -> Subscription {
-        let key: FeedKey = (owner, query.clone());
-        let feed = {
-            let mut feeds = self.inner.feeds.lock().unwrap_or_else(|e| e.into_inner());
-            let feed = feeds
-                .entry(key.clone())
-                .or_insert_with(|| start_feed(client.clone(), query.clone()))
-                .clone();
-            feed.viewers.fetch_add(1, Ordering::AcqRel);
-            self.inner.feed_count.send_replace(feeds.len());
-            feed
+    ) -> Result<Subscription, LimitRefused> {
+        let key: FeedKey = (owner, query);
+        let (per_owner, overall) = (self.inner.feeds_per_owner, self.inner.feeds_overall);
+        let feed = self.join_or_start(&key, client, |feeds| {
+            if feeds.len() >= overall {
+                return Err(LimitRefused::FeedsOverall(overall));
+            }
+            if feeds.keys().filter(|(owner, _)| *owner == key.0).count() >= per_owner {
+                return Err(LimitRefused::FeedsPerPerson(per_owner));
+            }
+            Ok(())
+        })?;
+        Ok(self.subscription(key, feed))
+    }
+
+    /// The running feed for `key` with one more viewer, or a new one if `may_start`
+    /// allows. A feed that ended (refused credentials) is replaced: the permission
+    /// may be back.
+    fn join_or_start<E>(
+        &self,
+        key: &FeedKey,
+        client: &kube::Client,
+        may_start: impl FnOnce(&HashMap<FeedKey, Arc<Feed>>) -> Result<(), E>,
+    ) -> Result<Arc<Feed>, E> {
+        let mut feeds = self.inner.feeds.lock().unwrap_or_else(|e| e.into_inner());
+        let running = feeds.get(key).filter(|f| !f.has_ended()).cloned();
+        let feed = match running {
+            Some(feed) => feed,
+            None => {
+                may_start(&feeds)?;
+                let feed = start_feed(client.clone(), key.1.clone());
+                if let Some(old) = feeds.insert(key.clone(), feed.clone()) {
+                    old.stop();
+                }
+                feed
+            }
         };
+        feed.viewers.fetch_add(1, Ordering::AcqRel);
+        self.inner.feed_count.send_replace(feeds.len());
+        Ok(feed)
+    }
+
+    fn subscription(&self, key: FeedKey, feed: Arc<Feed>) -> Subscription {
         // Subscribe before copying: whatever is published in between is both in the
         // copy and in the queue, and the sequence number lets the viewer skip it.
         let rx = feed.tx.subscribe();
@@ -215,6 +281,8 @@ pub enum Next {
     /// Replace the whole table (first message, after a relist, or after falling behind).
     Table(TableSnapshot, u64),
     Problem(String, u64),
+    /// The feed stopped for good (the viewer's credentials were refused).
+    Ended(String),
     Delta(FeedMessage),
     Closed,
 }
@@ -227,6 +295,7 @@ impl Subscription {
             match current {
                 Current::Table(t) => return Next::Table(t, seq),
                 Current::Problem(p) => return Next::Problem(p, seq),
+                Current::Ended(p) => return Next::Ended(p),
                 Current::Pending => {}
             }
         }
@@ -273,6 +342,7 @@ impl Subscription {
         match self.feed.current() {
             (Current::Table(t), seq) => Next::Table(t, seq),
             (Current::Problem(p), seq) => Next::Problem(p, seq),
+            (Current::Ended(p), _) => Next::Ended(p),
             // Unreachable after a Reset, but harmless: wait for the next message.
             (Current::Pending, seq) => Next::Table(
                 TableSnapshot {
@@ -307,14 +377,7 @@ impl Drop for Subscription {
             };
             let same = feed.upgrade().is_some_and(|f| Arc::ptr_eq(&f, current));
             if same && current.viewers.load(Ordering::Acquire) == 0 {
-                if let Some(task) = current
-                    .task
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .take()
-                {
-                    task.abort();
-                }
+                current.stop();
                 feeds.remove(&key);
                 hub.inner.feed_count.send_replace(feeds.len());
                 tracing::debug!(query = ?key.1, "stopped an idle upstream watch");
@@ -335,12 +398,20 @@ async fn run_feed(client: kube::Client, query: TableQuery, feed: std::sync::Weak
                 let Some(f) = feed.upgrade() else { return };
                 if let TableError::Rejected(r) = &error {
                     let message = problem_sentence(r);
+                    let refused = is_refusal(r.code);
                     f.publish(|s| {
-                        (s.problem.as_ref() != Some(&message)).then(|| {
+                        (s.problem.as_ref() != Some(&message) || refused).then(|| {
                             s.problem = Some(message.clone());
+                            s.ended = refused;
                             FeedEvent::Problem(message)
                         })
                     });
+                    if refused {
+                        // Retrying with credentials the API server refuses only
+                        // hammers it; a viewer who regains access opens a new feed.
+                        tracing::info!(%error, "credentials refused; the feed ends");
+                        return;
+                    }
                 }
                 drop(f);
                 tracing::warn!(%error, "listing failed; retrying");
@@ -377,6 +448,9 @@ async fn run_feed(client: kube::Client, query: TableQuery, feed: std::sync::Weak
             let mut events = match table_api::watch(&client, &query, &rv).await {
                 Ok(events) => Box::pin(events),
                 Err(TableError::Gone) => continue 'relist,
+                // A watch refused (access revoked, token expired): list again, which
+                // ends the feed with the API server's own words if it is refused too.
+                Err(TableError::Rejected(r)) if is_refusal(r.code) => continue 'relist,
                 Err(error) => {
                     tracing::warn!(%error, "watch failed; retrying");
                     tokio::time::sleep(retry).await;
@@ -452,8 +526,14 @@ fn delete(state: &mut FeedState, table: RawTable) -> Option<FeedEvent> {
     }))
 }
 
+/// Whether the API server refused the credentials themselves or what they may do.
+fn is_refusal(code: u16) -> bool {
+    matches!(code, 401 | 403)
+}
+
 fn problem_sentence(r: &app::model::ApiRejection) -> String {
     match r.code {
+        401 => "The API server no longer accepts your sign-in: sign in again.".into(),
         403 => format!("You may not list this resource here: {}", r.message),
         404 => "The API server does not serve this resource (was its CRD removed?).".into(),
         _ => r.message.clone(),

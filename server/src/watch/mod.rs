@@ -5,5 +5,6 @@ pub mod access;
 pub mod children;
 pub mod coalesce;
 pub mod hub;
+pub mod limits;
 pub mod sse;
 pub mod table_api;

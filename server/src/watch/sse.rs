@@ -6,7 +6,7 @@
 
 use std::convert::Infallible;
 
-use app::table::model::{TableQuery, sse_event};
+use app::table::model::{MAX_SELECTOR_LEN, TableQuery, sse_event};
 use axum::extract::{Extension, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -14,6 +14,7 @@ use futures::{Stream, StreamExt};
 
 use super::coalesce::Coalescer;
 use super::hub::{Next, Subscription};
+use super::limits::{LimitRefused, StreamPermit};
 use crate::identity::Caller;
 use crate::state::AppState;
 
@@ -44,9 +45,15 @@ pub async fn live_table(
     if !query.is_valid() {
         return Err((
             StatusCode::BAD_REQUEST,
-            "group, version, plural and namespace must be DNS-style names".into(),
+            format!(
+                "group, version, plural and namespace must be DNS-style names, and selectors at most {MAX_SELECTOR_LEN} bytes"
+            ),
         ));
     }
+    let permit = state
+        .streams
+        .acquire(caller.feed_owner(), &state.live)
+        .map_err(refused)?;
     // A shared feed serves this viewer only if the API server says they may watch it.
     if !super::access::may_watch(
         &state,
@@ -71,9 +78,85 @@ pub async fn live_table(
         .clients
         .for_caller(&caller)
         .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    let subscription = state.hub.subscribe_as(query, &client, caller.feed_owner());
-    let stream = events(subscription).take_until(state.shutting_down());
+    if let Some(ns) = &query.namespace
+        && !super::access::namespace_exists(&state, &client, ns).await
+    {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("Namespace {ns} does not exist."),
+        ));
+    }
+    let revoked = format!(
+        "Your permission to watch {} here was withdrawn; this view has stopped.",
+        query.plural
+    );
+    let (group, plural, namespace) = (
+        query.group.clone(),
+        query.plural.clone(),
+        query.namespace.clone(),
+    );
+    let subscription = state
+        .hub
+        .subscribe_as(query, &client, caller.feed_owner())
+        .map_err(refused)?;
+    let recheck_state = state.clone();
+    let still_allowed = move || {
+        let (state, caller) = (recheck_state.clone(), caller.clone());
+        let (group, plural, namespace) = (group.clone(), plural.clone(), namespace.clone());
+        async move {
+            super::access::may_watch(&state, &caller, &group, &plural, namespace.as_deref()).await
+        }
+    };
+    let stream = while_allowed(
+        events(subscription),
+        permit,
+        state.live.recheck,
+        still_allowed,
+        revoked,
+    )
+    .take_until(state.shutting_down());
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// A refused live view: 429 with the sentence saying which bound was reached.
+pub fn refused(limit: LimitRefused) -> (StatusCode, String) {
+    (StatusCode::TOO_MANY_REQUESTS, limit.to_string())
+}
+
+/// `stream`, holding `permit` while it runs, ended with a `problem` event saying
+/// `revoked` once `still_allowed` (asked every `every`) says no.
+fn while_allowed<S, F, Fut>(
+    stream: S,
+    permit: StreamPermit,
+    every: std::time::Duration,
+    still_allowed: F,
+    revoked: String,
+) -> impl Stream<Item = Result<Event, Infallible>>
+where
+    S: Stream<Item = Result<Event, Infallible>> + Send,
+    F: Fn() -> Fut + Send,
+    Fut: std::future::Future<Output = bool> + Send,
+{
+    async_stream::stream! {
+        let _permit = permit;
+        let mut stream = std::pin::pin!(stream);
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                item = stream.next() => match item {
+                    Some(item) => yield item,
+                    None => break,
+                },
+                _ = ticks.tick() => {
+                    if !still_allowed().await {
+                        yield Ok(Event::default().event(sse_event::PROBLEM).data(revoked.clone()));
+                        break;
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn json_event(name: &str, id: &str, data: &impl serde::Serialize) -> Event {
@@ -97,7 +180,7 @@ fn sync_event(next: Next) -> Option<(Event, u64)> {
             Event::default().event(sse_event::PROBLEM).data(message),
             seq,
         )),
-        Next::Delta(_) | Next::Closed => None,
+        Next::Ended(_) | Next::Delta(_) | Next::Closed => None,
     }
 }
 
@@ -136,7 +219,12 @@ fn events(mut sub: Subscription) -> impl Stream<Item = Result<Event, Infallible>
                     }
                     if resync {
                         // A snapshot supersedes the merged deltas.
-                        if let Some((event, seq)) = sync_event(sub.resync()) {
+                        let next = sub.resync();
+                        if let Next::Ended(message) = next {
+                            yield Ok(Event::default().event(sse_event::PROBLEM).data(message));
+                            break;
+                        }
+                        if let Some((event, seq)) = sync_event(next) {
                             seen = seq;
                             yield Ok(event);
                         }
@@ -144,6 +232,11 @@ fn events(mut sub: Subscription) -> impl Stream<Item = Result<Event, Infallible>
                     }
                     let delta = merged.finish();
                     yield Ok(json_event(sse_event::DELTA, &delta.resource_version, &delta));
+                }
+                Next::Ended(message) => {
+                    // The feed's credentials were refused: say so and end.
+                    yield Ok(Event::default().event(sse_event::PROBLEM).data(message));
+                    break;
                 }
                 Next::Closed => break,
             }

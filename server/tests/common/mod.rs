@@ -8,6 +8,7 @@ use std::sync::Arc;
 use portico_server::identity::IdentityConfig;
 use portico_server::proxy_tls::ProxyTls;
 use portico_server::state::AppState;
+use portico_server::watch::limits::LiveLimits;
 
 /// Portico's router over `client`, serving on a free loopback port with connection
 /// info (proxy mode needs the peer address); `identity` switches from local mode.
@@ -17,7 +18,7 @@ pub async fn serve(
     client: &kube::Client,
     identity: Option<(IdentityConfig, kube::Config)>,
 ) -> (String, AppState) {
-    serve_with_tls(client, identity, None).await
+    serve_with_tls(client, identity, None, None).await
 }
 
 /// As `serve`, over TLS with proxy mode's client-certificate check when `tls` is
@@ -26,12 +27,17 @@ pub async fn serve_with_tls(
     client: &kube::Client,
     identity: Option<(IdentityConfig, kube::Config)>,
     tls: Option<ProxyTls>,
+    live: Option<LiveLimits>,
 ) -> (String, AppState) {
     let options = portico_server::config::leptos_options(None).expect("leptos options");
     let catalog = portico_server::stacks::catalog::Catalog::load(None).expect("catalog");
     let (state, watches) = AppState::new(client.clone(), options, Arc::new(catalog));
     let state = match identity {
         Some((identity, config)) => state.with_identity(identity, config),
+        None => state,
+    };
+    let state = match live {
+        Some(limits) => state.with_live_limits(limits),
         None => state,
     };
     tokio::spawn(watches);

@@ -1,0 +1,154 @@
+//! Bounds on live views, so one person (or a script holding their credentials) cannot
+//! make Portico hold unbounded connections or upstream watches: open streams per
+//! identity and overall, upstream feeds per identity and overall, and how stale a
+//! stream's permission may get before it is asked again.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+/// The bounds. Defaults suit a team portal: a tab on an object page holds four streams
+/// and (children) one feed per namespaced kind.
+#[derive(Debug, Clone)]
+pub struct LiveLimits {
+    /// Live streams one identity may hold open at once.
+    pub streams_per_person: usize,
+    /// Live streams open at once, everyone together.
+    pub streams_overall: usize,
+    /// Upstream feeds (LIST+WATCH) running for one identity, lingering ones included.
+    pub feeds_per_person: usize,
+    /// Upstream feeds running, everyone together.
+    pub feeds_overall: usize,
+    /// How often an open stream asks again whether its viewer may still watch; a
+    /// revoked permission ends the stream with a `problem` message.
+    pub recheck: Duration,
+}
+
+impl Default for LiveLimits {
+    fn default() -> Self {
+        Self {
+            streams_per_person: 64,
+            streams_overall: 4096,
+            feeds_per_person: 512,
+            feeds_overall: 20_000,
+            recheck: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Why a live view was refused; the text is shown to the person.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitRefused {
+    #[error(
+        "You have {0} live views open in Portico, the most one person may: close some tabs or views and try again."
+    )]
+    StreamsPerPerson(usize),
+    #[error("Portico is serving the most live views it may ({0}): try again shortly.")]
+    StreamsOverall(usize),
+    #[error(
+        "Portico is already watching {0} different lists for you, the most one person may: close some views, or wait a minute for idle ones to stop."
+    )]
+    FeedsPerPerson(usize),
+    #[error("Portico is watching the most lists it may ({0}): try again shortly.")]
+    FeedsOverall(usize),
+}
+
+impl IntoResponse for LimitRefused {
+    fn into_response(self) -> Response {
+        (StatusCode::TOO_MANY_REQUESTS, self.to_string()).into_response()
+    }
+}
+
+/// Counts open streams per identity (`None`: the portal's own, local mode).
+#[derive(Debug, Default)]
+pub struct StreamCounter {
+    open: Mutex<HashMap<Option<String>, usize>>,
+}
+
+/// One open stream; dropping it gives the place back.
+#[derive(Debug)]
+pub struct StreamPermit {
+    counter: Arc<StreamCounter>,
+    owner: Option<String>,
+}
+
+impl StreamCounter {
+    /// A place for one more stream of `owner`, if the limits allow.
+    pub fn acquire(
+        self: &Arc<Self>,
+        owner: Option<String>,
+        limits: &LiveLimits,
+    ) -> Result<StreamPermit, LimitRefused> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let total: usize = open.values().sum();
+        if total >= limits.streams_overall {
+            return Err(LimitRefused::StreamsOverall(limits.streams_overall));
+        }
+        let mine = open.entry(owner.clone()).or_default();
+        if *mine >= limits.streams_per_person {
+            return Err(LimitRefused::StreamsPerPerson(limits.streams_per_person));
+        }
+        *mine += 1;
+        Ok(StreamPermit {
+            counter: self.clone(),
+            owner,
+        })
+    }
+
+    /// Streams open now for `owner`.
+    pub fn open_for(&self, owner: &Option<String>) -> usize {
+        self.open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(owner)
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for StreamPermit {
+    fn drop(&mut self) {
+        let mut open = self.counter.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.owner) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&self.owner);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_are_bounded_per_person_and_overall_and_given_back_on_drop() {
+        let limits = LiveLimits {
+            streams_per_person: 2,
+            streams_overall: 3,
+            ..LiveLimits::default()
+        };
+        let counter = Arc::new(StreamCounter::default());
+        let ada = || Some("ada".to_string());
+        let a1 = counter.acquire(ada(), &limits).expect("first");
+        let _a2 = counter.acquire(ada(), &limits).expect("second");
+        assert_eq!(
+            counter.acquire(ada(), &limits).err(),
+            Some(LimitRefused::StreamsPerPerson(2))
+        );
+        let _b = counter
+            .acquire(Some("bob".into()), &limits)
+            .expect("someone else");
+        assert_eq!(
+            counter.acquire(Some("cy".into()), &limits).err(),
+            Some(LimitRefused::StreamsOverall(3))
+        );
+        drop(a1);
+        assert_eq!(counter.open_for(&ada()), 1);
+        assert!(counter.acquire(ada(), &limits).is_ok());
+    }
+}
