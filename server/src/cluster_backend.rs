@@ -14,7 +14,7 @@ pub struct ClusterBackend {
     pub catalog: CrdCatalog,
     pub client: kube::Client,
     /// What the Provision page offers.
-    pub stacks: std::sync::Arc<crate::stacks::catalog::Catalog>,
+    pub stacks: crate::stacks::catalog::LiveCatalog,
     /// For access checks as the caller.
     pub clients: std::sync::Arc<crate::clients::ClientPool>,
     /// Who is acting (audit lines, access checks).
@@ -164,6 +164,7 @@ impl Backend for ClusterBackend {
 
     fn stack_offers(&self) -> Vec<StackOffer> {
         self.stacks
+            .current()
             .entries
             .iter()
             .map(|(choice, e)| StackOffer {

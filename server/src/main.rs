@@ -6,7 +6,8 @@ use clap::Parser;
 use std::sync::Arc;
 
 use portico_server::config::{self, Config, ReconcilerMode};
-use portico_server::stacks::{self, catalog::Catalog, leader::LeaseSettings};
+use portico_server::stacks::catalog::{Catalog, LiveCatalog};
+use portico_server::stacks::{self, leader::LeaseSettings};
 use portico_server::state::AppState;
 use portico_server::{http, kube_client, telemetry};
 
@@ -39,8 +40,18 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("reading the Kubernetes configuration")?;
     let client = kube::Client::try_from(kube_config.clone()).context("connecting to Kubernetes")?;
-    let stack_catalog =
+    let first_catalog =
         Catalog::load(config.stack_catalog.as_deref()).context("loading the stack catalog")?;
+    // A mounted ConfigMap changes under the running pod: follow the file.
+    let stack_catalog = match config.stack_catalog.clone() {
+        Some(path) => {
+            let (live, follow) =
+                LiveCatalog::follow(path, first_catalog, std::time::Duration::from_secs(10));
+            tokio::spawn(follow);
+            live
+        }
+        None => LiveCatalog::fixed(first_catalog),
+    };
     let (stop_reconciler, shutdown) = tokio::sync::watch::channel(false);
     let reconciler = (config.reconciler != ReconcilerMode::Off).then(|| {
         let identity = config
@@ -69,7 +80,7 @@ async fn main() -> anyhow::Result<()> {
     }
 
     tracing::info!(mode = ?identity.mode, "identity");
-    let (state, watches) = AppState::new(client, leptos_options, Arc::new(stack_catalog));
+    let (state, watches) = AppState::new(client, leptos_options, stack_catalog);
     let state = state
         .with_identity(identity, kube_config)
         .with_live_limits(config.live_limits());

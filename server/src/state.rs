@@ -30,7 +30,7 @@ pub struct AppState {
     /// A client per person, and access checks as that person.
     pub clients: Arc<ClientPool>,
     pub identity: Arc<IdentityConfig>,
-    pub stacks: Arc<crate::stacks::catalog::Catalog>,
+    pub stacks: crate::stacks::catalog::LiveCatalog,
     /// Bounds on live views, and the streams open now per identity.
     pub live: Arc<LiveLimits>,
     pub streams: Arc<StreamCounter>,
@@ -51,7 +51,7 @@ impl AppState {
     pub fn new(
         client: kube::Client,
         leptos_options: LeptosOptions,
-        stacks: Arc<crate::stacks::catalog::Catalog>,
+        stacks: crate::stacks::catalog::LiveCatalog,
     ) -> (Self, impl std::future::Future<Output = ()> + Send + 'static) {
         let (catalog, driver) = CrdCatalog::start(client.clone());
         let assets = SiteAssets::load(&leptos_options).unwrap_or_else(|error| {

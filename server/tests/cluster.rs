@@ -124,7 +124,9 @@ async fn http_server_is_ready_and_its_server_function_lists_the_seeds() {
     let (state, watches) = AppState::new(
         client,
         options,
-        std::sync::Arc::new(portico_server::stacks::catalog::Catalog::load(None).expect("catalog")),
+        portico_server::stacks::catalog::LiveCatalog::fixed(
+            portico_server::stacks::catalog::Catalog::load(None).expect("catalog"),
+        ),
     );
     let catalog = state.catalog.clone();
     let watch = tokio::spawn(watches);

@@ -230,7 +230,7 @@ async fn submit(
     headers: &[(&str, &str)],
     object: String,
 ) -> (u16, serde_json::Value) {
-    submit_with(portal, &portal.through_proxy(), headers, object).await
+    submit_with(portal, &portal.through_proxy(), headers, object, false).await
 }
 
 /// Calls the submit server function over `http` as whoever `headers` say.
@@ -239,11 +239,13 @@ async fn submit_with(
     http: &reqwest::Client,
     headers: &[(&str, &str)],
     object: String,
+    dry_run: bool,
 ) -> (u16, serde_json::Value) {
+    let dry_run = dry_run.to_string();
     let mut request = http
         .post(format!("{}/api/submit", portal.base))
         .header("origin", &portal.base)
-        .form(&[("object", object.as_str()), ("dry_run", "false")]);
+        .form(&[("object", object.as_str()), ("dry_run", dry_run.as_str())]);
     for (k, v) in headers {
         request = request.header(*k, *v);
     }
@@ -364,7 +366,8 @@ async fn identity_headers_without_the_proxys_certificate_are_ignored() {
         ("no client certificate", &no_certificate),
         ("the proxy CA's certificate for another name", &wrong_name),
     ] {
-        let (status, outcome) = submit_with(&portal, http, &forged, stack(&team, "forged")).await;
+        let (status, outcome) =
+            submit_with(&portal, http, &forged, stack(&team, "forged"), false).await;
         assert_eq!(status, 401, "{who}: {outcome}");
         let mut page = http.get(format!("{}/crds", portal.base));
         for (k, v) in forged {
@@ -752,4 +755,114 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
         body.contains("withdrawn") || body.contains("User \"leaver\" cannot"),
         "{body}"
     );
+}
+
+#[tokio::test]
+async fn a_stack_asks_only_for_what_its_author_may_do() {
+    let admin = common::admin_with_stack_crd().await;
+    let team = common::fresh_namespace(&admin, "deputy").await;
+    grant(
+        &admin,
+        &team,
+        "stack-creator",
+        &["get", "list", "watch", "create"],
+        user("deputy"),
+    )
+    .await;
+    let policy = apply::read_documents(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/base/stack-policy.yaml"),
+    )
+    .expect("policy");
+    apply::apply_all(&admin, policy)
+        .await
+        .expect("policy applies");
+    let portal = serve_proxy_mode(&admin).await;
+    let deputy = [("x-forwarded-user", "deputy")];
+    let asking = |name: &str, spec: serde_json::Value| {
+        json!({"apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
+               "metadata": {"name": name, "namespace": team}, "spec": spec})
+        .to_string()
+    };
+    let node_port = json!({"choice": "tomcat", "exposure": "NodePort"});
+
+    // The API server loads a new policy in the background: dry runs pass until then.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let refusal = loop {
+        let probe = asking("probe", node_port.clone());
+        let (_, outcome) =
+            submit_with(&portal, &portal.through_proxy(), &deputy, probe, true).await;
+        if outcome.get("Rejected").is_some() {
+            break outcome;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the policy never took effect"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(refusal["Rejected"]["code"], 403, "{refusal}");
+    let (_, outcome) = submit(&portal, &deputy, asking("open", node_port.clone())).await;
+    assert!(
+        outcome["Rejected"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("stacks/nodeport"),
+        "{outcome}"
+    );
+    let (_, outcome) = submit(
+        &portal,
+        &deputy,
+        asking("inside", json!({"choice": "tomcat"})),
+    )
+    .await;
+    assert!(
+        outcome.get("Accepted").is_some(),
+        "ClusterIP needs nothing more: {outcome}"
+    );
+
+    // Extended resources are not the author's to hand out through a Stack.
+    let gpus = json!({"choice": "tomcat", "resources": {"requests": {"nvidia.com/gpu": 8}}});
+    let (_, outcome) = submit(&portal, &deputy, asking("gpus", gpus)).await;
+    assert!(
+        outcome["Rejected"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("only cpu, memory and ephemeral-storage"),
+        "{outcome}"
+    );
+
+    // Given the permission, the same request is admitted.
+    apply::apply_all(
+        &admin,
+        vec![
+            serde_json::from_value(json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": "deputy-nodeport", "namespace": team},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                            "name": "portico-stack-nodeport"},
+                "subjects": [user("deputy")]
+            }))
+            .expect("binding"),
+        ],
+    )
+    .await
+    .expect("grant");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !common::subject_may(
+        &admin,
+        ("deputy", &[]),
+        "use",
+        ("portico.dev", "stacks/nodeport"),
+        Some(&team),
+    )
+    .await
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the grant never took effect"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (_, outcome) = submit(&portal, &deputy, asking("open", node_port)).await;
+    assert!(outcome.get("Accepted").is_some(), "{outcome}");
 }

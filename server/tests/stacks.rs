@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::{Secret, Service};
 use kube::Resource;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::wait::await_condition;
-use portico_server::stacks::catalog::Catalog;
+use portico_server::stacks::catalog::{Catalog, LiveCatalog};
 use portico_server::stacks::leader::LeaseSettings;
 use portico_server::stacks::reconcile::{ReconcileStats, Settings};
 use portico_server::stacks::resource::Stack;
@@ -41,7 +41,7 @@ impl Instance {
         lease.duration = Duration::from_secs(15);
         lease.retry = Duration::from_millis(500);
         let settings = Settings {
-            catalog: Catalog::load(None).expect("catalog"),
+            catalog: LiveCatalog::fixed(Catalog::load(None).expect("catalog")),
             namespace: Some(namespace.to_string()),
             stats: stats.clone(),
         };
@@ -390,6 +390,55 @@ async fn tomcat_gets_a_deployment_and_an_unknown_version_is_degraded() {
     assert!(
         deployments.get_opt("taken").await.expect("get").is_none(),
         "nothing applied"
+    );
+
+    // Resources beyond the catalog's ceiling are refused, not handed out.
+    create_stack(
+        &client,
+        &ns,
+        "greedy",
+        json!({"choice": "tomcat", "resources": {"limits": {"memory": "512Gi"}}}),
+    )
+    .await;
+    let ceiling = degraded(&client, &ns, "greedy").await;
+    assert_eq!(ceiling.reason, "ResourcesRefused");
+    assert!(ceiling.message.contains("8Gi"), "{}", ceiling.message);
+    assert!(
+        deployments.get_opt("greedy").await.expect("get").is_none(),
+        "nothing applied"
+    );
+    reconciler.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_planted_volume_claim_is_never_adopted() {
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    let client = common::admin_with_stack_crd().await;
+    let ns = common::fresh_namespace(&client, "stk-claim").await;
+    let reconciler = Instance::start(&client, &ns, "only-one");
+    // Someone else's claim, under the name the StatefulSet's first replica would use.
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), &ns);
+    let planted: PersistentVolumeClaim = serde_json::from_value(json!({
+        "metadata": {"name": "data-db-0"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    }))
+    .expect("claim");
+    claims
+        .create(&PostParams::default(), &planted)
+        .await
+        .expect("their claim");
+    create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    let conflict = degraded(&client, &ns, "db").await;
+    assert_eq!(conflict.reason, "NameConflict");
+    assert!(
+        conflict.message.contains("PersistentVolumeClaim data-db-0"),
+        "{}",
+        conflict.message
+    );
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), &ns);
+    assert!(
+        sets.get_opt("db").await.expect("get").is_none(),
+        "no StatefulSet to adopt it"
     );
     reconciler.shut_down().await;
 }

@@ -61,6 +61,94 @@ pub struct CatalogEntry {
     /// its group owning the volume); an image that needs root at start names none.
     #[serde(default)]
     pub run_as_user: Option<i64>,
+    /// The most one instance may request or be limited to, per resource; anything a
+    /// Stack asks beyond it (or for another resource) is refused.
+    #[serde(default = "default_ceiling")]
+    pub max_resources: BTreeMap<String, String>,
+}
+
+/// Resources a Stack may ask for: compute and scratch space, never extended
+/// resources (`nvidia.com/gpu`) or anything a cluster charges separately.
+pub const STACK_RESOURCES: [&str; 3] = ["cpu", "memory", "ephemeral-storage"];
+
+fn default_ceiling() -> BTreeMap<String, String> {
+    [
+        ("cpu", "4"),
+        ("memory", "8Gi"),
+        ("ephemeral-storage", "20Gi"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// Why a Stack's resources are refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CeilingError {
+    #[error("{0} is not a resource a Stack may ask for (only cpu, memory and ephemeral-storage)")]
+    NotAllowed(String),
+    #[error("{kind} {resource}: {value} is not a quantity")]
+    NotAQuantity {
+        kind: &'static str,
+        resource: String,
+        value: String,
+    },
+    #[error("{kind} {resource}: {value} is more than the catalog allows ({ceiling})")]
+    OverCeiling {
+        kind: &'static str,
+        resource: String,
+        value: String,
+        ceiling: String,
+    },
+}
+
+impl CatalogEntry {
+    /// Checks a Stack's requests and limits against the allowed resources and this
+    /// entry's ceilings.
+    pub fn check_resources(
+        &self,
+        requests: &BTreeMap<String, serde_json::Value>,
+        limits: &BTreeMap<String, serde_json::Value>,
+    ) -> Result<(), CeilingError> {
+        use kube_quantity::ParsedQuantity;
+        for (kind, map) in [("requests", requests), ("limits", limits)] {
+            for (resource, value) in map {
+                if !STACK_RESOURCES.contains(&resource.as_str()) {
+                    return Err(CeilingError::NotAllowed(resource.clone()));
+                }
+                let text = match value {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let not_a_quantity = || CeilingError::NotAQuantity {
+                    kind,
+                    resource: resource.clone(),
+                    value: text.clone(),
+                };
+                let asked =
+                    ParsedQuantity::try_from(text.as_str()).map_err(|_| not_a_quantity())?;
+                let Some(ceiling) = self.max_resources.get(resource) else {
+                    continue;
+                };
+                let most = ParsedQuantity::try_from(ceiling.as_str()).map_err(|_| {
+                    CeilingError::NotAQuantity {
+                        kind: "catalog maxResources",
+                        resource: resource.clone(),
+                        value: ceiling.clone(),
+                    }
+                })?;
+                if asked > most {
+                    return Err(CeilingError::OverCeiling {
+                        kind,
+                        resource: resource.clone(),
+                        value: text,
+                        ceiling: ceiling.clone(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 fn default_port_name() -> String {
@@ -123,9 +211,104 @@ impl Catalog {
     }
 }
 
+/// The catalog as it is now: fixed, or followed from its file, which the kubelet
+/// rewrites when the ConfigMap changes (a minute or so later).
+#[derive(Clone)]
+pub struct LiveCatalog(tokio::sync::watch::Receiver<std::sync::Arc<Catalog>>);
+
+impl LiveCatalog {
+    /// A catalog that never changes.
+    pub fn fixed(catalog: Catalog) -> Self {
+        Self(tokio::sync::watch::channel(std::sync::Arc::new(catalog)).1)
+    }
+
+    /// `first` (read from `path`), then whatever valid catalog `path` holds, checked
+    /// every `every`. A file that no longer parses is logged and the last good
+    /// catalog kept. Spawn the returned future.
+    pub fn follow(
+        path: std::path::PathBuf,
+        first: Catalog,
+        every: std::time::Duration,
+    ) -> (Self, impl std::future::Future<Output = ()> + Send + 'static) {
+        let (send, receive) = tokio::sync::watch::channel(std::sync::Arc::new(first));
+        let task = async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                if send.is_closed() {
+                    return;
+                }
+                match Catalog::load(Some(&path)) {
+                    Ok(catalog) => {
+                        send.send_if_modified(|current| {
+                            let changed = **current != catalog;
+                            if changed {
+                                tracing::info!(path = %path.display(), "the stack catalog changed; reloaded");
+                                *current = std::sync::Arc::new(catalog);
+                            }
+                            changed
+                        });
+                    }
+                    Err(error) => {
+                        tracing::error!(%error, "the stack catalog no longer reads; keeping the last good one");
+                    }
+                }
+            }
+        };
+        (Self(receive), task)
+    }
+
+    pub fn current(&self) -> std::sync::Arc<Catalog> {
+        self.0.borrow().clone()
+    }
+
+    /// Yields once per change of the catalog.
+    pub fn changes(&self) -> impl futures::Stream<Item = ()> + Send + 'static {
+        let mut receive = self.0.clone();
+        receive.mark_unchanged();
+        futures::stream::unfold(receive, |mut r| async move {
+            r.changed().await.ok()?;
+            Some(((), r))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stacks_may_ask_for_compute_up_to_the_ceiling_and_nothing_else() {
+        let catalog = Catalog::load(None).expect("built-in catalog");
+        let tomcat = catalog.get("tomcat").expect("tomcat");
+        let map = |pairs: &[(&str, serde_json::Value)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let none = BTreeMap::new();
+        assert_eq!(
+            tomcat.check_resources(
+                &map(&[("cpu", "500m".into()), ("memory", "1Gi".into())]),
+                &map(&[("cpu", 2.into())])
+            ),
+            Ok(())
+        );
+        assert!(matches!(
+            tomcat.check_resources(&map(&[("nvidia.com/gpu", 8.into())]), &none),
+            Err(CeilingError::NotAllowed(r)) if r == "nvidia.com/gpu"
+        ));
+        assert!(matches!(
+            tomcat.check_resources(&none, &map(&[("memory", "64Gi".into())])),
+            Err(CeilingError::OverCeiling { .. })
+        ));
+        assert!(matches!(
+            tomcat.check_resources(&map(&[("cpu", "lots".into())]), &none),
+            Err(CeilingError::NotAQuantity { .. })
+        ));
+    }
 
     #[test]
     fn the_default_catalog_offers_mysql_8_4_and_tomcat_10_1() {
@@ -147,5 +330,37 @@ mod tests {
     fn a_catalog_entry_without_image_is_refused() {
         let err = Catalog::parse("x:\n  image: ''\n  port: 1\n").expect_err("no image");
         assert!(err.to_string().contains("\"x\""));
+    }
+}
+
+#[cfg(test)]
+mod reload_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_changed_catalog_file_is_followed_and_a_broken_one_ignored() {
+        use futures::StreamExt;
+        let dir = std::env::temp_dir().join(format!("portico-catalog-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("catalog.yaml");
+        std::fs::write(&path, DEFAULT_CATALOG).expect("write");
+        let first = Catalog::load(Some(&path)).expect("first");
+        let (live, task) =
+            LiveCatalog::follow(path.clone(), first, std::time::Duration::from_millis(20));
+        let task = tokio::spawn(task);
+        let mut changes = Box::pin(live.changes());
+        std::fs::write(&path, "tomcat:\n  image: example/tomcat:11\n  port: 8080\n")
+            .expect("rewrite");
+        changes.next().await.expect("a change");
+        assert_eq!(
+            live.current().entries.keys().collect::<Vec<_>>(),
+            ["tomcat"]
+        );
+        std::fs::write(&path, "tomcat: [not, an, entry").expect("break");
+        std::fs::write(&path, "tomcat: [not, an, entry").expect("still broken");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert_eq!(live.current().entries["tomcat"].image, "example/tomcat:11");
+        task.abort();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

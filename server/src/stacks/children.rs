@@ -4,7 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, StatefulSet, StatefulSetSpec};
+use k8s_openapi::api::apps::v1::{
+    Deployment, DeploymentSpec, StatefulSet, StatefulSetPersistentVolumeClaimRetentionPolicy,
+    StatefulSetSpec,
+};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, ContainerPort, EnvVar, EnvVarSource, ExecAction, HTTPGetAction,
     PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSecurityContext, PodSpec, PodTemplateSpec,
@@ -58,6 +61,14 @@ pub fn secret_name(stack: &str) -> String {
 
 pub fn headless_name(stack: &str) -> String {
     format!("{stack}-headless")
+}
+
+/// The name of a stateful Stack's volume claim template.
+pub const DATA_VOLUME: &str = "data";
+
+/// The claim the StatefulSet controller makes for `ordinal` of Stack `stack`.
+pub fn claim_name(stack: &str, ordinal: i32) -> String {
+    format!("{DATA_VOLUME}-{stack}-{ordinal}")
 }
 
 fn meta(
@@ -242,7 +253,7 @@ pub fn desired(
             ..Default::default()
         });
     }
-    let data_volume = "data";
+    let data_volume = DATA_VOLUME;
     let container = Container {
         name: spec.choice.clone(),
         image: Some(image),
@@ -299,6 +310,15 @@ pub fn desired(
             spec: Some(StatefulSetSpec {
                 replicas: Some(spec.replicas),
                 service_name: Some(headless_name(&name)),
+                // The controller then makes each claim owned by the StatefulSet, which
+                // is how the reconciler tells its claims from ones planted under their
+                // names; and deleting the Stack deletes its data with it.
+                persistent_volume_claim_retention_policy: Some(
+                    StatefulSetPersistentVolumeClaimRetentionPolicy {
+                        when_deleted: Some("Delete".into()),
+                        when_scaled: Some("Retain".into()),
+                    },
+                ),
                 selector: label_selector,
                 template,
                 volume_claim_templates: Some(vec![PersistentVolumeClaim {

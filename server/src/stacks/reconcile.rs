@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-use k8s_openapi::api::core::v1::{Secret, Service};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret, Service};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tracing::Instrument;
 
-use super::catalog::Catalog;
+use super::catalog::LiveCatalog;
 use super::children::{self, ChildrenError, STACK_LABEL, Workload};
 use super::resource::{Endpoint, Stack, StackStatus};
 use super::status::{Observed, Problem, derive};
@@ -58,7 +58,7 @@ pub struct ReconcileStats {
 
 struct Context {
     client: kube::Client,
-    catalog: Catalog,
+    catalog: LiveCatalog,
     recorder: Recorder,
     stats: Arc<ReconcileStats>,
     /// Consecutive failures per Stack, for exponential backoff.
@@ -68,7 +68,8 @@ struct Context {
 /// What one reconciler instance works with.
 #[derive(Clone)]
 pub struct Settings {
-    pub catalog: Catalog,
+    /// What each choice provisions; every Stack is reconciled again when it changes.
+    pub catalog: LiveCatalog,
     /// Reconcile only Stacks in this namespace (all namespaces when `None`).
     pub namespace: Option<String>,
     /// Counters shared with whoever started the reconciler.
@@ -104,6 +105,7 @@ pub async fn run(
             instance: Some(identity),
         },
     );
+    let catalog_changes = catalog.changes();
     let ctx = Arc::new(Context {
         client: client.clone(),
         catalog,
@@ -118,6 +120,7 @@ pub async fn run(
         .owns(scoped::<Deployment>(&client, ns), children.clone())
         .owns(scoped::<Service>(&client, ns), children.clone())
         .owns(scoped::<Secret>(&client, ns), children)
+        .reconcile_all_on(catalog_changes)
         // Bounded, so a burst of Stacks does not overwhelm the API server.
         .with_config(kube::runtime::controller::Config::default().concurrency(CONCURRENCY))
         .graceful_shutdown_on(stop)
@@ -195,13 +198,14 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
 async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileError> {
     let name = stack.name_any();
     let namespace = stack.namespace().unwrap_or_default();
-    let Some(entry) = ctx.catalog.get(&stack.spec.choice) else {
+    let catalog = ctx.catalog.current();
+    let Some(entry) = catalog.get(&stack.spec.choice) else {
         let problem = Problem {
             reason: "UnknownChoice".into(),
             message: format!(
                 "The catalog offers no {:?}; it offers {}.",
                 stack.spec.choice,
-                ctx.catalog
+                catalog
                     .entries
                     .keys()
                     .cloned()
@@ -212,6 +216,18 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
         write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
         return Ok(Action::await_change());
     };
+    // Whoever may create a Stack gets its children made for them: only compute, and
+    // only as much as the catalog allows, or someone could take the cluster's GPUs.
+    if let Some(asked) = &stack.spec.resources
+        && let Err(refused) = entry.check_resources(&asked.requests, &asked.limits)
+    {
+        let problem = Problem {
+            reason: "ResourcesRefused".into(),
+            message: format!("{refused}."),
+        };
+        write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
+        return Ok(Action::await_change());
+    }
     let uid = stack.metadata.uid.clone().unwrap_or_default();
     let password = match &entry.password_env {
         Some(_) => {
@@ -250,6 +266,11 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
         if foreign_child.is_none() {
             foreign_child = foreign(ctx, &namespace, service, &uid).await?;
         }
+    }
+    if foreign_child.is_none()
+        && let Workload::Stateful(sts) = &desired.workload
+    {
+        foreign_child = foreign_claim(ctx, &namespace, sts, stack.spec.replicas).await?;
     }
     if let Some(child) = foreign_child {
         return name_conflict(stack, ctx, &child).await;
@@ -357,6 +378,43 @@ where
     Ok(existing
         .is_some_and(|e| !controlled_by(&e, uid))
         .then(|| format!("{} {name}", K::kind(&()))))
+}
+
+/// "PersistentVolumeClaim name" of a claim the StatefulSet would adopt although it
+/// did not make it: one that exists before the StatefulSet, or is not owned by it. A
+/// claim planted under a child's name would otherwise hand the stack someone else's
+/// volume (and its data).
+async fn foreign_claim(
+    ctx: &Context,
+    namespace: &str,
+    desired: &StatefulSet,
+    replicas: i32,
+) -> Result<Option<String>, kube::Error> {
+    let name = desired.name_any();
+    let sets: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), namespace);
+    let set_uid = sets
+        .get_metadata_opt(&name)
+        .await?
+        .and_then(|s| s.metadata.uid);
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), namespace);
+    for ordinal in 0..replicas.max(0) {
+        let claim = children::claim_name(&name, ordinal);
+        let Some(existing) = claims.get_metadata_opt(&claim).await? else {
+            continue;
+        };
+        let ours = set_uid.as_deref().is_some_and(|uid| {
+            existing
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.uid == uid)
+        });
+        if !ours {
+            return Ok(Some(format!("PersistentVolumeClaim {claim}")));
+        }
+    }
+    Ok(None)
 }
 
 /// Records that `child` ("Kind name") blocks this Stack, and looks again later.

@@ -3,7 +3,6 @@
 // Each test binary uses a part of this module.
 #![allow(dead_code)]
 
-use std::sync::Arc;
 
 use portico_server::identity::IdentityConfig;
 use portico_server::proxy_tls::ProxyTls;
@@ -31,7 +30,8 @@ pub async fn serve_with_tls(
 ) -> (String, AppState) {
     let options = portico_server::config::leptos_options(None).expect("leptos options");
     let catalog = portico_server::stacks::catalog::Catalog::load(None).expect("catalog");
-    let (state, watches) = AppState::new(client.clone(), options, Arc::new(catalog));
+    let catalog = portico_server::stacks::catalog::LiveCatalog::fixed(catalog);
+    let (state, watches) = AppState::new(client.clone(), options, catalog);
     let state = match identity {
         Some((identity, config)) => state.with_identity(identity, config),
         None => state,
