@@ -28,7 +28,7 @@ test('token mode: the token never appears in a page, a URL or the logs', async (
     await expect(page.locator('table')).toBeVisible();
 
     const cookies = await page.context().cookies(base);
-    const session = cookies.find((c) => c.name === 'portico_session');
+    const session = cookies.find((c) => c.name === '__Host-portico_session');
     expect(session?.httpOnly).toBe(true);
     expect(session?.sameSite).toBe('Strict');
     expect(session?.value).not.toContain(token);

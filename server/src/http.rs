@@ -186,8 +186,22 @@ async fn identify(
         .map(|c| &c.0);
     match state.identity.identify(peer, request.headers()) {
         Some(caller) => {
+            // A session in use gets a fresh cookie now and then, so only idle ones end.
+            let renewal = match (&caller, &state.identity.sessions) {
+                (Caller::Bearer { .. }, Some(sessions)) => state
+                    .identity
+                    .session(request.headers())
+                    .and_then(|s| sessions.renewal(&s)),
+                _ => None,
+            };
             request.extensions_mut().insert(caller);
-            next.run(request).await
+            let mut response = next.run(request).await;
+            if let Some(cookie) = renewal
+                && let Ok(value) = HeaderValue::from_str(&crate::session::cookie_header(Some(&cookie)))
+            {
+                response.headers_mut().append(header::SET_COOKIE, value);
+            }
+            response
         }
         None if is_public(request.uri().path()) => next.run(request).await,
         None if request.uri().path().starts_with("/api/") => (

@@ -7,7 +7,7 @@
 use axum::http::{HeaderMap, HeaderName};
 
 use crate::proxy_tls::Peer;
-use crate::session::{SESSION_COOKIE, SessionKey};
+use crate::session::{Session, SessionKey, cookie_name};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum IdentityMode {
@@ -102,14 +102,19 @@ impl IdentityConfig {
             IdentityMode::Local => Some(Caller::Portal),
             IdentityMode::Proxy => self.proxied(peer, headers),
             IdentityMode::Token => {
-                let cookie = cookie_value(headers, SESSION_COOKIE)?;
-                let session = self.sessions.as_ref()?.open(&cookie)?;
+                let session = self.session(headers)?;
                 Some(Caller::Bearer {
                     name: session.user,
                     token: Token(session.token),
                 })
             }
         }
+    }
+
+    /// Token mode: the live session the request's cookie carries.
+    pub fn session(&self, headers: &HeaderMap) -> Option<Session> {
+        let cookie = cookie_value(headers, cookie_name())?;
+        self.sessions.as_ref()?.open(&cookie)
     }
 
     /// Proxy mode: the user and groups in the headers, believed only on a connection

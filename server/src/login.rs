@@ -12,7 +12,7 @@ use kube::api::{Api, PostParams};
 use serde::Deserialize;
 
 use crate::identity::{Caller, IdentityMode, Token};
-use crate::session::{MAX_COOKIE_VALUE, Session, cookie_header};
+use crate::session::{MAX_COOKIE_VALUE, cookie_header};
 use crate::state::AppState;
 
 #[derive(Deserialize)]
@@ -70,6 +70,17 @@ pub async fn sign_in(State(state): State<AppState>, Form(form): Form<SignIn>) ->
     else {
         return Redirect::to(&app::base::url("/")).into_response();
     };
+    // Each attempt costs a TokenReview at the API server: guessing at speed is refused.
+    if state.sign_ins.check().is_err() {
+        tracing::info!(target: "portico::audit", verb = "sign-in", result = "rate-limited", "audit");
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            page_html(Some(
+                "Too many sign-in attempts just now: wait a few seconds and try again.",
+            )),
+        )
+            .into_response();
+    }
     let token = form.token.trim().to_string();
     if token.is_empty() {
         return (
@@ -100,10 +111,7 @@ pub async fn sign_in(State(state): State<AppState>, Form(form): Form<SignIn>) ->
         )
             .into_response();
     };
-    let Some(cookie) = sessions.seal(&Session {
-        user: user.clone(),
-        token,
-    }) else {
+    let Some((_, cookie)) = sessions.start(user.clone(), token) else {
         return (
             StatusCode::INTERNAL_SERVER_ERROR,
             page_html(Some("Portico could not start a session.")),
@@ -127,8 +135,15 @@ pub async fn sign_in(State(state): State<AppState>, Form(form): Form<SignIn>) ->
     response
 }
 
-/// `POST /auth/logout`: ends the session.
-pub async fn sign_out() -> Response {
+/// `POST /auth/logout`: ends the session: its cookie, and any copy of it, stops
+/// opening, and the browser is told to forget it.
+pub async fn sign_out(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+    if let (Some(sessions), Some(session)) =
+        (&state.identity.sessions, state.identity.session(&headers))
+    {
+        sessions.sign_out(&session);
+        tracing::info!(target: "portico::audit", user = ?session.user, verb = "sign-out", result = "ok", "audit");
+    }
     let mut response = Redirect::to(&app::base::url("/login")).into_response();
     if let Ok(value) = HeaderValue::from_str(&cookie_header(None)) {
         response.headers_mut().insert(header::SET_COOKIE, value);

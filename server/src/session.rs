@@ -1,9 +1,13 @@
 //! Token-mode sessions: the user's bearer token sealed (AES-256-GCM) into an
 //! HttpOnly, Secure, SameSite=Strict cookie, so it is never readable by page scripts
-//! and never stored server-side. The key comes from a file (shared by replicas) or is
-//! generated at start (sessions then end with the process).
+//! and never stored server-side. Keys come from a file (shared by replicas; several,
+//! for rotation) or are generated at start (sessions then end with the process). A
+//! session lasts 12 hours at most and ends after 30 minutes unused; signing out ends
+//! it on the replica that served the sign-out at once, everywhere after the idle time.
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
@@ -11,9 +15,24 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ring::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use ring::rand::{SecureRandom, SystemRandom};
 
-pub const SESSION_COOKIE: &str = "portico_session";
-/// How long a sign-in lasts.
+/// How long a sign-in lasts at most.
 pub const SESSION_LIFETIME: Duration = Duration::from_secs(12 * 3600);
+/// A session unused for this long ends: a copied cookie does not outlive its owner's
+/// last visit by more.
+pub const IDLE_LIFETIME: Duration = Duration::from_secs(30 * 60);
+/// A session in use is renewed (a fresh cookie) once its last renewal is this old.
+const RENEW_AFTER: Duration = Duration::from_secs(5 * 60);
+
+/// The session cookie's name. `__Host-` (the browser then accepts it only from this
+/// host, over HTTPS, for path `/`) when Portico serves at the root; under a base path
+/// the cookie is scoped to that path instead, which the prefix would forbid.
+pub fn cookie_name() -> &'static str {
+    if app::base::get().is_empty() {
+        "__Host-portico_session"
+    } else {
+        "portico_session"
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -22,22 +41,39 @@ pub enum SessionError {
         path: String,
         source: std::io::Error,
     },
-    #[error("the session key must be 64 hex digits (32 bytes)")]
+    #[error(
+        "the session key file must hold one or more keys of 64 hex digits (32 bytes), one per line; the first seals new sessions"
+    )]
     BadKey,
     #[error("the operating system's random source failed")]
     Random,
 }
 
 /// A signed-in user's session as sealed in the cookie.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Session {
+    /// Random; names the session for sign-out.
+    pub id: String,
     pub user: String,
     pub token: String,
+    /// When it was signed in and last renewed (seconds since the epoch).
+    pub issued: u64,
+    pub renewed: u64,
 }
 
-pub struct SessionKey {
+/// One sealing key and its id (the start of its SHA-256), carried in the cookie so
+/// that a key can be replaced without signing everyone out.
+struct SealingKey {
+    id: String,
     key: LessSafeKey,
+}
+
+/// The session keys: the first seals, all open. Sign-outs are remembered until the
+/// sessions they ended would have expired anyway.
+pub struct SessionKey {
+    keys: Vec<SealingKey>,
     rng: SystemRandom,
+    signed_out: Mutex<HashMap<String, u64>>,
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
@@ -60,12 +96,30 @@ fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
+fn sealing_key(bytes: &[u8]) -> Result<SealingKey, SessionError> {
+    let key = UnboundKey::new(&AES_256_GCM, bytes).map_err(|_| SessionError::BadKey)?;
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    let id = digest
+        .as_ref()
+        .iter()
+        .take(4)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Ok(SealingKey {
+        id,
+        key: LessSafeKey::new(key),
+    })
+}
+
 impl SessionKey {
-    fn from_bytes(bytes: &[u8]) -> Result<Self, SessionError> {
-        let key = UnboundKey::new(&AES_256_GCM, bytes).map_err(|_| SessionError::BadKey)?;
+    fn from_keys(keys: Vec<SealingKey>) -> Result<Self, SessionError> {
+        if keys.is_empty() {
+            return Err(SessionError::BadKey);
+        }
         Ok(Self {
-            key: LessSafeKey::new(key),
+            keys,
             rng: SystemRandom::new(),
+            signed_out: Mutex::default(),
         })
     }
 
@@ -75,10 +129,12 @@ impl SessionKey {
         SystemRandom::new()
             .fill(&mut bytes)
             .map_err(|_| SessionError::Random)?;
-        Self::from_bytes(&bytes)
+        Self::from_keys(vec![sealing_key(&bytes)?])
     }
 
-    /// The key in `path` (64 hex digits), or a random one when there is no path.
+    /// The keys in `path` (lines of 64 hex digits, `#` comments allowed; the first
+    /// seals, the others still open sessions sealed before a rotation), or a random
+    /// key when there is no path.
     pub fn load(path: Option<&Path>) -> Result<Self, SessionError> {
         let Some(path) = path else {
             return Self::random();
@@ -87,64 +143,134 @@ impl SessionKey {
             path: path.display().to_string(),
             source,
         })?;
-        let bytes = unhex(text.trim())
-            .filter(|b| b.len() == 32)
-            .ok_or(SessionError::BadKey)?;
-        Self::from_bytes(&bytes)
+        Self::parse(&text)
     }
 
-    /// The cookie value for a session.
+    fn parse(text: &str) -> Result<Self, SessionError> {
+        let keys = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                unhex(l)
+                    .filter(|b| b.len() == 32)
+                    .ok_or(SessionError::BadKey)
+                    .and_then(|b| sealing_key(&b))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::from_keys(keys)
+    }
+
+    /// A new session for `user` acting with `token`, and its cookie value.
+    pub fn start(&self, user: String, token: String) -> Option<(Session, String)> {
+        let mut id = [0u8; 12];
+        self.rng.fill(&mut id).ok()?;
+        let now = now_secs();
+        let session = Session {
+            id: URL_SAFE_NO_PAD.encode(id),
+            user,
+            token,
+            issued: now,
+            renewed: now,
+        };
+        let cookie = self.seal(&session)?;
+        Some((session, cookie))
+    }
+
+    /// The cookie value for a session: `key id . base64url(nonce ‖ sealed)`.
     pub fn seal(&self, session: &Session) -> Option<String> {
+        let key = self.keys.first()?;
         let mut nonce = [0u8; NONCE_LEN];
         self.rng.fill(&mut nonce).ok()?;
-        let mut data = format!("{}\n{}\n{}", now_secs(), session.user, session.token).into_bytes();
-        self.key
+        let mut data = format!(
+            "{}\n{}\n{}\n{}\n{}",
+            session.issued, session.renewed, session.id, session.user, session.token
+        )
+        .into_bytes();
+        key.key
             .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut data)
             .ok()?;
         let mut sealed = nonce.to_vec();
         sealed.extend_from_slice(&data);
         // base64url: a third smaller than hex, so longer (OIDC) tokens still fit.
-        Some(URL_SAFE_NO_PAD.encode(sealed))
+        Some(format!("{}.{}", key.id, URL_SAFE_NO_PAD.encode(sealed)))
     }
 
-    /// The session in a cookie value, if it is ours, intact and not expired.
+    /// The session in a cookie value, if it is ours, intact, live and not signed out.
     pub fn open(&self, cookie: &str) -> Option<Session> {
-        let bytes = URL_SAFE_NO_PAD.decode(cookie).ok()?;
+        self.open_at(cookie, now_secs())
+    }
+
+    fn open_at(&self, cookie: &str, now: u64) -> Option<Session> {
+        let (id, sealed) = cookie.split_once('.')?;
+        let key = self.keys.iter().find(|k| k.id == id)?;
+        let bytes = URL_SAFE_NO_PAD.decode(sealed).ok()?;
         if bytes.len() <= NONCE_LEN {
             return None;
         }
         let (nonce, sealed) = bytes.split_at(NONCE_LEN);
         let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
         let mut sealed = sealed.to_vec();
-        let plain = self
+        let plain = key
             .key
             .open_in_place(nonce, Aad::empty(), &mut sealed)
             .ok()?;
         let text = std::str::from_utf8(plain).ok()?;
-        let mut parts = text.splitn(3, '\n');
-        let issued: u64 = parts.next()?.parse().ok()?;
-        let user = parts.next()?.to_string();
-        let token = parts.next()?.to_string();
-        (now_secs().saturating_sub(issued) < SESSION_LIFETIME.as_secs())
-            .then_some(Session { user, token })
+        let mut parts = text.splitn(5, '\n');
+        let session = Session {
+            issued: parts.next()?.parse().ok()?,
+            renewed: parts.next()?.parse().ok()?,
+            id: parts.next()?.to_string(),
+            user: parts.next()?.to_string(),
+            token: parts.next()?.to_string(),
+        };
+        let live = now.saturating_sub(session.issued) < SESSION_LIFETIME.as_secs()
+            && now.saturating_sub(session.renewed) < IDLE_LIFETIME.as_secs();
+        let signed_out = self
+            .signed_out
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(&session.id);
+        (live && !signed_out).then_some(session)
+    }
+
+    /// A fresh cookie value for a session in use whose last renewal is a while ago.
+    pub fn renewal(&self, session: &Session) -> Option<String> {
+        let now = now_secs();
+        if now.saturating_sub(session.renewed) < RENEW_AFTER.as_secs() {
+            return None;
+        }
+        self.seal(&Session {
+            renewed: now,
+            ..session.clone()
+        })
+    }
+
+    /// Ends `session` here: its cookie, or any copy of it, no longer opens.
+    pub fn sign_out(&self, session: &Session) {
+        let now = now_secs();
+        let mut signed_out = self.signed_out.lock().unwrap_or_else(|e| e.into_inner());
+        signed_out.retain(|_, until| *until > now);
+        signed_out.insert(
+            session.id.clone(),
+            session.issued + SESSION_LIFETIME.as_secs(),
+        );
     }
 }
 
 /// The Set-Cookie value that stores a sealed session (or, with `None`, clears it).
 /// Scoped to Portico's base path, so other applications on the host never get it.
+/// Without Max-Age: the browser keeps it for its session, and the server's own
+/// lifetimes decide when it stops opening.
 pub fn cookie_header(value: Option<&str>) -> String {
     let path = match app::base::get() {
         "" => "/",
         base => base,
     };
+    let name = cookie_name();
     match value {
-        Some(v) => format!(
-            "{SESSION_COOKIE}={v}; Path={path}; HttpOnly; Secure; SameSite=Strict; Max-Age={}",
-            SESSION_LIFETIME.as_secs()
-        ),
-        None => {
-            format!("{SESSION_COOKIE}=; Path={path}; HttpOnly; Secure; SameSite=Strict; Max-Age=0")
-        }
+        Some(v) => format!("{name}={v}; Path={path}; HttpOnly; Secure; SameSite=Strict"),
+        None => format!("{name}=; Path={path}; HttpOnly; Secure; SameSite=Strict; Max-Age=0"),
     }
 }
 
@@ -156,14 +282,15 @@ pub const MAX_COOKIE_VALUE: usize = 3900;
 mod tests {
     use super::*;
 
+    fn ada() -> (SessionKey, Session, String) {
+        let key = SessionKey::random().expect("key");
+        let (session, cookie) = key.start("ada".into(), "tok-123".into()).expect("start");
+        (key, session, cookie)
+    }
+
     #[test]
     fn sealed_sessions_open_only_with_their_key_and_intact() {
-        let key = SessionKey::random().expect("key");
-        let session = Session {
-            user: "ada".into(),
-            token: "tok-123".into(),
-        };
-        let cookie = key.seal(&session).expect("seal");
+        let (key, session, cookie) = ada();
         assert!(!cookie.contains("tok-123"));
         assert_eq!(key.open(&cookie), Some(session));
         assert_eq!(
@@ -172,21 +299,85 @@ mod tests {
             "another key"
         );
         let mut tampered = cookie.clone();
-        tampered.replace_range(40..41, if &cookie[40..41] == "A" { "B" } else { "A" });
+        let at = cookie.len() - 5;
+        tampered.replace_range(
+            at..at + 1,
+            if &cookie[at..at + 1] == "A" { "B" } else { "A" },
+        );
         assert_eq!(key.open(&tampered), None);
         assert_eq!(key.open("zz"), None);
+        assert_eq!(key.open("zz.zz"), None);
     }
 
     #[test]
-    fn session_keys_are_64_hex_digits() {
-        let dir = std::env::temp_dir().join(format!("portico-key-{}", std::process::id()));
-        std::fs::write(&dir, "ab".repeat(32)).expect("write");
-        assert!(SessionKey::load(Some(&dir)).is_ok());
-        std::fs::write(&dir, "abc").expect("write");
+    fn a_rotated_key_still_opens_old_sessions_and_seals_with_the_new_one() {
+        let old = "ab".repeat(32);
+        let new = "cd".repeat(32);
+        let before = SessionKey::parse(&old).expect("old key");
+        let (session, cookie) = before.start("ada".into(), "t".into()).expect("start");
+        let rotated = SessionKey::parse(&format!("# rotated\n{new}\n{old}\n")).expect("keys");
+        assert_eq!(rotated.open(&cookie), Some(session.clone()));
+        let resealed = rotated.seal(&session).expect("seal");
+        assert_ne!(
+            resealed.split_once('.').map(|p| p.0),
+            cookie.split_once('.').map(|p| p.0),
+            "new cookies name the new key"
+        );
+        assert_eq!(
+            before.open(&resealed),
+            None,
+            "the old key alone cannot open it"
+        );
+    }
+
+    #[test]
+    fn sessions_end_when_idle_too_long_past_their_lifetime_or_signed_out() {
+        let (key, session, cookie) = ada();
+        let idle = session.renewed + IDLE_LIFETIME.as_secs();
+        assert!(key.open_at(&cookie, idle - 1).is_some());
+        assert_eq!(key.open_at(&cookie, idle), None, "idle too long");
+        let kept_alive = key
+            .seal(&Session {
+                renewed: session.issued + SESSION_LIFETIME.as_secs() - 10,
+                ..session.clone()
+            })
+            .expect("seal");
+        assert_eq!(
+            key.open_at(&kept_alive, session.issued + SESSION_LIFETIME.as_secs()),
+            None,
+            "renewal never extends past the lifetime"
+        );
+        let copy = cookie.clone();
+        key.sign_out(&session);
+        assert_eq!(
+            key.open(&copy),
+            None,
+            "a copy of a signed-out cookie is dead"
+        );
+    }
+
+    #[test]
+    fn only_a_session_renewed_a_while_ago_gets_a_fresh_cookie() {
+        let (key, session, _) = ada();
+        assert_eq!(key.renewal(&session), None);
+        let old = Session {
+            renewed: session.renewed - RENEW_AFTER.as_secs(),
+            ..session
+        };
+        let fresh = key.renewal(&old).expect("renewed");
+        assert!(key.open(&fresh).is_some_and(|s| s.renewed > old.renewed));
+    }
+
+    #[test]
+    fn session_key_files_hold_one_or_more_keys() {
+        assert!(SessionKey::parse(&"ab".repeat(32)).is_ok());
         assert!(matches!(
-            SessionKey::load(Some(&dir)),
+            SessionKey::parse("abc"),
             Err(SessionError::BadKey)
         ));
-        let _ = std::fs::remove_file(&dir);
+        assert!(matches!(
+            SessionKey::parse("# only a comment"),
+            Err(SessionError::BadKey)
+        ));
     }
 }

@@ -18,6 +18,11 @@ use crate::watch::limits::{LiveLimits, StreamCounter};
 /// back-and-forth reuses it.
 const WATCH_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// Sign-in attempts accepted per second in the long run, and in a burst: plenty for
+/// people arriving at nine, far too few to guess tokens.
+const SIGN_INS_PER_SECOND: std::num::NonZeroU32 = std::num::NonZeroU32::new(5).unwrap();
+const SIGN_IN_BURST: std::num::NonZeroU32 = std::num::NonZeroU32::new(20).unwrap();
+
 #[derive(Clone)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
@@ -34,6 +39,8 @@ pub struct AppState {
     /// Bounds on live views, and the streams open now per identity.
     pub live: Arc<LiveLimits>,
     pub streams: Arc<StreamCounter>,
+    /// Sign-in attempts, everyone together (each costs the API server a review).
+    pub sign_ins: Arc<governor::DefaultDirectRateLimiter>,
     /// Set once the server starts shutting down: long-lived streams end so that
     /// graceful shutdown does not wait for them forever.
     shutdown: std::sync::Arc<tokio::sync::watch::Sender<bool>>,
@@ -66,6 +73,9 @@ impl AppState {
             hub: hub_for(&client, &live),
             live: Arc::new(live),
             streams: Arc::default(),
+            sign_ins: Arc::new(governor::RateLimiter::direct(
+                governor::Quota::per_second(SIGN_INS_PER_SECOND).allow_burst(SIGN_IN_BURST),
+            )),
             shutdown: std::sync::Arc::new(tokio::sync::watch::channel(false).0),
             clients: Arc::new(ClientPool::new(None, client.clone())),
             identity: Arc::new(IdentityConfig::local()),

@@ -475,6 +475,10 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
     for attribute in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/"] {
         assert!(cookie.contains(attribute), "{attribute} in {cookie}");
     }
+    assert!(
+        cookie.starts_with("__Host-portico_session="),
+        "host-only prefix at the root: {cookie}"
+    );
     assert!(!cookie.contains(&token), "the cookie is sealed");
     let session = cookie.split(';').next().expect("pair").to_string();
 
@@ -508,6 +512,41 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
     assert_eq!(page.status().as_u16(), 200);
     let html = page.text().await.expect("html");
     assert!(!html.contains(&token), "the token is never in a page");
+
+    // Signing out ends the session on the server: a copy of the cookie is dead too.
+    let signed_out = http
+        .post(format!("{}/auth/logout", portal.base))
+        .header("origin", &portal.base)
+        .header("cookie", &session)
+        .send()
+        .await
+        .expect("sign out");
+    assert_eq!(signed_out.status().as_u16(), 303);
+    let (status, _) = submit(
+        &portal,
+        &[("cookie", session.as_str())],
+        stack(&team, "after-sign-out"),
+    )
+    .await;
+    assert_eq!(status, 401, "the copied cookie no longer opens");
+
+    // Guessing tokens at speed is refused before it reaches the API server.
+    let mut outcomes = Vec::new();
+    for _ in 0..40 {
+        let attempt = http
+            .post(format!("{}/auth/login", portal.base))
+            .header("origin", &portal.base)
+            .form(&[("token", "guess")])
+            .send()
+            .await
+            .expect("sign in");
+        outcomes.push(attempt.status().as_u16());
+    }
+    assert!(outcomes.contains(&429), "{outcomes:?}");
+    assert!(
+        outcomes.iter().all(|s| matches!(s, 401 | 429)),
+        "{outcomes:?}"
+    );
 }
 
 /// Runs the `portico` binary in local mode with `args` and `env`, against the test

@@ -3,7 +3,6 @@
 // Each test binary uses a part of this module.
 #![allow(dead_code)]
 
-
 use portico_server::identity::IdentityConfig;
 use portico_server::proxy_tls::ProxyTls;
 use portico_server::state::AppState;
