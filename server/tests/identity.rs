@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::pki::Pki;
+
 use app::table::model::TableQuery;
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -13,7 +15,6 @@ use kube::api::{Api, PostParams};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
 use portico_server::identity::{IdentityConfig, IdentityMode};
-use portico_server::proxy_tls::{ProxyTls, ProxyTlsFiles};
 use portico_server::session::SessionKey;
 use portico_server::state::AppState;
 use portico_server::watch::limits::LiveLimits;
@@ -121,90 +122,6 @@ async fn serve_proxy_mode_limited(client: &kube::Client, live: Option<LiveLimits
         base,
         state,
         pki: Some(pki),
-    }
-}
-
-/// Certificates for a proxy-mode test: Portico's serving certificate, the proxy CA
-/// and, signed by it, the real proxy's and an impostor's client certificates; and a
-/// rogue CA's certificate carrying the proxy's name.
-struct Pki {
-    dir: tempfile::TempDir,
-    server_ca: String,
-    proxy: String,
-    wrong_name: String,
-    rogue: String,
-}
-
-/// A client certificate and its key, PEM, as reqwest wants an identity.
-fn client_cert(name: &str, ca: &rcgen::Certificate, ca_key: &rcgen::KeyPair) -> String {
-    let key = rcgen::KeyPair::generate().expect("key");
-    let mut params = rcgen::CertificateParams::new(vec![name.to_string()]).expect("params");
-    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
-    let cert = params.signed_by(&key, ca, ca_key).expect("sign");
-    format!("{}{}", cert.pem(), key.serialize_pem())
-}
-
-fn ca(name: &str) -> (rcgen::Certificate, rcgen::KeyPair) {
-    let key = rcgen::KeyPair::generate().expect("key");
-    let mut params = rcgen::CertificateParams::new(vec![]).expect("params");
-    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, name);
-    (params.self_signed(&key).expect("self-signed"), key)
-}
-
-impl Pki {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let (server_ca, server_ca_key) = ca("portico serving CA");
-        let server_key = rcgen::KeyPair::generate().expect("key");
-        let mut params = rcgen::CertificateParams::new(vec![]).expect("params");
-        params.subject_alt_names = vec![rcgen::SanType::IpAddress(std::net::IpAddr::from([
-            127, 0, 0, 1,
-        ]))];
-        let server = params
-            .signed_by(&server_key, &server_ca, &server_ca_key)
-            .expect("serving certificate");
-        let (proxy_ca, proxy_ca_key) = ca("proxy CA");
-        let (rogue_ca, rogue_ca_key) = ca("rogue CA");
-        let write = |name: &str, text: &str| {
-            std::fs::write(dir.path().join(name), text).expect("write pem");
-        };
-        write("serving.pem", &server.pem());
-        write("serving-key.pem", &server_key.serialize_pem());
-        write("proxy-ca.pem", &proxy_ca.pem());
-        Pki {
-            server_ca: server_ca.pem(),
-            proxy: client_cert("portico-proxy", &proxy_ca, &proxy_ca_key),
-            wrong_name: client_cert("someone-else", &proxy_ca, &proxy_ca_key),
-            rogue: client_cert("portico-proxy", &rogue_ca, &rogue_ca_key),
-            dir,
-        }
-    }
-
-    fn tls(&self) -> ProxyTls {
-        ProxyTls::load(&ProxyTlsFiles {
-            cert: self.dir.path().join("serving.pem"),
-            key: self.dir.path().join("serving-key.pem"),
-            client_ca: self.dir.path().join("proxy-ca.pem"),
-            allowed_names: vec!["portico-proxy".into()],
-        })
-        .expect("proxy TLS settings")
-    }
-
-    /// An HTTPS client trusting Portico's certificate, presenting `identity` if any.
-    fn client(&self, identity: Option<&str>) -> reqwest::Client {
-        let mut builder = reqwest::Client::builder()
-            .tls_built_in_root_certs(false)
-            .add_root_certificate(
-                reqwest::Certificate::from_pem(self.server_ca.as_bytes()).expect("CA"),
-            );
-        if let Some(pem) = identity {
-            builder =
-                builder.identity(reqwest::Identity::from_pem(pem.as_bytes()).expect("identity"));
-        }
-        builder.build().expect("client")
     }
 }
 
@@ -338,22 +255,7 @@ async fn identity_headers_without_the_proxys_certificate_are_ignored() {
     let admin = common::admin_with_stack_crd().await;
     let team = common::fresh_namespace(&admin, "forge").await;
     // The forged group really is cluster-admin here: believing it would be fatal.
-    apply::apply_all(
-        &admin,
-        vec![
-            serde_json::from_value(json!({
-                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                "metadata": {"name": "forged-admins"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                            "name": "cluster-admin"},
-                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
-                              "name": "kubeadm:cluster-admins"}]
-            }))
-            .expect("binding"),
-        ],
-    )
-    .await
-    .expect("binding applies");
+    common::bind_group_to_cluster_admin(&admin, "kubeadm:cluster-admins").await;
     let portal = serve_proxy_mode(&admin).await;
     let pki = portal.pki.as_ref().expect("proxy mode");
     let forged = [

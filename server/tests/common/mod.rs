@@ -3,6 +3,8 @@
 // Each test binary uses a part of this module.
 #![allow(dead_code)]
 
+pub mod pki;
+
 use portico_server::identity::IdentityConfig;
 use portico_server::proxy_tls::ProxyTls;
 use portico_server::state::AppState;
@@ -125,4 +127,21 @@ pub async fn fresh_namespace(client: &kube::Client, prefix: &str) -> String {
         .metadata
         .name
         .expect("generated name")
+}
+
+/// Binds `group` to cluster-admin, so a test can show that claiming it gets nowhere.
+pub async fn bind_group_to_cluster_admin(client: &kube::Client, group: &str) {
+    let binding = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": format!("test-{}", group.replace(':', "-"))},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "cluster-admin"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}]
+    });
+    portico_control_plane::apply::apply_all(
+        client,
+        vec![serde_json::from_value(binding).expect("binding")],
+    )
+    .await
+    .expect("binding applies");
 }
