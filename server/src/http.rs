@@ -196,7 +196,9 @@ async fn identify(
             };
             request.extensions_mut().insert(caller);
             let mut response = next.run(request).await;
+            // Sign-in and sign-out set the cookie themselves; a renewal must not undo that.
             if let Some(cookie) = renewal
+                && !response.headers().contains_key(header::SET_COOKIE)
                 && let Ok(value) = HeaderValue::from_str(&crate::session::cookie_header(Some(&cookie)))
             {
                 response.headers_mut().append(header::SET_COOKIE, value);

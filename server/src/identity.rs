@@ -55,6 +55,16 @@ impl Caller {
         }
     }
 
+    /// The person, for per-person limits: a signed-in user by the name the API server
+    /// gave their token (so new tokens do not make a new person), a proxied user by
+    /// name and groups. `None` for the portal.
+    pub fn person(&self) -> Option<String> {
+        match self {
+            Caller::Bearer { name, .. } => Some(format!("token-user:{name}")),
+            other => other.feed_owner(),
+        }
+    }
+
     /// Who, for audit lines.
     pub fn name(&self) -> &str {
         match self {

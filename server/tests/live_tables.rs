@@ -263,7 +263,7 @@ async fn every_seed_table_has_kubectls_columns_with_and_without_wide() {
 async fn children_and_owners_follow_owner_references_live() {
     use futures::StreamExt;
     use k8s_openapi::api::core::v1::ConfigMap;
-    use portico_server::watch::children::{candidate_kinds, children_stream};
+    use portico_server::watch::children::{Viewer, candidate_kinds, children_stream};
 
     let client = client_with_seed_crds().await;
     let ns = common::fresh_namespace(&client, "owners").await;
@@ -277,7 +277,11 @@ async fn children_and_owners_follow_owner_references_live() {
     let mut children = Box::pin(
         children_stream(
             &hub,
-            (&client, None),
+            Viewer {
+                client: &client,
+                owner: None,
+                person: None,
+            },
             candidate_kinds(&[]),
             ns.clone(),
             uid.clone(),

@@ -127,7 +127,13 @@ impl CatalogEntry {
                 };
                 let asked =
                     ParsedQuantity::try_from(text.as_str()).map_err(|_| not_a_quantity())?;
-                let Some(ceiling) = self.max_resources.get(resource) else {
+                // A catalog naming only some ceilings keeps the defaults for the rest.
+                let defaults = default_ceiling();
+                let Some(ceiling) = self
+                    .max_resources
+                    .get(resource)
+                    .or_else(|| defaults.get(resource))
+                else {
                     continue;
                 };
                 let most = ParsedQuantity::try_from(ceiling.as_str()).map_err(|_| {

@@ -392,17 +392,28 @@ async fn foreign_claim(
 ) -> Result<Option<String>, kube::Error> {
     let name = desired.name_any();
     let sets: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), namespace);
-    let set_uid = sets
-        .get_metadata_opt(&name)
-        .await?
-        .and_then(|s| s.metadata.uid);
+    let set = sets.get_opt(&name).await?;
+    let set_uid = set.as_ref().and_then(|s| s.metadata.uid.clone());
+    // A StatefulSet made before claims were owned (no Delete retention policy yet):
+    // its claims carry no owner until the policy is applied, so a claim made after
+    // the set counts as the set's. The next apply brings the policy and the owners.
+    let unowned_since = set
+        .as_ref()
+        .filter(|s| {
+            s.spec
+                .as_ref()
+                .and_then(|spec| spec.persistent_volume_claim_retention_policy.as_ref())
+                .and_then(|p| p.when_deleted.as_deref())
+                != Some("Delete")
+        })
+        .and_then(|s| s.metadata.creation_timestamp.clone());
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), namespace);
     for ordinal in 0..replicas.max(0) {
         let claim = children::claim_name(&name, ordinal);
         let Some(existing) = claims.get_metadata_opt(&claim).await? else {
             continue;
         };
-        let ours = set_uid.as_deref().is_some_and(|uid| {
+        let owned = set_uid.as_deref().is_some_and(|uid| {
             existing
                 .metadata
                 .owner_references
@@ -410,6 +421,14 @@ async fn foreign_claim(
                 .flatten()
                 .any(|o| o.uid == uid)
         });
+        let made_after_legacy_set = unowned_since.as_ref().is_some_and(|since| {
+            existing
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .is_some_and(|made| made.0 >= since.0)
+        });
+        let ours = owned || made_after_legacy_set;
         if !ours {
             return Ok(Some(format!("PersistentVolumeClaim {claim}")));
         }

@@ -10,6 +10,8 @@ use crate::clients::AccessQuestion;
 use crate::identity::Caller;
 use crate::state::AppState;
 
+/// Whether the viewer may watch; refused when the review itself fails (joining a
+/// feed needs a yes).
 pub async fn may_watch(
     state: &AppState,
     caller: &Caller,
@@ -17,8 +19,40 @@ pub async fn may_watch(
     plural: &str,
     namespace: Option<&str>,
 ) -> bool {
+    review_watch(state, caller, group, plural, namespace)
+        .await
+        .unwrap_or_else(|error| {
+            tracing::warn!(%error, user = caller.name(), "access check failed; refusing the feed");
+            false
+        })
+}
+
+/// Whether the viewer still may watch; `true` when the review itself fails, so an API
+/// server restart does not end every open view (the feed recovers on its own).
+pub async fn still_may_watch(
+    state: &AppState,
+    caller: &Caller,
+    group: &str,
+    plural: &str,
+    namespace: Option<&str>,
+) -> bool {
+    review_watch(state, caller, group, plural, namespace)
+        .await
+        .unwrap_or_else(|error| {
+            tracing::debug!(%error, user = caller.name(), "access re-check failed; asking again later");
+            true
+        })
+}
+
+async fn review_watch(
+    state: &AppState,
+    caller: &Caller,
+    group: &str,
+    plural: &str,
+    namespace: Option<&str>,
+) -> Result<bool, kube::Error> {
     if *caller == Caller::Portal {
-        return true;
+        return Ok(true);
     }
     let question = AccessQuestion {
         verb: "watch".into(),
@@ -26,17 +60,10 @@ pub async fn may_watch(
         resource: plural.into(),
         namespace: namespace.map(str::to_string),
     };
-    match state
+    state
         .clients
         .allowed_within(caller, &question, state.live.recheck)
         .await
-    {
-        Ok(allowed) => allowed,
-        Err(error) => {
-            tracing::warn!(%error, user = caller.name(), "access check failed; refusing the feed");
-            false
-        }
-    }
 }
 
 /// Whether `namespace` exists: asked with the viewer's own client, or, if the viewer

@@ -57,6 +57,14 @@ pub fn candidate_kinds(crds: &[app::model::CrdSummary]) -> Vec<ChildKind> {
     builtin.chain(custom).collect()
 }
 
+/// Who the children's feeds run for: the client they use, the identity that client
+/// acts with (feeds are shared per identity) and the person they count against.
+pub struct Viewer<'a> {
+    pub client: &'a kube::Client,
+    pub owner: Option<String>,
+    pub person: Option<String>,
+}
+
 /// Debounce so a burst of changes (a rollout) is sent once.
 const SETTLE: Duration = Duration::from_millis(50);
 
@@ -64,7 +72,7 @@ const SETTLE: Duration = Duration::from_millis(50);
 /// `viewer` is the client the feeds run as and the name of its identity.
 pub fn children_stream(
     hub: &WatchHub,
-    viewer: (&kube::Client, Option<String>),
+    viewer: Viewer<'_>,
     kinds: Vec<ChildKind>,
     namespace: String,
     uid: String,
@@ -80,7 +88,12 @@ pub fn children_stream(
                 label_selector: None,
                 field_selector: None,
             };
-            let sub = hub.subscribe_as(query, viewer.0, viewer.1.clone())?;
+            let sub = hub.subscribe_as(
+                query,
+                viewer.client,
+                viewer.owner.clone(),
+                viewer.person.clone(),
+            )?;
             Ok((k, sub))
         })
         .collect::<Result<_, LimitRefused>>()?;
@@ -194,7 +207,7 @@ pub async fn live_children(
     }
     let permit = state
         .streams
-        .acquire(caller.feed_owner(), &state.live)
+        .acquire(caller.person(), &state.live)
         .map_err(super::sse::refused)?;
     // Children are looked for only among the kinds this viewer may watch there (the
     // reviews run at once: they stand between the viewer and the page's first list).
@@ -225,7 +238,11 @@ pub async fn live_children(
             format!("Namespace {} does not exist.", query.namespace),
         ));
     }
-    let viewer = (&client, caller.feed_owner());
+    let viewer = Viewer {
+        client: &client,
+        owner: caller.feed_owner(),
+        person: caller.person(),
+    };
     let stream = children_stream(&state.hub, viewer, kinds, query.namespace, query.uid)
         .map_err(super::sse::refused)?
         .take_until(state.shutting_down())

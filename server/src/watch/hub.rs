@@ -74,6 +74,8 @@ pub enum Current {
 }
 
 struct Feed {
+    /// Whom the feed counts against (per-person limits).
+    person: Option<String>,
     state: RwLock<FeedState>,
     tx: broadcast::Sender<Arc<FeedMessage>>,
     viewers: AtomicUsize,
@@ -184,27 +186,31 @@ impl WatchHub {
     pub fn subscribe(&self, query: TableQuery) -> Subscription {
         let client = self.inner.client.clone();
         let key: FeedKey = (None, query);
-        let Ok(feed) =
-            self.join_or_start(&key, &client, |_| Ok::<(), std::convert::Infallible>(()));
+        let Ok(feed) = self.join_or_start(&key, &client, None, |_| {
+            Ok::<(), std::convert::Infallible>(())
+        });
         self.subscription(key, feed)
     }
 
     /// Joins the feed for `query`, or starts it with `client`. Callers check that the
     /// viewer may watch the resource first: a running feed serves whoever joins it.
     /// `owner` names the identity `client` acts with (see [`FeedKey`]).
+    /// `person` is whom a new feed counts against.
     pub fn subscribe_as(
         &self,
         query: TableQuery,
         client: &kube::Client,
         owner: Option<String>,
+        person: Option<String>,
     ) -> Result<Subscription, LimitRefused> {
         let key: FeedKey = (owner, query);
         let (per_owner, overall) = (self.inner.feeds_per_owner, self.inner.feeds_overall);
-        let feed = self.join_or_start(&key, client, |feeds| {
+        let counted = person.clone();
+        let feed = self.join_or_start(&key, client, person, |feeds| {
             if feeds.len() >= overall {
                 return Err(LimitRefused::FeedsOverall(overall));
             }
-            if feeds.keys().filter(|(owner, _)| *owner == key.0).count() >= per_owner {
+            if feeds.values().filter(|f| f.person == counted).count() >= per_owner {
                 return Err(LimitRefused::FeedsPerPerson(per_owner));
             }
             Ok(())
@@ -219,6 +225,7 @@ impl WatchHub {
         &self,
         key: &FeedKey,
         client: &kube::Client,
+        person: Option<String>,
         may_start: impl FnOnce(&HashMap<FeedKey, Arc<Feed>>) -> Result<(), E>,
     ) -> Result<Arc<Feed>, E> {
         let mut feeds = self.inner.feeds.lock().unwrap_or_else(|e| e.into_inner());
@@ -227,7 +234,7 @@ impl WatchHub {
             Some(feed) => feed,
             None => {
                 may_start(&feeds)?;
-                let feed = start_feed(client.clone(), key.1.clone());
+                let feed = start_feed(client.clone(), key.1.clone(), person);
                 if let Some(old) = feeds.insert(key.clone(), feed.clone()) {
                     old.stop();
                 }
@@ -254,9 +261,10 @@ impl WatchHub {
     }
 }
 
-fn start_feed(client: kube::Client, query: TableQuery) -> Arc<Feed> {
+fn start_feed(client: kube::Client, query: TableQuery, person: Option<String>) -> Arc<Feed> {
     let (tx, _) = broadcast::channel(VIEWER_QUEUE);
     let feed = Arc::new(Feed {
+        person,
         state: RwLock::new(FeedState::default()),
         tx,
         viewers: AtomicUsize::new(0),
@@ -450,7 +458,11 @@ async fn run_feed(client: kube::Client, query: TableQuery, feed: std::sync::Weak
                 Err(TableError::Gone) => continue 'relist,
                 // A watch refused (access revoked, token expired): list again, which
                 // ends the feed with the API server's own words if it is refused too.
-                Err(TableError::Rejected(r)) if is_refusal(r.code) => continue 'relist,
+                Err(TableError::Rejected(r)) if is_refusal(r.code) => {
+                    tokio::time::sleep(retry).await;
+                    retry = (retry * 2).min(RETRY_MAX);
+                    continue 'relist;
+                }
                 Err(error) => {
                     tracing::warn!(%error, "watch failed; retrying");
                     tokio::time::sleep(retry).await;

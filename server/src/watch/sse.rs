@@ -41,6 +41,7 @@ pub async fn live_table(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Query(query): Query<TableQuery>,
+    headers: axum::http::HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, (StatusCode, String)> {
     if !query.is_valid() {
         return Err((
@@ -52,7 +53,7 @@ pub async fn live_table(
     }
     let permit = state
         .streams
-        .acquire(caller.feed_owner(), &state.live)
+        .acquire(caller.person(), &state.live)
         .map_err(refused)?;
     // A shared feed serves this viewer only if the API server says they may watch it.
     if !super::access::may_watch(
@@ -87,7 +88,7 @@ pub async fn live_table(
         ));
     }
     let revoked = format!(
-        "Your permission to watch {} here was withdrawn; this view has stopped.",
+        "Your permission to watch {} here was withdrawn, or your sign-in ended; this view has stopped.",
         query.plural
     );
     let (group, plural, namespace) = (
@@ -97,14 +98,30 @@ pub async fn live_table(
     );
     let subscription = state
         .hub
-        .subscribe_as(query, &client, caller.feed_owner())
+        .subscribe_as(query, &client, caller.feed_owner(), caller.person())
         .map_err(refused)?;
     let recheck_state = state.clone();
+    // In token mode the view also ends with its session (signed out, expired).
+    let session_cookie = headers.get(axum::http::header::COOKIE).cloned();
     let still_allowed = move || {
         let (state, caller) = (recheck_state.clone(), caller.clone());
         let (group, plural, namespace) = (group.clone(), plural.clone(), namespace.clone());
+        let mut cookies = axum::http::HeaderMap::new();
+        if let Some(cookie) = &session_cookie {
+            cookies.insert(axum::http::header::COOKIE, cookie.clone());
+        }
         async move {
-            super::access::may_watch(&state, &caller, &group, &plural, namespace.as_deref()).await
+            let signed_in = !matches!(caller, Caller::Bearer { .. })
+                || state.identity.session(&cookies).is_some();
+            signed_in
+                && super::access::still_may_watch(
+                    &state,
+                    &caller,
+                    &group,
+                    &plural,
+                    namespace.as_deref(),
+                )
+                .await
         }
     };
     let stream = while_allowed(
