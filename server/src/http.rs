@@ -184,16 +184,9 @@ async fn identify(
         .extensions()
         .get::<ConnectInfo<Peer>>()
         .map(|c| &c.0);
-    match state.identity.identify(peer, request.headers()) {
-        Some(caller) => {
-            // A session in use gets a fresh cookie now and then, so only idle ones end.
-            let renewal = match (&caller, &state.identity.sessions) {
-                (Caller::Bearer { .. }, Some(sessions)) => state
-                    .identity
-                    .session(request.headers())
-                    .and_then(|s| sessions.renewal(&s)),
-                _ => None,
-            };
+    match state.identity.identify_with_renewal(peer, request.headers()) {
+        // A session in use gets a fresh cookie now and then, so only idle ones end.
+        Some((caller, renewal)) => {
             request.extensions_mut().insert(caller);
             let mut response = next.run(request).await;
             // Sign-in and sign-out set the cookie themselves; a renewal must not undo that.

@@ -108,15 +108,28 @@ impl IdentityConfig {
     /// The caller of a request from `peer` with `headers`; `None` when the request
     /// carries no identity this mode accepts.
     pub fn identify(&self, peer: Option<&Peer>, headers: &HeaderMap) -> Option<Caller> {
+        self.identify_with_renewal(peer, headers)
+            .map(|(caller, _)| caller)
+    }
+
+    /// As [`Self::identify`], with the fresh session cookie value a token-mode session
+    /// in use is due (opened once for both).
+    pub fn identify_with_renewal(
+        &self,
+        peer: Option<&Peer>,
+        headers: &HeaderMap,
+    ) -> Option<(Caller, Option<String>)> {
         match self.mode {
-            IdentityMode::Local => Some(Caller::Portal),
-            IdentityMode::Proxy => self.proxied(peer, headers),
+            IdentityMode::Local => Some((Caller::Portal, None)),
+            IdentityMode::Proxy => self.proxied(peer, headers).map(|c| (c, None)),
             IdentityMode::Token => {
                 let session = self.session(headers)?;
-                Some(Caller::Bearer {
+                let renewal = self.sessions.as_ref()?.renewal(&session);
+                let caller = Caller::Bearer {
                     name: session.user,
                     token: Token(session.token),
-                })
+                };
+                Some((caller, renewal))
             }
         }
     }

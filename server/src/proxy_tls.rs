@@ -140,6 +140,8 @@ pub struct Peer {
     pub proxy: Option<String>,
 }
 
+// One impl per listener: a generic one over `Listener<Addr = Peer>` would overlap
+// axum's own impl for `TapIo`.
 impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, TlsListener>> for Peer {
     fn connect_info(stream: axum::serve::IncomingStream<'_, TlsListener>) -> Self {
         stream.remote_addr().clone()

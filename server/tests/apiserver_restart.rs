@@ -38,7 +38,7 @@ async fn a_live_table_recovers_after_the_api_server_restarts() {
         label_selector: None,
         field_selector: None,
     };
-    let mut sub = hub.subscribe(query);
+    let mut sub = hub.subscribe(query).expect("within the hub's limits");
     let (mut seen, mut state) = (0u64, TableState::default());
     let names = |s: &TableState| -> Vec<String> {
         s.view("", None, false, 0)

@@ -400,14 +400,15 @@ async fn the_proxy_overlay_grants_impersonation_of_people_only() {
     }
     apply::apply_all(&client, docs).await.expect("RBAC applies");
     let account = format!("system:serviceaccount:{ns}:portico-portal");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !may(&client, &account, "impersonate", "", "users", None).await {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the binding never took effect"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let groups = ["system:serviceaccounts", "system:authenticated"];
+    common::until_subject_may(
+        &client,
+        (&account, &groups),
+        "impersonate",
+        ("", "users"),
+        None,
+    )
+    .await;
     assert!(may(&client, &account, "impersonate", "", "groups", None).await);
     for (group, resource) in [
         ("", "serviceaccounts"),

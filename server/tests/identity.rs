@@ -54,25 +54,14 @@ async fn grant(
         _ => subject["name"].as_str().unwrap_or_default().to_string(),
     };
     let last = verbs.last().copied().unwrap_or("get");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !allowed(client, &who, last, ns).await {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{who} never got {last} in {ns}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-}
-
-async fn allowed(client: &kube::Client, user: &str, verb: &str, ns: &str) -> bool {
-    common::subject_may(
+    common::until_subject_may(
         client,
-        (user, &[]),
-        verb,
+        (&who, &[]),
+        last,
         ("portico.dev", "stacks"),
         Some(ns),
     )
-    .await
+    .await;
 }
 
 fn user(name: &str) -> serde_json::Value {
@@ -233,14 +222,18 @@ async fn in_proxy_mode_each_person_acts_as_themselves() {
     assert!(stacks.get_opt("by-viewer").await.expect("get").is_none());
 
     // A feed of the other namespace is running (as the portal), yet the viewer may not join it.
-    let _running = portal.state.hub.subscribe(TableQuery {
-        group: "portico.dev".into(),
-        version: "v1alpha1".into(),
-        plural: "stacks".into(),
-        namespace: Some(other.clone()),
-        label_selector: None,
-        field_selector: None,
-    });
+    let _running = portal
+        .state
+        .hub
+        .subscribe(TableQuery {
+            group: "portico.dev".into(),
+            version: "v1alpha1".into(),
+            plural: "stacks".into(),
+            namespace: Some(other.clone()),
+            label_selector: None,
+            field_selector: None,
+        })
+        .expect("within the hub's limits");
     assert_eq!(live_table(&portal, &viewer, &other).await, 403);
     assert_eq!(live_table(&portal, &viewer, &team).await, 200);
     assert_eq!(
@@ -667,14 +660,14 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
     .await
     .expect("cluster-wide watcher");
     let invented = "no-such-namespace-here";
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !allowed(&admin, "roamer", "watch", invented).await {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the binding never took effect"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    common::until_subject_may(
+        &admin,
+        ("roamer", &[]),
+        "watch",
+        ("portico.dev", "stacks"),
+        Some(invented),
+    )
+    .await;
     let missing = open_live(&portal, "roamer", invented, None).await;
     assert_eq!(missing.status().as_u16(), 404);
 
@@ -788,22 +781,14 @@ async fn a_stack_asks_only_for_what_its_author_may_do() {
     )
     .await
     .expect("grant");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !common::subject_may(
+    common::until_subject_may(
         &admin,
         ("deputy", &[]),
         "use",
         ("portico.dev", "stacks/nodeport"),
         Some(&team),
     )
-    .await
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the grant never took effect"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    .await;
     let (_, outcome) = submit(&portal, &deputy, asking("open", node_port)).await;
     assert!(outcome.get("Accepted").is_some(), "{outcome}");
 }

@@ -115,7 +115,14 @@ async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
         field_selector: None,
     };
     let mut viewers: Vec<(Subscription, u64, TableState)> = (0..3)
-        .map(|_| (hub.subscribe(query.clone()), 0, TableState::default()))
+        .map(|_| {
+            (
+                hub.subscribe(query.clone())
+                    .expect("within the hub's limits"),
+                0,
+                TableState::default(),
+            )
+        })
         .collect();
     assert_eq!(
         hub.upstream_watches(),
@@ -174,7 +181,9 @@ async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
         .expect("create At");
     let (first, seen0, state0) = &mut viewers[0];
     until(first, seen0, state0, |s| s.len() == 1).await;
-    let mut late = hub.subscribe(query.clone());
+    let mut late = hub
+        .subscribe(query.clone())
+        .expect("within the hub's limits");
     let (mut seen, mut state) = (0, TableState::default());
     until(&mut late, &mut seen, &mut state, |s| s.len() == 1).await;
     assert_eq!(hub.upstream_watches(), 1);

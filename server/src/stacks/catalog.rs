@@ -111,6 +111,8 @@ impl CatalogEntry {
         limits: &BTreeMap<String, serde_json::Value>,
     ) -> Result<(), CeilingError> {
         use kube_quantity::ParsedQuantity;
+        // A catalog naming only some ceilings keeps the defaults for the rest.
+        let defaults = default_ceiling();
         for (kind, map) in [("requests", requests), ("limits", limits)] {
             for (resource, value) in map {
                 if !STACK_RESOURCES.contains(&resource.as_str()) {
@@ -127,8 +129,6 @@ impl CatalogEntry {
                 };
                 let asked =
                     ParsedQuantity::try_from(text.as_str()).map_err(|_| not_a_quantity())?;
-                // A catalog naming only some ceilings keeps the defaults for the rest.
-                let defaults = default_ceiling();
                 let Some(ceiling) = self
                     .max_resources
                     .get(resource)

@@ -200,33 +200,20 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     let namespace = stack.namespace().unwrap_or_default();
     let catalog = ctx.catalog.current();
     let Some(entry) = catalog.get(&stack.spec.choice) else {
-        let problem = Problem {
-            reason: "UnknownChoice".into(),
-            message: format!(
-                "The catalog offers no {:?}; it offers {}.",
-                stack.spec.choice,
-                catalog
-                    .entries
-                    .keys()
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
-        write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
-        return Ok(Action::await_change());
+        let offered = catalog.entries.keys().cloned().collect::<Vec<_>>();
+        let message = format!(
+            "The catalog offers no {:?}; it offers {}.",
+            stack.spec.choice,
+            offered.join(", ")
+        );
+        return blocked(stack, ctx, "UnknownChoice", message).await;
     };
     // Whoever may create a Stack gets its children made for them: only compute, and
     // only as much as the catalog allows, or someone could take the cluster's GPUs.
     if let Some(asked) = &stack.spec.resources
         && let Err(refused) = entry.check_resources(&asked.requests, &asked.limits)
     {
-        let problem = Problem {
-            reason: "ResourcesRefused".into(),
-            message: format!("{refused}."),
-        };
-        write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
-        return Ok(Action::await_change());
+        return blocked(stack, ctx, "ResourcesRefused", format!("{refused}.")).await;
     }
     let uid = stack.metadata.uid.clone().unwrap_or_default();
     let password = match &entry.password_env {
@@ -247,12 +234,7 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     let desired = match children::desired(stack, entry, &password) {
         Ok(d) => d,
         Err(error @ ChildrenError::UnknownVersion { .. }) => {
-            let problem = Problem {
-                reason: "UnknownVersion".into(),
-                message: error.to_string(),
-            };
-            write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
-            return Ok(Action::await_change());
+            return blocked(stack, ctx, "UnknownVersion", error.to_string()).await;
         }
         Err(ChildrenError::Incomplete) => return Ok(Action::await_change()),
     };
@@ -434,6 +416,22 @@ async fn foreign_claim(
         }
     }
     Ok(None)
+}
+
+/// Records in status why the Stack cannot be provisioned as it stands, and waits for
+/// it (or the catalog) to change.
+async fn blocked(
+    stack: &Stack,
+    ctx: &Context,
+    reason: &str,
+    message: String,
+) -> Result<Action, ReconcileError> {
+    let problem = Problem {
+        reason: reason.into(),
+        message,
+    };
+    write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
+    Ok(Action::await_change())
 }
 
 /// Records that `child` ("Kind name") blocks this Stack, and looks again later.

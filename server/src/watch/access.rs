@@ -19,12 +19,7 @@ pub async fn may_watch(
     plural: &str,
     namespace: Option<&str>,
 ) -> bool {
-    review_watch(state, caller, group, plural, namespace)
-        .await
-        .unwrap_or_else(|error| {
-            tracing::warn!(%error, user = caller.name(), "access check failed; refusing the feed");
-            false
-        })
+    watch_review(state, caller, group, plural, namespace, false).await
 }
 
 /// Whether the viewer still may watch; `true` when the review itself fails, so an API
@@ -36,23 +31,20 @@ pub async fn still_may_watch(
     plural: &str,
     namespace: Option<&str>,
 ) -> bool {
-    review_watch(state, caller, group, plural, namespace)
-        .await
-        .unwrap_or_else(|error| {
-            tracing::debug!(%error, user = caller.name(), "access re-check failed; asking again later");
-            true
-        })
+    watch_review(state, caller, group, plural, namespace, true).await
 }
 
-async fn review_watch(
+/// The API server's answer, or `if_unanswered` when the review itself fails.
+async fn watch_review(
     state: &AppState,
     caller: &Caller,
     group: &str,
     plural: &str,
     namespace: Option<&str>,
-) -> Result<bool, kube::Error> {
+    if_unanswered: bool,
+) -> bool {
     if *caller == Caller::Portal {
-        return Ok(true);
+        return true;
     }
     let question = AccessQuestion {
         verb: "watch".into(),
@@ -64,6 +56,10 @@ async fn review_watch(
         .clients
         .allowed_within(caller, &question, state.live.recheck)
         .await
+        .unwrap_or_else(|error| {
+            tracing::warn!(%error, user = caller.name(), if_unanswered, "access review failed");
+            if_unanswered
+        })
 }
 
 /// Whether `namespace` exists: asked with the viewer's own client, or, if the viewer

@@ -205,10 +205,7 @@ pub async fn live_children(
             "namespace must be a DNS-style name".into(),
         ));
     }
-    let permit = state
-        .streams
-        .acquire(caller.person(), &state.live)
-        .map_err(super::sse::refused)?;
+    let permit = state.streams.acquire(caller.person(), &state.live)?;
     // Children are looked for only among the kinds this viewer may watch there (the
     // reviews run at once: they stand between the viewer and the page's first list).
     let candidates = candidate_kinds(&state.catalog.summaries());
@@ -243,10 +240,10 @@ pub async fn live_children(
         owner: caller.feed_owner(),
         person: caller.person(),
     };
-    let stream = children_stream(&state.hub, viewer, kinds, query.namespace, query.uid)
-        .map_err(super::sse::refused)?
+    let stream = children_stream(&state.hub, viewer, kinds, query.namespace, query.uid)?
         .take_until(state.shutting_down())
         .map(move |children| {
+            // The stream holds its place among the person's live views while it runs.
             let _held = &permit;
             Ok(Event::default()
                 .event("children")

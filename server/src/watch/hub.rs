@@ -181,15 +181,10 @@ impl WatchHub {
             .is_ok_and(|r| r.is_ok())
     }
 
-    /// Joins (or starts) the feed for `query`, as the hub's own client, whatever the
-    /// limits (for Portico's own use and tests).
-    pub fn subscribe(&self, query: TableQuery) -> Subscription {
+    /// Joins (or starts) the feed for `query`, as the hub's own client.
+    pub fn subscribe(&self, query: TableQuery) -> Result<Subscription, LimitRefused> {
         let client = self.inner.client.clone();
-        let key: FeedKey = (None, query);
-        let Ok(feed) = self.join_or_start(&key, &client, None, |_| {
-            Ok::<(), std::convert::Infallible>(())
-        });
-        self.subscription(key, feed)
+        self.subscribe_as(query, &client, None, None)
     }
 
     /// Joins the feed for `query`, or starts it with `client`. Callers check that the
@@ -204,36 +199,31 @@ impl WatchHub {
         person: Option<String>,
     ) -> Result<Subscription, LimitRefused> {
         let key: FeedKey = (owner, query);
-        let (per_owner, overall) = (self.inner.feeds_per_owner, self.inner.feeds_overall);
-        let counted = person.clone();
-        let feed = self.join_or_start(&key, client, person, |feeds| {
-            if feeds.len() >= overall {
-                return Err(LimitRefused::FeedsOverall(overall));
-            }
-            if feeds.values().filter(|f| f.person == counted).count() >= per_owner {
-                return Err(LimitRefused::FeedsPerPerson(per_owner));
-            }
-            Ok(())
-        })?;
+        let feed = self.join_or_start(&key, client, person)?;
         Ok(self.subscription(key, feed))
     }
 
-    /// The running feed for `key` with one more viewer, or a new one if `may_start`
-    /// allows. A feed that ended (refused credentials) is replaced: the permission
-    /// may be back.
-    fn join_or_start<E>(
+    /// The running feed for `key` with one more viewer, or a new one if the limits
+    /// allow. A feed that ended (refused credentials) is replaced: the permission may
+    /// be back.
+    fn join_or_start(
         &self,
         key: &FeedKey,
         client: &kube::Client,
         person: Option<String>,
-        may_start: impl FnOnce(&HashMap<FeedKey, Arc<Feed>>) -> Result<(), E>,
-    ) -> Result<Arc<Feed>, E> {
+    ) -> Result<Arc<Feed>, LimitRefused> {
         let mut feeds = self.inner.feeds.lock().unwrap_or_else(|e| e.into_inner());
         let running = feeds.get(key).filter(|f| !f.has_ended()).cloned();
         let feed = match running {
             Some(feed) => feed,
             None => {
-                may_start(&feeds)?;
+                let (per_owner, overall) = (self.inner.feeds_per_owner, self.inner.feeds_overall);
+                if feeds.len() >= overall {
+                    return Err(LimitRefused::FeedsOverall(overall));
+                }
+                if feeds.values().filter(|f| f.person == person).count() >= per_owner {
+                    return Err(LimitRefused::FeedsPerPerson(per_owner));
+                }
                 let feed = start_feed(client.clone(), key.1.clone(), person);
                 if let Some(old) = feeds.insert(key.clone(), feed.clone()) {
                     old.stop();

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 
 /// The bounds. Defaults suit a team portal: a tab on an object page holds four streams
 /// and (children) one feed per namespaced kind.
@@ -56,9 +55,11 @@ pub enum LimitRefused {
     FeedsOverall(usize),
 }
 
-impl IntoResponse for LimitRefused {
-    fn into_response(self) -> Response {
-        (StatusCode::TOO_MANY_REQUESTS, self.to_string()).into_response()
+/// A refused live view is answered 429 with the sentence saying which bound was
+/// reached (the handlers' error type, so `?` does the mapping).
+impl From<LimitRefused> for (StatusCode, String) {
+    fn from(refused: LimitRefused) -> Self {
+        (StatusCode::TOO_MANY_REQUESTS, refused.to_string())
     }
 }
 

@@ -14,7 +14,7 @@ use futures::{Stream, StreamExt};
 
 use super::coalesce::Coalescer;
 use super::hub::{Next, Subscription};
-use super::limits::{LimitRefused, StreamPermit};
+use super::limits::StreamPermit;
 use crate::identity::Caller;
 use crate::state::AppState;
 
@@ -51,10 +51,7 @@ pub async fn live_table(
             ),
         ));
     }
-    let permit = state
-        .streams
-        .acquire(caller.person(), &state.live)
-        .map_err(refused)?;
+    let permit = state.streams.acquire(caller.person(), &state.live)?;
     // A shared feed serves this viewer only if the API server says they may watch it.
     if !super::access::may_watch(
         &state,
@@ -96,23 +93,18 @@ pub async fn live_table(
         query.plural.clone(),
         query.namespace.clone(),
     );
-    let subscription = state
-        .hub
-        .subscribe_as(query, &client, caller.feed_owner(), caller.person())
-        .map_err(refused)?;
+    let subscription =
+        state
+            .hub
+            .subscribe_as(query, &client, caller.feed_owner(), caller.person())?;
     let recheck_state = state.clone();
     // In token mode the view also ends with its session (signed out, expired).
-    let session_cookie = headers.get(axum::http::header::COOKIE).cloned();
     let still_allowed = move || {
         let (state, caller) = (recheck_state.clone(), caller.clone());
         let (group, plural, namespace) = (group.clone(), plural.clone(), namespace.clone());
-        let mut cookies = axum::http::HeaderMap::new();
-        if let Some(cookie) = &session_cookie {
-            cookies.insert(axum::http::header::COOKIE, cookie.clone());
-        }
+        let signed_in =
+            !matches!(caller, Caller::Bearer { .. }) || state.identity.session(&headers).is_some();
         async move {
-            let signed_in = !matches!(caller, Caller::Bearer { .. })
-                || state.identity.session(&cookies).is_some();
             signed_in
                 && super::access::still_may_watch(
                     &state,
@@ -133,11 +125,6 @@ pub async fn live_table(
     )
     .take_until(state.shutting_down());
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
-}
-
-/// A refused live view: 429 with the sentence saying which bound was reached.
-pub fn refused(limit: LimitRefused) -> (StatusCode, String) {
-    (StatusCode::TOO_MANY_REQUESTS, limit.to_string())
 }
 
 /// `stream`, holding `permit` while it runs, ended with a `problem` event saying

@@ -145,3 +145,22 @@ pub async fn bind_group_to_cluster_admin(client: &kube::Client, group: &str) {
     .await
     .expect("binding applies");
 }
+
+/// Waits (up to 20 s) until the authorizer says `user` (in `groups`) may `verb` the
+/// `group`/`resource` in `namespace`: it learns new bindings from a watch.
+pub async fn until_subject_may(
+    client: &kube::Client,
+    (user, groups): (&str, &[&str]),
+    verb: &str,
+    (group, resource): (&str, &str),
+    namespace: Option<&str>,
+) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !subject_may(client, (user, groups), verb, (group, resource), namespace).await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{user} never got {verb} on {resource} in {namespace:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
