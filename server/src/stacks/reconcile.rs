@@ -240,8 +240,19 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     };
     // Never take over an object that exists under a child's name but is not this
     // Stack's: that would repoint or, on deletion, remove someone else's object.
+    // A StatefulSet is read whole, once: its owner here, its claims' policy below.
+    let existing_set = match &desired.workload {
+        Workload::Stateful(sts) => {
+            let sets: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), &namespace);
+            sets.get_opt(&sts.name_any()).await?
+        }
+        Workload::Stateless(_) => None,
+    };
     let mut foreign_child = match &desired.workload {
-        Workload::Stateful(sts) => foreign(ctx, &namespace, sts.as_ref(), &uid).await?,
+        Workload::Stateful(sts) => existing_set
+            .as_ref()
+            .is_some_and(|set| !controlled_by(set, &uid))
+            .then(|| format!("{} {}", StatefulSet::kind(&()), sts.name_any())),
         Workload::Stateless(d) => foreign(ctx, &namespace, d.as_ref(), &uid).await?,
     };
     for service in desired.headless.iter().chain([&desired.service]) {
@@ -252,7 +263,8 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     if foreign_child.is_none()
         && let Workload::Stateful(sts) = &desired.workload
     {
-        foreign_child = foreign_claim(ctx, &namespace, sts, stack.spec.replicas).await?;
+        let claims = (sts.name_any(), stack.spec.replicas);
+        foreign_child = foreign_claim(ctx, &namespace, claims, existing_set.as_ref()).await?;
     }
     if let Some(child) = foreign_child {
         return name_conflict(stack, ctx, &child).await;
@@ -366,21 +378,18 @@ where
 /// did not make it: one that exists before the StatefulSet, or is not owned by it. A
 /// claim planted under a child's name would otherwise hand the stack someone else's
 /// volume (and its data).
+/// `(name, replicas)` are the StatefulSet's; `set` is the one that exists now, if any.
 async fn foreign_claim(
     ctx: &Context,
     namespace: &str,
-    desired: &StatefulSet,
-    replicas: i32,
+    (name, replicas): (String, i32),
+    set: Option<&StatefulSet>,
 ) -> Result<Option<String>, kube::Error> {
-    let name = desired.name_any();
-    let sets: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), namespace);
-    let set = sets.get_opt(&name).await?;
-    let set_uid = set.as_ref().and_then(|s| s.metadata.uid.clone());
+    let set_uid = set.and_then(|s| s.metadata.uid.clone());
     // A StatefulSet made before claims were owned (no Delete retention policy yet):
     // its claims carry no owner until the policy is applied, so a claim made after
     // the set counts as the set's. The next apply brings the policy and the owners.
     let unowned_since = set
-        .as_ref()
         .filter(|s| {
             s.spec
                 .as_ref()
