@@ -169,6 +169,12 @@ async fn main() {
     let mut server = Command::new(env!("CARGO_BIN_EXE_portico"))
         .env("KUBECONFIG", plane.admin_kubeconfig())
         .env("PORTICO_LISTEN", format!("127.0.0.1:{port}"))
+        // Local mode: every simulated viewer is the same identity, which Portico
+        // otherwise limits to 64 open live views.
+        .env(
+            "PORTICO_MAX_LIVE_VIEWS_PER_PERSON",
+            (viewers + 8).to_string(),
+        )
         .env(
             "PORTICO_LOG",
             std::env::var("BENCH_PORTICO_LOG").unwrap_or_else(|_| "warn".into()),
@@ -203,7 +209,13 @@ async fn main() {
     let mut keep = Vec::new();
     for round in 0..4 {
         let t = Instant::now();
-        let mut reader = SseReader::new(http.get(&url).send().await.expect("connect"));
+        let mut reader = SseReader::new(
+            http.get(&url)
+                .send()
+                .await
+                .and_then(reqwest::Response::error_for_status)
+                .expect("viewer admitted"),
+        );
         let (name, data) = reader.next().await.expect("snapshot");
         assert_eq!(name, "snapshot");
         let snapshot: app::table::model::TableSnapshot =
@@ -241,7 +253,13 @@ async fn main() {
             ready_tx.clone(),
         );
         tasks.push(tokio::spawn(async move {
-            let mut reader = SseReader::new(http.get(&url).send().await.expect("connect"));
+            let mut reader = SseReader::new(
+                http.get(&url)
+                    .send()
+                    .await
+                    .and_then(reqwest::Response::error_for_status)
+                    .expect("viewer admitted"),
+            );
             let _ = reader.next().await; // snapshot
             let _ = ready.send(()).await;
             while let Some((name, data)) = reader.next().await {
