@@ -1,11 +1,15 @@
 //! Form fields generated from the schema's form model, bound to one JSON object.
 //! Invalid input is kept as typed (a number field holding "12a" stays "12a") so the
 //! validation message can say what to change and nothing the user typed is lost.
+//! Optional sections start closed and are only rendered once opened: a 300-field
+//! schema is a page of headings, not a wall, and nesting costs nothing until shown.
+
+use std::collections::HashSet;
 
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::schema::form::{Field, Widget, shape_fits};
+use crate::schema::form::{Field, Widget, apply_defaults, shape_fits};
 use crate::schema::validate::{FieldError, child_path};
 use crate::schema::value::{Seg, get, set};
 
@@ -13,7 +17,144 @@ use crate::schema::value::{Seg, get, set};
 #[derive(Clone, Copy)]
 pub struct FormState {
     pub value: RwSignal<Value>,
-    pub errors: Signal<Vec<FieldError>>,
+    /// Problems the browser found: shown on a field once it has been touched, and on
+    /// every field after a submit attempt.
+    pub client_errors: Signal<Vec<FieldError>>,
+    /// The API server's causes (dry run): always shown.
+    pub server_errors: Signal<Vec<FieldError>>,
+    /// Paths of fields the person has typed in or changed.
+    pub touched: RwSignal<HashSet<String>>,
+    /// Set by a submit attempt: every problem is shown, and sections holding one open.
+    pub reveal_all: RwSignal<bool>,
+    /// A field to bring into view (from the search or a submit): the sections on its
+    /// way open.
+    pub focus: RwSignal<Option<String>>,
+}
+
+impl FormState {
+    pub fn new(
+        value: RwSignal<Value>,
+        client_errors: Signal<Vec<FieldError>>,
+        server_errors: Signal<Vec<FieldError>>,
+    ) -> Self {
+        Self {
+            value,
+            client_errors,
+            server_errors,
+            touched: RwSignal::new(HashSet::new()),
+            reveal_all: RwSignal::new(false),
+            focus: RwSignal::new(None),
+        }
+    }
+
+    /// The messages to show on `path` now.
+    pub fn shown_errors(&self, path: &str) -> Vec<String> {
+        let shown = self.reveal_all.get() || self.touched.with(|t| t.contains(path));
+        let mut out: Vec<String> = if shown {
+            self.client_errors.with(|errors| {
+                errors
+                    .iter()
+                    .filter(|e| e.path == path)
+                    .map(|e| e.message.clone())
+                    .collect()
+            })
+        } else {
+            vec![]
+        };
+        self.server_errors.with(|errors| {
+            for e in errors.iter().filter(|e| e.path == path) {
+                if !out.contains(&e.message) {
+                    out.push(e.message.clone());
+                }
+            }
+        });
+        out
+    }
+
+    pub fn touch(&self, path: &str) {
+        if !self.touched.with_untracked(|t| t.contains(path)) {
+            self.touched.update(|t| {
+                t.insert(path.to_string());
+            });
+        }
+    }
+
+    /// Shows every problem and brings the first into view.
+    pub fn reveal_errors(&self) {
+        self.reveal_all.set(true);
+        let first = self
+            .client_errors
+            .with_untracked(|errors| errors.first().map(|e| e.path.clone()));
+        if let Some(path) = first {
+            self.bring_into_view(path);
+        }
+    }
+
+    /// Opens the sections on the way to `path` and scrolls to it.
+    pub fn bring_into_view(&self, path: String) {
+        self.focus.set(Some(path.clone()));
+        // Sections open in effects; scroll once they have rendered.
+        set_timeout(
+            move || scroll_to(&path),
+            std::time::Duration::from_millis(60),
+        );
+    }
+}
+
+/// `spec.items[3].name` → `spec.items[*].name`: how the form model names a field
+/// whatever item or entry it is in.
+pub fn generic_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut in_brackets = false;
+    for c in path.chars() {
+        match c {
+            '[' => {
+                in_brackets = true;
+                out.push_str("[*]");
+            }
+            ']' => in_brackets = false,
+            _ if in_brackets => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether `target` is `path` or lies inside it (both in generic form).
+fn leads_to(path: &str, target: &str) -> bool {
+    let path = generic_path(path);
+    let target = generic_path(target);
+    target == path
+        || target
+            .strip_prefix(path.as_str())
+            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+}
+
+/// Scrolls to the field at `path`, or the nearest section holding it that is shown.
+#[cfg(not(feature = "hydrate"))]
+fn scroll_to(_path: &str) {}
+
+/// Scrolls to the field at `path`, or the nearest section holding it that is shown.
+#[cfg(feature = "hydrate")]
+fn scroll_to(path: &str) {
+    let document = document();
+    let mut candidate = generic_path(path).replace("[*]", "[0]");
+    loop {
+        let selector = format!("[data-path=\"{}\"]", candidate.replace('"', ""));
+        if let Ok(Some(element)) = document.query_selector(&selector) {
+            element.scroll_into_view();
+            if let Ok(Some(input)) = element.query_selector("input, select, textarea")
+                && let Ok(input) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(input)
+            {
+                let _ = input.focus();
+            }
+            return;
+        }
+        match candidate.rfind(['.', '[']) {
+            Some(cut) if cut > 0 => candidate.truncate(cut),
+            _ => return,
+        }
+    }
 }
 
 fn read(state: FormState, segs: &[Seg]) -> Option<Value> {
@@ -24,14 +165,74 @@ fn write(state: FormState, segs: &[Seg], new: Option<Value>) {
     state.value.update(|v| set(v, segs, new));
 }
 
-fn empty_value(widget: &Widget) -> Value {
-    match widget {
+/// What a new item, entry or section starts as: empty, with the schema's defaults.
+fn empty_value(field: &Field) -> Value {
+    let mut value = match &field.widget {
         Widget::Object(_) | Widget::Map(_) => Value::Object(Default::default()),
         Widget::List(_) => Value::Array(vec![]),
         Widget::Integer | Widget::Number => Value::from(0),
         Widget::Boolean => Value::Bool(false),
         _ => Value::String(String::new()),
+    };
+    if let Some(default) = &field.default {
+        value = default.clone();
     }
+    apply_defaults(field, &mut value);
+    value
+}
+
+/// Whether something is set at `segs` (an empty object or list counts as nothing).
+fn has_value(value: &Value, segs: &[Seg]) -> bool {
+    match get(value, segs) {
+        None | Some(Value::Null) => false,
+        Some(Value::Object(m)) => !m.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(_) => true,
+    }
+}
+
+/// A closed section's one line: what is set inside it.
+fn summary(value: Option<&Value>) -> String {
+    match value {
+        None | Some(Value::Null) => "not set".into(),
+        Some(Value::Object(m)) if m.is_empty() => "empty".into(),
+        Some(Value::Object(m)) => {
+            let names: Vec<&str> = m.keys().map(String::as_str).take(4).collect();
+            let more = if m.len() > 4 { ", …" } else { "" };
+            format!("{}{more}", names.join(", "))
+        }
+        Some(Value::Array(a)) if a.len() == 1 => "1 item".into(),
+        Some(Value::Array(a)) => format!("{} items", a.len()),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// A field's documentation: its first sentence shown, the rest one click away.
+fn doc_view(help: &str) -> Option<AnyView> {
+    let help = help.trim();
+    if help.is_empty() {
+        return None;
+    }
+    let cut = help
+        .find(". ")
+        .map(|i| i + 1)
+        .into_iter()
+        .chain(help.find('\n'))
+        .min()
+        .unwrap_or(help.len());
+    let (first, rest) = help.split_at(cut);
+    let rest = rest.trim();
+    Some(if rest.is_empty() {
+        view! { <p class="field-help">{first.to_string()}</p> }.into_any()
+    } else {
+        view! {
+            <details class="field-doc">
+                <summary class="field-help">{first.to_string()}" "<span class="more">"more"</span></summary>
+                <p class="field-help full">{rest.to_string()}</p>
+            </details>
+        }
+        .into_any()
+    })
 }
 
 fn as_text(v: Option<Value>) -> String {
@@ -60,15 +261,7 @@ fn typed_number(text: &str, integer: bool) -> Option<Value> {
 
 #[component]
 fn Messages(path: String, state: FormState) -> impl IntoView {
-    let mine = move || {
-        state
-            .errors
-            .get()
-            .into_iter()
-            .filter(|e| e.path == path)
-            .map(|e| e.message)
-            .collect::<Vec<_>>()
-    };
+    let mine = move || state.shown_errors(&path);
     view! {
         <For each=mine key=|m| m.clone() let:message>
             <p class="field-error" role="alert">{message}</p>
@@ -76,21 +269,16 @@ fn Messages(path: String, state: FormState) -> impl IntoView {
     }
 }
 
-/// One field: label, widget, help, constraints, rules and its messages.
+/// One field: label, widget, help, constraints, rules and its messages. Objects,
+/// lists and maps are sections with a heading that opens and closes them.
 #[component]
 pub fn FieldView(field: Field, segs: Vec<Seg>, path: String, state: FormState) -> AnyView {
-    let label = if field.name.is_empty() {
-        String::new()
-    } else {
-        field.name.clone()
-    };
+    let label = field.name.clone();
     let input_id = format!("f-{}", path.replace(['.', '[', ']'], "-"));
-    let help = field.help.clone();
     let constraints = field.constraints.join(" · ");
     let rules = field.rules.clone();
     let default_note = field.default.as_ref().map(|d| format!("default {d}"));
     let required = field.required;
-    let control = control(&field, &segs, &path, &input_id, state);
     let null_toggle = field.nullable.then(|| {
         let segs_read = segs.clone();
         let segs_write = segs.clone();
@@ -110,32 +298,92 @@ pub fn FieldView(field: Field, segs: Vec<Seg>, path: String, state: FormState) -
         field.widget,
         Widget::Object(_) | Widget::List(_) | Widget::Map(_)
     );
+    let details = view! {
+        {doc_view(&field.help)}
+        {(!constraints.is_empty() || default_note.is_some()).then(|| view! {
+            <p class="field-constraints">
+                {constraints.clone()}
+                {default_note.map(|d| view! { <span class="default-note">{d}</span> })}
+            </p>
+        })}
+        {(!rules.is_empty()).then(|| view! {
+            <ul class="field-rules">
+                {rules.into_iter().map(|r| {
+                    let shown = if !r.message.is_empty() {
+                        r.message
+                    } else {
+                        // The server words this message itself; the rule says what it checks.
+                        r.rule.clone()
+                    };
+                    view! { <li title=r.rule>{shown}</li> }
+                }).collect_view()}
+            </ul>
+        })}
+    };
+    let touch_path = path.clone();
+    let touch = move |_| state.touch(&touch_path);
+    // The spec and list items are open; other sections when required, set, or on the
+    // way to a field the person asked for.
+    let always_open = !nested || label.is_empty() || path == "spec";
+    if always_open {
+        let control = control(&field, &segs, &path, &input_id, state);
+        return view! {
+            <div class="field" class:nested=nested data-path=path.clone() on:input=touch.clone() on:change=touch>
+                {(!label.is_empty()).then(|| view! {
+                    <label class="field-label" for=input_id.clone()>
+                        {label.clone()}
+                        {required.then(|| view! { <span class="req" title="required">" *"</span> })}
+                    </label>
+                })}
+                {null_toggle}
+                {control}
+                <Messages path=path.clone() state/>
+                {details}
+            </div>
+        }
+        .into_any();
+    }
+    let starts_open = required || state.value.with_untracked(|v| has_value(v, &segs));
+    let open = RwSignal::new(starts_open);
+    let opener_path = path.clone();
+    Effect::new(move |_| {
+        let asked = state
+            .focus
+            .with(|f| f.as_deref().is_some_and(|f| leads_to(&opener_path, f)));
+        let failing = state.reveal_all.get()
+            && state
+                .client_errors
+                .with(|errors| errors.iter().any(|e| leads_to(&opener_path, &e.path)));
+        if (asked || failing) && !open.get_untracked() {
+            open.set(true);
+        }
+    });
+    let segs_summary = segs.clone();
+    let field_inside = StoredValue::new(field.clone());
+    let segs_inside = StoredValue::new(segs.clone());
+    let path_inside = path.clone();
+    let id_inside = input_id.clone();
     view! {
-        <div class="field" class:nested=nested data-path=path.clone()>
-            {(!label.is_empty()).then(|| view! {
-                <label class="field-label" for=input_id.clone()>
-                    {label.clone()}
+        <div class="field nested section-field" class:open=move || open.get() data-path=path.clone() on:input=touch.clone() on:change=touch>
+            <button type="button" class="section-toggle" id=input_id.clone()
+                aria-expanded=move || open.get().to_string()
+                on:click=move |_| open.update(|o| *o = !*o)>
+                <span class="caret" aria-hidden="true">{move || if open.get() { "▾" } else { "▸" }}</span>
+                <span class="field-label">{label.clone()}
                     {required.then(|| view! { <span class="req" title="required">" *"</span> })}
-                </label>
-            })}
+                </span>
+                <span class="section-summary">{move || state.value.with(|v| summary(get(v, &segs_summary)))}</span>
+            </button>
             {null_toggle}
-            {control}
             <Messages path=path.clone() state/>
-            {(!help.is_empty()).then(|| view! { <p class="field-help">{help}</p> })}
-            {(!constraints.is_empty() || default_note.is_some()).then(|| view! {
-                <p class="field-constraints">
-                    {constraints.clone()}
-                    {default_note.map(|d| view! { <span class="default-note">{d}</span> })}
-                </p>
-            })}
-            {(!rules.is_empty()).then(|| view! {
-                <ul class="field-rules">
-                    {rules.into_iter().map(|r| {
-                        let shown = if r.message.is_empty() { r.rule.clone() } else { r.message };
-                        view! { <li title=r.rule>{shown}</li> }
-                    }).collect_view()}
-                </ul>
-            })}
+            {details}
+            <Show when=move || open.get()>
+                {
+                    let path = path_inside.clone();
+                    let id = id_inside.clone();
+                    field_inside.with_value(|f| segs_inside.with_value(|s| control(f, s, &path, &format!("{id}-body"), state)))
+                }
+            </Show>
         </div>
     }
     .into_any()
@@ -174,7 +422,7 @@ fn control(field: &Field, segs: &[Seg], path: &str, id: &str, state: FormState) 
             .into_any()
         }
         Widget::IntOrString => view! {
-            <input id=id type="text" class="short"
+            <input id=id type="text" class="short" placeholder=field.placeholder.clone()
                 prop:value=move || as_text(read(state, &segs_read))
                 on:input:target=move |ev| {
                     let t = ev.target().value();
@@ -294,8 +542,17 @@ fn object_control(
             .collect_view();
         view! { <fieldset class="choice"><legend>{legend}</legend>{options}</fieldset> }
     });
-    let children = fields
-        .iter()
+    // Required fields and fields with values first; the rest in the schema's order.
+    let mut ordered: Vec<&Field> = fields.iter().collect();
+    state.value.with_untracked(|v| {
+        ordered.sort_by_key(|f| {
+            let mut s = segs.to_vec();
+            s.push(Seg::Key(f.name.clone()));
+            (!f.required, !has_value(v, &s))
+        })
+    });
+    let children = ordered
+        .into_iter()
         .map(|f| {
             let mut s = segs.to_vec();
             s.push(Seg::Key(f.name.clone()));
@@ -370,7 +627,8 @@ fn list_control(item: &Field, segs: &[Seg], path: &str, state: FormState) -> Any
     let segs = segs.to_vec();
     let path = path.to_string();
     let add_segs = segs.clone();
-    let empty = empty_value(&item.widget);
+    let empty = empty_value(&item);
+    let keys = item.list_keys.clone();
     view! {
         <div class="list">
             {move || {
@@ -379,8 +637,18 @@ fn list_control(item: &Field, segs: &[Seg], path: &str, state: FormState) -> Any
                     s.push(Seg::Index(i));
                     let remove = s.clone();
                     let up = segs.clone();
+                    let key_segs = s.clone();
+                    let keys = keys.clone();
+                    let row_key = (!keys.is_empty()).then(|| view! {
+                        <span class="row-key mono">{move || state.value.with(|v| keys.iter().map(|k| {
+                            let mut s = key_segs.clone();
+                            s.push(Seg::Key(k.clone()));
+                            format!("{k}: {}", get(v, &s).map(|x| as_text(Some(x.clone()))).unwrap_or_default())
+                        }).collect::<Vec<_>>().join(" · "))}</span>
+                    });
                     view! {
                         <div class="list-row">
+                            {row_key}
                             <FieldView field=item.clone() segs=s path=format!("{path}[{i}]") state/>
                             <div class="row-actions">
                                 <button type="button" class="small-btn" title="Move up" disabled=i == 0
@@ -424,7 +692,7 @@ fn map_control(value_field: &Field, segs: &[Seg], path: &str, state: FormState) 
     let path = path.to_string();
     let new_key = RwSignal::new(String::new());
     let add_segs = segs.clone();
-    let empty = empty_value(&value_field.widget);
+    let empty = empty_value(&value_field);
     view! {
         <div class="map">
             <For each=move || keys.get() key=|k| k.clone() let:key>
@@ -492,9 +760,99 @@ fn yaml_control(reason: String, segs: &[Seg], id: String, state: FormState) -> A
     .into_any()
 }
 
+/// A field of the form, for the search: where it is and what it says.
+#[derive(Clone, PartialEq)]
+struct Entry {
+    path: String,
+    name: String,
+    summary: String,
+    haystack: String,
+}
+
+fn entries(field: &Field, out: &mut Vec<Entry>) {
+    if !field.name.is_empty() {
+        let summary = field.help.lines().next().unwrap_or_default();
+        out.push(Entry {
+            path: field.path.clone(),
+            name: field.name.clone(),
+            summary: summary.chars().take(120).collect(),
+            haystack: format!("{} {}", field.name, field.help).to_lowercase(),
+        });
+    }
+    match &field.widget {
+        Widget::Object(children) => children.iter().for_each(|c| entries(c, out)),
+        Widget::List(item) | Widget::Map(item) => entries(item, out),
+        _ => {}
+    }
+}
+
+/// Results shown at most; a narrower query finds the rest.
+const SEARCH_RESULTS: usize = 12;
+
+/// Finds fields by name or description and jumps to one (opening the sections on the
+/// way).
+#[component]
+pub fn FieldSearch(form: Field, state: FormState) -> impl IntoView {
+    let mut all = Vec::new();
+    entries(&form, &mut all);
+    let count = all.len();
+    let all = StoredValue::new(all);
+    let query = RwSignal::new(String::new());
+    let results = Memo::new(move |_| {
+        let q = query.get().trim().to_lowercase();
+        if q.is_empty() {
+            return (vec![], 0);
+        }
+        all.with_value(|all| {
+            // Name matches before description matches.
+            let mut hits: Vec<&Entry> = all.iter().filter(|e| e.haystack.contains(&q)).collect();
+            hits.sort_by_key(|e| !e.name.to_lowercase().contains(&q));
+            let total = hits.len();
+            (hits.into_iter().take(SEARCH_RESULTS).cloned().collect::<Vec<_>>(), total)
+        })
+    });
+    view! {
+        <div class="field-search">
+            <input type="search" data-testid="field-search" aria-label="Find a field"
+                placeholder=format!("Find one of {count} fields by name or description")
+                bind:value=query/>
+            {move || {
+                let (hits, total) = results.get();
+                (!query.with(|q| q.trim().is_empty())).then(|| view! {
+                    <ul class="search-results">
+                        {hits.into_iter().map(|e| {
+                            let path = e.path.clone();
+                            view! {
+                                <li><button type="button" class="link-btn"
+                                    on:click=move |_| state.bring_into_view(path.clone())>
+                                    <span class="mono">{e.path.clone()}</span>
+                                    <span class="subtle">{e.summary.clone()}</span>
+                                </button></li>
+                            }
+                        }).collect_view()}
+                        {(total == 0).then(|| view! { <li class="subtle">"No field matches."</li> })}
+                        {(total > SEARCH_RESULTS).then(|| view! {
+                            <li class="subtle">{format!("{} more; type more to narrow.", total - SEARCH_RESULTS)}</li>
+                        })}
+                    </ul>
+                })
+            }}
+        </div>
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_lead_into_sections_whatever_the_item() {
+        assert_eq!(generic_path("spec.a[3].b[key].c"), "spec.a[*].b[*].c");
+        assert!(leads_to("spec.a", "spec.a[*].b"));
+        assert!(leads_to("spec.a[0]", "spec.a[*].b"));
+        assert!(leads_to("spec.a", "spec.a"));
+        assert!(!leads_to("spec.a", "spec.ab"));
+    }
 
     #[test]
     fn typed_numbers_keep_what_cannot_be_parsed() {

@@ -6,14 +6,15 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use leptos_meta::Title;
 use leptos_router::hooks::{query_signal, use_navigate, use_params_map, use_query_map};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::api::{
     fetch_form_spec, fetch_object_json, list_namespaces, replace_object, submit_object,
 };
 use crate::components::error_banner::ErrorBanner;
-use crate::components::form_fields::{FieldView, FormState};
+use crate::components::form_fields::{FieldSearch, FieldView, FormState};
 use crate::model::{FormSpec, SubmitOutcome};
+use crate::schema::draft::Draft;
 use crate::schema::form::{initial_value, spec_form};
 use crate::schema::model::Schema;
 use crate::schema::validate::{FieldError, validate};
@@ -26,7 +27,7 @@ pub fn CreatePage() -> impl IntoView {
     let resource = Memo::new(move |_| params.with(super::resource_from_params));
     let spec = Resource::new(move || resource.get(), fetch_form_spec);
     // What was typed survives a switch to another version of the same kind.
-    let carried = StoredValue::new(None::<(String, Value)>);
+    let carried = StoredValue::new(None::<Draft>);
     view! {
         <Transition fallback=|| view! { <p class="empty">"Loading the schema…"</p> }>
             {move || spec.get().map(|result| match result {
@@ -88,19 +89,6 @@ fn name_errors(name: &str) -> Vec<FieldError> {
     }]
 }
 
-fn object_json(spec: &FormSpec, name: &str, namespace: &str, value: &Value) -> Value {
-    let mut metadata = json!({ "name": name });
-    if spec.namespaced {
-        metadata["namespace"] = json!(namespace);
-    }
-    let mut object =
-        json!({ "apiVersion": spec.api_version, "kind": spec.kind, "metadata": metadata });
-    if let Some(s) = value.get("spec") {
-        object["spec"] = s.clone();
-    }
-    object
-}
-
 /// Where the API server's refusal is shown: causes naming a field go to that field;
 /// the rest to the form's banner.
 fn split_causes(outcome: &SubmitOutcome) -> (Vec<FieldError>, Option<String>) {
@@ -124,20 +112,6 @@ fn split_causes(outcome: &SubmitOutcome) -> (Vec<FieldError>, Option<String>) {
             (fields, general)
         }
     }
-}
-
-/// The object a save sends: for an edit, the object as read (metadata, including its
-/// resourceVersion, and any fields the form does not show) with the form's spec.
-fn edited_object(base: &Value, value: &Value) -> Value {
-    let mut object = base.clone();
-    if let Some(s) = value.get("spec") {
-        object["spec"] = s.clone();
-    }
-    if let Some(map) = object.as_object_mut() {
-        // Status goes through its own subresource; never send it from a form.
-        map.remove("status");
-    }
-    object
 }
 
 /// A select of the kind's served versions (storage first) for a new object; picking
@@ -175,73 +149,77 @@ fn ObjectForm(
     resource: ResourceRef,
     spec: FormSpec,
     existing: Option<Value>,
-    /// The name and values typed under another version, carried into this one.
+    /// What was typed under another version, carried into this one.
     #[prop(optional)]
-    carry: Option<StoredValue<Option<(String, Value)>>>,
+    carry: Option<StoredValue<Option<Draft>>>,
 ) -> impl IntoView {
     let schema = Schema::from_value(&spec.schema);
     let form = spec_form(&schema);
-    let editing = existing.is_some();
-    let carried = carry.and_then(|c| c.get_value());
-    let start = match (&existing, &carried) {
-        (Some(obj), _) => {
-            json!({ "spec": obj.get("spec").cloned().unwrap_or_else(|| json!({})) })
+    let namespaced = spec.namespaced;
+    let (ns_param, _) = query_signal::<String>("ns");
+    let start = match (existing, carry.and_then(|c| c.get_value())) {
+        (Some(object), _) => Draft::edit(object, namespaced),
+        (None, Some(mut typed)) => {
+            typed.set_api_version(&spec.api_version);
+            typed
         }
-        (None, Some((_, typed))) => typed.clone(),
         (None, None) => {
-            json!({ "spec": schema.property("spec").map(initial_value).unwrap_or_else(|| json!({})) })
+            let namespace = ns_param
+                .get_untracked()
+                .unwrap_or_else(|| "default".into());
+            let mut draft = Draft::create(
+                &spec.api_version,
+                &spec.kind,
+                namespaced,
+                &namespace,
+                initial_value(&form),
+            );
+            // Links may fill fields in: `?spec.choice=mysql` (the Provision page does).
+            use_query_map().with_untracked(|q| {
+                for (key, text) in q {
+                    if key.starts_with("spec.") {
+                        let segs: Vec<Seg> =
+                            key.split('.').map(|k| Seg::Key(k.to_string())).collect();
+                        crate::schema::value::set(
+                            &mut draft.object,
+                            &segs,
+                            Some(Value::String(text.to_string())),
+                        );
+                    }
+                }
+            });
+            draft
         }
     };
-    let mut start = start;
-    if existing.is_none() && carried.is_none() {
-        // Links may fill fields in: `?spec.choice=mysql` (the Provision page does).
-        let query = use_query_map();
-        query.with_untracked(|q| {
-            for (key, text) in q {
-                if key.starts_with("spec.") {
-                    let segs: Vec<Seg> = key.split('.').map(|k| Seg::Key(k.to_string())).collect();
-                    crate::schema::value::set(
-                        &mut start,
-                        &segs,
-                        Some(Value::String(text.to_string())),
-                    );
-                }
-            }
-        });
-    }
-    let value = RwSignal::new(start);
-    // What saves are based on; replaced by the server's latest after a conflict.
-    let base = RwSignal::new(existing.clone().unwrap_or(Value::Null));
+    let editing = start.editing();
+    let existing_name = editing.then(|| start.name().to_string());
+    // The object is one value; name and namespace are read from it.
+    let value = RwSignal::new(start.object);
+    let original = RwSignal::new(start.original);
+    let draft_now = move || Draft {
+        object: value.get(),
+        original: original.get(),
+        namespaced,
+    };
+    let change = move |f: &mut dyn FnMut(&mut Draft)| {
+        let mut draft = Draft {
+            object: value.get_untracked(),
+            original: original.get_untracked(),
+            namespaced,
+        };
+        f(&mut draft);
+        value.set(draft.object);
+        original.set(draft.original);
+    };
+    let name = Memo::new(move |_| value.with(|v| Draft::name_of(v).to_string()));
+    let namespace = Memo::new(move |_| {
+        value.with(|v| Draft::namespace_of(v, namespaced).map(str::to_string))
+    });
     let latest_spec = RwSignal::new(None::<String>);
-    let (ns_param, _) = query_signal::<String>("ns");
-    let existing_name = existing
-        .as_ref()
-        .and_then(|o| o.pointer("/metadata/name"))
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let existing_ns = existing
-        .as_ref()
-        .and_then(|o| o.pointer("/metadata/namespace"))
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let name = RwSignal::new(
-        existing_name
-            .clone()
-            .or_else(|| carried.map(|(n, _)| n))
-            .unwrap_or_default(),
-    );
     if let Some(carry) = carry {
-        Effect::new(move |_| carry.set_value(Some((name.get(), value.get()))));
+        Effect::new(move |_| carry.set_value(Some(draft_now())));
     }
-    let namespace = RwSignal::new(
-        existing_ns
-            .or_else(|| ns_param.get_untracked())
-            .unwrap_or_else(|| "default".into()),
-    );
     let namespaces = Resource::new(|| (), |_| list_namespaces());
-    // Metadata beyond name and namespace (labels, annotations) typed in the YAML view
-    // of a new object; an edited object keeps its own in `base`.
-    let extra_metadata = RwSignal::new(json!({}));
     let show_yaml = RwSignal::new(false);
     let yaml_problem = RwSignal::new(None::<String>);
 
@@ -254,83 +232,19 @@ fn ObjectForm(
     let server_errors = RwSignal::new(Vec::<FieldError>::new());
     let banner = RwSignal::new(None::<String>);
     let checking = RwSignal::new(false);
-    let errors = Signal::derive(move || {
-        let mut all = client_errors.get();
-        for e in server_errors.get() {
-            if !all.contains(&e) {
-                all.push(e);
-            }
-        }
-        all
-    });
-    let state = FormState { value, errors };
+    let state = FormState::new(value, client_errors.into(), server_errors.into());
     let spec = StoredValue::new(spec);
     let resource_for_save = resource.clone();
-    let body_now = move || {
-        if editing {
-            value.with(|v| base.with(|b| edited_object(b, v)))
-        } else {
-            let mut object =
-                spec.with_value(|s| object_json(s, &name.get(), &namespace.get(), &value.get()));
-            if let (Some(meta), Some(extra)) = (
-                object.get_mut("metadata").and_then(Value::as_object_mut),
-                extra_metadata.get().as_object(),
-            ) {
-                for (k, v) in extra {
-                    meta.entry(k.clone()).or_insert(v.clone());
-                }
-            }
-            object
-        }
-    };
-    // The YAML view edits the same state as the form, so switching loses nothing.
+    // The YAML view edits the same object as the form, so switching loses nothing.
     let apply_yaml = move |text: String| {
-        let parsed = match serde_yaml::from_str::<Value>(&text) {
-            Ok(v) if v.is_object() => v,
-            Ok(_) => {
-                yaml_problem.set(Some("The YAML must describe one object.".into()));
-                return;
-            }
-            Err(e) => {
-                yaml_problem.set(Some(format!("Not valid YAML: {e}")));
-                return;
-            }
-        };
-        yaml_problem.set(None);
-        value.set(json!({ "spec": parsed.get("spec").cloned().unwrap_or_else(|| json!({})) }));
-        if editing {
-            // Identity and concurrency fields stay those of the object being edited.
-            base.update(|b| {
-                let mut next = parsed.clone();
-                for key in ["name", "namespace", "resourceVersion", "uid"] {
-                    if let Some(v) = b.pointer(&format!("/metadata/{key}")).cloned() {
-                        next["metadata"][key] = v;
-                    }
-                }
-                next["apiVersion"] = b["apiVersion"].clone();
-                next["kind"] = b["kind"].clone();
-                *b = next;
-            });
-        } else {
-            let mut meta = parsed.get("metadata").cloned().unwrap_or_else(|| json!({}));
-            if let Some(n) = meta.get("name").and_then(Value::as_str) {
-                name.set(n.to_string());
-            }
-            if let Some(n) = meta.get("namespace").and_then(Value::as_str) {
-                namespace.set(n.to_string());
-            }
-            if let Some(m) = meta.as_object_mut() {
-                m.remove("name");
-                m.remove("namespace");
-            }
-            extra_metadata.set(meta);
-        }
+        let mut outcome = Ok(());
+        change(&mut |d| outcome = d.apply_yaml(&text));
+        yaml_problem.set(outcome.err().map(|e| e.to_string()));
     };
     // Sends the body: create or replace, dry-run or for real.
     let save = move |body: Value, dry_run: bool| {
         let resource = resource_for_save.clone();
-        let ns = (!namespace.get_untracked().is_empty() && spec.with_value(|s| s.namespaced))
-            .then(|| namespace.get_untracked());
+        let ns = namespace.get_untracked();
         let name = name.get_untracked();
         async move {
             if editing {
@@ -345,7 +259,7 @@ fn ObjectForm(
     let generation = StoredValue::new(0u64);
     let save_for_submit = save.clone();
     Effect::new(move |first: Option<()>| {
-        let body = body_now();
+        let body = value.get();
         if first.is_none() || !client_errors.with(Vec::is_empty) {
             server_errors.set(vec![]);
             return;
@@ -389,14 +303,14 @@ fn ObjectForm(
         ev.prevent_default();
         if !client_errors.with_untracked(Vec::is_empty) {
             banner.set(Some("Fix the fields marked below first.".into()));
+            state.reveal_errors();
             return;
         }
-        let body = body_now();
+        let body = value.get_untracked();
         let navigate = navigate.clone();
         let resource = resource_for_submit.clone();
         // Read now: after the awaits below the page may already be gone.
-        let target_namespace =
-            (!namespace.get_untracked().is_empty()).then(|| namespace.get_untracked());
+        let target_namespace = namespace.get_untracked();
         let target_name = name.get_untracked();
         let (check, write) = (
             save_for_submit(body.clone(), true),
@@ -425,8 +339,8 @@ fn ObjectForm(
                     );
                 }
                 Ok(SubmitOutcome::Rejected(r)) if r.code == 409 && editing => {
-                    // Someone else saved first: keep every edit, show what the server
-                    // has now, and base the next save on it.
+                    // Someone else saved first: keep every edit, put them on top of
+                    // what the server has now, and base the next save on it.
                     let latest =
                         fetch_object_json(resource.clone(), target_namespace, target_name).await;
                     match latest {
@@ -435,12 +349,18 @@ fn ObjectForm(
                                 serde_yaml::to_string(obj.get("spec").unwrap_or(&Value::Null))
                                     .unwrap_or_default(),
                             ));
-                            base.set(obj);
-                            banner.set(Some(
-                                "Someone changed this object after you opened it. Your edits are kept; \
-                                 the server's current spec is shown below. Save again to apply your edits on top of it."
-                                    .into(),
-                            ));
+                            let mut clashes = Vec::new();
+                            change(&mut |d| clashes = d.rebase(obj.clone()));
+                            let clash_note = if clashes.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" You and they both changed {}: yours is kept.", clashes.join(", "))
+                            };
+                            banner.set(Some(format!(
+                                "Someone changed this object after you opened it. Your edits are kept, \
+                                 on top of the server's current version (shown below).{clash_note} \
+                                 Save again to apply them."
+                            )));
                         }
                         Err(e) => banner.set(Some(e.to_string())),
                     }
@@ -458,7 +378,7 @@ fn ObjectForm(
     };
 
     let kind = spec.with_value(|s| s.kind.clone());
-    let namespaced = spec.with_value(|s| s.namespaced) && !editing;
+    let pick_namespace = namespaced && !editing;
     let list_href = crate::base::url(&resource.page_path());
     let heading = match &existing_name {
         Some(n) => format!("Edit {kind} {n}"),
@@ -481,18 +401,27 @@ fn ObjectForm(
                 <h2>"Metadata"</h2>
                 <div class="field" data-path="metadata.name">
                     <label class="field-label" for="f-metadata-name">"name"<span class="req">" *"</span></label>
-                    <input id="f-metadata-name" type="text" bind:value=name readonly=editing/>
-                    {move || errors.get().into_iter().filter(|e| e.path == "metadata.name").map(|e| view! {
-                        <p class="field-error" role="alert">{e.message}</p>
+                    <input id="f-metadata-name" type="text" readonly=editing
+                        prop:value=move || name.get()
+                        on:input:target=move |ev| {
+                            let typed = ev.target().value();
+                            change(&mut |d| d.set_name(&typed));
+                            state.touch("metadata.name");
+                        }/>
+                    {move || state.shown_errors("metadata.name").into_iter().map(|message| view! {
+                        <p class="field-error" role="alert">{message}</p>
                     }).collect_view()}
                 </div>
-                {namespaced.then(|| view! {
+                {pick_namespace.then(|| view! {
                     <div class="field">
                         <label class="field-label" for="f-metadata-namespace">"namespace"</label>
-                        <select id="f-metadata-namespace" on:change:target=move |ev| namespace.set(ev.target().value())>
+                        <select id="f-metadata-namespace" on:change:target=move |ev| {
+                            let picked = ev.target().value();
+                            change(&mut |d| d.set_namespace(&picked));
+                        }>
                             <Transition>
                                 {move || namespaces.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|n| {
-                                    let selected = n == namespace.get_untracked();
+                                    let selected = Some(&n) == namespace.get_untracked().as_ref();
                                     view! { <option value=n.clone() selected=selected>{n.clone()}</option> }
                                 }).collect_view()}
                             </Transition>
@@ -512,17 +441,19 @@ fn ObjectForm(
             </div>
             <section class="panel" class:hidden-panel=move || show_yaml.get()>
                 <h2>"Spec"</h2>
+                <FieldSearch form=form.clone() state/>
                 <FieldView field=form segs=vec![Seg::Key("spec".into())] path="spec".to_string() state/>
             </section>
             <section class="panel" class:hidden-panel=move || !show_yaml.get()>
                 <h2>"The whole object as YAML"</h2>
                 <textarea class="yaml-input whole" rows="18" spellcheck="false" data-testid="object-yaml-editor"
-                    prop:value=move || serde_yaml::to_string(&body_now()).unwrap_or_default()
+                    prop:value=move || draft_now().to_yaml()
                     on:change:target=move |ev| apply_yaml(ev.target().value())
                 ></textarea>
                 {move || yaml_problem.get().map(|p| view! { <p class="field-error" role="alert">{p}</p> })}
                 {move || {
-                    let errs = errors.get();
+                    let mut errs = client_errors.get();
+                    errs.extend(server_errors.get());
                     (!errs.is_empty()).then(|| view! {
                         <ul class="yaml-errors">
                             {errs.into_iter().map(|e| view! { <li><span class="mono">{e.path}</span>": "{e.message}</li> }).collect_view()}

@@ -51,6 +51,12 @@ pub struct Field {
     pub alternatives: Vec<Alternative>,
     /// `oneOf` (exactly one) rather than `anyOf` (at least one).
     pub exclusive: bool,
+    /// For a list of `x-kubernetes-list-type: map`: the properties that identify an
+    /// item (shown on each row; two items may not share them).
+    pub list_keys: Vec<String>,
+    /// An example of what to type, when the schema says more than its type
+    /// (quantities: "500m, 2Gi").
+    pub placeholder: String,
     pub widget: Widget,
 }
 
@@ -100,6 +106,8 @@ pub fn spec_form(root: &Schema) -> Field {
             rules: vec![],
             alternatives: vec![],
             exclusive: false,
+            list_keys: vec![],
+            placeholder: String::new(),
             widget: Widget::Yaml("The schema declares no spec; edit the object as YAML.".into()),
         },
     }
@@ -144,13 +152,36 @@ fn describe(schema: &Schema) -> Vec<String> {
     if schema.unique_items {
         out.push("no duplicates".into());
     }
-    if let Some(p) = &schema.pattern {
+    if schema.list_type == "map" && !schema.list_map_keys.is_empty() {
+        out.push(format!(
+            "one item per {}",
+            schema.list_map_keys.join(" + ")
+        ));
+    }
+    if is_quantity(schema) {
+        out.push("a quantity: a number with an optional unit (m, k, M, G, Ki, Mi, Gi…)".into());
+    } else if let Some(p) = &schema.pattern {
         out.push(format!("matches {p}"));
     }
-    if !schema.format.is_empty() {
-        out.push(format!("format {}", schema.format));
+    match schema.format.as_str() {
+        "" => {}
+        "int32" => out.push("a 32-bit whole number".into()),
+        "int64" => out.push("a 64-bit whole number".into()),
+        "byte" => out.push("base64-encoded".into()),
+        "date-time" => out.push("a date and time (RFC 3339)".into()),
+        other => out.push(format!("format {other}")),
     }
     out
+}
+
+/// A Kubernetes resource quantity (`500m`, `2Gi`): an int-or-string whose pattern is
+/// the quantity grammar, as controller-gen writes it for `resource.Quantity`.
+fn is_quantity(schema: &Schema) -> bool {
+    schema.int_or_string
+        && schema
+            .pattern
+            .as_deref()
+            .is_some_and(|p| p.contains("[KMGTPE]i"))
 }
 
 fn yaml_reason(schema: &Schema) -> Option<String> {
@@ -174,7 +205,25 @@ fn yaml_reason(schema: &Schema) -> Option<String> {
 
 /// Builds the field for `schema` at `path`.
 pub fn build(schema: &Schema, name: &str, path: &str, required: bool, depth: usize) -> Field {
-    let widget = widget(schema, path, depth);
+    let mut widget = widget(schema, path, depth);
+    let mut rules = Vec::new();
+    for rule in &schema.validations {
+        // A rule reporting on a property (`fieldPath: .port`) is shown on that field.
+        let target = rule
+            .field_path
+            .strip_prefix('.')
+            .map(|p| p.split(['.', '[']).next().unwrap_or_default());
+        let child = match (&mut widget, target) {
+            (Widget::Object(children), Some(name)) if !name.is_empty() => {
+                children.iter_mut().find(|c| c.name == name)
+            }
+            _ => None,
+        };
+        match child {
+            Some(child) => child.rules.push(rule.clone()),
+            None => rules.push(rule.clone()),
+        }
+    }
     Field {
         name: name.to_string(),
         path: path.to_string(),
@@ -187,9 +236,19 @@ pub fn build(schema: &Schema, name: &str, path: &str, required: bool, depth: usi
         nullable: schema.nullable,
         default: schema.default.clone(),
         constraints: describe(schema),
-        rules: schema.validations.clone(),
+        rules,
         alternatives: object_alternatives(schema),
         exclusive: !schema.one_of.is_empty(),
+        list_keys: if schema.list_type == "map" {
+            schema.list_map_keys.clone()
+        } else {
+            vec![]
+        },
+        placeholder: if is_quantity(schema) {
+            "e.g. 500m or 2Gi".into()
+        } else {
+            String::new()
+        },
         widget,
     }
 }
@@ -349,23 +408,40 @@ pub fn shape_fits(widget: &Widget, value: &Value) -> bool {
     }
 }
 
-/// The defaults a new object starts with: each property's `default`, recursively, as
-/// the API server would apply them to an empty `spec`.
-pub fn initial_value(schema: &Schema) -> Value {
-    initial(schema, 0).unwrap_or_else(|| Value::Object(Default::default()))
+/// The defaults a new object starts with: an empty `spec` with defaults applied.
+pub fn initial_value(form: &Field) -> Value {
+    let mut value = Value::Object(Default::default());
+    apply_defaults(form, &mut value);
+    value
 }
 
-fn initial(schema: &Schema, depth: usize) -> Option<Value> {
-    if let Some(d) = &schema.default {
-        return Some(d.clone());
+/// Fills in defaults the way the API server does: a property missing from an object
+/// that exists gets its `default`, then defaults apply inside every value present
+/// (items of lists, values of maps). Objects that are absent stay absent.
+pub fn apply_defaults(field: &Field, value: &mut Value) {
+    match (&field.widget, value) {
+        (Widget::Object(children), Value::Object(map)) => {
+            for child in children {
+                if let Some(default) = &child.default
+                    && !map.contains_key(&child.name)
+                {
+                    map.insert(child.name.clone(), default.clone());
+                }
+                if let Some(present) = map.get_mut(&child.name) {
+                    apply_defaults(child, present);
+                }
+            }
+        }
+        (Widget::List(item), Value::Array(items)) => {
+            for present in items {
+                apply_defaults(item, present);
+            }
+        }
+        (Widget::Map(entry), Value::Object(map)) => {
+            for present in map.values_mut() {
+                apply_defaults(entry, present);
+            }
+        }
+        _ => {}
     }
-    if depth > MAX_FORM_DEPTH || schema.kind != "object" {
-        return None;
-    }
-    let map: serde_json::Map<String, Value> = schema
-        .properties
-        .iter()
-        .filter_map(|(n, s)| initial(s, depth + 1).map(|v| (n.clone(), v)))
-        .collect();
-    (!map.is_empty()).then_some(Value::Object(map))
 }

@@ -1,6 +1,7 @@
 //! openAPIV3Schema → form model and client-side validation. Pure functions, no I/O,
 //! compiled into both the wasm bundle and the server; total on any input.
 
+pub mod draft;
 pub mod form;
 pub mod model;
 pub mod validate;

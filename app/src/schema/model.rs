@@ -10,6 +10,11 @@ use serde_json::{Map, Value};
 pub struct CelRule {
     pub rule: String,
     pub message: String,
+    /// A CEL expression the API server evaluates for the message; shown when there is
+    /// no fixed `message`.
+    pub message_expression: String,
+    /// Where the API server reports a failure (`.spec.x`, relative to the schema that
+    /// declares the rule); empty for the schema itself.
     pub field_path: String,
 }
 
@@ -41,6 +46,10 @@ pub struct Schema {
     pub min_items: Option<u64>,
     pub max_items: Option<u64>,
     pub unique_items: bool,
+    /// `x-kubernetes-list-type`: `atomic`, `set` or `map` (empty when absent).
+    pub list_type: String,
+    /// `x-kubernetes-list-map-keys`: what identifies an item of a `map` list.
+    pub list_map_keys: Vec<String>,
     pub min_properties: Option<u64>,
     pub max_properties: Option<u64>,
     pub required: Vec<String>,
@@ -67,6 +76,18 @@ fn string(map: &Map<String, Value>, key: &str) -> String {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string()
+}
+
+fn strings(map: &Map<String, Value>, key: &str) -> Vec<String> {
+    map.get(key)
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn number(map: &Map<String, Value>, key: &str) -> Option<f64> {
@@ -143,6 +164,7 @@ fn read(value: &Value, depth: usize) -> Schema {
                 .map(|r| CelRule {
                     rule: string(r, "rule"),
                     message: string(r, "message"),
+                    message_expression: string(r, "messageExpression"),
                     field_path: string(r, "fieldPath"),
                 })
                 .collect()
@@ -175,18 +197,11 @@ fn read(value: &Value, depth: usize) -> Schema {
         // CRDs may not set uniqueItems; `x-kubernetes-list-type: set` says the same.
         unique_items: flag(map, "uniqueItems")
             || map.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("set"),
+        list_type: string(map, "x-kubernetes-list-type"),
+        list_map_keys: strings(map, "x-kubernetes-list-map-keys"),
         min_properties: count(map, "minProperties"),
         max_properties: count(map, "maxProperties"),
-        required: map
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default(),
+        required: strings(map, "required"),
         nullable: flag(map, "nullable"),
         properties,
         items: map

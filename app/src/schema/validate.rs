@@ -4,6 +4,9 @@
 //! and these errors land on the same form fields. CEL rules need the server: they are
 //! checked by dry-run, not here.
 
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -34,8 +37,42 @@ fn show(value: &Value) -> String {
 /// Every problem with `value` under `schema`, at `path`.
 pub fn validate(schema: &Schema, value: &Value, path: &str) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    check(schema, value, path, &mut errors, 0);
+    let mut run = Run::default();
+    run.check(schema, value, path, &mut errors, 0);
     errors
+}
+
+/// One validation: whether a (schema node, value node) pair passes is worked out once,
+/// so `anyOf`/`oneOf` nested in alternatives cost a product, not a power.
+#[derive(Default)]
+struct Run {
+    passes: HashMap<(usize, usize), bool>,
+}
+
+thread_local! {
+    /// Compiled patterns, by source: compiled once, not on every keystroke. A pattern
+    /// this engine cannot compile (lookarounds, say) is `None`: the API server checks it.
+    static PATTERNS: RefCell<HashMap<String, Option<regex_lite::Regex>>> = RefCell::new(HashMap::new());
+}
+
+/// Patterns kept at most; a page holds a handful of schemas, so this only bounds
+/// hostile input.
+const MAX_PATTERNS: usize = 4096;
+
+fn pattern_matches(pattern: &str, text: &str) -> Option<bool> {
+    PATTERNS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if !cache.contains_key(pattern) {
+            if cache.len() >= MAX_PATTERNS {
+                cache.clear();
+            }
+            cache.insert(pattern.to_string(), regex_lite::Regex::new(pattern).ok());
+        }
+        cache
+            .get(pattern)
+            .and_then(Option::as_ref)
+            .map(|re| re.is_match(text))
+    })
 }
 
 fn push(errors: &mut Vec<FieldError>, path: &str, message: String) {
@@ -75,223 +112,282 @@ fn type_ok(schema: &Schema, value: &Value) -> Result<(), String> {
     })
 }
 
-fn check(schema: &Schema, value: &Value, path: &str, errors: &mut Vec<FieldError>, depth: usize) {
-    if depth > super::model::MAX_DEPTH {
-        return;
-    }
-    if value.is_null() {
-        if !schema.nullable && !schema.kind.is_empty() {
+impl Run {
+    fn check(
+        &mut self,
+        schema: &Schema,
+        value: &Value,
+        path: &str,
+        errors: &mut Vec<FieldError>,
+        depth: usize,
+    ) {
+        if depth > super::model::MAX_DEPTH {
+            return;
+        }
+        if value.is_null() {
+            if !schema.nullable && !schema.kind.is_empty() {
+                push(
+                    errors,
+                    path,
+                    "Give this field a value, or remove it.".into(),
+                );
+            }
+            return;
+        }
+        if let Err(message) = type_ok(schema, value) {
+            push(errors, path, message);
+            return;
+        }
+        if !schema.enumeration.is_empty() && !schema.enumeration.contains(value) {
+            let allowed: Vec<String> = schema.enumeration.iter().map(show).collect();
             push(
                 errors,
                 path,
-                "Give this field a value, or remove it.".into(),
+                format!(
+                    "Must be one of {}; got {}.",
+                    allowed.join(", "),
+                    show(value)
+                ),
             );
         }
-        return;
+        match value {
+            Value::String(s) => Self::check_string(schema, s, path, errors),
+            Value::Number(_) => Self::check_number(schema, value, path, errors),
+            Value::Array(items) => self.check_array(schema, items, path, errors, depth),
+            Value::Object(map) => self.check_object(schema, map, path, errors, depth),
+            _ => {}
+        }
+        self.check_alternatives(schema, value, path, errors, depth);
     }
-    if let Err(message) = type_ok(schema, value) {
-        push(errors, path, message);
-        return;
-    }
-    if !schema.enumeration.is_empty() && !schema.enumeration.contains(value) {
-        let allowed: Vec<String> = schema.enumeration.iter().map(show).collect();
-        push(
-            errors,
-            path,
-            format!(
-                "Must be one of {}; got {}.",
-                allowed.join(", "),
-                show(value)
+
+    fn check_string(schema: &Schema, s: &str, path: &str, errors: &mut Vec<FieldError>) {
+        let len = s.chars().count() as u64;
+        if let Some(min) = schema.min_length
+            && len < min
+        {
+            push(
+                errors,
+                path,
+                format!("Must be at least {min} characters long."),
+            );
+        }
+        if let Some(max) = schema.max_length
+            && len > max
+        {
+            push(
+                errors,
+                path,
+                format!("Must be at most {max} characters long; it has {len}."),
+            );
+        }
+        if let Some(pattern) = &schema.pattern
+            && pattern_matches(pattern, s) == Some(false)
+        {
+            push(
+                errors,
+                path,
+                format!("Must match the pattern {pattern}; got \"{s}\"."),
+            );
+        }
+        match schema.format.as_str() {
+            "date-time" if !is_date_time(s) => push(
+                errors,
+                path,
+                "Must be a date and time like 2025-01-31T12:00:00Z.".into(),
             ),
-        );
-    }
-    match value {
-        Value::String(s) => check_string(schema, s, path, errors),
-        Value::Number(_) => check_number(schema, value, path, errors),
-        Value::Array(items) => check_array(schema, items, path, errors, depth),
-        Value::Object(map) => check_object(schema, map, path, errors, depth),
-        _ => {}
-    }
-    check_alternatives(schema, value, path, errors, depth);
-}
-
-fn check_string(schema: &Schema, s: &str, path: &str, errors: &mut Vec<FieldError>) {
-    let len = s.chars().count() as u64;
-    if let Some(min) = schema.min_length
-        && len < min
-    {
-        push(
-            errors,
-            path,
-            format!("Must be at least {min} characters long."),
-        );
-    }
-    if let Some(max) = schema.max_length
-        && len > max
-    {
-        push(
-            errors,
-            path,
-            format!("Must be at most {max} characters long; it has {len}."),
-        );
-    }
-    if let Some(pattern) = &schema.pattern
-        // A pattern this engine cannot compile is left to the API server.
-        && let Ok(re) = regex_lite::Regex::new(pattern)
-        && !re.is_match(s)
-    {
-        push(
-            errors,
-            path,
-            format!("Must match the pattern {pattern}; got \"{s}\"."),
-        );
-    }
-    match schema.format.as_str() {
-        "date-time" if !is_date_time(s) => push(
-            errors,
-            path,
-            "Must be a date and time like 2025-01-31T12:00:00Z.".into(),
-        ),
-        "byte" if !is_base64(s) => push(errors, path, "Must be base64-encoded.".into()),
-        _ => {}
-    }
-}
-
-fn check_number(schema: &Schema, value: &Value, path: &str, errors: &mut Vec<FieldError>) {
-    let Some(n) = value.as_f64() else { return };
-    if let Some(min) = schema.minimum {
-        if schema.exclusive_minimum && n <= min {
-            push(errors, path, format!("Must be greater than {min}."));
-        } else if n < min {
-            push(errors, path, format!("Must be at least {min}."));
+            "byte" if !is_base64(s) => push(errors, path, "Must be base64-encoded.".into()),
+            _ => {}
         }
     }
-    if let Some(max) = schema.maximum {
-        if schema.exclusive_maximum && n >= max {
-            push(errors, path, format!("Must be less than {max}."));
-        } else if n > max {
-            push(errors, path, format!("Must be at most {max}."));
+
+    fn check_number(schema: &Schema, value: &Value, path: &str, errors: &mut Vec<FieldError>) {
+        let Some(n) = value.as_f64() else { return };
+        if let Some(min) = schema.minimum {
+            if schema.exclusive_minimum && n <= min {
+                push(errors, path, format!("Must be greater than {min}."));
+            } else if n < min {
+                push(errors, path, format!("Must be at least {min}."));
+            }
+        }
+        if let Some(max) = schema.maximum {
+            if schema.exclusive_maximum && n >= max {
+                push(errors, path, format!("Must be less than {max}."));
+            } else if n > max {
+                push(errors, path, format!("Must be at most {max}."));
+            }
+        }
+        let fits = match schema.format.as_str() {
+            "int32" => value.as_i64().is_some_and(|n| i32::try_from(n).is_ok()),
+            "int64" => value.is_i64(),
+            _ => true,
+        };
+        if !fits {
+            let (lo, hi) = if schema.format == "int32" {
+                (i64::from(i32::MIN), i64::from(i32::MAX))
+            } else {
+                (i64::MIN, i64::MAX)
+            };
+            push(errors, path, format!("Must be between {lo} and {hi}."));
         }
     }
-    if schema.format == "int32" && (n < f64::from(i32::MIN) || n > f64::from(i32::MAX)) {
-        push(errors, path, "Must fit in 32 bits (±2147483647).".into());
-    }
-}
 
-fn check_array(
-    schema: &Schema,
-    items: &[Value],
-    path: &str,
-    errors: &mut Vec<FieldError>,
-    depth: usize,
-) {
-    let n = items.len() as u64;
-    if let Some(min) = schema.min_items
-        && n < min
-    {
-        push(errors, path, format!("Needs at least {min} items."));
-    }
-    if let Some(max) = schema.max_items
-        && n > max
-    {
-        push(
-            errors,
-            path,
-            format!("Allows at most {max} items; remove {}.", n - max),
-        );
-    }
-    if schema.unique_items {
-        for (i, item) in items.iter().enumerate() {
-            if items[..i].contains(item) {
-                push(
-                    errors,
+    fn check_array(
+        &mut self,
+        schema: &Schema,
+        items: &[Value],
+        path: &str,
+        errors: &mut Vec<FieldError>,
+        depth: usize,
+    ) {
+        let n = items.len() as u64;
+        if let Some(min) = schema.min_items
+            && n < min
+        {
+            push(errors, path, format!("Needs at least {min} items."));
+        }
+        if let Some(max) = schema.max_items
+            && n > max
+        {
+            push(
+                errors,
+                path,
+                format!("Allows at most {max} items; remove {}.", n - max),
+            );
+        }
+        if schema.unique_items {
+            let mut seen = HashSet::new();
+            for (i, item) in items.iter().enumerate() {
+                if !seen.insert(item.to_string()) {
+                    push(
+                        errors,
+                        &format!("{path}[{i}]"),
+                        "Duplicates an earlier item.".into(),
+                    );
+                }
+            }
+        }
+        if schema.list_type == "map" && !schema.list_map_keys.is_empty() {
+            let mut seen = HashSet::new();
+            for (i, item) in items.iter().enumerate() {
+                let key = list_map_key(&schema.list_map_keys, item);
+                if !seen.insert(key.clone()) {
+                    push(
+                        errors,
+                        &format!("{path}[{i}]"),
+                        format!("Another item already has {key}; each must be different."),
+                    );
+                }
+            }
+        }
+        if let Some(item_schema) = &schema.items {
+            for (i, item) in items.iter().enumerate() {
+                self.check(
+                    item_schema,
+                    item,
                     &format!("{path}[{i}]"),
-                    "Duplicates an earlier item.".into(),
+                    errors,
+                    depth + 1,
                 );
             }
         }
     }
-    if let Some(item_schema) = &schema.items {
-        for (i, item) in items.iter().enumerate() {
-            check(
-                item_schema,
-                item,
-                &format!("{path}[{i}]"),
-                errors,
-                depth + 1,
-            );
-        }
-    }
-}
 
-fn check_object(
-    schema: &Schema,
-    map: &serde_json::Map<String, Value>,
-    path: &str,
-    errors: &mut Vec<FieldError>,
-    depth: usize,
-) {
-    for name in &schema.required {
-        if !map.contains_key(name) {
-            push(errors, &child_path(path, name), "Required.".into());
+    fn check_object(
+        &mut self,
+        schema: &Schema,
+        map: &serde_json::Map<String, Value>,
+        path: &str,
+        errors: &mut Vec<FieldError>,
+        depth: usize,
+    ) {
+        for name in &schema.required {
+            if !map.contains_key(name) {
+                push(errors, &child_path(path, name), "Required.".into());
+            }
         }
-    }
-    let n = map.len() as u64;
-    if let Some(min) = schema.min_properties
-        && n < min
-    {
-        push(errors, path, format!("Needs at least {min} entries."));
-    }
-    if let Some(max) = schema.max_properties
-        && n > max
-    {
-        push(errors, path, format!("Allows at most {max} entries."));
-    }
-    for (key, value) in map {
-        match schema.property(key) {
-            Some(prop) => check(prop, value, &child_path(path, key), errors, depth + 1),
-            None => {
-                if let Additional::Schema(values) = &schema.additional {
-                    check(values, value, &format!("{path}[{key}]"), errors, depth + 1);
+        let n = map.len() as u64;
+        if let Some(min) = schema.min_properties
+            && n < min
+        {
+            push(errors, path, format!("Needs at least {min} entries."));
+        }
+        if let Some(max) = schema.max_properties
+            && n > max
+        {
+            push(errors, path, format!("Allows at most {max} entries."));
+        }
+        for (key, value) in map {
+            match schema.property(key) {
+                Some(prop) => self.check(prop, value, &child_path(path, key), errors, depth + 1),
+                None => {
+                    if let Additional::Schema(values) = &schema.additional {
+                        self.check(values, value, &format!("{path}[{key}]"), errors, depth + 1);
+                    }
                 }
             }
         }
     }
+
+    fn check_alternatives(
+        &mut self,
+        schema: &Schema,
+        value: &Value,
+        path: &str,
+        errors: &mut Vec<FieldError>,
+        depth: usize,
+    ) {
+        for alt in &schema.all_of {
+            self.check(alt, value, path, errors, depth + 1);
+        }
+        let mut passing = |alts: &[Schema]| {
+            alts.iter()
+                .filter(|alt| self.passes(alt, value, path, depth + 1))
+                .count()
+        };
+        if !schema.any_of.is_empty() && passing(&schema.any_of) == 0 {
+            push(
+                errors,
+                path,
+                "Must match at least one of the allowed forms.".into(),
+            );
+        }
+        if !schema.one_of.is_empty() && passing(&schema.one_of) != 1 {
+            push(
+                errors,
+                path,
+                "Must match exactly one of the allowed forms.".into(),
+            );
+        }
+    }
+
+    /// Whether `value` passes `alt`, worked out once per pair.
+    fn passes(&mut self, alt: &Schema, value: &Value, path: &str, depth: usize) -> bool {
+        let key = (
+            std::ptr::from_ref(alt) as usize,
+            std::ptr::from_ref(value) as usize,
+        );
+        if let Some(known) = self.passes.get(&key) {
+            return *known;
+        }
+        let mut found = Vec::new();
+        self.check(alt, value, path, &mut found, depth);
+        let ok = found.is_empty();
+        self.passes.insert(key, ok);
+        ok
+    }
 }
 
-fn check_alternatives(
-    schema: &Schema,
-    value: &Value,
-    path: &str,
-    errors: &mut Vec<FieldError>,
-    depth: usize,
-) {
-    for alt in &schema.all_of {
-        check(alt, value, path, errors, depth + 1);
-    }
-    let passing = |alts: &[Schema]| {
-        alts.iter()
-            .filter(|alt| {
-                let mut e = Vec::new();
-                check(alt, value, path, &mut e, depth + 1);
-                e.is_empty()
-            })
-            .count()
-    };
-    if !schema.any_of.is_empty() && passing(&schema.any_of) == 0 {
-        push(
-            errors,
-            path,
-            "Must match at least one of the allowed forms.".into(),
-        );
-    }
-    if !schema.one_of.is_empty() && passing(&schema.one_of) != 1 {
-        push(
-            errors,
-            path,
-            "Must match exactly one of the allowed forms.".into(),
-        );
-    }
+/// An item's identity in a `map` list, as `name="a", port=80`.
+fn list_map_key(keys: &[String], item: &Value) -> String {
+    keys.iter()
+        .map(|k| {
+            format!(
+                "{k}={}",
+                item.get(k).map(show).unwrap_or_else(|| "—".into())
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`.
