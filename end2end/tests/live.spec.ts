@@ -19,7 +19,7 @@ test('rows appear, change and vanish as the API server changes them', async ({ p
   const row = page.locator('tr[data-name="nightly"]');
   await kube.ok('POST', ats(ns), at('nightly'));
   await expect(row).toHaveCount(1, { timeout: 1000 });
-  await expect(row.locator('td')).toHaveText(['nightly', '2030-01-01T00:00:00Z', 'echo hi', '<none>']);
+  await expect(row.locator('td')).toHaveText(['nightly', '2030-01-01T00:00:00Z', 'echo hi', '']);
 
   await kube.ok('PATCH', `${ats(ns)}/nightly/status`, { status: { phase: 'RUNNING' } }, {
     'content-type': 'application/merge-patch+json',
@@ -72,7 +72,7 @@ test('CrdKind shows kubectl columns, priority-1 columns only in the wide view, a
     const name = apiRow.object.metadata.name;
     const cells = page.locator(`tr[data-name="${name}"] td`);
     const expected = table.columnDefinitions.map((c: any, i: number) =>
-      c.type === 'date' ? /^\d+[smhdy]/ : apiRow.cells[i] === null ? '<none>' : String(apiRow.cells[i]),
+      c.type === 'date' ? /^\d+[smhdy]/ : apiRow.cells[i] === null ? '' : String(apiRow.cells[i]),
     );
     await expect(cells).toHaveText(expected);
   }

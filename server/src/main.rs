@@ -11,8 +11,21 @@ use portico_server::stacks::{self, leader::LeaseSettings};
 use portico_server::state::AppState;
 use portico_server::{http, kube_client, telemetry};
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+/// Stack for each runtime thread. Rendering is bounded in depth (forms turn deeper
+/// parts into YAML editors), so this is headroom, not the guard: a debug build's
+/// view code takes several times the stack of a release build's.
+const THREAD_STACK_BYTES: usize = 16 << 20;
+
+fn main() -> anyhow::Result<()> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(THREAD_STACK_BYTES)
+        .build()
+        .context("starting the async runtime")?
+        .block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
     let config = Config::parse();
     telemetry::init(&config.log, config.log_format);
 

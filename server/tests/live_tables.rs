@@ -149,7 +149,7 @@ async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
         assert_eq!(
             phase_of(state, "backup"),
             Some(serde_json::Value::Null),
-            "no phase yet: kubectl prints <none>"
+            "no phase yet: a null cell (kubectl prints nothing)"
         );
     }
 

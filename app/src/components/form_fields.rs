@@ -10,6 +10,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use crate::schema::form::{Field, Widget, apply_defaults, shape_fits};
+use crate::schema::text::{shown, typed_int_or_string, typed_number};
 use crate::schema::validate::{FieldError, child_path};
 use crate::schema::value::{Seg, get, set};
 
@@ -236,27 +237,7 @@ fn doc_view(help: &str) -> Option<AnyView> {
 }
 
 fn as_text(v: Option<Value>) -> String {
-    match v {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s,
-        Some(other) => other.to_string(),
-    }
-}
-
-/// Parses what was typed into a number field; keeps unparsable text as a string.
-fn typed_number(text: &str, integer: bool) -> Option<Value> {
-    let t = text.trim();
-    if t.is_empty() {
-        return None;
-    }
-    let parsed = if integer {
-        t.parse::<i64>().ok().map(Value::from)
-    } else {
-        t.parse::<f64>()
-            .ok()
-            .and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
-    };
-    Some(parsed.unwrap_or_else(|| Value::String(t.to_string())))
+    shown(v.as_ref())
 }
 
 #[component]
@@ -425,12 +406,8 @@ fn control(field: &Field, segs: &[Seg], path: &str, id: &str, state: FormState) 
             <input id=id type="text" class="short" placeholder=field.placeholder.clone()
                 prop:value=move || as_text(read(state, &segs_read))
                 on:input:target=move |ev| {
-                    let t = ev.target().value();
-                    let v = match t.trim().parse::<i64>() {
-                        Ok(n) => Some(Value::from(n)),
-                        Err(_) => (!t.is_empty()).then_some(Value::String(t)),
-                    };
-                    write(state, &segs_write, v);
+                    let previous = read(state, &segs_write);
+                    write(state, &segs_write, typed_int_or_string(&ev.target().value(), previous.as_ref()));
                 }
             />
         }
@@ -808,7 +785,13 @@ pub fn FieldSearch(form: Field, state: FormState) -> impl IntoView {
             let mut hits: Vec<&Entry> = all.iter().filter(|e| e.haystack.contains(&q)).collect();
             hits.sort_by_key(|e| !e.name.to_lowercase().contains(&q));
             let total = hits.len();
-            (hits.into_iter().take(SEARCH_RESULTS).cloned().collect::<Vec<_>>(), total)
+            (
+                hits.into_iter()
+                    .take(SEARCH_RESULTS)
+                    .cloned()
+                    .collect::<Vec<_>>(),
+                total,
+            )
         })
     });
     view! {
@@ -852,14 +835,5 @@ mod tests {
         assert!(leads_to("spec.a[0]", "spec.a[*].b"));
         assert!(leads_to("spec.a", "spec.a"));
         assert!(!leads_to("spec.a", "spec.ab"));
-    }
-
-    #[test]
-    fn typed_numbers_keep_what_cannot_be_parsed() {
-        assert_eq!(typed_number("", true), None);
-        assert_eq!(typed_number(" 12 ", true), Some(Value::from(12)));
-        assert_eq!(typed_number("12a", true), Some(Value::String("12a".into())));
-        assert_eq!(typed_number("1.5", true), Some(Value::String("1.5".into())));
-        assert_eq!(typed_number("1.5", false), Some(serde_json::json!(1.5)));
     }
 }

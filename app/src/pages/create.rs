@@ -164,9 +164,7 @@ fn ObjectForm(
             typed
         }
         (None, None) => {
-            let namespace = ns_param
-                .get_untracked()
-                .unwrap_or_else(|| "default".into());
+            let namespace = ns_param.get_untracked().unwrap_or_else(|| "default".into());
             let mut draft = Draft::create(
                 &spec.api_version,
                 &spec.kind,
@@ -212,9 +210,8 @@ fn ObjectForm(
         original.set(draft.original);
     };
     let name = Memo::new(move |_| value.with(|v| Draft::name_of(v).to_string()));
-    let namespace = Memo::new(move |_| {
-        value.with(|v| Draft::namespace_of(v, namespaced).map(str::to_string))
-    });
+    let namespace =
+        Memo::new(move |_| value.with(|v| Draft::namespace_of(v, namespaced).map(str::to_string)));
     let latest_spec = RwSignal::new(None::<String>);
     if let Some(carry) = carry {
         Effect::new(move |_| carry.set_value(Some(draft_now())));
@@ -354,7 +351,10 @@ fn ObjectForm(
                             let clash_note = if clashes.is_empty() {
                                 String::new()
                             } else {
-                                format!(" You and they both changed {}: yours is kept.", clashes.join(", "))
+                                format!(
+                                    " You and they both changed {}: yours is kept.",
+                                    clashes.join(", ")
+                                )
                             };
                             banner.set(Some(format!(
                                 "Someone changed this object after you opened it. Your edits are kept, \

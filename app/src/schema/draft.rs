@@ -107,7 +107,9 @@ impl Draft {
         if !namespaced {
             return None;
         }
-        object.pointer("/metadata/namespace").and_then(Value::as_str)
+        object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
     }
 
     pub fn set_name(&mut self, name: &str) {
@@ -326,7 +328,10 @@ mod tests {
         d.set_name("web");
         assert_eq!((d.name(), d.namespace()), ("web", Some("team-a")));
         d.set_namespace("team-b");
-        assert_eq!(d.body()["metadata"], json!({"name": "web", "namespace": "team-b"}));
+        assert_eq!(
+            d.body()["metadata"],
+            json!({"name": "web", "namespace": "team-b"})
+        );
         let cluster = Draft::create("x.io/v1", "Thing", false, "team-a", json!({}));
         assert_eq!(cluster.namespace(), None);
         assert_eq!(cluster.body()["metadata"], json!({"name": ""}));

@@ -153,10 +153,7 @@ fn describe(schema: &Schema) -> Vec<String> {
         out.push("no duplicates".into());
     }
     if schema.list_type == "map" && !schema.list_map_keys.is_empty() {
-        out.push(format!(
-            "one item per {}",
-            schema.list_map_keys.join(" + ")
-        ));
+        out.push(format!("one item per {}", schema.list_map_keys.join(" + ")));
     }
     if is_quantity(schema) {
         out.push("a quantity: a number with an optional unit (m, k, M, G, Ki, Mi, Gi…)".into());

@@ -4,6 +4,7 @@
 pub mod draft;
 pub mod form;
 pub mod model;
+pub mod text;
 pub mod validate;
 pub mod value;
 

@@ -64,6 +64,9 @@ pub struct Schema {
     pub one_of: Vec<Schema>,
     pub any_of: Vec<Schema>,
     pub all_of: Vec<Schema>,
+    /// `not`: the value must fail this schema (Istio uses it beside `oneOf` to say
+    /// "none of these, or exactly one").
+    pub not: Option<Box<Schema>>,
     pub validations: Vec<CelRule>,
 }
 
@@ -215,6 +218,10 @@ fn read(value: &Value, depth: usize) -> Schema {
         one_of: list(map, "oneOf", depth),
         any_of: list(map, "anyOf", depth),
         all_of: list(map, "allOf", depth),
+        not: map
+            .get("not")
+            .filter(|v| v.is_object())
+            .map(|v| Box::new(read(v, depth + 1))),
         validations,
     }
 }

@@ -227,10 +227,7 @@ fn keywords_map_to_widgets_and_defaults_prefill() {
     assert!(matches!(widget("target"), Widget::Choice(c) if c.len() == 2));
     let ratio = fields.iter().find(|f| f.name == "ratio").expect("ratio");
     assert_eq!(ratio.constraints, ["> 0", "≤ 1"]);
-    assert_eq!(
-        initial_value(&spec_form(&schema)),
-        json!({"mode": "a"})
-    );
+    assert_eq!(initial_value(&spec_form(&schema)), json!({"mode": "a"}));
 
     let errors = validate(
         &schema,
@@ -350,6 +347,10 @@ fn arb_json() -> impl Strategy<Value = Value> {
                         Just("oneOf"),
                         Just("anyOf"),
                         Just("allOf"),
+                        Just("not"),
+                        Just("x-kubernetes-list-type"),
+                        Just("x-kubernetes-list-map-keys"),
+                        Just("x-kubernetes-validations"),
                         Just("format"),
                         Just("default"),
                         Just("x-kubernetes-int-or-string"),

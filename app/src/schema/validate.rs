@@ -339,6 +339,15 @@ impl Run {
         for alt in &schema.all_of {
             self.check(alt, value, path, errors, depth + 1);
         }
+        if let Some(not) = &schema.not
+            && self.passes(not, value, path, depth + 1)
+        {
+            push(
+                errors,
+                path,
+                "Is one of the forms this field must not take.".into(),
+            );
+        }
         let mut passing = |alts: &[Schema]| {
             alts.iter()
                 .filter(|alt| self.passes(alt, value, path, depth + 1))

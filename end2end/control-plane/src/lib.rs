@@ -9,6 +9,7 @@
 pub mod apply;
 pub mod certs;
 pub mod cluster;
+pub mod corpus;
 pub mod kubeconfig;
 pub mod process;
 

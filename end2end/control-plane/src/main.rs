@@ -7,7 +7,7 @@ use std::process::Command;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use portico_control_plane::{ControlPlane, apply};
+use portico_control_plane::{ControlPlane, apply, corpus};
 
 #[derive(Parser)]
 #[command(about = "A local etcd + kube-apiserver for Portico's dev command and tests")]
@@ -15,6 +15,13 @@ struct Cli {
     /// Apply every *.yaml in this directory after start-up (repeatable; CRDs first).
     #[arg(long = "apply", global = true)]
     apply_dirs: Vec<PathBuf>,
+    /// Also apply the real-world CRD corpus described in this directory
+    /// (end2end/crd-corpus): its CRDs from the module cache and their samples.
+    #[arg(long, global = true)]
+    corpus: Option<PathBuf>,
+    /// Write the corpus's CRDs (kind, plural, served versions, sample) here as JSON.
+    #[arg(long, global = true, requires = "corpus")]
+    corpus_out: Option<PathBuf>,
     /// Also copy the admin kubeconfig here.
     #[arg(long, global = true)]
     kubeconfig_out: Option<PathBuf>,
@@ -61,13 +68,22 @@ fn main() -> anyhow::Result<()> {
     };
 
     runtime.block_on(async {
-        if !cli.apply_dirs.is_empty() {
+        if !cli.apply_dirs.is_empty() || cli.corpus.is_some() {
             let client = plane.admin_client().await?;
             let mut objects = Vec::new();
             for dir in &cli.apply_dirs {
                 for file in apply::manifest_files(dir)? {
                     objects.extend(apply::read_documents(&file)?);
                 }
+            }
+            if let Some(dir) = &cli.corpus {
+                let corpus = corpus::load(dir).context("loading the CRD corpus")?;
+                if let Some(out) = &cli.corpus_out {
+                    let json = serde_json::to_vec_pretty(&corpus.entries)?;
+                    std::fs::write(out, json)
+                        .with_context(|| format!("writing {}", out.display()))?;
+                }
+                objects.extend(corpus.objects());
             }
             let applied = apply::apply_all(&client, objects).await?;
             tracing::info!(count = applied.len(), "applied manifests");

@@ -1,0 +1,273 @@
+//! The real-world CRD corpus (end2end/crd-corpus: CRDs from the projects' own Go
+//! modules) against a real kube-apiserver and Portico's server-side rendering: every
+//! served version of every CRD gives a form, its sample passes the form's validation
+//! and the API server's dry run, a round trip through the form changes nothing, and
+//! the create and edit pages render within budget. Also: schemas built to be hostile
+//! (deep, wide) cannot take the server down.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use app::schema::draft::Draft;
+use app::schema::form::spec_form;
+use app::schema::model::Schema;
+use app::schema::text::retyped;
+use app::schema::validate::validate;
+use app::table::model::ResourceRef;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use portico_control_plane::cluster::TestCluster;
+use portico_control_plane::{apply, corpus};
+use portico_server::objects;
+use serde_json::{Value, json};
+
+/// Slowest server-side render allowed for one page of the corpus (debug build, 2
+/// cores, other tests running): the worst measured is printed with every run.
+const PAGE_BUDGET: Duration = Duration::from_secs(5);
+
+fn corpus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end/crd-corpus")
+}
+
+fn api(client: &kube::Client, entry: &corpus::Entry, version: &str) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk(&entry.group, version, &entry.kind);
+    let resource = ApiResource::from_gvk_with_plural(&gvk, &entry.plural);
+    match &entry.sample_namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    }
+}
+
+/// What the API server adds to an object that a person never typed.
+fn as_typed(mut object: Value) -> Value {
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        for key in [
+            "managedFields",
+            "creationTimestamp",
+            "generation",
+            "resourceVersion",
+            "uid",
+        ] {
+            meta.remove(key);
+        }
+    }
+    if let Some(map) = object.as_object_mut() {
+        map.remove("status");
+    }
+    object
+}
+
+async fn load_corpus(client: &kube::Client) -> corpus::Corpus {
+    let corpus = corpus::load(&corpus_dir()).expect("the corpus loads from the module cache");
+    apply::apply_all(client, corpus.objects())
+        .await
+        .expect("the corpus CRDs and samples apply");
+    corpus
+}
+
+/// (milliseconds, page) of each render, slowest first.
+fn worst(mut timings: Vec<(u128, String)>, n: usize) -> Vec<(u128, String)> {
+    timings.sort_by_key(|t| std::cmp::Reverse(t.0));
+    timings.truncate(n);
+    timings
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_corpus_crd_gives_a_form_its_sample_passes_and_a_round_trip_changes_nothing() {
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
+    let corpus = load_corpus(&client).await;
+    let projects: std::collections::HashSet<&str> =
+        corpus.entries.iter().map(|e| e.project.as_str()).collect();
+    assert!(corpus.entries.len() >= 25 && projects.len() >= 10);
+    let (origin, _state) = common::serve(&client, None).await;
+    let http = reqwest::Client::new();
+    let mut timings = Vec::new();
+    let mut pages = 0;
+    for entry in &corpus.entries {
+        for version in &entry.versions {
+            let label = format!("{} {version}", entry.name);
+            let schema = Schema::from_value(&entry.schema(version));
+            let form = spec_form(&schema);
+            let object = api(&client, entry, version)
+                .get(&entry.sample_name)
+                .await
+                .unwrap_or_else(|e| panic!("{label}: reading the sample: {e}"));
+            let object = as_typed(serde_json::to_value(&object).expect("object JSON"));
+
+            // The form's own validation accepts what the API server accepted.
+            let errors = validate(&schema, &object, "");
+            assert_eq!(errors, vec![], "{label}: the form refuses the sample");
+
+            // Object → form → object changes nothing.
+            let draft = Draft::edit(object.clone(), entry.namespaced);
+            assert_eq!(
+                draft.body(),
+                object,
+                "{label}: the draft changed the object"
+            );
+            let through_form = json!({ "spec": retyped(&form, &object["spec"]) });
+            assert_eq!(
+                through_form["spec"], object["spec"],
+                "{label}: typing the sample back into the form changed it"
+            );
+            let mut again = draft.clone();
+            again.apply_yaml(&draft.to_yaml()).expect("own YAML");
+            assert_eq!(again.body(), object, "{label}: the YAML view changed it");
+
+            // What the create page would send passes the API server's dry run.
+            let mut create = Draft::create(
+                object["apiVersion"].as_str().unwrap_or_default(),
+                &entry.kind,
+                entry.namespaced,
+                entry.sample_namespace.as_deref().unwrap_or_default(),
+                object["spec"].clone(),
+            );
+            create.set_name("dry-run-copy");
+            if let Some(labels) = object.pointer("/metadata/labels") {
+                create.object["metadata"]["labels"] = labels.clone();
+            }
+            let body: DynamicObject = serde_json::from_value(create.body()).expect("object");
+            objects::create(&client, &body, true)
+                .await
+                .unwrap_or_else(|e| panic!("{label}: dry run refused: {e}"));
+
+            // The create and edit pages render on the server within budget.
+            let resource = ResourceRef {
+                group: entry.group.clone(),
+                version: version.clone(),
+                plural: entry.plural.clone(),
+            };
+            let namespace = entry.sample_namespace.as_deref().unwrap_or("_");
+            for page in [
+                format!("{}/new", resource.page_path()),
+                format!(
+                    "{}/{namespace}/{}/edit",
+                    resource.page_path(),
+                    entry.sample_name
+                ),
+            ] {
+                let started = Instant::now();
+                let response = http
+                    .get(format!("{origin}{page}"))
+                    .send()
+                    .await
+                    .expect("page answers");
+                let status = response.status();
+                let html = response.text().await.expect("page body");
+                let took = started.elapsed();
+                assert_eq!(status, 200, "{page}");
+                assert!(html.contains("object-form"), "{page}: no form rendered");
+                assert!(took < PAGE_BUDGET, "{page}: {took:?}");
+                timings.push((took.as_millis(), page));
+                pages += 1;
+            }
+        }
+    }
+    let mut all: Vec<u128> = timings.iter().map(|t| t.0).collect();
+    all.sort_unstable();
+    println!(
+        "{} CRDs from {} projects, {pages} pages rendered server-side: median {} ms, worst five:",
+        corpus.entries.len(),
+        projects.len(),
+        all.get(all.len() / 2).copied().unwrap_or_default()
+    );
+    for (ms, page) in worst(timings, 5) {
+        println!("  {ms:>5} ms  {page}");
+    }
+}
+
+/// A CRD whose spec nests `depth` objects, each also holding `width` strings, every
+/// level required (so a form would open all of it).
+fn nested_crd(name: &str, depth: usize, width: usize) -> Value {
+    let mut schema = json!({"type": "string"});
+    for level in (0..depth).rev() {
+        let mut properties = serde_json::Map::new();
+        properties.insert("next".into(), schema);
+        for i in 0..width {
+            properties.insert(
+                format!("field{i}"),
+                json!({"type": "string", "pattern": "^[a-z]+$", "description": "A field."}),
+            );
+        }
+        schema = json!({
+            "type": "object",
+            "description": format!("Level {level}."),
+            "required": ["next"],
+            "properties": properties,
+        });
+    }
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{name}s.hostile.test")},
+        "spec": {
+            "group": "hostile.test",
+            "scope": "Cluster",
+            "names": {"plural": format!("{name}s"), "singular": name, "kind": name.to_uppercase(), "listKind": format!("{}List", name.to_uppercase())},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": schema}}}
+            }]
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_and_wide_schemas_render_without_taking_the_server_down() {
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
+    // The one that overflowed the server's stack was 10 levels and ~330 nodes. (Past
+    // about 60 levels a CRD's JSON is deeper than kube's JSON parser accepts at all.)
+    let crds = [
+        nested_crd("deepten", 10, 32),
+        nested_crd("deepforty", 40, 4),
+        nested_crd("wideone", 2, 2500),
+    ];
+    let objects: Vec<DynamicObject> = crds
+        .iter()
+        .map(|c| serde_json::from_value(c.clone()).expect("CRD"))
+        .collect();
+    apply::apply_all(&client, objects)
+        .await
+        .expect("CRDs apply");
+    let (origin, _state) = common::serve(&client, None).await;
+    let http = reqwest::Client::new();
+    for plural in ["deeptens", "deepfortys", "wideones"] {
+        let page = format!("{origin}/r/hostile.test/v1/{plural}/new");
+        let started = Instant::now();
+        let response = http.get(&page).send().await.expect("the server is up");
+        assert_eq!(response.status(), 200, "{plural}");
+        let html = response.text().await.expect("body");
+        println!(
+            "{plural}: {} ms, {} bytes",
+            started.elapsed().as_millis(),
+            html.len()
+        );
+        assert!(html.contains("object-form"), "{plural}: no form");
+        assert!(started.elapsed() < PAGE_BUDGET, "{plural}");
+    }
+    // Past the form's depth, the rest is a YAML editor.
+    let deep = http
+        .get(format!("{origin}/r/hostile.test/v1/deepfortys/new"))
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("body");
+    assert!(deep.contains("Nested too deeply for a form"));
+    assert_eq!(
+        http.get(format!("{origin}/healthz"))
+            .send()
+            .await
+            .expect("alive")
+            .status(),
+        200
+    );
+}
