@@ -15,10 +15,12 @@ case "${PORTICO_E2E_BUILD:-debug}" in
   *) echo "PORTICO_E2E_BUILD must be debug or release" >&2; exit 2 ;;
 esac
 if [ -n "${KUBECONFIG:-}" ]; then
+  rm -f "$root/end2end/.state/corpus.json"
   exec "$portico"
 fi
 mkdir -p "$root/end2end/.state"
 exec "$root/target/debug/portico-control-plane" \
   --apply "$root/deploy/crds" --apply "$root/end2end/fixtures/seeds" --apply "$root/end2end/fixtures/large" \
+  --corpus "$root/end2end/crd-corpus" --corpus-out "$root/end2end/.state/corpus.json" \
   --kubeconfig-out "$root/end2end/.state/kubeconfig.json" \
   exec -- "$portico"

@@ -71,6 +71,12 @@ if $control_plane && [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
 fi
 
 if $for_tests; then
+  command -v go >/dev/null || apt_install golang-go
+  # kubectl from the same pinned Kubernetes version (the tables are compared with its
+  # output), and the real-world CRD corpus's modules, both through the Go module proxy.
+  end2end/kube-apiserver/build.sh kubectl >/dev/null
+  step "the CRD corpus's Go modules (end2end/crd-corpus)"
+  bash end2end/crd-corpus/fetch.sh >/dev/null
   apt_install chromium
   if [ ! -d end2end/node_modules/@playwright/test ]; then
     step "npm ci (Playwright's test runner; browsers come from Debian)"

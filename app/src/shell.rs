@@ -16,6 +16,9 @@ use crate::pages::object::ObjectPage;
 use crate::pages::provision::ProvisionPage;
 use crate::pages::resource::ResourcePage;
 
+/// Portico's mark: a blue tile with a white arch.
+const FAVICON: &str = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Crect width='16' height='16' rx='3' fill='%233b5bdb'/%3E%3Cpath d='M4 13V7a4 4 0 0 1 8 0v6h-2V7a2 2 0 0 0-4 0v6z' fill='white'/%3E%3C/svg%3E";
+
 /// The document the server renders around [`App`].
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     view! {
@@ -24,6 +27,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                // Inline, so no page asks for a /favicon.ico that is not there.
+                <link rel="icon" href=FAVICON/>
                 <AutoReload options=options.clone()/>
                 // The stylesheet's name carries its content hash in release builds.
                 <HashedStylesheet options=options.clone() id="portico" root=crate::base::get()/>
