@@ -83,6 +83,51 @@ for (const entry of corpus) {
   });
 }
 
+// The three largest schemas of the corpus, by the size of their CRD.
+const LARGEST = [
+  ['kyverno.io', 'v1', 'clusterpolicies', ''],
+  ['argoproj.io', 'v1alpha1', 'applicationsets', '?ns=corpus'],
+  ['monitoring.coreos.com', 'v1', 'prometheuses', '?ns=corpus'],
+];
+
+test('the largest forms open as a page of headings, errors wait for a touch or a submit, the search opens the way', async ({
+  page,
+}) => {
+  for (const [group, version, plural, query] of LARGEST) {
+    await page.goto(`/r/${group}/${version}/${plural}/new${query}`);
+    await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+    // Nothing is marked wrong before the person does anything.
+    await expect(page.locator('.field-error')).toHaveCount(0);
+    // Optional sections with nothing in them are closed; required ones are open.
+    expect(await page.locator('.section-field:not(.open)').count()).toBeGreaterThan(2);
+    const openButEmpty = page
+      .locator('.section-field.open > .section-toggle')
+      .filter({ hasNot: page.locator('.req') })
+      .filter({ hasText: 'not set' });
+    await expect(openButEmpty).toHaveCount(0);
+    await page.screenshot({ path: `test-results/corpus-form-${plural}-${build}.png` });
+  }
+
+  // Prometheus: find a field three sections deep and land on it.
+  const path = 'spec.storage.volumeClaimTemplate.spec.storageClassName';
+  await page.getByTestId('field-search').fill('storageClassName');
+  await page.locator('.search-results button', { hasText: path }).click();
+  await expect(page.locator(`.field[data-path="${path}"]`)).toBeInViewport();
+  await expect(page.locator(`.field[data-path="${path}"] input`)).toBeFocused();
+  await page.screenshot({ path: `test-results/corpus-form-search-${build}.png` });
+
+  // Documentation is one click away.
+  const doc = page.locator('.field[data-path="spec.replicas"] details.field-doc');
+  await doc.locator('summary').click();
+  await expect(doc).toHaveAttribute('open', '');
+
+  // A submit attempt shows every problem and brings the first into view.
+  await page.locator('form.object-form button[type="submit"]').click();
+  const nameError = page.locator('.field[data-path="metadata.name"] .field-error');
+  await expect(nameError).toHaveText('Required.');
+  await expect(nameError).toBeInViewport();
+});
+
 /** `kubectl get -o wide`'s table: cells cut at the header's column starts. */
 function kubectlTable(entry: Entry, version: string): { headers: string[]; rows: string[][] } {
   const kubectl = execFileSync('bash', [join(root, 'end2end', 'kube-apiserver', 'build.sh'), 'kubectl'], {

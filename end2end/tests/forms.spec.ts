@@ -118,9 +118,15 @@ test('a real-world-sized CRD: oneOf as a choice, nullable fields, a version pick
   await expect(page.getByTestId('version-picker')).toHaveValue('v1');
   await page.locator('#f-metadata-name').fill('orders');
 
+  // Optional sections start closed; their headings open them.
+  await expect(page.locator('#f-spec-backup')).toHaveAttribute('aria-expanded', 'false');
+  await expect(field(page, 'spec.backup.target')).toHaveCount(0);
+  await page.locator('#f-spec-backup').click();
+  await page.locator('#f-spec-backup-target').click();
   const target = field(page, 'spec.backup.target');
   await target.locator('.choice-option', { hasText: 's3' }).locator('input').check();
   await expect(field(page, 'spec.backup.target.s3')).toBeVisible();
+  await page.locator('#f-spec-backup-target-s3').click();
   await expect(field(page, 'spec.backup.target.pvc')).toHaveCount(0);
   await page.locator('#f-spec-backup-target-s3-bucket').fill('orders-backups');
   await target.locator('.choice-option', { hasText: 'pvc' }).locator('input').check();
@@ -130,6 +136,10 @@ test('a real-world-sized CRD: oneOf as a choice, nullable fields, a version pick
   await target.locator('.choice-option', { hasText: 's3' }).locator('input').check();
   await expect(page.locator('#f-spec-backup-target-s3-bucket')).toHaveValue('orders-backups');
 
+  // The search finds a field by name and opens the sections on the way to it.
+  await page.getByTestId('field-search').fill('storageClassName');
+  await page.locator('.search-results button', { hasText: 'spec.storage.storageClassName' }).click();
+  await expect(field(page, 'spec.storage.storageClassName')).toBeInViewport();
   await expect(field(page, 'spec.storage.storageClassName').locator('.null-toggle')).toHaveCount(1);
   await page.screenshot({ path: 'test-results/form-large.png', fullPage: false });
 

@@ -394,3 +394,126 @@ proptest! {
         prop_assert_eq!(errors.is_empty(), (lo..=hi).contains(&v));
     }
 }
+
+/// One schema node of a generated schema: `keywords` (bits) choose which keywords it
+/// carries; `child` is nested under properties, items, map values and alternatives.
+fn node(keywords: u32, child: Option<Value>, width: usize) -> Value {
+    let mut s = serde_json::Map::new();
+    let bit = |n: u32| keywords & (1 << n) != 0;
+    let kind = ["object", "array", "string", "integer"][(keywords & 3) as usize];
+    s.insert("type".into(), json!(kind));
+    if let Some(child) = child {
+        let mut props = serde_json::Map::new();
+        props.insert("next".into(), child.clone());
+        for i in 0..width {
+            props.insert(
+                format!("p{i}"),
+                json!({"type": "string", "pattern": format!("^[a-z]{{0,{i}}}$")}),
+            );
+        }
+        s.insert("type".into(), json!("object"));
+        s.insert("properties".into(), Value::Object(props));
+        if bit(2) {
+            s.insert("required".into(), json!(["next"]));
+        }
+        if bit(3) {
+            s.insert("anyOf".into(), json!([{"required": ["next"]}, {"required": ["p0"]}, {"not": {"required": ["p1"]}}]));
+        }
+        if bit(4) {
+            s.insert("oneOf".into(), json!([{"required": ["next"]}, {"anyOf": [{"required": ["p0"]}, {"required": ["p1"]}]}]));
+        }
+        if bit(5) {
+            s.insert("allOf".into(), json!([{"required": ["next"]}]));
+        }
+        if bit(6) {
+            s.insert("additionalProperties".into(), child);
+            s.remove("properties");
+        }
+        if bit(7) {
+            s.insert("x-kubernetes-validations".into(), json!([{"rule": "has(self.next)", "fieldPath": ".next", "messageExpression": "'no'"}]));
+        }
+    }
+    if bit(8) {
+        s.insert("x-kubernetes-int-or-string".into(), json!(true));
+        s.insert(
+            "pattern".into(),
+            json!("^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE])?$"),
+        );
+    }
+    if bit(9) {
+        s.insert("enum".into(), json!(["a", 1, null]));
+    }
+    if bit(10) {
+        s.insert("x-kubernetes-preserve-unknown-fields".into(), json!(true));
+    }
+    if bit(11) {
+        s.insert("nullable".into(), json!(true));
+        s.insert("default".into(), json!({"next": {}}));
+    }
+    if bit(12) {
+        s.insert(
+            "format".into(),
+            json!(["int32", "int64", "date-time", "byte"][(keywords >> 13) as usize % 4]),
+        );
+    }
+    Value::Object(s)
+}
+
+/// A schema `depth` levels deep, each level `width` properties wide beside the next
+/// level, with the keywords of each level drawn from `levels`.
+fn generated_schema(depth: usize, width: usize, levels: &[u32]) -> Value {
+    let mut schema = node(levels[0], None, 0);
+    for i in 1..depth {
+        let level = node(levels[i % levels.len()], Some(schema), width);
+        schema = if levels[i % levels.len()] & (1 << 14) != 0 {
+            json!({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["p0"], "items": level})
+        } else {
+            level
+        };
+    }
+    json!({"type": "object", "properties": {"spec": schema}})
+}
+
+/// A value shaped like `generated_schema`'s: `next` nested `depth` times, lists of one.
+fn generated_value(depth: usize) -> Value {
+    let mut value = json!("x");
+    for i in 0..depth {
+        value = if i % 3 == 2 {
+            json!([{"next": value, "p0": "a"}, {"next": null, "p0": "a"}])
+        } else {
+            json!({"next": value, "p0": "abc", "p1": 5})
+        };
+    }
+    json!({"spec": value})
+}
+
+/// What the property test allows for building a form and checking a value (debug
+/// build; the release build is several times faster).
+const GENERATED_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Schemas up to 64 deep and 5,000 nodes, narrow and wide, every keyword: the
+    /// form builds, every codec and validation terminates, all within budget.
+    #[test]
+    fn generated_schemas_up_to_depth_64_and_5000_nodes_stay_within_budget(
+        depth in 1usize..=64,
+        width in 0usize..=80,
+        levels in prop::collection::vec(any::<u32>(), 1..8),
+    ) {
+        let width = width.min(5000 / depth.max(1));
+        let root = generated_schema(depth, width, &levels);
+        let started = std::time::Instant::now();
+        let schema = Schema::from_value(&root);
+        let form = spec_form(&schema);
+        let _ = initial_value(&form);
+        let value = generated_value(depth);
+        let _ = validate(&schema, &value, "");
+        let _ = super::text::retyped(&form, &value["spec"]);
+        let mut draft = super::draft::Draft::edit(value.clone(), true);
+        let _ = draft.apply_yaml(&draft.to_yaml());
+        let took = started.elapsed();
+        prop_assert!(took < GENERATED_BUDGET, "depth {depth} width {width}: {took:?}");
+    }
+}
