@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, expect } from './fixtures';
-import { release } from './spawn';
+import { ExtraPortico, release } from './spawn';
 
 type Entry = {
   project: string;
@@ -39,6 +39,15 @@ const timings: Timing[] = [];
 test.describe.configure({ mode: 'serial' });
 test.skip(corpus.length === 0, 'the corpus is loaded only into the local control plane serve.sh starts');
 
+// A Portico of its own (same cluster and build): the hundreds of pages and live tables
+// opened here count against this process's per-person limits, not the suite's server.
+let portico: ExtraPortico;
+test.beforeAll(async () => {
+  portico = await ExtraPortico.start({});
+});
+test.afterAll(() => portico?.stop());
+const at = (path: string) => `${portico.origin}${path}`;
+
 test.beforeEach(async ({ page }) => {
   // When <body> is marked hydrated, relative to the navigation's start.
   await page.addInitScript(() => {
@@ -52,7 +61,7 @@ test.beforeEach(async ({ page }) => {
 });
 
 async function visit(page: any, path: string, errors: string[]): Promise<Timing> {
-  await page.goto(path);
+  await page.goto(at(path));
   await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1, { timeout: HYDRATE_BUDGET_MS });
   await expect(page.locator('form.object-form')).toBeVisible();
   const t = await page.evaluate(() => {
@@ -94,7 +103,7 @@ test('the largest forms open as a page of headings, errors wait for a touch or a
   page,
 }) => {
   for (const [group, version, plural, query] of LARGEST) {
-    await page.goto(`/r/${group}/${version}/${plural}/new${query}`);
+    await page.goto(at(`/r/${group}/${version}/${plural}/new${query}`));
     await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
     // Nothing is marked wrong before the person does anything.
     await expect(page.locator('.field-error')).toHaveCount(0);
@@ -106,6 +115,16 @@ test('the largest forms open as a page of headings, errors wait for a touch or a
       .filter({ hasText: 'not set' });
     await expect(openButEmpty).toHaveCount(0);
     await page.screenshot({ path: `test-results/corpus-form-${plural}-${build}.png` });
+    // The wasm module's linear memory (its heap) with this form on screen: asking
+    // wasm-bindgen's init again hands back the running instance's exports.
+    const wasmBytes = await page.evaluate(async () => {
+      const href = document.querySelector('link[rel="modulepreload"]')?.getAttribute('href') ?? '';
+      const bindings = await import(href);
+      const exports = await bindings.default();
+      return exports.memory.buffer.byteLength;
+    });
+    console.log(`wasm heap (${build}) on the ${plural} form: ${(wasmBytes / 1048576).toFixed(1)} MiB`);
+    expect(wasmBytes).toBeLessThan(256 * 1048576);
   }
 
   // Prometheus: find a field three sections deep and land on it.
@@ -153,7 +172,7 @@ test("every corpus kind's list page prints kubectl get -o wide's headers and cel
   for (const entry of corpus) {
     const version = entry.versions[0];
     const query = entry.sample_namespace ? `?ns=${entry.sample_namespace}&wide=true` : '?wide=true';
-    await page.goto(`/r/${entry.group}/${version}/${entry.plural}${query}`);
+    await page.goto(at(`/r/${entry.group}/${version}/${entry.plural}${query}`));
     await expect(page.getByTestId('live-status')).toHaveText('Live');
     const grid = page.getByTestId('live-table');
     await expect(grid.locator(`tr[data-name="${entry.sample_name}"]`)).toHaveCount(1);

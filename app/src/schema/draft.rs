@@ -151,8 +151,9 @@ impl Draft {
         metadata.as_object_mut()
     }
 
-    /// Keeps the shape every page relies on: metadata and spec are objects, no status,
-    /// no namespace on a cluster-scoped object.
+    /// Keeps the shape every page relies on: metadata is an object, no status, no
+    /// namespace on a cluster-scoped object. A missing spec stays missing (the form
+    /// creates it when a field is set), so an object without one saves unchanged.
     fn normalize(&mut self) {
         let namespaced = self.namespaced;
         if let Some(metadata) = self.metadata_mut()
@@ -161,11 +162,8 @@ impl Draft {
             metadata.remove("namespace");
         }
         if let Value::Object(object) = &mut self.object {
+            // Status goes through its own subresource; a form never sends it.
             object.remove("status");
-            let spec = object.entry("spec").or_insert_with(|| json!({}));
-            if !spec.is_object() && !spec.is_null() {
-                *spec = json!({});
-            }
         }
     }
 
@@ -416,6 +414,13 @@ mod tests {
         assert_eq!(conflicts, ["spec.mode"]);
         assert_eq!(d.body()["spec"]["mode"], "mine");
         assert_eq!(d.body()["metadata"]["resourceVersion"], "3");
+    }
+
+    #[test]
+    fn an_object_without_a_spec_is_saved_without_one() {
+        let object = json!({"apiVersion": "x.io/v1", "kind": "Rules",
+            "metadata": {"name": "r"}, "rules": [{"alert": "Down"}]});
+        assert_eq!(Draft::edit(object.clone(), false).body(), object);
     }
 
     #[test]
