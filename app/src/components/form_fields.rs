@@ -236,10 +236,6 @@ fn doc_view(help: &str) -> Option<AnyView> {
     })
 }
 
-fn as_text(v: Option<Value>) -> String {
-    shown(v.as_ref())
-}
-
 #[component]
 fn Messages(path: String, state: FormState) -> impl IntoView {
     let mine = move || state.shown_errors(&path);
@@ -383,7 +379,7 @@ fn control(field: &Field, segs: &[Seg], path: &str, id: &str, state: FormState) 
             };
             view! {
                 <input id=id type="text" placeholder=placeholder
-                    prop:value=move || as_text(read(state, &segs_read))
+                    prop:value=move || shown(read(state, &segs_read).as_ref())
                     on:input:target=move |ev| {
                         let t = ev.target().value();
                         write(state, &segs_write, (!t.is_empty()).then_some(Value::String(t)));
@@ -396,7 +392,7 @@ fn control(field: &Field, segs: &[Seg], path: &str, id: &str, state: FormState) 
             let integer = matches!(field.widget, Widget::Integer);
             view! {
                 <input id=id type="text" inputmode="numeric" class="short"
-                    prop:value=move || as_text(read(state, &segs_read))
+                    prop:value=move || shown(read(state, &segs_read).as_ref())
                     on:input:target=move |ev| write(state, &segs_write, typed_number(&ev.target().value(), integer))
                 />
             }
@@ -404,7 +400,7 @@ fn control(field: &Field, segs: &[Seg], path: &str, id: &str, state: FormState) 
         }
         Widget::IntOrString => view! {
             <input id=id type="text" class="short" placeholder=field.placeholder.clone()
-                prop:value=move || as_text(read(state, &segs_read))
+                prop:value=move || shown(read(state, &segs_read).as_ref())
                 on:input:target=move |ev| {
                     let previous = read(state, &segs_write);
                     write(state, &segs_write, typed_int_or_string(&ev.target().value(), previous.as_ref()));
@@ -620,7 +616,7 @@ fn list_control(item: &Field, segs: &[Seg], path: &str, state: FormState) -> Any
                         <span class="row-key mono">{move || state.value.with(|v| keys.iter().map(|k| {
                             let mut s = key_segs.clone();
                             s.push(Seg::Key(k.clone()));
-                            format!("{k}: {}", get(v, &s).map(|x| as_text(Some(x.clone()))).unwrap_or_default())
+                            format!("{k}: {}", shown(get(v, &s)))
                         }).collect::<Vec<_>>().join(" · "))}</span>
                     });
                     view! {

@@ -61,10 +61,11 @@ fn retype(field: &Field, value: &Value, depth: usize) -> Value {
             Some(Value::String(text()))
         }
         (Widget::Integer, _) => typed_number(&text(), true),
-        (Widget::Number, Value::Number(_)) => typed_number(&text(), false)
-            // 1 and 1.0 are the same number to the API server.
-            .filter(|n| n.as_f64() != value.as_f64())
-            .map_or(Some(value.clone()), Some),
+        (Widget::Number, Value::Number(_)) => match typed_number(&text(), false) {
+            // 1 and 1.0 are the same number to the API server: keep what was there.
+            Some(n) if n.as_f64() == value.as_f64() => Some(value.clone()),
+            other => other,
+        },
         (Widget::IntOrString, _) => typed_int_or_string(&text(), Some(value)),
         (Widget::Select(_), _) => serde_json::from_str(&value.to_string()).ok(),
         (Widget::Yaml(_), _) => serde_yaml::to_string(value)

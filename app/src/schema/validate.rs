@@ -255,28 +255,21 @@ impl Run {
             );
         }
         if schema.unique_items {
-            let mut seen = HashSet::new();
-            for (i, item) in items.iter().enumerate() {
-                if !seen.insert(item.to_string()) {
-                    push(
-                        errors,
-                        &format!("{path}[{i}]"),
-                        "Duplicates an earlier item.".into(),
-                    );
-                }
+            for (i, _) in repeats(items, Value::to_string) {
+                push(
+                    errors,
+                    &format!("{path}[{i}]"),
+                    "Duplicates an earlier item.".into(),
+                );
             }
         }
         if schema.list_type == "map" && !schema.list_map_keys.is_empty() {
-            let mut seen = HashSet::new();
-            for (i, item) in items.iter().enumerate() {
-                let key = list_map_key(&schema.list_map_keys, item);
-                if !seen.insert(key.clone()) {
-                    push(
-                        errors,
-                        &format!("{path}[{i}]"),
-                        format!("Another item already has {key}; each must be different."),
-                    );
-                }
+            for (i, key) in repeats(items, |item| list_map_key(&schema.list_map_keys, item)) {
+                push(
+                    errors,
+                    &format!("{path}[{i}]"),
+                    format!("Another item already has {key}; each must be different."),
+                );
             }
         }
         if let Some(item_schema) = &schema.items {
@@ -384,6 +377,19 @@ impl Run {
         self.passes.insert(key, ok);
         ok
     }
+}
+
+/// The items whose `key` an earlier item already had, with that key.
+fn repeats(items: &[Value], key: impl Fn(&Value) -> String) -> Vec<(usize, String)> {
+    let mut seen = HashSet::new();
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let k = key(item);
+            (!seen.insert(k.clone())).then_some((i, k))
+        })
+        .collect()
 }
 
 /// An item's identity in a `map` list, as `name="a", port=80`.

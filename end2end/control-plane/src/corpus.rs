@@ -16,18 +16,6 @@ use crate::apply::{self, ApplyError};
 pub enum CorpusError {
     #[error("running {script} (it downloads the corpus modules with `go mod download`): {detail}")]
     Fetch { script: PathBuf, detail: String },
-    #[error("reading {path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("parsing {path}: {source}")]
-    Parse {
-        path: PathBuf,
-        #[source]
-        source: serde_yaml::Error,
-    },
     #[error(transparent)]
     Manifest(#[from] ApplyError),
     #[error("{module} is in corpus.yaml but not in go.mod")]
@@ -135,12 +123,13 @@ fn module_dirs(dir: &Path) -> Result<HashMap<String, (String, PathBuf)>, CorpusE
         .collect())
 }
 
-fn read_yaml<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, CorpusError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CorpusError::Read {
+/// Reads a YAML file, failing the way manifest reads fail.
+fn read_yaml<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, ApplyError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ApplyError::Read {
         path: path.into(),
         source,
     })?;
-    serde_yaml::from_str(&text).map_err(|source| CorpusError::Parse {
+    serde_yaml::from_str(&text).map_err(|source| ApplyError::Parse {
         path: path.into(),
         source,
     })
