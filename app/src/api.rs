@@ -2,40 +2,39 @@
 
 use leptos::prelude::*;
 
+use crate::error::BackendError;
 use crate::model::{CrdSummary, FormSpec, ObjectDetail, Permissions, StackOffer, SubmitOutcome};
 use crate::table::model::{ResourceKind, ResourceRef};
 
 #[cfg(feature = "ssr")]
-fn backend() -> Result<crate::backend::SharedBackend, ServerFnError> {
+fn backend() -> Result<crate::backend::SharedBackend, BackendError> {
     use_context::<crate::backend::SharedBackend>()
-        .ok_or_else(|| ServerFnError::new("Portico's server is misconfigured: no backend."))
+        .ok_or_else(|| BackendError::Internal("no backend".into()))
+}
+
+/// The JSON text a form sends, as a value.
+#[cfg(feature = "ssr")]
+fn parse_object(text: &str) -> Result<serde_json::Value, BackendError> {
+    serde_json::from_str(text)
+        .map_err(|e| BackendError::Invalid(format!("The object is not valid JSON: {e}")))
 }
 
 /// Lists the cluster's CustomResourceDefinitions.
 #[server(prefix = "/api", endpoint = "crds")]
-pub async fn list_crds() -> Result<Vec<CrdSummary>, ServerFnError> {
-    backend()?
-        .list_crds()
-        .await
-        .map_err(|e| ServerFnError::new(e.to_string()))
+pub async fn list_crds() -> Result<Vec<CrdSummary>, BackendError> {
+    backend()?.list_crds().await
 }
 
 /// Lists the kinds the navigation offers.
 #[server(prefix = "/api", endpoint = "resources")]
-pub async fn list_resources() -> Result<Vec<ResourceKind>, ServerFnError> {
-    backend()?
-        .list_resources()
-        .await
-        .map_err(|e| ServerFnError::new(e.to_string()))
+pub async fn list_resources() -> Result<Vec<ResourceKind>, BackendError> {
+    backend()?.list_resources().await
 }
 
 /// Lists the cluster's namespaces.
 #[server(prefix = "/api", endpoint = "namespaces")]
-pub async fn list_namespaces() -> Result<Vec<String>, ServerFnError> {
-    backend()?
-        .list_namespaces()
-        .await
-        .map_err(|e| ServerFnError::new(e.to_string()))
+pub async fn list_namespaces() -> Result<Vec<String>, BackendError> {
+    backend()?.list_namespaces().await
 }
 
 /// One object's detail.
@@ -44,31 +43,21 @@ pub async fn fetch_object(
     resource: ResourceRef,
     namespace: Option<String>,
     name: String,
-) -> Result<ObjectDetail, ServerFnError> {
-    backend()?
-        .object_detail(resource, namespace, name)
-        .await
-        .map_err(|e| ServerFnError::new(e.to_string()))
+) -> Result<ObjectDetail, BackendError> {
+    backend()?.object_detail(resource, namespace, name).await
 }
 
 /// The schema a create form is generated from.
 #[server(prefix = "/api", endpoint = "form")]
-pub async fn fetch_form_spec(resource: ResourceRef) -> Result<FormSpec, ServerFnError> {
-    backend()?
-        .form_spec(resource)
-        .await
-        .map_err(|e| ServerFnError::new(e.to_string()))
+pub async fn fetch_form_spec(resource: ResourceRef) -> Result<FormSpec, BackendError> {
+    backend()?.form_spec(resource).await
 }
 
 /// Creates an object given as JSON text, or only dry-runs it (`dryRun=All`).
 #[server(prefix = "/api", endpoint = "submit")]
-pub async fn submit_object(object: String, dry_run: bool) -> Result<SubmitOutcome, ServerFnError> {
-    let value: serde_json::Value = serde_json::from_str(&object)
-        .map_err(|e| ServerFnError::new(format!("The object is not valid JSON: {e}")))?;
-    backend()?
-        .submit(value, dry_run)
-        .await
-        .map_err(|e| ServerFnError::new(e.to_string()))
+pub async fn submit_object(object: String, dry_run: bool) -> Result<SubmitOutcome, BackendError> {
+    let value = parse_object(&object)?;
+    backend()?.submit(value, dry_run).await
 }
 
 /// An object as JSON, for the edit form.
@@ -77,11 +66,8 @@ pub async fn fetch_object_json(
     resource: ResourceRef,
     namespace: Option<String>,
     name: String,
-) -> Result<serde_json::Value, ServerFnError> {
-    backend()?
-        .object_for_edit(resource, namespace, name)
-        .await
-        .map_err(|e| ServerFnError::new(e.to_string()))
+) -> Result<serde_json::Value, BackendError> {
+    backend()?.object_for_edit(resource, namespace, name).await
 }
 
 /// Replaces an object given as JSON text (or only dry-runs it).
@@ -92,13 +78,11 @@ pub async fn replace_object(
     name: String,
     object: String,
     dry_run: bool,
-) -> Result<SubmitOutcome, ServerFnError> {
-    let value: serde_json::Value = serde_json::from_str(&object)
-        .map_err(|e| ServerFnError::new(format!("The object is not valid JSON: {e}")))?;
+) -> Result<SubmitOutcome, BackendError> {
+    let value = parse_object(&object)?;
     backend()?
         .replace(resource, namespace, name, value, dry_run)
         .await
-        .map_err(|e| ServerFnError::new(e.to_string()))
 }
 
 /// Deletes an object with a propagation policy; returns the finalizers holding it.
@@ -108,16 +92,15 @@ pub async fn delete_object(
     namespace: Option<String>,
     name: String,
     propagation: String,
-) -> Result<Vec<String>, ServerFnError> {
+) -> Result<Vec<String>, BackendError> {
     backend()?
         .delete(resource, namespace, name, propagation)
         .await
-        .map_err(|e| ServerFnError::new(e.to_string()))
 }
 
 /// The stack catalog, for the Provision page.
 #[server(prefix = "/api", endpoint = "stack-offers")]
-pub async fn stack_offers() -> Result<Vec<StackOffer>, ServerFnError> {
+pub async fn stack_offers() -> Result<Vec<StackOffer>, BackendError> {
     Ok(backend()?.stack_offers())
 }
 
@@ -127,11 +110,8 @@ pub async fn stack_offers() -> Result<Vec<StackOffer>, ServerFnError> {
 pub async fn reveal_stack_password(
     namespace: String,
     name: String,
-) -> Result<String, ServerFnError> {
-    backend()?
-        .stack_password(namespace, name)
-        .await
-        .map_err(|e| ServerFnError::new(e.to_string()))
+) -> Result<String, BackendError> {
+    backend()?.stack_password(namespace, name).await
 }
 
 /// What the viewer may do with a kind in a namespace.
@@ -139,9 +119,6 @@ pub async fn reveal_stack_password(
 pub async fn fetch_permissions(
     resource: ResourceRef,
     namespace: Option<String>,
-) -> Result<Permissions, ServerFnError> {
-    backend()?
-        .permissions(resource, namespace)
-        .await
-        .map_err(|e| ServerFnError::new(e.to_string()))
+) -> Result<Permissions, BackendError> {
+    backend()?.permissions(resource, namespace).await
 }

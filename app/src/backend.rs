@@ -4,25 +4,9 @@
 
 use std::sync::Arc;
 
+pub use crate::error::BackendError;
 use crate::model::{CrdSummary, FormSpec, ObjectDetail, Permissions, StackOffer, SubmitOutcome};
 use crate::table::model::{ResourceKind, ResourceRef};
-
-/// Why the backend could not answer, worded for the person reading the page.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum BackendError {
-    #[error(
-        "Portico has not finished loading the cluster's resource types yet; try again in a moment."
-    )]
-    NotReady,
-    #[error("The Kubernetes API server could not be reached: {0}")]
-    Unreachable(String),
-    #[error("{0} was not found; it may have been deleted.")]
-    NotFound(String),
-    #[error("You may not read {0}.")]
-    Forbidden(String),
-    #[error("{0}")]
-    Invalid(String),
-}
 
 #[async_trait::async_trait]
 pub trait Backend: Send + Sync + 'static {

@@ -1,48 +1,76 @@
 //! The path Portico is served under (`--base-path`, e.g. `/portico`; empty at the
-//! root). Set once: by the server at start, in the browser from the page before
-//! hydration. Plain `<a href>`s, EventSource URLs and assets go through [`url`]; the
-//! router's own navigation adds the base by itself.
+//! root). It travels as Leptos context: the server provides it to every render and
+//! server function from its state, the browser from the page before hydration. Plain
+//! `<a href>`s, EventSource URLs and assets go through [`url`]; the router's own
+//! navigation adds the base by itself.
 
-use std::sync::OnceLock;
+use leptos::prelude::{provide_context, use_context};
 
-static BASE: OnceLock<String> = OnceLock::new();
+/// A normalised base path: `""` for the root, else `/a/b` (leading slash, no
+/// trailing one).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct BasePath(String);
 
-/// Normalises a configured base path: `""` for the root, else `/a/b` (leading slash,
-/// no trailing one). `None` when it holds anything but path segments.
-pub fn normalize(raw: &str) -> Option<String> {
-    let trimmed = raw.trim().trim_matches('/');
-    if trimmed.is_empty() {
-        return Some(String::new());
+impl BasePath {
+    /// Normalises a configured base path; `None` when it holds anything but path
+    /// segments.
+    pub fn new(raw: &str) -> Option<Self> {
+        let trimmed = raw.trim().trim_matches('/');
+        if trimmed.is_empty() {
+            return Some(Self::default());
+        }
+        let ok = trimmed.split('/').all(|seg| {
+            !seg.is_empty()
+                && seg != "."
+                && seg != ".."
+                && seg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~'))
+        });
+        ok.then(|| Self(format!("/{trimmed}")))
     }
-    let ok = trimmed.split('/').all(|seg| {
-        !seg.is_empty()
-            && seg != "."
-            && seg != ".."
-            && seg
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~'))
-    });
-    ok.then(|| format!("/{trimmed}"))
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `path` (absolute, from Portico's root) as the browser must request it.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.0)
+    }
 }
 
-/// Sets the base path (first call wins).
-pub fn set(base: String) {
-    let _ = BASE.set(base);
+/// Makes `base` the base path of everything rendered under the current owner.
+pub fn provide(base: BasePath) {
+    provide_context(base);
 }
 
-/// The base path (`""` at the root).
-pub fn get() -> &'static str {
-    BASE.get().map(String::as_str).unwrap_or("")
+/// The base path of the Portico rendering this (the root when none was provided).
+pub fn current() -> BasePath {
+    use_context::<BasePath>().unwrap_or_default()
+}
+
+/// The base path as a string (`""` at the root).
+pub fn get() -> String {
+    current().0
 }
 
 /// `path` (absolute, from Portico's root) as the browser must request it.
 pub fn url(path: &str) -> String {
-    format!("{}{path}", get())
+    current().url(path)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn normalize(raw: &str) -> Option<String> {
+        BasePath::new(raw).map(|b| b.0)
+    }
 
     #[test]
     fn base_paths_normalise_or_are_refused() {

@@ -8,6 +8,7 @@ pub mod api;
 pub mod backend;
 pub mod base;
 pub mod components;
+pub mod error;
 pub mod live;
 pub mod model;
 pub mod pages;
@@ -25,11 +26,16 @@ pub fn hydrate() {
     let from_page = leptos::prelude::document()
         .body()
         .and_then(|b| b.get_attribute("data-base"))
-        .and_then(|b| base::normalize(&b))
+        .and_then(|b| base::BasePath::new(&b))
         .unwrap_or_default();
-    if !from_page.is_empty() {
-        leptos::server_fn::client::set_server_url(Box::leak(from_page.clone().into_boxed_str()));
+    if !from_page.is_root() {
+        // One page, one Portico: server functions go under its base path.
+        leptos::server_fn::client::set_server_url(Box::leak(
+            from_page.as_str().to_string().into_boxed_str(),
+        ));
     }
-    base::set(from_page);
-    leptos::mount::hydrate_body(App);
+    leptos::mount::hydrate_body(move || {
+        base::provide(from_page);
+        leptos::prelude::view! { <App/> }
+    });
 }

@@ -170,6 +170,8 @@ pub struct ObjectDetail {
     pub yaml: String,
     /// The object's `status` (null when it has none).
     pub status: serde_json::Value,
+    /// What the page may offer for this kind (edit form, children, connection).
+    pub flags: crate::table::model::KindFlags,
 }
 
 /// What the viewer may do with a kind in a namespace (the UI disables the rest).

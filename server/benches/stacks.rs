@@ -23,7 +23,7 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use portico_control_plane::{ControlPlane, apply};
-use portico_server::stacks::resource::Stack;
+use portico_server::reconcile::stack::Stack;
 use serde_json::json;
 
 /// Plays the workload controller's part: every workload of kind K is marked ready at
@@ -98,7 +98,7 @@ async fn main() {
         .env("KUBECONFIG", plane.admin_kubeconfig())
         .env("PORTICO_RECONCILER", "only")
         .env("POD_NAMESPACE", &ns)
-        .env("PORTICO_LOG", "warn,portico_server::stacks=debug")
+        .env("PORTICO_LOG", "warn,portico_server::reconcile=debug")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

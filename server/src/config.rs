@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
-use crate::identity::{IdentityConfig, IdentityMode};
-use crate::proxy_tls::{ProxyTls, ProxyTlsFiles};
-use crate::session::SessionKey;
+use crate::auth::identity::{IdentityConfig, IdentityMode};
+use crate::auth::proxy_tls::{ProxyTls, ProxyTlsFiles};
+use crate::auth::session::SessionKey;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -192,7 +192,7 @@ pub fn leptos_options(
     if let Some(root) = site_root {
         options.site_root = root.to_string_lossy().as_ref().into();
     }
-    let hash_file = crate::assets::hash_file_path(&options);
+    let hash_file = crate::web::assets::hash_file_path(&options);
     if std::env::var_os("LEPTOS_HASH_FILES").is_none() {
         options.hash_files = hash_file.is_file();
     } else if options.hash_files && !hash_file.is_file() {
@@ -253,11 +253,11 @@ pub enum IdentityConfigError {
     #[error("--tls-cert-file and the --proxy-* certificate flags are for proxy mode only")]
     TlsOutsideProxyMode,
     #[error(transparent)]
-    ProxyTls(#[from] crate::proxy_tls::ProxyTlsError),
+    ProxyTls(#[from] crate::auth::proxy_tls::ProxyTlsError),
     #[error("{0} is not a valid header name")]
     BadHeader(String),
     #[error(transparent)]
-    Session(#[from] crate::session::SessionError),
+    Session(#[from] crate::auth::session::SessionError),
 }
 
 fn non_empty(items: &[String]) -> Vec<String> {

@@ -1,23 +1,25 @@
 #![recursion_limit = "256"]
-//! Portico's server: configuration, the cluster-facing modules and the HTTP router.
-//! `main.rs` only wires these together.
+//! Portico's server. `main.rs` only wires these together.
+//!
+//! The layers, each allowed to use only those below it:
+//!
+//! ```text
+//!   web        router, state, health, site files, the UI's Backend
+//!    │
+//!    ├── watch      live tables: Table API client, shared feeds, SSE streams
+//!    ├── reconcile  the Stack controller and its leader election
+//!    └── auth       identity modes, sessions, sign-in, CSRF, access reviews
+//!    │
+//!   kube       client configuration, per-caller clients, the kind registry, API errors
+//! ```
+//!
+//! `watch` may use `auth` (a viewer's access is reviewed); `reconcile` uses neither
+//! `watch` nor `auth`. `config` and `telemetry` belong to the binary's edge.
 
-pub mod assets;
-pub mod clients;
-pub mod cluster_backend;
+pub mod auth;
 pub mod config;
-pub mod csrf;
-pub mod detail;
-pub mod discovery;
-pub mod health;
-pub mod http;
-pub mod identity;
-pub mod kube_client;
-pub mod login;
-pub mod objects;
-pub mod proxy_tls;
-pub mod session;
-pub mod stacks;
-pub mod state;
+pub mod kube;
+pub mod reconcile;
 pub mod telemetry;
 pub mod watch;
+pub mod web;

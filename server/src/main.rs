@@ -6,10 +6,11 @@ use clap::Parser;
 use std::sync::Arc;
 
 use portico_server::config::{self, Config, ReconcilerMode};
-use portico_server::stacks::catalog::{Catalog, LiveCatalog};
-use portico_server::stacks::{self, leader::LeaseSettings};
-use portico_server::state::AppState;
-use portico_server::{http, kube_client, telemetry};
+use portico_server::reconcile::catalog::{Catalog, LiveCatalog};
+use portico_server::reconcile::{self, leader::LeaseSettings};
+use portico_server::web::router as http;
+use portico_server::web::state::AppState;
+use portico_server::{kube::config as kube_client, telemetry};
 
 /// Stack for each runtime thread. Rendering is bounded in depth (forms turn deeper
 /// parts into YAML editors), so this is headroom, not the guard: a debug build's
@@ -46,9 +47,8 @@ async fn run() -> anyhow::Result<()> {
             "--insecure-local-identity-for-everyone: EVERYONE WHO REACHES PORTICO ACTS AS PORTICO"
         );
     }
-    let base_path = app::base::normalize(&config.base_path)
+    let base_path = app::base::BasePath::new(&config.base_path)
         .with_context(|| format!("--base-path {:?} is not a path", config.base_path))?;
-    app::base::set(base_path);
     let kube_config = kube_client::config(config.kubeconfig.as_deref(), config.context.as_deref())
         .await
         .context("reading the Kubernetes configuration")?;
@@ -71,12 +71,12 @@ async fn run() -> anyhow::Result<()> {
             .replica_name
             .clone()
             .unwrap_or_else(default_replica_name);
-        let settings = stacks::reconcile::Settings {
+        let settings = reconcile::controller::Settings {
             catalog: stack_catalog.clone(),
             namespace: None,
             stats: Arc::default(),
         };
-        tokio::spawn(stacks::run_elected(
+        tokio::spawn(reconcile::run_elected(
             client.clone(),
             settings,
             LeaseSettings::new(&config.lease_namespace, &identity),
@@ -96,7 +96,8 @@ async fn run() -> anyhow::Result<()> {
     let (state, watches) = AppState::new(client, leptos_options, stack_catalog);
     let state = state
         .with_identity(identity, kube_config)
-        .with_live_limits(config.live_limits());
+        .with_live_limits(config.live_limits())
+        .with_base_path(base_path);
     let watch_task = tokio::spawn(watches);
 
     let listener = tokio::net::TcpListener::bind(addr)

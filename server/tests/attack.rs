@@ -8,9 +8,9 @@ mod common;
 use common::pki::Pki;
 use kube::api::Api;
 use portico_control_plane::cluster::TestCluster;
-use portico_server::identity::{IdentityConfig, IdentityMode};
-use portico_server::session::SessionKey;
-use portico_server::stacks::resource::Stack;
+use portico_server::auth::identity::{IdentityConfig, IdentityMode};
+use portico_server::auth::session::SessionKey;
+use portico_server::reconcile::stack::Stack;
 use portico_server::watch::limits::LiveLimits;
 use serde_json::json;
 
@@ -91,7 +91,7 @@ fn submit(
 }
 
 async fn admin_config() -> kube::Config {
-    portico_server::kube_client::config(Some(TestCluster::shared().admin_kubeconfig()), None)
+    portico_server::kube::config::config(Some(TestCluster::shared().admin_kubeconfig()), None)
         .await
         .expect("admin config")
 }

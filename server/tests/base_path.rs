@@ -1,6 +1,7 @@
-//! Portico served under `--base-path /portico` (its own test binary: the base path is
-//! process-wide). Pages, assets, server functions and live streams answer under the
-//! prefix, links in the HTML carry it, and health checks also answer at the root.
+//! Portico served under `--base-path /portico`, beside another Portico at the root in
+//! the same process (the base path is each instance's state, not a global). Pages,
+//! assets, server functions and live streams answer under the prefix, links in the
+//! HTML carry it, and health checks also answer at the root.
 
 mod common;
 
@@ -11,7 +12,6 @@ use portico_control_plane::cluster::TestCluster;
 
 #[tokio::test]
 async fn everything_follows_the_base_path() {
-    app::base::set("/portico".into());
     let client = TestCluster::shared()
         .admin_client()
         .await
@@ -22,7 +22,9 @@ async fn everything_follows_the_base_path() {
             .await
             .expect("seed applies");
     }
-    let (base, _state) = common::serve(&client, None).await;
+    let (base, _state) = common::serve_at(&client, "/portico").await;
+    // Started second: were the base path process-wide, one of them would be wrong.
+    let (root, _root_state) = common::serve(&client, None).await;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -114,4 +116,21 @@ async fn everything_follows_the_base_path() {
         .expect("live");
     assert_eq!(live.status(), 200);
     assert_eq!(live.headers()["content-type"], "text/event-stream");
+
+    // The instance at the root is unaffected by its neighbour's base path.
+    let at_root = http
+        .get(format!("{root}/crds"))
+        .send()
+        .await
+        .expect("root instance page");
+    assert_eq!(at_root.status(), 200);
+    let html = at_root.text().await.expect("html");
+    assert!(html.contains(r#"data-base="""#), "{html:.200}");
+    assert!(html.contains(r#"href="/r/iksoon.test.com/v1/crdplural""#));
+    assert!(
+        !html.contains("/portico/"),
+        "no link carries the other base"
+    );
+    let home = http.get(format!("{root}/")).send().await.expect("root");
+    assert_eq!(home.headers()["location"], "/crds");
 }

@@ -9,9 +9,10 @@ use app::model::ApiRejection;
 use kube::api::{Api, DynamicObject};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
-use portico_server::discovery::CrdCatalog;
-use portico_server::objects::{self, ObjectError};
-use portico_server::state::AppState;
+use app::backend::BackendError;
+use portico_server::kube::registry::KindRegistry;
+use portico_server::web::backend::objects;
+use portico_server::web::state::AppState;
 
 fn seeds_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end/fixtures/seeds")
@@ -52,10 +53,10 @@ async fn client_with_seeds() -> kube::Client {
 #[tokio::test]
 async fn discovery_lists_every_seed_crd_once_established() {
     let client = client_with_seeds().await;
-    let (catalog, driver) = CrdCatalog::start(client);
+    let (catalog, driver) = KindRegistry::start(client, ("portico.dev", "stacks"));
     let watch = tokio::spawn(driver);
     assert!(catalog.wait_loaded(Duration::from_secs(30)).await);
-    let summaries = catalog.summaries();
+    let summaries = catalog.crds();
     for (name, kind, group) in SEED_CRDS {
         let found = summaries
             .iter()
@@ -72,6 +73,40 @@ async fn discovery_lists_every_seed_crd_once_established() {
         .find(|s| s.kind == "CrdKind")
         .expect("CrdKind");
     assert_eq!(crdkind.short_names, ["crdshort", "iksoontest"]);
+
+    // Built-in kinds come from the API server's own discovery, not a list in Portico.
+    let deployments = catalog.lookup("apps", "deployments").expect("deployments");
+    assert_eq!(deployments.kind, "Deployment");
+    assert_eq!(deployments.short_names, ["deploy"]);
+    assert!(deployments.flags.builtin && deployments.flags.can_own);
+    let namespaces = catalog.lookup("", "namespaces").expect("namespaces");
+    assert!(!namespaces.namespaced);
+    let leases = catalog
+        .resolve("coordination.k8s.io", "v1", "Lease")
+        .expect("leases, which Portico never named");
+    assert_eq!(leases.plural, "leases");
+    assert!(
+        catalog
+            .lookup("authentication.k8s.io", "tokenreviews")
+            .is_none(),
+        "kinds that cannot be listed are not tables"
+    );
+    let crd = catalog
+        .lookup("iksoon.test.com", "crdplural")
+        .expect("the seed CRD");
+    assert!(!crd.flags.builtin && !crd.flags.is_stack);
+    assert!(
+        catalog
+            .printer_columns("iksoon.test.com", "crdplural", "v1")
+            .is_some(),
+        "a CRD version's printer columns"
+    );
+    let children: Vec<String> = catalog.child_kinds().into_iter().map(|k| k.kind).collect();
+    assert!(
+        children.iter().any(|k| k == "Pod") && children.iter().any(|k| k == "CrdKind"),
+        "{children:?}"
+    );
+    assert!(!children.iter().any(|k| k == "Event" || k == "Namespace"));
     watch.abort();
 }
 
@@ -83,15 +118,15 @@ async fn invalid_crdkind_is_rejected_with_the_servers_field_causes() {
     let [bad] = docs.as_slice() else {
         panic!("one document expected")
     };
-    let err = objects::create(&client, bad, false)
+    let err = objects::create(&client, &common::kinds(&client).await, bad, false)
         .await
         .expect_err("the API server must refuse choice: postgres, replicas: 11");
-    let ObjectError::Rejected(ApiRejection {
+    let Some(ApiRejection {
         code,
         reason,
         causes,
         message,
-    }) = err
+    }) = err.rejection().cloned()
     else {
         panic!("expected a rejection, got {err:?}")
     };
@@ -124,11 +159,11 @@ async fn http_server_is_ready_and_its_server_function_lists_the_seeds() {
     let (state, watches) = AppState::new(
         client,
         options,
-        portico_server::stacks::catalog::LiveCatalog::fixed(
-            portico_server::stacks::catalog::Catalog::load(None).expect("catalog"),
+        portico_server::reconcile::catalog::LiveCatalog::fixed(
+            portico_server::reconcile::catalog::Catalog::load(None).expect("catalog"),
         ),
     );
-    let catalog = state.catalog.clone();
+    let catalog = state.kinds.clone();
     let watch = tokio::spawn(watches);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -137,7 +172,7 @@ async fn http_server_is_ready_and_its_server_function_lists_the_seeds() {
     let on_shutdown = state.clone();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
-        axum::serve(listener, portico_server::http::router(state))
+        axum::serve(listener, portico_server::web::router::router(state))
             .with_graceful_shutdown(async move {
                 let _ = stop_rx.await;
                 on_shutdown.begin_shutdown();
@@ -269,10 +304,18 @@ async fn bad_requests_get_the_status_that_names_the_mistake() {
         .expect("malformed request");
     assert_eq!(malformed.status(), 400);
     assert_eq!(malformed.headers()["cache-control"], "no-store");
-    let sentence = malformed.text().await.expect("body");
+    // The typed error the pages decode, saying what could not be read.
+    let error: BackendError =
+        serde_json::from_str(&malformed.text().await.expect("body")).expect("a typed error");
     assert!(
-        sentence.starts_with("Args|Portico could not read this request's arguments: "),
-        "{sentence}"
+        matches!(&error, BackendError::BadRequest(why) if why.contains("not-a-resource")),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("Portico could not read this request's arguments: "),
+        "{error}"
     );
     let missing = call("submit", "".into())
         .await
@@ -290,7 +333,7 @@ async fn bad_requests_get_the_status_that_names_the_mistake() {
     )
     .await
     .expect("request for an unknown kind");
-    assert_ne!(absent.status(), 400);
+    assert_eq!(absent.status(), 404, "an unknown kind is not found");
     assert!(absent.text().await.expect("body").contains("nothings"));
 
     // Names that would leave their path segment never reach the API server.
@@ -304,8 +347,12 @@ async fn bad_requests_get_the_status_that_names_the_mistake() {
             .finish();
         let refused = call("object", body.into()).await.expect("crafted name");
         assert_ne!(refused.status(), 200, "{crafted}");
-        let text = refused.text().await.expect("body");
-        assert!(text.contains("was not found"), "{crafted}: {text}");
+        let error: BackendError =
+            serde_json::from_str(&refused.text().await.expect("body")).expect("a typed error");
+        assert!(
+            matches!(error, BackendError::NotFound(_)) && error.to_string().contains("was not found"),
+            "{crafted}: {error:?}"
+        );
     }
 
     // Pages, server-function answers and live streams are never stored by a cache.

@@ -19,7 +19,7 @@ use app::table::model::ResourceRef;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use portico_control_plane::cluster::TestCluster;
 use portico_control_plane::{apply, corpus};
-use portico_server::objects;
+use portico_server::web::backend::objects;
 use serde_json::{Value, json};
 
 /// Slowest server-side render allowed for one page of the corpus (debug build, 2
@@ -83,7 +83,7 @@ async fn every_corpus_crd_gives_a_form_its_sample_passes_and_a_round_trip_change
     let projects: std::collections::HashSet<&str> =
         corpus.entries.iter().map(|e| e.project.as_str()).collect();
     assert!(corpus.entries.len() >= 25 && projects.len() >= 10);
-    let (origin, _state) = common::serve(&client, None).await;
+    let (origin, state) = common::serve(&client, None).await;
     let http = reqwest::Client::new();
     let mut timings = Vec::new();
     let mut pages = 0;
@@ -131,7 +131,7 @@ async fn every_corpus_crd_gives_a_form_its_sample_passes_and_a_round_trip_change
                 create.object["metadata"]["labels"] = labels.clone();
             }
             let body: DynamicObject = serde_json::from_value(create.body()).expect("object");
-            objects::create(&client, &body, true)
+            objects::create(&client, &state.kinds, &body, true)
                 .await
                 .unwrap_or_else(|e| panic!("{label}: dry run refused: {e}"));
 

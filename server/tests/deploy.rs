@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use kube::api::DynamicObject;
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
-use portico_server::stacks::catalog::Catalog;
+use portico_server::reconcile::catalog::Catalog;
 use serde::Deserialize;
 
 fn deploy_dir() -> PathBuf {

@@ -14,10 +14,10 @@ use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::{Api, PostParams};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
-use portico_server::identity::{IdentityConfig, IdentityMode};
-use portico_server::session::SessionKey;
-use portico_server::state::AppState;
+use portico_server::auth::identity::{IdentityConfig, IdentityMode};
+use portico_server::auth::session::SessionKey;
 use portico_server::watch::limits::LiveLimits;
+use portico_server::web::state::AppState;
 use serde_json::json;
 
 /// A Role on Stacks in `ns` with `verbs`, bound to `subject`.
@@ -75,7 +75,7 @@ struct Portal {
 }
 
 async fn admin_config() -> kube::Config {
-    portico_server::kube_client::config(Some(TestCluster::shared().admin_kubeconfig()), None)
+    portico_server::kube::config::config(Some(TestCluster::shared().admin_kubeconfig()), None)
         .await
         .expect("admin config")
 }
@@ -216,7 +216,7 @@ async fn in_proxy_mode_each_person_acts_as_themselves() {
     let (status, outcome) = submit(&portal, &editor, stack(&team, "by-editor")).await;
     assert_eq!(status, 200);
     assert!(outcome.get("Accepted").is_some(), "{outcome}");
-    let stacks: Api<portico_server::stacks::resource::Stack> =
+    let stacks: Api<portico_server::reconcile::stack::Stack> =
         Api::namespaced(admin.clone(), &team);
     assert!(stacks.get_opt("by-editor").await.expect("get").is_some());
     assert!(stacks.get_opt("by-viewer").await.expect("get").is_none());
@@ -224,6 +224,7 @@ async fn in_proxy_mode_each_person_acts_as_themselves() {
     // A feed of the other namespace is running (as the portal), yet the viewer may not join it.
     let _running = portal
         .state
+        .live
         .hub
         .subscribe(TableQuery {
             group: "portico.dev".into(),
@@ -281,7 +282,7 @@ async fn identity_headers_without_the_proxys_certificate_are_ignored() {
             .is_err(),
         "a rogue CA's certificate is refused"
     );
-    let stacks: Api<portico_server::stacks::resource::Stack> =
+    let stacks: Api<portico_server::reconcile::stack::Stack> =
         Api::namespaced(admin.clone(), &team);
     assert!(stacks.get_opt("forged").await.expect("get").is_none());
     // The same headers through the proxy's certificate are believed: what decides is

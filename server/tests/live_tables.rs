@@ -272,7 +272,7 @@ async fn every_seed_table_has_kubectls_columns_with_and_without_wide() {
 async fn children_and_owners_follow_owner_references_live() {
     use futures::StreamExt;
     use k8s_openapi::api::core::v1::ConfigMap;
-    use portico_server::watch::children::{Viewer, candidate_kinds, children_stream};
+    use portico_server::watch::children::{Viewer, children_stream};
 
     let client = client_with_seed_crds().await;
     let ns = common::fresh_namespace(&client, "owners").await;
@@ -283,6 +283,7 @@ async fn children_and_owners_follow_owner_references_live() {
     let uid = owner.metadata.uid.clone().expect("uid");
 
     let hub = WatchHub::new(client.clone(), Duration::from_millis(200));
+    let kinds = common::kinds(&client).await;
     let mut children = Box::pin(
         children_stream(
             &hub,
@@ -291,7 +292,7 @@ async fn children_and_owners_follow_owner_references_live() {
                 owner: None,
                 person: None,
             },
-            candidate_kinds(&[]),
+            kinds.child_kinds(),
             ns.clone(),
             uid.clone(),
         )
@@ -327,8 +328,9 @@ async fn children_and_owners_follow_owner_references_live() {
     assert_eq!(listed[0].href, format!("/r/core/v1/configmaps/{ns}/owned"));
 
     // The child's detail names its owner and links to it.
-    let detail = portico_server::detail::object_detail(
+    let detail = portico_server::web::backend::detail::object_detail(
         &client,
+        &kinds,
         &app::table::model::ResourceRef::new("", "v1", "configmaps"),
         Some(&ns),
         "owned",
@@ -377,8 +379,9 @@ async fn a_deletion_held_by_a_finalizer_is_explained() {
     vms.delete("vm", &DeleteParams::default())
         .await
         .expect("delete");
-    let detail = portico_server::detail::object_detail(
+    let detail = portico_server::web::backend::detail::object_detail(
         &client,
+        &common::kinds(&client).await,
         &app::table::model::ResourceRef::new("infra.sealyun.com", "v1", "virtulmachines"),
         Some(&ns),
         "vm",

@@ -14,11 +14,11 @@ use k8s_openapi::api::core::v1::{Secret, Service};
 use kube::Resource;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::wait::await_condition;
-use portico_server::stacks::catalog::{Catalog, LiveCatalog};
-use portico_server::stacks::leader::LeaseSettings;
-use portico_server::stacks::reconcile::{ReconcileStats, Settings};
-use portico_server::stacks::resource::Stack;
-use portico_server::stacks::run_elected;
+use portico_server::reconcile::catalog::{Catalog, LiveCatalog};
+use portico_server::reconcile::controller::{ReconcileStats, Settings};
+use portico_server::reconcile::leader::LeaseSettings;
+use portico_server::reconcile::run_elected;
+use portico_server::reconcile::stack::Stack;
 use serde_json::json;
 use tokio::sync::watch;
 
@@ -106,7 +106,7 @@ async fn degraded(
     client: &kube::Client,
     ns: &str,
     name: &str,
-) -> portico_server::stacks::resource::StackCondition {
+) -> portico_server::reconcile::stack::StackCondition {
     until::<Stack>(client, ns, name, "Degraded", |s| {
         phase(s) == Some("Degraded")
     })

@@ -1,13 +1,15 @@
 //! Writes against a real kube-apiserver: dry runs store nothing, CEL failures come back
 //! as causes on their fields, a stale resourceVersion is a conflict.
 
+mod common;
+
 use std::path::PathBuf;
 
 use app::table::model::ResourceRef;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
-use portico_server::objects::{self, ObjectError};
+use portico_server::web::backend::objects;
 
 fn repo(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -51,7 +53,7 @@ async fn a_dry_run_stores_nothing() {
         "metadata": {"name": "dry-only", "namespace": "default"},
         "spec": {"choice": "tomcat", "replicas": 2}
     }));
-    let accepted = objects::create(&client, &obj, true)
+    let accepted = objects::create(&client, &common::kinds(&client).await, &obj, true)
         .await
         .expect("dry run accepted");
     assert_eq!(accepted.metadata.name.as_deref(), Some("dry-only"));
@@ -77,10 +79,10 @@ async fn a_cel_rule_failure_names_its_field() {
         "metadata": {"name": "tc", "namespace": "default"},
         "spec": {"choice": "tomcat", "storage": "1Gi"}
     }));
-    let err = objects::create(&client, &stack, true)
+    let err = objects::create(&client, &common::kinds(&client).await, &stack, true)
         .await
         .expect_err("the CEL rule refuses it");
-    let ObjectError::Rejected(r) = err else {
+    let Some(r) = err.rejection().cloned() else {
         panic!("rejection expected, got {err:?}")
     };
     assert_eq!(r.code, 422);
@@ -124,7 +126,7 @@ async fn a_stale_resource_version_is_a_conflict() {
     let err = objects::replace(&client, &resource, Some("default"), &name, &mine, false)
         .await
         .expect_err("stale resourceVersion");
-    let ObjectError::Rejected(r) = err else {
+    let Some(r) = err.rejection().cloned() else {
         panic!("rejection expected, got {err:?}")
     };
     assert_eq!(r.code, 409, "{r:?}");
@@ -160,6 +162,7 @@ async fn the_large_fixture_crd_is_served_and_its_nested_rules_name_their_fields(
     };
     objects::create(
         &client,
+        &common::kinds(&client).await,
         &db(serde_json::json!({"type": "NodePort", "nodePort": 30080})),
         true,
     )
@@ -167,12 +170,13 @@ async fn the_large_fixture_crd_is_served_and_its_nested_rules_name_their_fields(
     .expect("a valid DatabaseCluster passes a dry run");
     let err = objects::create(
         &client,
+        &common::kinds(&client).await,
         &db(serde_json::json!({"type": "ClusterIP", "nodePort": 30080})),
         true,
     )
     .await
     .expect_err("nodePort with ClusterIP is refused");
-    let ObjectError::Rejected(r) = err else {
+    let Some(r) = err.rejection().cloned() else {
         panic!("rejection expected, got {err:?}")
     };
     let fields: Vec<_> = r.causes.iter().map(|c| c.field.as_str()).collect();

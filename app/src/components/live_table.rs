@@ -220,90 +220,47 @@ mod stream {
 
     use leptos::prelude::*;
     use send_wrapper::SendWrapper;
-    use wasm_bindgen::JsCast;
-    use wasm_bindgen::closure::Closure;
-    use web_sys::{EventSource, MessageEvent};
+
+    use crate::live::ServerEvents;
 
     use super::{LiveStatus, now_seconds};
     use crate::table::model::{TableDelta, TableQuery, TableSnapshot, sse_event};
     use crate::table::state::TableState;
 
-    /// An open EventSource and the callbacks it holds.
-    struct Connection {
-        source: EventSource,
-        _callbacks: Vec<Closure<dyn FnMut(MessageEvent)>>,
-    }
-
-    impl Drop for Connection {
-        fn drop(&mut self) {
-            self.source.close();
-        }
-    }
-
-    fn message_text(ev: &MessageEvent) -> Option<String> {
-        ev.data().as_string()
-    }
-
     fn open(
         query: &TableQuery,
         table: RwSignal<TableState>,
         status: RwSignal<LiveStatus>,
-    ) -> Option<Connection> {
+    ) -> Option<ServerEvents> {
         let url = crate::base::url(&format!("/api/live/table?{}", query.to_query_string()));
-        let source = EventSource::new(&url).ok()?;
-        let mut callbacks = Vec::new();
-        let mut on = |name: &str, f: Box<dyn FnMut(MessageEvent)>| {
-            let cb = Closure::<dyn FnMut(MessageEvent)>::wrap(f);
-            let _ = source.add_event_listener_with_callback(name, cb.as_ref().unchecked_ref());
-            callbacks.push(cb);
-        };
-        on(
-            sse_event::SNAPSHOT,
-            Box::new(move |ev| {
-                if let Some(s) =
-                    message_text(&ev).and_then(|t| serde_json::from_str::<TableSnapshot>(&t).ok())
-                {
-                    table.set(TableState::from_snapshot(s));
-                    status.set(LiveStatus::Live);
-                }
-            }),
-        );
-        on(
-            sse_event::DELTA,
-            Box::new(move |ev| {
-                if let Some(d) =
-                    message_text(&ev).and_then(|t| serde_json::from_str::<TableDelta>(&t).ok())
-                {
-                    table.update(|t| t.apply(d));
-                }
-            }),
-        );
-        on(
-            sse_event::PROBLEM,
-            Box::new(move |ev| {
-                status.set(LiveStatus::Problem(message_text(&ev).unwrap_or_default()));
-            }),
-        );
-        let watched = source.clone();
-        on(
-            "error",
-            Box::new(move |_| {
-                // A refused connection (403, 401) closes for good; anything else
-                // reconnects by itself and the server starts again with a snapshot.
-                if watched.ready_state() == EventSource::CLOSED {
-                    status.set(LiveStatus::Problem(
-                        "Portico refused this live view: you may not watch this resource here, or your sign-in has expired."
-                            .into(),
-                    ));
-                } else if !matches!(status.get_untracked(), LiveStatus::Problem(_)) {
-                    status.set(LiveStatus::Reconnecting);
-                }
-            }),
-        );
-        Some(Connection {
-            source,
-            _callbacks: callbacks,
-        })
+        let mut source = ServerEvents::open(&url)?;
+        source.on(sse_event::SNAPSHOT, move |text| {
+            if let Ok(s) = serde_json::from_str::<TableSnapshot>(&text) {
+                table.set(TableState::from_snapshot(s));
+                status.set(LiveStatus::Live);
+            }
+        });
+        source.on(sse_event::DELTA, move |text| {
+            if let Ok(d) = serde_json::from_str::<TableDelta>(&text) {
+                table.update(|t| t.apply(d));
+            }
+        });
+        source.on(sse_event::PROBLEM, move |text| {
+            status.set(LiveStatus::Problem(text));
+        });
+        source.on_error(move |closed| {
+            // A refused connection (403, 401) closes for good; anything else
+            // reconnects by itself and the server starts again with a snapshot.
+            if closed {
+                status.set(LiveStatus::Problem(
+                    "Portico refused this live view: you may not watch this resource here, or your sign-in has expired."
+                        .into(),
+                ));
+            } else if !matches!(status.get_untracked(), LiveStatus::Problem(_)) {
+                status.set(LiveStatus::Reconnecting);
+            }
+        });
+        Some(source)
     }
 
     pub fn connect(
@@ -312,7 +269,7 @@ mod stream {
         status: RwSignal<LiveStatus>,
         now: RwSignal<i64>,
     ) {
-        let connection = StoredValue::new(SendWrapper::new(None::<Connection>));
+        let connection = StoredValue::new(SendWrapper::new(None::<ServerEvents>));
         Effect::new(move |_| {
             let q = query.get();
             status.set(LiveStatus::Connecting);

@@ -43,7 +43,7 @@ pub fn ResourceNav() -> impl IntoView {
                                 let hay = format!("{} {} {} {}", k.kind, k.plural, k.group, k.short_names.join(" ")).to_lowercase();
                                 words.split_whitespace().all(|w| hay.contains(w))
                             }) {
-                                groups.entry((k.builtin, k.group.clone())).or_default().push(k);
+                                groups.entry((k.flags.builtin, k.group.clone())).or_default().push(k);
                             }
                             groups.into_iter().map(|((builtin, group), mut items)| {
                                 items.sort_by(|a, b| a.kind.cmp(&b.kind));

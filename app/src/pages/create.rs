@@ -59,7 +59,7 @@ pub fn EditPage() -> impl IntoView {
         |(resource, namespace, name)| async move {
             let spec = fetch_form_spec(resource.clone()).await?;
             let object = fetch_object_json(resource, namespace, name).await?;
-            Ok::<_, ServerFnError>((spec, object))
+            Ok::<_, crate::error::BackendError>((spec, object))
         },
     );
     view! {

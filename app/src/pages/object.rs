@@ -91,8 +91,8 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
             fetch_permissions(t.resource, t.namespace)
         },
     );
-    let custom = !target.resource.group.is_empty()
-        && !matches!(target.resource.group.as_str(), "apps" | "batch");
+    // Only a CRD has a schema to build the edit form from.
+    let editable = !detail.flags.builtin;
     let events = TableQuery {
         group: String::new(),
         version: "v1".into(),
@@ -105,8 +105,7 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
     let on_events_sort = Callback::new(move |column: String| {
         events_sort.update(|s| *s = SortKey::toggled(s.as_ref(), column))
     });
-    let is_stack = target.resource.group == "portico.dev" && target.resource.plural == "stacks";
-    let stack_namespace = detail.namespace.clone().filter(|_| is_stack);
+    let stack_namespace = detail.namespace.clone().filter(|_| detail.flags.is_stack);
     let namespace = detail
         .namespace
         .clone()
@@ -124,7 +123,7 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
                     {move || {
                         let p = may.get().and_then(Result::ok);
                         let can_edit = p.is_none_or(|p| p.update);
-                        custom.then(|| if can_edit {
+                        editable.then(|| if can_edit {
                             view! { <a class="button" href=edit_href.clone() data-testid="edit-link">"Edit"</a> }.into_any()
                         } else {
                             view! {
@@ -145,7 +144,7 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
             <StackConnection namespace=ns name=detail.name.clone() status=detail.status.clone()/>
         })}
         <Labels labels=detail.labels.clone()/>
-        {detail.namespace.clone().map(|ns| view! { <Children namespace=ns uid=detail.uid.clone()/> })}
+        {detail.namespace.clone().filter(|_| detail.flags.can_own).map(|ns| view! { <Children namespace=ns uid=detail.uid.clone()/> })}
         <section class="panel">
             <h2>"Conditions"</h2>
             <Conditions conditions=detail.conditions.clone()/>

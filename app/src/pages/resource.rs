@@ -145,7 +145,7 @@ pub fn ResourcePage() -> impl IntoView {
                     "Wide"
                 </label>
                 <Transition fallback=|| ()>
-                    {move || kind.get().filter(|k| !k.builtin).map(|_| {
+                    {move || kind.get().filter(|k| !k.flags.builtin).map(|_| {
                         let href = format!(
                             "{}{}/new{}",
                             crate::base::get(),

@@ -238,7 +238,19 @@ pub struct ResourceKind {
     pub namespaced: bool,
     /// Served versions, the storage (preferred) version first.
     pub versions: Vec<String>,
+    pub flags: KindFlags,
+}
+
+/// What the pages need to know about a kind, so that none of them guesses from names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct KindFlags {
+    /// Served by Kubernetes itself or an aggregated API, not a CRD: there is no schema
+    /// to build a form from.
     pub builtin: bool,
+    /// Portico's own Stack kind (its page shows how to connect).
+    pub is_stack: bool,
+    /// Objects of this kind commonly own others: their page looks for children.
+    pub can_own: bool,
 }
 
 impl ResourceKind {

@@ -6,14 +6,15 @@
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 
-use crate::clients::AccessQuestion;
-use crate::identity::Caller;
-use crate::state::AppState;
+use super::LiveState;
+use crate::auth::access::AccessQuestion;
+use crate::kube::caller::Caller;
+use crate::kube::error::{Failure, failure};
 
 /// Whether the viewer may watch; refused when the review itself fails (joining a
 /// feed needs a yes).
 pub async fn may_watch(
-    state: &AppState,
+    state: &LiveState,
     caller: &Caller,
     group: &str,
     plural: &str,
@@ -25,7 +26,7 @@ pub async fn may_watch(
 /// Whether the viewer still may watch; `true` when the review itself fails, so an API
 /// server restart does not end every open view (the feed recovers on its own).
 pub async fn still_may_watch(
-    state: &AppState,
+    state: &LiveState,
     caller: &Caller,
     group: &str,
     plural: &str,
@@ -36,7 +37,7 @@ pub async fn still_may_watch(
 
 /// The API server's answer, or `if_unanswered` when the review itself fails.
 async fn watch_review(
-    state: &AppState,
+    state: &LiveState,
     caller: &Caller,
     group: &str,
     plural: &str,
@@ -53,8 +54,9 @@ async fn watch_review(
         namespace: namespace.map(str::to_string),
     };
     state
-        .clients
-        .allowed_within(caller, &question, state.live.recheck)
+        .auth
+        .reviews
+        .allowed_within(caller, &question, state.limits.recheck)
         .await
         .unwrap_or_else(|error| {
             tracing::warn!(%error, user = caller.name(), if_unanswered, "access review failed");
@@ -65,12 +67,14 @@ async fn watch_review(
 /// Whether `namespace` exists: asked with the viewer's own client, or, if the viewer
 /// may not read Namespace objects, with the portal's (which may `get` one by name).
 /// Only a clear "not found" says no; the answer is never shown beyond that refusal.
-pub async fn namespace_exists(state: &AppState, viewer: &kube::Client, namespace: &str) -> bool {
-    for client in [viewer, &state.client] {
+pub async fn namespace_exists(state: &LiveState, viewer: &kube::Client, namespace: &str) -> bool {
+    for client in [viewer, &state.portal] {
         let namespaces: Api<Namespace> = Api::all(client.clone());
         match namespaces.get_metadata_opt(namespace).await {
             Ok(found) => return found.is_some(),
-            Err(kube::Error::Api(status)) if matches!(status.code, 401 | 403) => continue,
+            Err(e) if matches!(failure(&e), Failure::Unauthorized | Failure::Forbidden) => {
+                continue;
+            }
             Err(_) => return true,
         }
     }

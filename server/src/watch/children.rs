@@ -6,56 +6,18 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use app::table::format::cell_text;
-use app::table::model::{ChildEntry, ChildrenQuery, ResourceRef, TableQuery};
+use app::table::model::{ChildEntry, ChildrenQuery, TableQuery};
 use app::table::state::TableState;
 use axum::extract::{Extension, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::{Stream, StreamExt};
 
+use super::LiveState;
 use super::hub::{FeedEvent, Next, Subscription, WatchHub};
 use super::limits::LimitRefused;
-use crate::identity::Caller;
-use crate::state::AppState;
-
-/// Built-in kinds an owned object is commonly of (what controllers create).
-const CHILD_KINDS: &[(&str, &str, &str, &str)] = &[
-    ("apps", "v1", "deployments", "Deployment"),
-    ("apps", "v1", "statefulsets", "StatefulSet"),
-    ("apps", "v1", "replicasets", "ReplicaSet"),
-    ("", "v1", "pods", "Pod"),
-    ("", "v1", "services", "Service"),
-    ("", "v1", "secrets", "Secret"),
-    ("", "v1", "configmaps", "ConfigMap"),
-    ("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"),
-    ("batch", "v1", "jobs", "Job"),
-];
-
-/// A kind to look for children in.
-#[derive(Debug, Clone)]
-pub struct ChildKind {
-    pub resource: ResourceRef,
-    pub kind: String,
-}
-
-/// The built-in child kinds plus every namespaced CRD (at its preferred version).
-pub fn candidate_kinds(crds: &[app::model::CrdSummary]) -> Vec<ChildKind> {
-    let builtin = CHILD_KINDS.iter().map(|(g, v, p, k)| ChildKind {
-        resource: ResourceRef::new(g, v, p),
-        kind: (*k).to_string(),
-    });
-    let custom = crds
-        .iter()
-        .filter(|c| c.scope == "Namespaced" && c.established)
-        .filter_map(|c| {
-            let version = c.served_versions().next()?;
-            Some(ChildKind {
-                resource: ResourceRef::new(&c.group, &version.name, &c.plural),
-                kind: c.kind.clone(),
-            })
-        });
-    builtin.chain(custom).collect()
-}
+use crate::kube::caller::Caller;
+use crate::kube::registry::ChildKind;
 
 /// Who the children's feeds run for: the client they use, the identity that client
 /// acts with (feeds are shared per identity) and the person they count against.
@@ -195,7 +157,7 @@ fn collect(
 }
 
 pub async fn live_children(
-    State(state): State<AppState>,
+    State(state): State<LiveState>,
     Extension(caller): Extension<Caller>,
     Query(query): Query<ChildrenQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, (StatusCode, String)> {
@@ -205,10 +167,10 @@ pub async fn live_children(
             "namespace must be a DNS-style name".into(),
         ));
     }
-    let permit = state.streams.acquire(caller.person(), &state.live)?;
+    let permit = state.streams.acquire(caller.person(), &state.limits)?;
     // Children are looked for only among the kinds this viewer may watch there (the
     // reviews run at once: they stand between the viewer and the page's first list).
-    let candidates = candidate_kinds(&state.catalog.summaries());
+    let candidates = state.kinds.child_kinds();
     let checks = candidates.iter().map(|kind| {
         let resource = &kind.resource;
         super::access::may_watch(
@@ -226,7 +188,8 @@ pub async fn live_children(
         .filter_map(|(kind, ok)| ok.then_some(kind))
         .collect();
     let client = state
-        .clients
+        .auth
+        .pool
         .for_caller(&caller)
         .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     if !super::access::namespace_exists(&state, &client, &query.namespace).await {
@@ -241,7 +204,7 @@ pub async fn live_children(
         person: caller.person(),
     };
     let stream = children_stream(&state.hub, viewer, kinds, query.namespace, query.uid)?
-        .take_until(state.shutting_down())
+        .take_until(state.shutdown.begun())
         .map(move |children| {
             // The stream holds its place among the person's live views while it runs.
             let _held = &permit;

@@ -19,6 +19,7 @@ use tokio::sync::broadcast;
 
 use super::limits::LimitRefused;
 use super::table_api::{self, RawTable, TableError};
+use crate::kube::error::Failure;
 
 /// How many messages a viewer may fall behind before it is resynchronised with a
 /// fresh snapshot instead (a slow viewer never holds up the feed or other viewers).
@@ -396,7 +397,7 @@ async fn run_feed(client: kube::Client, query: TableQuery, feed: std::sync::Weak
                 let Some(f) = feed.upgrade() else { return };
                 if let TableError::Rejected(r) = &error {
                     let message = problem_sentence(r);
-                    let refused = is_refusal(r.code);
+                    let refused = is_refusal(r);
                     f.publish(|s| {
                         (s.problem.as_ref() != Some(&message) || refused).then(|| {
                             s.problem = Some(message.clone());
@@ -448,7 +449,7 @@ async fn run_feed(client: kube::Client, query: TableQuery, feed: std::sync::Weak
                 Err(TableError::Gone) => continue 'relist,
                 // A watch refused (access revoked, token expired): list again, which
                 // ends the feed with the API server's own words if it is refused too.
-                Err(TableError::Rejected(r)) if is_refusal(r.code) => {
+                Err(TableError::Rejected(r)) if is_refusal(&r) => {
                     tokio::time::sleep(retry).await;
                     retry = (retry * 2).min(RETRY_MAX);
                     continue 'relist;
@@ -477,7 +478,11 @@ async fn run_feed(client: kube::Client, query: TableQuery, feed: std::sync::Weak
                         let mut s = f.state.write().unwrap_or_else(|e| e.into_inner());
                         s.resource_version = b.metadata.resource_version;
                     }
-                    Ok(WatchEvent::Error(status)) if status.code == 410 => continue 'relist,
+                    Ok(WatchEvent::Error(status))
+                        if Failure::of_status(status.code, &status.reason) == Failure::Gone =>
+                    {
+                        continue 'relist;
+                    }
                     Ok(WatchEvent::Error(status)) => {
                         tracing::warn!(message = %status.message, "watch error event; re-watching");
                         break;
@@ -529,15 +534,19 @@ fn delete(state: &mut FeedState, table: RawTable) -> Option<FeedEvent> {
 }
 
 /// Whether the API server refused the credentials themselves or what they may do.
-fn is_refusal(code: u16) -> bool {
-    matches!(code, 401 | 403)
+fn is_refusal(r: &app::model::ApiRejection) -> bool {
+    matches!(Failure::of(r), Failure::Unauthorized | Failure::Forbidden)
 }
 
 fn problem_sentence(r: &app::model::ApiRejection) -> String {
-    match r.code {
-        401 => "The API server no longer accepts your sign-in: sign in again.".into(),
-        403 => format!("You may not list this resource here: {}", r.message),
-        404 => "The API server does not serve this resource (was its CRD removed?).".into(),
+    match Failure::of(r) {
+        Failure::Unauthorized => {
+            "The API server no longer accepts your sign-in: sign in again.".into()
+        }
+        Failure::Forbidden => format!("You may not list this resource here: {}", r.message),
+        Failure::NotFound => {
+            "The API server does not serve this resource (was its CRD removed?).".into()
+        }
         _ => r.message.clone(),
     }
 }

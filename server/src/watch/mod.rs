@@ -1,5 +1,6 @@
 //! Live tables: the Table API client, the hub that shares one upstream watch per
-//! (resource, namespace, selectors) among all viewers, and the SSE route.
+//! (resource, namespace, selectors) among all viewers, and the SSE routes. Uses `auth`
+//! (a viewer's access is reviewed before a feed is joined) and `kube`.
 
 pub mod access;
 pub mod children;
@@ -8,3 +9,46 @@ pub mod hub;
 pub mod limits;
 pub mod sse;
 pub mod table_api;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use crate::auth::AuthState;
+use crate::kube::registry::KindRegistry;
+use hub::WatchHub;
+use limits::{LiveLimits, StreamCounter};
+
+/// What the live routes need, and nothing more.
+#[derive(Clone)]
+pub struct LiveState {
+    pub hub: WatchHub,
+    pub kinds: KindRegistry,
+    /// Who viewers are, their clients, and whether they may watch.
+    pub auth: AuthState,
+    /// The portal's own client (whether a namespace exists).
+    pub portal: kube::Client,
+    /// Bounds on live views, and the streams open now per identity.
+    pub limits: Arc<LiveLimits>,
+    pub streams: Arc<StreamCounter>,
+    pub shutdown: Shutdown,
+}
+
+/// Set once the server starts shutting down: long-lived streams end so that graceful
+/// shutdown does not wait for them forever.
+#[derive(Clone, Default)]
+pub struct Shutdown(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Shutdown {
+    /// Ends every live stream; call when shutdown begins.
+    pub fn begin(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// Resolves once shutdown has begun.
+    pub fn begun(&self) -> impl Future<Output = ()> + Send + use<> {
+        let mut rx = self.0.subscribe();
+        async move {
+            let _ = rx.wait_for(|down| *down).await;
+        }
+    }
+}

@@ -12,11 +12,11 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::{Stream, StreamExt};
 
+use super::LiveState;
 use super::coalesce::Coalescer;
 use super::hub::{Next, Subscription};
 use super::limits::StreamPermit;
-use crate::identity::Caller;
-use crate::state::AppState;
+use crate::kube::caller::Caller;
 
 /// Upper bound of deltas merged into one message.
 const MAX_MERGED: usize = 512;
@@ -24,10 +24,10 @@ const MAX_MERGED: usize = 512;
 /// `GET /api/live/crds`: a `changed` event whenever the CRD catalog changes, so
 /// the navigation can refetch the list without polling.
 pub async fn live_crds(
-    State(state): State<AppState>,
+    State(state): State<LiveState>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let mut changes = state.catalog.changes();
-    let shutdown = state.shutting_down();
+    let mut changes = state.kinds.changes();
+    let shutdown = state.shutdown.begun();
     let stream = async_stream::stream! {
         while changes.changed().await.is_ok() {
             let version = *changes.borrow_and_update();
@@ -38,7 +38,7 @@ pub async fn live_crds(
 }
 
 pub async fn live_table(
-    State(state): State<AppState>,
+    State(state): State<LiveState>,
     Extension(caller): Extension<Caller>,
     Query(query): Query<TableQuery>,
     headers: axum::http::HeaderMap,
@@ -51,7 +51,7 @@ pub async fn live_table(
             ),
         ));
     }
-    let permit = state.streams.acquire(caller.person(), &state.live)?;
+    let permit = state.streams.acquire(caller.person(), &state.limits)?;
     // A shared feed serves this viewer only if the API server says they may watch it.
     if !super::access::may_watch(
         &state,
@@ -73,7 +73,8 @@ pub async fn live_table(
         ));
     }
     let client = state
-        .clients
+        .auth
+        .pool
         .for_caller(&caller)
         .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     if let Some(ns) = &query.namespace
@@ -103,7 +104,7 @@ pub async fn live_table(
         let (state, caller) = (recheck_state.clone(), caller.clone());
         let (group, plural, namespace) = (group.clone(), plural.clone(), namespace.clone());
         let signed_in =
-            !matches!(caller, Caller::Bearer { .. }) || state.identity.session(&headers).is_some();
+            !matches!(caller, Caller::Bearer { .. }) || state.auth.session(&headers).is_some();
         async move {
             signed_in
                 && super::access::still_may_watch(
@@ -119,11 +120,11 @@ pub async fn live_table(
     let stream = while_allowed(
         events(subscription),
         permit,
-        state.live.recheck,
+        state.limits.recheck,
         still_allowed,
         revoked,
     )
-    .take_until(state.shutting_down());
+    .take_until(state.shutdown.begun());
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::WatchEvent;
 use serde::Deserialize;
 
-use crate::objects::rejection;
+use crate::kube::error::{ApiError, Failure};
 
 pub const TABLE_ACCEPT: &str = "application/json;as=Table;g=meta.k8s.io;v=v1";
 
@@ -33,12 +33,13 @@ pub enum TableError {
 
 impl From<kube::Error> for TableError {
     fn from(err: kube::Error) -> Self {
-        match rejection(&err) {
-            Some(r) if r.code == 410 => Self::Gone,
+        let err = ApiError::from(err);
+        match (err.failure(), err) {
+            (Failure::Gone, _) => Self::Gone,
             // kube reports a watch line it cannot decode as an empty Status.
-            Some(r) if r.code == 0 => Self::Decode,
-            Some(r) => Self::Rejected(r),
-            None => Self::Transport(err),
+            (_, ApiError::Refused(r)) if r.code == 0 => Self::Decode,
+            (_, ApiError::Refused(r)) => Self::Rejected(r),
+            (_, ApiError::Transport(e)) => Self::Transport(e),
         }
     }
 }

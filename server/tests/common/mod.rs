@@ -5,10 +5,10 @@
 
 pub mod pki;
 
-use portico_server::identity::IdentityConfig;
-use portico_server::proxy_tls::ProxyTls;
-use portico_server::state::AppState;
+use portico_server::auth::identity::IdentityConfig;
+use portico_server::auth::proxy_tls::ProxyTls;
 use portico_server::watch::limits::LiveLimits;
+use portico_server::web::state::AppState;
 
 /// Portico's router over `client`, serving on a free loopback port with connection
 /// info (proxy mode needs the peer address); `identity` switches from local mode.
@@ -30,8 +30,8 @@ pub async fn serve_with_tls(
     live: Option<LiveLimits>,
 ) -> (String, AppState) {
     let options = portico_server::config::leptos_options(None).expect("leptos options");
-    let catalog = portico_server::stacks::catalog::Catalog::load(None).expect("catalog");
-    let catalog = portico_server::stacks::catalog::LiveCatalog::fixed(catalog);
+    let catalog = portico_server::reconcile::catalog::Catalog::load(None).expect("catalog");
+    let catalog = portico_server::reconcile::catalog::LiveCatalog::fixed(catalog);
     let (state, watches) = AppState::new(client.clone(), options, catalog);
     let state = match identity {
         Some((identity, config)) => state.with_identity(identity, config),
@@ -41,10 +41,28 @@ pub async fn serve_with_tls(
         Some(limits) => state.with_live_limits(limits),
         None => state,
     };
+    start(state, watches, tls).await
+}
+
+/// Portico served under the base path `base` (e.g. `/portico`), in local mode.
+pub async fn serve_at(client: &kube::Client, base: &str) -> (String, AppState) {
+    let options = portico_server::config::leptos_options(None).expect("leptos options");
+    let catalog = portico_server::reconcile::catalog::Catalog::load(None).expect("catalog");
+    let catalog = portico_server::reconcile::catalog::LiveCatalog::fixed(catalog);
+    let (state, watches) = AppState::new(client.clone(), options, catalog);
+    let base = app::base::BasePath::new(base).expect("a base path");
+    start(state.with_base_path(base), watches, None).await
+}
+
+async fn start(
+    state: AppState,
+    watches: impl std::future::Future<Output = ()> + Send + 'static,
+    tls: Option<ProxyTls>,
+) -> (String, AppState) {
     tokio::spawn(watches);
     assert!(
         state
-            .catalog
+            .kinds
             .wait_loaded(std::time::Duration::from_secs(30))
             .await
     );
@@ -53,14 +71,25 @@ pub async fn serve_with_tls(
         .expect("bind loopback");
     let addr = listener.local_addr().expect("addr");
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let router = portico_server::http::router(state.clone());
-    tokio::spawn(portico_server::http::serve(
+    let router = portico_server::web::router::router(state.clone());
+    tokio::spawn(portico_server::web::router::serve(
         listener,
         router,
         tls,
         std::future::pending(),
     ));
     (format!("{scheme}://{addr}"), state)
+}
+
+/// The kind registry over `client`, loaded (its driver runs until the test ends).
+pub async fn kinds(client: &kube::Client) -> portico_server::kube::registry::KindRegistry {
+    let (kinds, driver) = portico_server::kube::registry::KindRegistry::start(
+        client.clone(),
+        ("portico.dev", "stacks"),
+    );
+    tokio::spawn(driver);
+    assert!(kinds.wait_loaded(std::time::Duration::from_secs(30)).await);
+    kinds
 }
 
 /// Whether `user` (in `groups`) may `verb` the `group`/`resource` in `namespace`, as

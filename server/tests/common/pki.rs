@@ -1,6 +1,6 @@
 //! Certificates for proxy-mode tests, made on the spot with rcgen.
 
-use portico_server::proxy_tls::{ProxyTls, ProxyTlsFiles};
+use portico_server::auth::proxy_tls::{ProxyTls, ProxyTlsFiles};
 
 /// Certificates for a proxy-mode test: Portico's serving certificate, the proxy CA
 /// and, signed by it, the real proxy's and an impostor's client certificates; and a

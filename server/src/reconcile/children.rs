@@ -20,7 +20,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
 use super::catalog::{CatalogEntry, ProbeSpec};
-use super::resource::{API_VERSION, KIND, Stack, StackResources};
+use super::stack::{API_VERSION, KIND, Stack, StackResources};
 
 /// The label every child carries, naming its Stack (used to find children to remove).
 pub const STACK_LABEL: &str = "portico.dev/stack";
@@ -53,6 +53,16 @@ pub struct Children {
     pub workload: Workload,
     pub headless: Option<Service>,
     pub service: Service,
+}
+
+/// The password a credentials Secret holds, if it holds a non-empty one.
+pub fn password_in(secret: &Secret) -> Option<String> {
+    secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(PASSWORD_KEY))
+        .and_then(|b| String::from_utf8(b.0.clone()).ok())
+        .filter(|p| !p.is_empty())
 }
 
 pub fn secret_name(stack: &str) -> String {
@@ -411,7 +421,7 @@ pub fn generate_password() -> Result<String, ring::error::Unspecified> {
 #[cfg(test)]
 mod tests {
     use super::super::catalog::Catalog;
-    use super::super::resource::StackSpec;
+    use super::super::stack::StackSpec;
     use super::*;
 
     fn stack(choice: &str) -> Stack {

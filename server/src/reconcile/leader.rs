@@ -13,6 +13,8 @@ use kube::Api;
 use kube::api::PostParams;
 use tokio::sync::{oneshot, watch};
 
+use crate::kube::error::{Failure, failure};
+
 #[derive(Debug, Clone)]
 pub struct LeaseSettings {
     pub namespace: String,
@@ -66,7 +68,7 @@ pub async fn try_acquire(api: &Api<Lease>, s: &LeaseSettings) -> Result<bool, ku
         };
         return match api.create(&PostParams::default(), &lease).await {
             Ok(_) => Ok(true),
-            Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
+            Err(e) if failure(&e) == Failure::Conflict => Ok(false),
             Err(e) => Err(e),
         };
     };
@@ -90,7 +92,7 @@ pub async fn try_acquire(api: &Api<Lease>, s: &LeaseSettings) -> Result<bool, ku
     // The resourceVersion read above makes this a compare-and-swap.
     match api.replace(&s.name, &PostParams::default(), &lease).await {
         Ok(_) => Ok(true),
-        Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
+        Err(e) if failure(&e) == Failure::Conflict => Ok(false),
         Err(e) => Err(e),
     }
 }

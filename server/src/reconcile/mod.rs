@@ -1,12 +1,13 @@
 //! Self-service stacks: the `Stack` kind, the catalog of what each choice provisions,
 //! the children computed from both, status derived from the children, the reconciler
-//! that applies them, and the Lease that keeps it to one replica.
+//! that applies them, and the Lease that keeps it to one replica. Uses `kube` only:
+//! never `watch` (its caches are its own) nor `auth` (it acts as the portal).
 
 pub mod catalog;
 pub mod children;
+pub mod controller;
 pub mod leader;
-pub mod reconcile;
-pub mod resource;
+pub mod stack;
 pub mod status;
 
 use tokio::sync::watch;
@@ -16,13 +17,13 @@ use tokio::sync::watch;
 /// released).
 pub async fn run_elected(
     client: kube::Client,
-    settings: reconcile::Settings,
+    settings: controller::Settings,
     lease: leader::LeaseSettings,
     shutdown: watch::Receiver<bool>,
 ) {
     let identity = lease.identity.clone();
     leader::lead(client.clone(), lease, shutdown, move |stop| {
-        reconcile::run(
+        controller::run(
             client.clone(),
             settings.clone(),
             identity.clone(),

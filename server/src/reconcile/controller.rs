@@ -24,8 +24,9 @@ use tracing::Instrument;
 
 use super::catalog::LiveCatalog;
 use super::children::{self, ChildrenError, STACK_LABEL, Workload};
-use super::resource::{Endpoint, Stack, StackStatus};
+use super::stack::{Endpoint, Stack, StackStatus};
 use super::status::{Observed, Problem, derive};
+use crate::kube::error::{Failure, failure};
 
 /// Stacks reconciled at the same time.
 const CONCURRENCY: u16 = 16;
@@ -74,6 +75,25 @@ pub struct Settings {
     pub namespace: Option<String>,
     /// Counters shared with whoever started the reconciler.
     pub stats: Arc<ReconcileStats>,
+}
+
+/// A namespaced kind the controller creates as a Stack's child.
+trait ChildObject:
+    Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+    + Clone
+    + DeserializeOwned
+    + Serialize
+    + Debug
+{
+}
+
+impl<K> ChildObject for K where
+    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug
+{
 }
 
 fn scoped<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
@@ -225,7 +245,9 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
             if existing.as_ref().is_some_and(|s| !controlled_by(s, &uid)) {
                 return name_conflict(stack, ctx, &format!("Secret {secret_name}")).await;
             }
-            password_in(existing)
+            existing
+                .as_ref()
+                .and_then(children::password_in)
                 .map_or_else(children::generate_password, Ok)
                 .map_err(|_| ReconcileError::Random)?
         }
@@ -361,10 +383,7 @@ async fn foreign<K>(
     uid: &str,
 ) -> Result<Option<String>, kube::Error>
 where
-    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + Debug,
+    K: ChildObject,
 {
     let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
     let name = desired.name_any();
@@ -467,24 +486,11 @@ fn controlled_by(object: &impl Resource, uid: &str) -> bool {
         .any(|o| o.controller == Some(true) && o.uid == uid)
 }
 
-/// The password kept in an existing credentials Secret.
-fn password_in(secret: Option<Secret>) -> Option<String> {
-    secret
-        .and_then(|s| s.data)
-        .and_then(|d| d.get(children::PASSWORD_KEY).cloned())
-        .and_then(|b| String::from_utf8(b.0).ok())
-        .filter(|p| !p.is_empty())
-}
-
 /// Server-side apply with Portico's field manager; `force` takes back fields someone
 /// else changed (drift correction).
 async fn apply<K>(ctx: &Context, namespace: &str, object: &K) -> Result<K, kube::Error>
 where
-    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + Serialize
-        + Debug,
+    K: ChildObject,
 {
     let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
     let name = object.meta().name.clone().unwrap_or_default();
@@ -503,10 +509,7 @@ async fn remove_stale<K>(
     keep: &[String],
 ) -> Result<Vec<String>, kube::Error>
 where
-    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + Debug,
+    K: ChildObject,
 {
     let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
     let list = api
@@ -519,7 +522,7 @@ where
         if ours && !keep.contains(&name) {
             match api.delete(&name, &DeleteParams::background()).await {
                 Ok(_) => removed.push(format!("{} {name}", K::kind(&()))),
-                Err(kube::Error::Api(e)) if e.code == 404 => {}
+                Err(e) if failure(&e) == Failure::NotFound => {}
                 Err(e) => return Err(e),
             }
         }

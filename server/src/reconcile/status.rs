@@ -2,7 +2,7 @@
 //! Progressing / Degraded conditions (transition times kept while a condition holds),
 //! observedGeneration, endpoint and the credentials Secret's name. Pure.
 
-use super::resource::{Endpoint, StackCondition, StackStatus};
+use super::stack::{Endpoint, StackCondition, StackStatus};
 
 /// What the reconciler saw of the children after applying them.
 #[derive(Debug, Clone, PartialEq, Default)]

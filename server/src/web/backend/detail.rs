@@ -4,48 +4,43 @@
 use std::collections::HashSet;
 
 use app::model::{Condition, ObjectDetail, OwnerLink};
-use app::table::model::ResourceRef;
+use app::table::model::{KindFlags, ResourceRef};
 use kube::api::DynamicObject;
-use kube::core::GroupVersionKind;
 use serde_json::Value;
 
-use crate::objects::{self, rejection};
+use super::objects;
+use crate::kube::error::{ApiError, Failure, split_api_version};
+use crate::kube::registry::KindRegistry;
 
 /// How far up the ownerReferences chain the page follows.
 const MAX_OWNER_DEPTH: usize = 5;
 
-#[derive(Debug, thiserror::Error)]
-pub enum DetailError {
-    #[error("{0} was not found")]
-    NotFound(String),
-    #[error("forbidden to read {0}")]
-    Forbidden(String),
-    #[error("talking to the API server: {0}")]
-    Api(#[from] kube::Error),
-}
-
 /// Reads the object and follows its owners.
 pub async fn object_detail(
     client: &kube::Client,
+    kinds: &KindRegistry,
     resource: &ResourceRef,
     namespace: Option<&str>,
     name: &str,
-) -> Result<ObjectDetail, DetailError> {
-    let what = format!("{} {name}", resource.plural);
+) -> Result<ObjectDetail, ApiError> {
     let obj = objects::api_for(client, &objects::api_resource(resource), namespace)
         .get(name)
-        .await
-        .map_err(|e| match rejection(&e).map(|r| r.code) {
-            Some(404) => DetailError::NotFound(what.clone()),
-            Some(403) => DetailError::Forbidden(what.clone()),
-            _ => DetailError::Api(e),
-        })?;
-    let owners = owner_chain(client, &obj, namespace).await;
-    Ok(summarize(obj, is_secret(resource), owners))
+        .await?;
+    let owners = owner_chain(client, kinds, &obj, namespace).await;
+    let flags = kinds
+        .lookup(&resource.group, &resource.plural)
+        .map(|k| k.flags)
+        .unwrap_or_default();
+    Ok(summarize(obj, is_secret(resource), owners, flags))
 }
 
 /// The detail view of an object already read.
-pub fn summarize(obj: DynamicObject, is_secret: bool, owners: Vec<OwnerLink>) -> ObjectDetail {
+pub fn summarize(
+    obj: DynamicObject,
+    is_secret: bool,
+    owners: Vec<OwnerLink>,
+    flags: KindFlags,
+) -> ObjectDetail {
     let meta = &obj.metadata;
     let types = obj.types.clone().unwrap_or_default();
     let conditions = obj
@@ -81,6 +76,7 @@ pub fn summarize(obj: DynamicObject, is_secret: bool, owners: Vec<OwnerLink>) ->
         conditions,
         owners,
         yaml: display_yaml(obj, is_secret),
+        flags,
     }
 }
 
@@ -167,6 +163,7 @@ pub fn keep_stored_secret_values(edited: &mut DynamicObject, stored: &DynamicObj
 /// Follows the controller (or first) owner upward, level by level.
 async fn owner_chain(
     client: &kube::Client,
+    kinds: &KindRegistry,
     obj: &DynamicObject,
     namespace: Option<&str>,
 ) -> Vec<OwnerLink> {
@@ -181,11 +178,7 @@ async fn owner_chain(
         };
         let mut followed = None;
         for r in &refs {
-            let (group, version) = r
-                .api_version
-                .split_once('/')
-                .unwrap_or(("", &r.api_version));
-            let gvk = GroupVersionKind::gvk(group, version, &r.kind);
+            let (group, version) = split_api_version(&r.api_version);
             let mut link = OwnerLink {
                 kind: r.kind.clone(),
                 name: r.name.clone(),
@@ -194,14 +187,10 @@ async fn owner_chain(
                 href: None,
                 note: None,
             };
-            match kube::discovery::pinned_kind(client, &gvk).await {
-                Ok((resource, caps)) => {
-                    let ns = match caps.scope {
-                        kube::discovery::Scope::Namespaced => namespace,
-                        kube::discovery::Scope::Cluster => None,
-                    };
-                    let page =
-                        ResourceRef::new(&resource.group, &resource.version, &resource.plural);
+            match kinds.resolve(group, version, &r.kind) {
+                Some(kind) => {
+                    let ns = if kind.namespaced { namespace } else { None };
+                    let page = kind.resource(Some(version));
                     link.href = Some(format!(
                         "{}/{}/{}",
                         page.page_path(),
@@ -209,22 +198,14 @@ async fn owner_chain(
                         r.name
                     ));
                     if r.uid == next.uid && seen.insert(r.uid.clone()) {
-                        match objects::api_for(client, &resource, ns).get(&r.name).await {
+                        let api = objects::api_for(client, &objects::api_resource(&page), ns);
+                        match api.get(&r.name).await {
                             Ok(owner) => followed = Some(owner),
-                            Err(e) => {
-                                link.note = Some(match rejection(&e).map(|s| s.code) {
-                                    Some(404) => {
-                                        "not found: deleted, or waiting for garbage collection"
-                                            .into()
-                                    }
-                                    Some(403) => "you may not read it".into(),
-                                    _ => e.to_string(),
-                                })
-                            }
+                            Err(e) => link.note = Some(unfollowed(&e.into())),
                         }
                     }
                 }
-                Err(_) => link.note = Some("its kind is not served by this cluster".into()),
+                None => link.note = Some("its kind is not served by this cluster".into()),
             }
             chain.push(link);
         }
@@ -234,6 +215,15 @@ async fn owner_chain(
         }
     }
     chain
+}
+
+/// Why an owner could not be read, for the owner list.
+fn unfollowed(error: &ApiError) -> String {
+    match error.failure() {
+        Failure::NotFound => "not found: deleted, or waiting for garbage collection".into(),
+        Failure::Forbidden => "you may not read it".into(),
+        _ => error.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -254,7 +244,7 @@ mod tests {
             "data": {"password": "c2VjcmV0"},
             "stringData": {"token": "plain"}
         }));
-        let d = summarize(secret, true, vec![]);
+        let d = summarize(secret, true, vec![], KindFlags::default());
         assert!(!d.yaml.contains("c2VjcmV0"), "{}", d.yaml);
         assert!(!d.yaml.contains("plain"), "{}", d.yaml);
         assert!(d.yaml.contains("password: <hidden>"), "{}", d.yaml);
@@ -296,7 +286,7 @@ mod tests {
                          "managedFields": [{"manager": "x"}]},
             "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Waiting", "message": "no host"}]}
         }));
-        let d = summarize(o, false, vec![]);
+        let d = summarize(o, false, vec![], KindFlags::default());
         assert_eq!(d.finalizers, ["infra.sealyun.com/cleanup"]);
         assert_eq!(
             d.deletion_timestamp.as_deref(),
@@ -313,6 +303,11 @@ mod tests {
             "apiVersion": "x/v1", "kind": "X", "metadata": {"name": "x"},
             "status": {"conditions": [1, null, {"type": 3}]}
         }));
-        assert_eq!(summarize(o, false, vec![]).conditions.len(), 3);
+        assert_eq!(
+            summarize(o, false, vec![], KindFlags::default())
+                .conditions
+                .len(),
+            3
+        );
     }
 }

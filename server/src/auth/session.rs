@@ -5,6 +5,7 @@
 //! session lasts 12 hours at most and ends after 30 minutes unused; signing out ends
 //! it on the replica that served the sign-out at once, everywhere after the idle time.
 
+use app::base::BasePath;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
@@ -26,8 +27,8 @@ const RENEW_AFTER: Duration = Duration::from_secs(5 * 60);
 /// The session cookie's name. `__Host-` (the browser then accepts it only from this
 /// host, over HTTPS, for path `/`) when Portico serves at the root; under a base path
 /// the cookie is scoped to that path instead, which the prefix would forbid.
-pub fn cookie_name() -> &'static str {
-    if app::base::get().is_empty() {
+pub fn cookie_name(base: &BasePath) -> &'static str {
+    if base.is_root() {
         "__Host-portico_session"
     } else {
         "portico_session"
@@ -262,12 +263,9 @@ impl SessionKey {
 /// Scoped to Portico's base path, so other applications on the host never get it.
 /// Without Max-Age: the browser keeps it for its session, and the server's own
 /// lifetimes decide when it stops opening.
-pub fn cookie_header(value: Option<&str>) -> String {
-    let path = match app::base::get() {
-        "" => "/",
-        base => base,
-    };
-    let name = cookie_name();
+pub fn cookie_header(base: &BasePath, value: Option<&str>) -> String {
+    let path = if base.is_root() { "/" } else { base.as_str() };
+    let name = cookie_name(base);
     match value {
         Some(v) => format!("{name}={v}; Path={path}; HttpOnly; Secure; SameSite=Strict"),
         None => format!("{name}=; Path={path}; HttpOnly; Secure; SameSite=Strict; Max-Age=0"),

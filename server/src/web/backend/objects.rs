@@ -1,10 +1,12 @@
-//! Writing arbitrary objects to the API server, and turning its refusals into
-//! [`ApiRejection`]s whose causes name the fields exactly as the server did.
+//! Reading and writing arbitrary objects, their kinds resolved by the registry (no
+//! discovery call per request); refusals keep the server's field causes.
 
-use app::model::{ApiRejection, FieldCause};
+use app::model::ApiRejection;
 use kube::api::{Api, DynamicObject, PostParams};
-use kube::core::GroupVersionKind;
-use kube::discovery::{self, ApiResource, Scope};
+use kube::discovery::ApiResource;
+
+use crate::kube::error::{ApiError, split_api_version};
+use crate::kube::registry::KindRegistry;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ObjectError {
@@ -12,83 +14,44 @@ pub enum ObjectError {
     MissingType,
     #[error("the API server does not serve {0}")]
     UnknownKind(String),
-    #[error("the API server refused the request: {}", .0.message)]
-    Rejected(ApiRejection),
-    #[error("talking to the API server: {0}")]
-    Transport(kube::Error),
+    #[error(transparent)]
+    Api(#[from] ApiError),
 }
 
 impl From<kube::Error> for ObjectError {
     fn from(err: kube::Error) -> Self {
-        match rejection(&err) {
-            Some(r) => Self::Rejected(r),
-            None => Self::Transport(err),
-        }
+        Self::Api(err.into())
     }
 }
 
-/// The API server's `Status` inside a kube error, if the server answered at all.
-pub fn rejection(err: &kube::Error) -> Option<ApiRejection> {
-    let kube::Error::Api(status) = err else {
-        return None;
-    };
-    let causes = status
-        .details
-        .as_ref()
-        .map(|d| {
-            d.causes
-                .iter()
-                .map(|c| FieldCause {
-                    field: c.field.clone(),
-                    reason: c.reason.clone(),
-                    message: c.message.clone(),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    Some(ApiRejection {
-        code: status.code,
-        reason: status.reason.clone(),
-        message: status.message.clone(),
-        causes,
-    })
-}
-
-fn gvk_of(obj: &DynamicObject) -> Result<GroupVersionKind, ObjectError> {
-    let types = obj.types.as_ref().ok_or(ObjectError::MissingType)?;
-    let (group, version) = types
-        .api_version
-        .split_once('/')
-        .unwrap_or(("", types.api_version.as_str()));
-    Ok(GroupVersionKind::gvk(group, version, &types.kind))
+impl ObjectError {
+    /// The API server's refusal, with its field causes, if it answered.
+    pub fn rejection(&self) -> Option<&ApiRejection> {
+        match self {
+            Self::Api(e) => e.rejection(),
+            _ => None,
+        }
+    }
 }
 
 /// Creates `obj` (in `default` when namespaced and no namespace is given). With
 /// `dry_run`, the API server validates and admits it without storing anything.
 pub async fn create(
     client: &kube::Client,
+    kinds: &KindRegistry,
     obj: &DynamicObject,
     dry_run: bool,
 ) -> Result<DynamicObject, ObjectError> {
-    let gvk = gvk_of(obj)?;
-    let (resource, caps) = match discovery::pinned_kind(client, &gvk).await {
-        Ok(found) => found,
-        Err(kube::Error::Api(s)) if s.code == 404 => {
-            return Err(ObjectError::UnknownKind(format!(
-                "{}/{} {}",
-                gvk.group, gvk.version, gvk.kind
-            )));
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let api: Api<DynamicObject> = match caps.scope {
-        Scope::Namespaced => Api::namespaced_with(
-            client.clone(),
-            obj.metadata.namespace.as_deref().unwrap_or("default"),
-            &resource,
-        ),
-        Scope::Cluster => Api::all_with(client.clone(), &resource),
-    };
+    let types = obj.types.as_ref().ok_or(ObjectError::MissingType)?;
+    let (group, version) = split_api_version(&types.api_version);
+    let kind = kinds
+        .resolve(group, version, &types.kind)
+        .ok_or_else(|| ObjectError::UnknownKind(format!("{} {}", types.api_version, types.kind)))?;
+    let resource = kind.resource(Some(version));
+    let namespace = kind
+        .namespaced
+        .then(|| obj.metadata.namespace.as_deref().unwrap_or("default"));
+    let api = api_for(client, &api_resource(&resource), namespace);
     let params = PostParams {
         dry_run,
         field_manager: Some("portico".into()),

@@ -6,72 +6,15 @@
 
 use axum::http::{HeaderMap, HeaderName};
 
-use crate::proxy_tls::Peer;
-use crate::session::{Session, SessionKey, cookie_name};
+use crate::auth::proxy_tls::Peer;
+use crate::auth::session::{Session, SessionKey};
+use crate::kube::caller::{Caller, Token};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum IdentityMode {
     Local,
     Token,
     Proxy,
-}
-
-/// A bearer token; never printed.
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Token(pub String);
-
-impl std::fmt::Debug for Token {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Token(<redacted>)")
-    }
-}
-
-/// The identity a request acts with.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Caller {
-    /// Local mode: the portal's own identity.
-    Portal,
-    /// Proxy mode: impersonated user and groups.
-    User { name: String, groups: Vec<String> },
-    /// Token mode: the user's own token (and the name the API server gave it).
-    Bearer { name: String, token: Token },
-}
-
-impl Caller {
-    /// A stable name for the credentials this caller acts with, for sharing live
-    /// feeds (a token is named by its SHA-256, never by itself). `None` for the portal.
-    pub fn feed_owner(&self) -> Option<String> {
-        match self {
-            Caller::Portal => None,
-            // JSON keeps the parts apart: ("a:b", ["c"]) and ("a", ["b:c"]) differ.
-            Caller::User { name, groups } => {
-                Some(format!("user:{}", serde_json::json!([name, groups])))
-            }
-            Caller::Bearer { token, .. } => {
-                let digest = ring::digest::digest(&ring::digest::SHA256, token.0.as_bytes());
-                let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-                Some(format!("token:{hex}"))
-            }
-        }
-    }
-
-    /// The person, for per-person limits: a signed-in user by the name the API server
-    /// gave their token (so new tokens do not make a new person), a proxied user by
-    /// name and groups. `None` for the portal.
-    pub fn person(&self) -> Option<String> {
-        match self {
-            Caller::Bearer { name, .. } => Some(format!("token-user:{name}")),
-            other => other.feed_owner(),
-        }
-    }
-
-    /// Who, for audit lines.
-    pub fn name(&self) -> &str {
-        match self {
-            Caller::Portal => "portal (local mode)",
-            Caller::User { name, .. } | Caller::Bearer { name, .. } => name,
-        }
-    }
 }
 
 /// How requests are identified.
@@ -107,8 +50,14 @@ impl IdentityConfig {
 
     /// The caller of a request from `peer` with `headers`; `None` when the request
     /// carries no identity this mode accepts.
-    pub fn identify(&self, peer: Option<&Peer>, headers: &HeaderMap) -> Option<Caller> {
-        self.identify_with_renewal(peer, headers)
+    /// `cookie` names the session cookie (see [`cookie_name`]).
+    pub fn identify(
+        &self,
+        peer: Option<&Peer>,
+        headers: &HeaderMap,
+        cookie: &str,
+    ) -> Option<Caller> {
+        self.identify_with_renewal(peer, headers, cookie)
             .map(|(caller, _)| caller)
     }
 
@@ -118,12 +67,13 @@ impl IdentityConfig {
         &self,
         peer: Option<&Peer>,
         headers: &HeaderMap,
+        cookie: &str,
     ) -> Option<(Caller, Option<String>)> {
         match self.mode {
             IdentityMode::Local => Some((Caller::Portal, None)),
             IdentityMode::Proxy => self.proxied(peer, headers).map(|c| (c, None)),
             IdentityMode::Token => {
-                let session = self.session(headers)?;
+                let session = self.session(headers, cookie)?;
                 let renewal = self.sessions.as_ref()?.renewal(&session);
                 let caller = Caller::Bearer {
                     name: session.user,
@@ -134,9 +84,9 @@ impl IdentityConfig {
         }
     }
 
-    /// Token mode: the live session the request's cookie carries.
-    pub fn session(&self, headers: &HeaderMap) -> Option<Session> {
-        let cookie = cookie_value(headers, cookie_name())?;
+    /// Token mode: the live session the request's cookie (named `cookie`) carries.
+    pub fn session(&self, headers: &HeaderMap, cookie: &str) -> Option<Session> {
+        let cookie = cookie_value(headers, cookie)?;
         self.sessions.as_ref()?.open(&cookie)
     }
 
@@ -208,6 +158,8 @@ pub fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    const COOKIE: &str = "portico_session";
+
     fn proxy() -> IdentityConfig {
         IdentityConfig {
             mode: IdentityMode::Proxy,
@@ -242,7 +194,7 @@ mod tests {
         ]);
         let peer = through_proxy();
         assert_eq!(
-            proxy().identify(Some(&peer), &h),
+            proxy().identify(Some(&peer), &h, COOKIE),
             Some(Caller::User {
                 name: "ada".into(),
                 // Repeated headers: one group each, commas included.
@@ -254,18 +206,18 @@ mod tests {
             ..through_proxy()
         };
         assert_eq!(
-            proxy().identify(Some(&same_address_no_certificate), &h),
+            proxy().identify(Some(&same_address_no_certificate), &h, COOKIE),
             None,
             "forged by a peer without the proxy's certificate"
         );
-        assert_eq!(proxy().identify(None, &h), None);
-        assert_eq!(proxy().identify(Some(&peer), &headers(&[])), None);
+        assert_eq!(proxy().identify(None, &h, COOKIE), None);
+        assert_eq!(proxy().identify(Some(&peer), &headers(&[]), COOKIE), None);
         let escalating = headers(&[
             ("x-forwarded-user", "ada"),
             ("x-forwarded-groups", "system:masters,dev"),
         ]);
         assert_eq!(
-            proxy().identify(Some(&peer), &escalating),
+            proxy().identify(Some(&peer), &escalating, COOKIE),
             Some(Caller::User {
                 name: "ada".into(),
                 groups: vec!["dev".into()]
@@ -273,7 +225,7 @@ mod tests {
             "system groups are never taken from headers"
         );
         let as_system = headers(&[("x-forwarded-user", "system:admin")]);
-        assert_eq!(proxy().identify(Some(&peer), &as_system), None);
+        assert_eq!(proxy().identify(Some(&peer), &as_system, COOKIE), None);
     }
 
     #[test]
@@ -281,7 +233,7 @@ mod tests {
         let peer = through_proxy();
         let trusted = proxy();
         let smuggled = headers(&[("x-forwarded-user", "ada"), ("x-forwarded-user", "root")]);
-        assert_eq!(trusted.identify(Some(&peer), &smuggled), None);
+        assert_eq!(trusted.identify(Some(&peer), &smuggled, COOKIE), None);
 
         let repeated = headers(&[
             ("x-forwarded-user", "ada"),
@@ -289,7 +241,7 @@ mod tests {
             ("x-forwarded-groups", "dev"),
         ]);
         assert_eq!(
-            trusted.identify(Some(&peer), &repeated),
+            trusted.identify(Some(&peer), &repeated, COOKIE),
             Some(Caller::User {
                 name: "ada".into(),
                 groups: vec!["finance, emea".into(), "dev".into()]
@@ -302,7 +254,7 @@ mod tests {
             axum::http::HeaderValue::from_bytes(b"\xff").expect("opaque value"),
         );
         assert_eq!(
-            trusted.identify(Some(&peer), &odd),
+            trusted.identify(Some(&peer), &odd, COOKIE),
             Some(Caller::User {
                 name: "ada".into(),
                 groups: vec!["a,b".into()]
@@ -310,7 +262,7 @@ mod tests {
         );
         let listed = headers(&[("x-forwarded-user", "ada"), ("x-forwarded-groups", "a, b")]);
         assert_eq!(
-            trusted.identify(Some(&peer), &listed),
+            trusted.identify(Some(&peer), &listed, COOKIE),
             Some(Caller::User {
                 name: "ada".into(),
                 groups: vec!["a".into(), "b".into()]
@@ -331,14 +283,14 @@ mod tests {
             ("x-forwarded-groups", "oidc:dev,cluster-admins"),
         ]);
         assert_eq!(
-            narrowed.identify(Some(&peer), &h),
+            narrowed.identify(Some(&peer), &h, COOKIE),
             Some(Caller::User {
                 name: "oidc:ada".into(),
                 groups: vec!["oidc:dev".into()]
             })
         );
         let outsider = headers(&[("x-forwarded-user", "admin")]);
-        assert_eq!(narrowed.identify(Some(&peer), &outsider), None);
+        assert_eq!(narrowed.identify(Some(&peer), &outsider, COOKIE), None);
     }
 
     #[test]

@@ -6,14 +6,14 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::http::StatusCode;
 
-use crate::state::AppState;
+use crate::web::state::AppState;
 
 pub async fn healthz() -> &'static str {
     "ok"
 }
 
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, String) {
-    if !state.catalog.is_loaded() {
+    if !state.kinds.is_loaded() {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             "CRD catalog not loaded yet".into(),

@@ -11,16 +11,20 @@ use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use kube::api::{Api, PostParams};
 use serde::Deserialize;
 
-use crate::identity::{Caller, IdentityMode, Token};
-use crate::session::{MAX_COOKIE_VALUE, cookie_header};
-use crate::state::AppState;
+use app::base::BasePath;
+
+use super::AuthState;
+use crate::auth::identity::IdentityMode;
+use crate::auth::session::MAX_COOKIE_VALUE;
+use crate::kube::caller::{Caller, Token};
+use crate::kube::error::{ApiError, Failure};
 
 #[derive(Deserialize)]
 pub struct SignIn {
     token: String,
 }
 
-fn page_html(problem: Option<&str>) -> Html<String> {
+fn page_html(base: &BasePath, problem: Option<&str>) -> Html<String> {
     let problem = problem
         .map(|p| {
             format!(
@@ -45,7 +49,7 @@ fn page_html(problem: Option<&str>) -> Html<String> {
 </form>
 <p class="subtle small">For a service account: <code>kubectl create token NAME -n NAMESPACE</code></p>
 </section></main></body></html>"#,
-        base = app::base::get()
+        base = base.as_str()
     ))
 }
 
@@ -57,27 +61,28 @@ fn escape(text: &str) -> String {
 }
 
 /// `GET /login`.
-pub async fn page(State(state): State<AppState>) -> Response {
+pub async fn page(State(state): State<AuthState>) -> Response {
     if state.identity.mode != IdentityMode::Token {
-        return Redirect::to(&app::base::url("/")).into_response();
+        return Redirect::to(&state.base.url("/")).into_response();
     }
-    page_html(None).into_response()
+    page_html(&state.base, None).into_response()
 }
 
 /// `POST /auth/login`: checks the token and starts a session.
-pub async fn sign_in(State(state): State<AppState>, Form(form): Form<SignIn>) -> Response {
+pub async fn sign_in(State(state): State<AuthState>, Form(form): Form<SignIn>) -> Response {
     let (Some(sessions), IdentityMode::Token) = (&state.identity.sessions, state.identity.mode)
     else {
-        return Redirect::to(&app::base::url("/")).into_response();
+        return Redirect::to(&state.base.url("/")).into_response();
     };
     // Each attempt costs a TokenReview at the API server: guessing at speed is refused.
     if state.sign_ins.check().is_err() {
         tracing::info!(target: "portico::audit", verb = "sign-in", result = "rate-limited", "audit");
         return (
             StatusCode::TOO_MANY_REQUESTS,
-            page_html(Some(
-                "Too many sign-in attempts just now: wait a few seconds and try again.",
-            )),
+            page_html(
+                &state.base,
+                Some("Too many sign-in attempts just now: wait a few seconds and try again."),
+            ),
         )
             .into_response();
     }
@@ -85,7 +90,7 @@ pub async fn sign_in(State(state): State<AppState>, Form(form): Form<SignIn>) ->
     if token.is_empty() {
         return (
             StatusCode::BAD_REQUEST,
-            page_html(Some("Paste a token first.")),
+            page_html(&state.base, Some("Paste a token first.")),
         )
             .into_response();
     }
@@ -93,43 +98,59 @@ pub async fn sign_in(State(state): State<AppState>, Form(form): Form<SignIn>) ->
         name: String::new(),
         token: Token(token.clone()),
     };
-    let user = match state.clients.build_for(&probe) {
+    let review = match state.pool.build_for(&probe) {
         Ok(client) => Api::<SelfSubjectReview>::all(client)
             .create(&PostParams::default(), &SelfSubjectReview::default())
             .await
-            .ok()
-            .and_then(|r| r.status)
-            .and_then(|s| s.user_info)
-            .and_then(|u| u.username),
-        Err(_) => None,
+            .map_err(ApiError::from),
+        Err(e) => Err(ApiError::from(e)),
+    };
+    let user = match review {
+        Ok(r) => r.status.and_then(|s| s.user_info).and_then(|u| u.username),
+        // Only the API server's refusal means the token is wrong; an outage is not.
+        Err(e) if matches!(e.failure(), Failure::Unauthorized | Failure::Forbidden) => None,
+        Err(error) => {
+            tracing::warn!(%error, "sign-in: the API server could not review the token");
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                page_html(
+                    &state.base,
+                    Some("Portico could not reach the Kubernetes API server to check this token: try again shortly."),
+                ),
+            )
+                .into_response();
+        }
     };
     let Some(user) = user else {
         tracing::info!(target: "portico::audit", verb = "sign-in", result = "refused", "audit");
         return (
             StatusCode::UNAUTHORIZED,
-            page_html(Some("The API server did not accept this token.")),
+            page_html(
+                &state.base,
+                Some("The API server did not accept this token."),
+            ),
         )
             .into_response();
     };
     let Some((_, cookie)) = sessions.start(user.clone(), token) else {
         return (
             StatusCode::INTERNAL_SERVER_ERROR,
-            page_html(Some("Portico could not start a session.")),
+            page_html(&state.base, Some("Portico could not start a session.")),
         )
             .into_response();
     };
     if cookie.len() > MAX_COOKIE_VALUE {
         return (
             StatusCode::BAD_REQUEST,
-            page_html(Some(
+            page_html(&state.base, Some(
                 "This token is too long to keep in a browser cookie; use a shorter-lived or service-account token.",
             )),
         )
             .into_response();
     }
     tracing::info!(target: "portico::audit", user = ?user, verb = "sign-in", result = "ok", "audit");
-    let mut response = Redirect::to(&app::base::url("/")).into_response();
-    if let Ok(value) = HeaderValue::from_str(&cookie_header(Some(&cookie))) {
+    let mut response = Redirect::to(&state.base.url("/")).into_response();
+    if let Ok(value) = HeaderValue::from_str(&state.cookie_header(Some(&cookie))) {
         response.headers_mut().insert(header::SET_COOKIE, value);
     }
     response
@@ -137,15 +158,13 @@ pub async fn sign_in(State(state): State<AppState>, Form(form): Form<SignIn>) ->
 
 /// `POST /auth/logout`: ends the session: its cookie, and any copy of it, stops
 /// opening, and the browser is told to forget it.
-pub async fn sign_out(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
-    if let (Some(sessions), Some(session)) =
-        (&state.identity.sessions, state.identity.session(&headers))
-    {
+pub async fn sign_out(State(state): State<AuthState>, headers: axum::http::HeaderMap) -> Response {
+    if let (Some(sessions), Some(session)) = (&state.identity.sessions, state.session(&headers)) {
         sessions.sign_out(&session);
         tracing::info!(target: "portico::audit", user = ?session.user, verb = "sign-out", result = "ok", "audit");
     }
-    let mut response = Redirect::to(&app::base::url("/login")).into_response();
-    if let Ok(value) = HeaderValue::from_str(&cookie_header(None)) {
+    let mut response = Redirect::to(&state.base.url("/login")).into_response();
+    if let Ok(value) = HeaderValue::from_str(&state.cookie_header(None)) {
         response.headers_mut().insert(header::SET_COOKIE, value);
     }
     response

@@ -5,22 +5,26 @@ use app::shell;
 use axum::Router;
 use axum::body::Body;
 
-use app::backend::SharedBackend;
+use app::backend::{BackendError, SharedBackend};
 use axum::extract::{ConnectInfo, OriginalUri, Request, State};
 
-use crate::proxy_tls::{Peer, PlainListener, ProxyTls, TlsListener};
+use crate::auth::proxy_tls::{Peer, PlainListener, ProxyTls, TlsListener};
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use leptos::prelude::provide_context;
 use leptos_axum::handle_server_fns_with_context;
+use tower_http::request_id::{MakeRequestId, RequestId, SetRequestIdLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
-use crate::identity::{Caller, IdentityMode};
-use crate::state::AppState;
-use crate::{assets, csrf, health, login, watch};
+use super::state::AppState;
+use super::{assets, health};
+use crate::auth::identity::IdentityMode;
+use crate::auth::{csrf, login};
+use crate::kube::caller::Caller;
+use crate::watch;
 
 /// Largest request body accepted (server-function arguments, manifests).
 const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
@@ -75,11 +79,17 @@ async fn server_fn_handler(State(state): State<AppState>, request: Request<Body>
         Ok(request) => request,
         Err(too_large) => return too_large,
     };
-    let response =
-        handle_server_fns_with_context(move || provide_context(backend.clone()), request)
-            .await
-            .into_response();
-    malformed_arguments_are_bad_requests(response).await
+    let base = state.base.clone();
+    let response = handle_server_fns_with_context(
+        move || {
+            provide_context(backend.clone());
+            app::base::provide(base.clone());
+        },
+        request,
+    )
+    .await
+    .into_response();
+    errors_get_their_status(response).await
 }
 
 /// The request with its body read whole, or a 413 when it is over [`MAX_BODY_BYTES`].
@@ -101,10 +111,10 @@ async fn read_whole_body(request: Request<Body>) -> Result<Request<Body>, Respon
     }
 }
 
-/// Leptos answers every server-function failure with 500, including arguments it
-/// could not decode. Those are the client's mistake: 400, with a sentence, in the
-/// server-function error encoding (`Args|…`) so Portico's own pages still decode it.
-async fn malformed_arguments_are_bad_requests(response: Response) -> Response {
+/// Leptos answers every server-function failure with 500. Portico's are typed
+/// ([`BackendError`], as JSON): the answer gets the status that names the failure
+/// (400 for arguments that did not decode, 404, 403, 409, …), body unchanged.
+async fn errors_get_their_status(response: Response) -> Response {
     const ERROR_HEADER: &str = leptos::server_fn::error::SERVER_FN_ERROR_HEADER;
     if response.status() != StatusCode::INTERNAL_SERVER_ERROR
         || !response.headers().contains_key(ERROR_HEADER)
@@ -116,20 +126,12 @@ async fn malformed_arguments_are_bad_requests(response: Response) -> Response {
         parts.headers.remove(header::CONTENT_LENGTH);
         return (parts, "Portico could not finish this answer.").into_response();
     };
-    let text = String::from_utf8_lossy(&bytes);
-    let Some(detail) = ["Args|", "MissingArg|", "Deserialization|"]
-        .iter()
-        .find_map(|prefix| text.strip_prefix(prefix))
-    else {
-        return Response::from_parts(parts, Body::from(bytes));
-    };
-    parts.status = StatusCode::BAD_REQUEST;
-    parts.headers.remove(header::CONTENT_LENGTH);
-    let sentence = format!(
-        "Args|Portico could not read this request's arguments: {}.",
-        detail.trim().trim_end_matches('.')
-    );
-    Response::from_parts(parts, Body::from(sentence))
+    if let Ok(error) = serde_json::from_slice::<BackendError>(&bytes)
+        && let Ok(status) = StatusCode::from_u16(error.status())
+    {
+        parts.status = status;
+    }
+    Response::from_parts(parts, Body::from(bytes))
 }
 
 /// Renders a page; its server functions run as the request's caller.
@@ -143,6 +145,7 @@ async fn page_handler(State(state): State<AppState>, mut request: Request<Body>)
         Err(refusal) => return refusal.into_response(),
     };
     let options = state.leptos_options.clone();
+    let base = state.base.clone();
     let nonce = leptos::nonce::Nonce::new();
     let policy = content_security_policy(Some(&nonce));
     let render = leptos_axum::render_app_to_stream_with_context(
@@ -151,6 +154,7 @@ async fn page_handler(State(state): State<AppState>, mut request: Request<Body>)
             move || {
                 provide_context(backend.clone());
                 provide_context(options.clone());
+                app::base::provide(base.clone());
                 // Overrides the one leptos_axum provides, so the header can name it.
                 provide_context(nonce.clone());
             }
@@ -184,15 +188,16 @@ async fn identify(
         .extensions()
         .get::<ConnectInfo<Peer>>()
         .map(|c| &c.0);
-    match state.identity.identify_with_renewal(peer, request.headers()) {
+    match state.auth.identify_with_renewal(peer, request.headers()) {
         // A session in use gets a fresh cookie now and then, so only idle ones end.
         Some((caller, renewal)) => {
+            tracing::Span::current().record("caller", caller.name());
             request.extensions_mut().insert(caller);
             let mut response = next.run(request).await;
             // Sign-in and sign-out set the cookie themselves; a renewal must not undo that.
             if let Some(cookie) = renewal
                 && !response.headers().contains_key(header::SET_COOKIE)
-                && let Ok(value) = HeaderValue::from_str(&crate::session::cookie_header(Some(&cookie)))
+                && let Ok(value) = HeaderValue::from_str(&state.auth.cookie_header(Some(&cookie)))
             {
                 response.headers_mut().append(header::SET_COOKIE, value);
             }
@@ -204,8 +209,8 @@ async fn identify(
             "Portico does not know who you are: sign in, or reach it through the authenticating proxy.",
         )
             .into_response(),
-        None if state.identity.mode == IdentityMode::Token => {
-            Redirect::to(&app::base::url("/login")).into_response()
+        None if state.auth.identity.mode == IdentityMode::Token => {
+            Redirect::to(&state.base.url("/login")).into_response()
         }
         None => (
             StatusCode::UNAUTHORIZED,
@@ -225,18 +230,22 @@ async fn static_or_page(State(state): State<AppState>, request: Request<Body>) -
     page_handler(State(state), request).await
 }
 
-/// Portico's routes, served at the root or under `base::get()` (`--base-path`), with
-/// the health checks always at the root too (kubelet probes the pod directly).
+/// Portico's routes, served at the root or under the state's base path
+/// (`--base-path`), with the health checks always at the root too (kubelet probes the
+/// pod directly).
 pub fn router(state: AppState) -> Router {
     // Rendering spawns tasks on Leptos' executor; any error just means it is set.
     let _ = any_spawner::Executor::init_tokio();
+    let base = state.base.clone();
+    let start_page = base.url("/crds");
+    let home = move || {
+        let start_page = start_page.clone();
+        async move { Redirect::to(&start_page) }
+    };
     let portico = Router::new()
         // The start page, answered here: a redirect from inside a streamed render
         // cannot set the status.
-        .route(
-            "/",
-            get(|| async { Redirect::to(&app::base::url("/crds")) }),
-        )
+        .route("/", get(home.clone()))
         .route("/healthz", get(health::healthz))
         .route("/login", get(login::page))
         .route("/auth/login", post(login::sign_in))
@@ -263,18 +272,16 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(csrf::guard))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state.clone());
-    let base = app::base::get();
-    let site = if base.is_empty() {
+    let site = if base.is_root() {
         portico
     } else {
         // axum's nest serves `/portico` and `/portico/...` but not `/portico/`.
-        let home = || async { Redirect::to(&app::base::url("/crds")) };
         Router::new()
             .route("/healthz", get(health::healthz))
             .route("/readyz", get(health::readyz).with_state(state))
-            .route("/", get(home))
-            .route(&format!("{base}/"), get(home))
-            .nest(base, portico)
+            .route("/", get(home.clone()))
+            .route(&base.url("/"), get(home))
+            .nest(base.as_str(), portico)
     };
     site.layer(SetResponseHeaderLayer::overriding(
         header::X_CONTENT_TYPE_OPTIONS,
@@ -303,7 +310,42 @@ pub fn router(state: AppState) -> Router {
         header::CACHE_CONTROL,
         HeaderValue::from_static(assets::NO_STORE),
     ))
-    .layer(TraceLayer::new_for_http())
+    .layer(
+        TraceLayer::new_for_http()
+            .make_span_with(request_span)
+            .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+    )
+    .layer(SetRequestIdLayer::x_request_id(NextRequestId::default()))
+}
+
+/// The span every request runs in: its id (the Ingress' `X-Request-ID` when it sent
+/// one), method and path (never the query), and the caller once identified.
+fn request_span(request: &Request<Body>) -> tracing::Span {
+    let id = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    tracing::info_span!(
+        "request",
+        id,
+        method = %request.method(),
+        path = request.uri().path(),
+        caller = tracing::field::Empty,
+    )
+}
+
+/// Request ids for requests that arrive without one: this process' counter.
+#[derive(Clone, Default)]
+struct NextRequestId(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl MakeRequestId for NextRequestId {
+    fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        HeaderValue::from_str(&format!("portico-{n}"))
+            .ok()
+            .map(RequestId::new)
+    }
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves: TLS with the proxy check

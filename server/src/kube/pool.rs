@@ -1,32 +1,18 @@
 //! A kube client per caller, so that every read and write a person triggers is made
-//! with their own Kubernetes identity (impersonated, or their own token), and access
-//! checks (SelfSubjectAccessReview as that person) cached briefly.
+//! with their own Kubernetes identity (impersonated, or their own token).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::authorization::v1::{
-    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
-};
-use kube::api::{Api, PostParams};
 use kube::config::AuthInfo;
 
-use crate::identity::Caller;
+use super::caller::Caller;
 
-/// How long a built client and an access decision are reused.
+/// How long a built client is reused.
 const CLIENT_TTL: Duration = Duration::from_secs(600);
-const ACCESS_TTL: Duration = Duration::from_secs(30);
 /// Bound on cached clients (oldest dropped first).
 const MAX_CLIENTS: usize = 512;
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct AccessQuestion {
-    pub verb: String,
-    pub group: String,
-    pub resource: String,
-    pub namespace: Option<String>,
-}
 
 pub struct ClientPool {
     /// The portal's configuration: server, CA and (for impersonation) its credentials.
@@ -34,7 +20,6 @@ pub struct ClientPool {
     base: Option<kube::Config>,
     portal: kube::Client,
     clients: Mutex<HashMap<Caller, (kube::Client, Instant)>>,
-    decisions: Mutex<HashMap<(Caller, AccessQuestion), (bool, Instant)>>,
 }
 
 impl ClientPool {
@@ -43,7 +28,6 @@ impl ClientPool {
             base,
             portal,
             clients: Mutex::default(),
-            decisions: Mutex::default(),
         }
     }
 
@@ -110,61 +94,5 @@ impl ClientPool {
         }
         clients.insert(caller.clone(), (client.clone(), Instant::now()));
         Ok(client)
-    }
-
-    /// Whether `caller` may do what `question` asks, as the API server's authorizer
-    /// decides (a SelfSubjectAccessReview made as that caller), cached briefly.
-    pub async fn allowed(
-        &self,
-        caller: &Caller,
-        question: &AccessQuestion,
-    ) -> Result<bool, kube::Error> {
-        self.allowed_within(caller, question, ACCESS_TTL).await
-    }
-
-    /// As [`Self::allowed`], with a cached answer used only if younger than `max_age`.
-    pub async fn allowed_within(
-        &self,
-        caller: &Caller,
-        question: &AccessQuestion,
-        max_age: Duration,
-    ) -> Result<bool, kube::Error> {
-        let max_age = max_age.min(ACCESS_TTL);
-        let key = (caller.clone(), question.clone());
-        if let Some((allowed, at)) = self
-            .decisions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-            && at.elapsed() < max_age
-        {
-            return Ok(*allowed);
-        }
-        let review = SelfSubjectAccessReview {
-            spec: SelfSubjectAccessReviewSpec {
-                resource_attributes: Some(ResourceAttributes {
-                    verb: Some(question.verb.clone()),
-                    group: Some(question.group.clone()),
-                    resource: Some(question.resource.clone()),
-                    namespace: question.namespace.clone(),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let api: Api<SelfSubjectAccessReview> = Api::all(self.for_caller(caller)?);
-        let answer = api.create(&PostParams::default(), &review).await?;
-        let allowed = answer.status.is_some_and(|s| s.allowed);
-        let mut decisions = self.decisions.lock().unwrap_or_else(|p| p.into_inner());
-        if decisions.len() > 10_000 {
-            decisions.retain(|_, (_, at)| at.elapsed() < ACCESS_TTL);
-            if decisions.len() > 10_000 {
-                // A flood of distinct questions: start over rather than grow.
-                decisions.clear();
-            }
-        }
-        decisions.insert(key, (allowed, Instant::now()));
-        Ok(allowed)
     }
 }

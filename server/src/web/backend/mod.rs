@@ -1,114 +1,61 @@
-//! The server's implementation of the UI's [`Backend`] seam.
+//! The server's implementation of the UI's [`Backend`] seam: every method acts with
+//! the caller's own client, resolves kinds through the registry, and maps the API
+//! server's failures to the UI's typed errors in one place ([`user_error`]).
+
+pub mod detail;
+pub mod objects;
 
 use app::backend::{Backend, BackendError};
 use app::model::{CrdSummary, FormSpec, ObjectDetail, Permissions, StackOffer, SubmitOutcome};
 use app::table::model::{ResourceKind, ResourceRef};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ListParams};
+use tracing::instrument;
 
-use crate::detail::{self, DetailError};
-use crate::discovery::CrdCatalog;
-use crate::objects::{self, ObjectError};
+use self::objects::ObjectError;
+use crate::auth::access::{AccessQuestion, AccessReviews};
+use crate::kube::caller::Caller;
+use crate::kube::error::{ApiError, Failure};
+use crate::kube::registry::KindRegistry;
+use crate::reconcile::catalog::LiveCatalog;
 
 pub struct ClusterBackend {
-    pub catalog: CrdCatalog,
+    pub kinds: KindRegistry,
+    /// The client acting as the caller.
     pub client: kube::Client,
     /// What the Provision page offers.
-    pub stacks: crate::stacks::catalog::LiveCatalog,
-    /// For access checks as the caller.
-    pub clients: std::sync::Arc<crate::clients::ClientPool>,
-    /// Who is acting (audit lines, access checks).
-    pub who: crate::identity::Caller,
-}
-
-/// Built-in kinds Portico lists beside the CRDs: what its reconciler provisions, plus
-/// the Events and Namespaces every page refers to. Secrets are listed through the
-/// Table API, which shows key counts, never values.
-struct Builtin {
-    group: &'static str,
-    version: &'static str,
-    kind: &'static str,
-    plural: &'static str,
-    short_names: &'static [&'static str],
-    namespaced: bool,
-}
-
-const fn builtin(
-    group: &'static str,
-    version: &'static str,
-    kind: &'static str,
-    plural: &'static str,
-    short_names: &'static [&'static str],
-    namespaced: bool,
-) -> Builtin {
-    Builtin {
-        group,
-        version,
-        kind,
-        plural,
-        short_names,
-        namespaced,
-    }
-}
-
-const BUILTIN_KINDS: &[Builtin] = &[
-    builtin("apps", "v1", "Deployment", "deployments", &["deploy"], true),
-    builtin("apps", "v1", "StatefulSet", "statefulsets", &["sts"], true),
-    builtin("", "v1", "Service", "services", &["svc"], true),
-    builtin("", "v1", "Pod", "pods", &["po"], true),
-    builtin("", "v1", "Secret", "secrets", &[], true),
-    builtin("", "v1", "ConfigMap", "configmaps", &["cm"], true),
-    builtin("", "v1", "Event", "events", &["ev"], true),
-    builtin("", "v1", "Namespace", "namespaces", &["ns"], false),
-];
-
-fn builtin_kinds() -> impl Iterator<Item = ResourceKind> {
-    BUILTIN_KINDS.iter().map(|b| ResourceKind {
-        group: b.group.to_string(),
-        kind: b.kind.to_string(),
-        plural: b.plural.to_string(),
-        short_names: b.short_names.iter().map(|s| s.to_string()).collect(),
-        namespaced: b.namespaced,
-        versions: vec![b.version.to_string()],
-        builtin: true,
-    })
+    pub stacks: LiveCatalog,
+    /// Access checks as the caller.
+    pub reviews: std::sync::Arc<AccessReviews>,
+    /// Who is acting (audit lines, access checks, spans).
+    pub who: Caller,
 }
 
 #[async_trait::async_trait]
 impl Backend for ClusterBackend {
+    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
     async fn list_crds(&self) -> Result<Vec<CrdSummary>, BackendError> {
-        if !self.catalog.is_loaded() {
+        if !self.kinds.is_loaded() {
             return Err(BackendError::NotReady);
         }
-        Ok(self.catalog.summaries())
+        Ok(self.kinds.crds())
     }
 
+    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
     async fn list_resources(&self) -> Result<Vec<ResourceKind>, BackendError> {
-        let crds = self.list_crds().await?;
-        let mut kinds: Vec<ResourceKind> = crds
-            .into_iter()
-            .filter(|c| c.established)
-            .map(|c| ResourceKind {
-                versions: c.served_versions().map(|v| v.name.clone()).collect(),
-                namespaced: c.scope == "Namespaced",
-                group: c.group,
-                kind: c.kind,
-                plural: c.plural,
-                short_names: c.short_names,
-                builtin: false,
-            })
-            .filter(|k| !k.versions.is_empty())
-            .collect();
-        kinds.extend(builtin_kinds());
-        Ok(kinds)
+        if !self.kinds.is_loaded() {
+            return Err(BackendError::NotReady);
+        }
+        Ok(self.kinds.kinds())
     }
 
+    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
     async fn list_namespaces(&self) -> Result<Vec<String>, BackendError> {
         let api: Api<Namespace> = Api::all(self.client.clone());
         let list = api
             .list_metadata(&ListParams::default())
             .await
-            .map_err(|e| BackendError::Unreachable(e.to_string()))?;
+            .map_err(|e| user_error(e.into(), "list namespaces", "Namespaces"))?;
         let mut names: Vec<String> = list
             .items
             .into_iter()
@@ -118,6 +65,7 @@ impl Backend for ClusterBackend {
         Ok(names)
     }
 
+    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
     async fn object_detail(
         &self,
         resource: ResourceRef,
@@ -125,15 +73,19 @@ impl Backend for ClusterBackend {
         name: String,
     ) -> Result<ObjectDetail, BackendError> {
         check_target(&resource, namespace.as_deref(), &name)?;
-        detail::object_detail(&self.client, &resource, namespace.as_deref(), &name)
-            .await
-            .map_err(|e| match e {
-                DetailError::NotFound(what) => BackendError::NotFound(what),
-                DetailError::Forbidden(what) => BackendError::Forbidden(what),
-                DetailError::Api(e) => BackendError::Unreachable(e.to_string()),
-            })
+        let what = describe(&resource, namespace.as_deref(), &name);
+        detail::object_detail(
+            &self.client,
+            &self.kinds,
+            &resource,
+            namespace.as_deref(),
+            &name,
+        )
+        .await
+        .map_err(|e| user_error(e, &format!("read {what}"), &what))
     }
 
+    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
     async fn permissions(
         &self,
         resource: ResourceRef,
@@ -142,7 +94,7 @@ impl Backend for ClusterBackend {
         if !resource.is_valid() {
             return Err(BackendError::Invalid("Not a resource name.".into()));
         }
-        let ask = |verb: &str| crate::clients::AccessQuestion {
+        let ask = |verb: &str| AccessQuestion {
             verb: verb.into(),
             group: resource.group.clone(),
             resource: resource.plural.clone(),
@@ -150,11 +102,11 @@ impl Backend for ClusterBackend {
         };
         let (create, update, delete) = (ask("create"), ask("update"), ask("delete"));
         let (create, update, delete) = futures::join!(
-            self.clients.allowed(&self.who, &create),
-            self.clients.allowed(&self.who, &update),
-            self.clients.allowed(&self.who, &delete),
+            self.reviews.allowed(&self.who, &create),
+            self.reviews.allowed(&self.who, &update),
+            self.reviews.allowed(&self.who, &delete),
         );
-        let unreachable = |e: kube::Error| BackendError::Unreachable(e.to_string());
+        let unreachable = |e: kube::Error| user_error(e.into(), "review access", "access");
         Ok(Permissions {
             create: create.map_err(unreachable)?,
             update: update.map_err(unreachable)?,
@@ -183,13 +135,14 @@ impl Backend for ClusterBackend {
             .collect()
     }
 
+    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
     async fn stack_password(
         &self,
         namespace: String,
         name: String,
     ) -> Result<String, BackendError> {
         check_target(&stack_resource(), Some(&namespace), &name)?;
-        let secret_name = crate::stacks::children::secret_name(&name);
+        let secret_name = crate::reconcile::children::secret_name(&name);
         let secrets: Api<Secret> = Api::namespaced(self.client.clone(), &namespace);
         let what = format!("Secret {namespace}/{secret_name}");
         let read = secrets.get(&secret_name).await;
@@ -201,33 +154,28 @@ impl Backend for ClusterBackend {
                 .map(|_| String::new())
                 .map_err(|e| BackendError::Invalid(e.to_string())),
         );
-        let secret = read.map_err(|e| match e {
-            kube::Error::Api(s) if s.code == 403 => BackendError::Forbidden(what.clone()),
-            kube::Error::Api(s) if s.code == 404 => BackendError::NotFound(what.clone()),
-            other => BackendError::Unreachable(other.to_string()),
-        })?;
-        secret
-            .data
-            .and_then(|d| d.get(crate::stacks::children::PASSWORD_KEY).cloned())
-            .and_then(|b| String::from_utf8(b.0).ok())
+        let secret = read.map_err(|e| user_error(e.into(), &format!("read {what}"), &what))?;
+        crate::reconcile::children::password_in(&secret)
             .ok_or(BackendError::NotFound(format!("the password in {what}")))
     }
 
+    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
     async fn form_spec(&self, resource: ResourceRef) -> Result<FormSpec, BackendError> {
-        self.catalog
+        self.kinds
             .form_spec(&resource.group, &resource.plural, &resource.version)
             .ok_or_else(|| {
                 BackendError::NotFound(format!("{} {}", resource.plural, resource.version))
             })
     }
 
+    #[instrument(skip(self, object), fields(caller = self.who.name()), err(Display))]
     async fn submit(
         &self,
         object: serde_json::Value,
         dry_run: bool,
     ) -> Result<SubmitOutcome, BackendError> {
         let obj = dynamic_object(object)?;
-        let result = outcome(objects::create(&self.client, &obj, dry_run).await);
+        let result = outcome(objects::create(&self.client, &self.kinds, &obj, dry_run).await);
         if !dry_run {
             let what = format!(
                 "{} {}/{}",
@@ -243,6 +191,7 @@ impl Backend for ClusterBackend {
         result
     }
 
+    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
     async fn object_for_edit(
         &self,
         resource: ResourceRef,
@@ -252,13 +201,14 @@ impl Backend for ClusterBackend {
         check_target(&resource, namespace.as_deref(), &name)?;
         let mut obj = objects::get(&self.client, &resource, namespace.as_deref(), &name)
             .await
-            .map_err(|e| user_error(e, &resource, &name))?;
+            .map_err(|e| object_error(e, "read", &resource, namespace.as_deref(), &name))?;
         if detail::is_secret(&resource) {
             detail::strip_secret_values(&mut obj);
         }
         serde_json::to_value(obj).map_err(|e| BackendError::Invalid(e.to_string()))
     }
 
+    #[instrument(skip(self, object), fields(caller = self.who.name()), err(Display))]
     async fn replace(
         &self,
         resource: ResourceRef,
@@ -273,7 +223,7 @@ impl Backend for ClusterBackend {
             // The form was given the Secret without its values; keep the stored ones.
             let stored = objects::get(&self.client, &resource, namespace.as_deref(), &name)
                 .await
-                .map_err(|e| user_error(e, &resource, &name))?;
+                .map_err(|e| object_error(e, "read", &resource, namespace.as_deref(), &name))?;
             detail::keep_stored_secret_values(&mut obj, &stored);
         }
         let result = outcome(
@@ -297,6 +247,7 @@ impl Backend for ClusterBackend {
         result
     }
 
+    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
     async fn delete(
         &self,
         resource: ResourceRef,
@@ -313,7 +264,7 @@ impl Backend for ClusterBackend {
             &propagation,
         )
         .await
-        .map_err(|e| user_error(e, &resource, &name));
+        .map_err(|e| object_error(e, "delete", &resource, namespace.as_deref(), &name));
         self.audit(
             "delete",
             &describe(&resource, namespace.as_deref(), &name),
@@ -386,17 +337,43 @@ fn check_target(
 }
 
 fn stack_resource() -> ResourceRef {
-    use crate::stacks::resource::{GROUP, PLURAL, VERSION};
+    use crate::reconcile::stack::{GROUP, PLURAL, VERSION};
     ResourceRef::new(GROUP, VERSION, PLURAL)
 }
 
-fn user_error(e: ObjectError, resource: &ResourceRef, name: &str) -> BackendError {
-    let what = format!("{} {name}", resource.plural);
+/// The API server's failure as the page shows it: `doing` says what was refused
+/// ("read secrets default/db"), `what` names the object.
+fn user_error(e: ApiError, doing: &str, what: &str) -> BackendError {
+    match e.failure() {
+        Failure::NotFound => BackendError::NotFound(what.to_string()),
+        Failure::Forbidden => BackendError::Forbidden(doing.to_string()),
+        Failure::Unauthorized => BackendError::Unauthorized,
+        Failure::Conflict | Failure::AlreadyExists | Failure::Gone => {
+            BackendError::Conflict(e.to_string())
+        }
+        Failure::Invalid => BackendError::Invalid(
+            e.rejection()
+                .map(|r| r.message.clone())
+                .unwrap_or_else(|| e.to_string()),
+        ),
+        Failure::Unavailable | Failure::Other => BackendError::Unreachable(e.to_string()),
+    }
+}
+
+/// [`user_error`] for a call about one object.
+fn object_error(
+    e: ObjectError,
+    verb: &str,
+    resource: &ResourceRef,
+    namespace: Option<&str>,
+    name: &str,
+) -> BackendError {
+    let what = describe(resource, namespace, name);
     match e {
-        ObjectError::Rejected(r) if r.code == 404 => BackendError::NotFound(what),
-        ObjectError::Rejected(r) if r.code == 403 => BackendError::Forbidden(what),
-        ObjectError::Rejected(r) => BackendError::Invalid(r.message),
-        other => BackendError::Unreachable(other.to_string()),
+        ObjectError::Api(e) => user_error(e, &format!("{verb} {what}"), &what),
+        ObjectError::MissingType | ObjectError::UnknownKind(_) => {
+            BackendError::Invalid(e.to_string())
+        }
     }
 }
 
@@ -414,7 +391,7 @@ fn outcome(
             name: saved.metadata.name.unwrap_or_default(),
             namespace: saved.metadata.namespace,
         }),
-        Err(ObjectError::Rejected(r)) => Ok(SubmitOutcome::Rejected(r)),
+        Err(ObjectError::Api(ApiError::Refused(r))) => Ok(SubmitOutcome::Rejected(r)),
         Err(e) => Err(BackendError::Invalid(e.to_string())),
     }
 }

@@ -1,0 +1,61 @@
+//! Who a request acts as towards the API server: the portal itself, an impersonated
+//! user, or a person's own bearer token. Authentication (`auth`) decides which; every
+//! client, feed and limit is keyed by it.
+
+/// A bearer token; never printed.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Token(pub String);
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(<redacted>)")
+    }
+}
+
+/// The identity a request acts with.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Caller {
+    /// Local mode: the portal's own identity.
+    Portal,
+    /// Proxy mode: impersonated user and groups.
+    User { name: String, groups: Vec<String> },
+    /// Token mode: the user's own token (and the name the API server gave it).
+    Bearer { name: String, token: Token },
+}
+
+impl Caller {
+    /// A stable name for the credentials this caller acts with, for sharing live
+    /// feeds (a token is named by its SHA-256, never by itself). `None` for the portal.
+    pub fn feed_owner(&self) -> Option<String> {
+        match self {
+            Caller::Portal => None,
+            // JSON keeps the parts apart: ("a:b", ["c"]) and ("a", ["b:c"]) differ.
+            Caller::User { name, groups } => {
+                Some(format!("user:{}", serde_json::json!([name, groups])))
+            }
+            Caller::Bearer { token, .. } => {
+                let digest = ring::digest::digest(&ring::digest::SHA256, token.0.as_bytes());
+                let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+                Some(format!("token:{hex}"))
+            }
+        }
+    }
+
+    /// The person, for per-person limits: a signed-in user by the name the API server
+    /// gave their token (so new tokens do not make a new person), a proxied user by
+    /// name and groups. `None` for the portal.
+    pub fn person(&self) -> Option<String> {
+        match self {
+            Caller::Bearer { name, .. } => Some(format!("token-user:{name}")),
+            other => other.feed_owner(),
+        }
+    }
+
+    /// Who, for audit lines.
+    pub fn name(&self) -> &str {
+        match self {
+            Caller::Portal => "portal (local mode)",
+            Caller::User { name, .. } | Caller::Bearer { name, .. } => name,
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Talking to the API server: the portal's client configuration, a client per caller,
+//! the registry of every kind the cluster serves, and one classification of the API
+//! server's failures. Uses nothing else in Portico.
+
+pub mod caller;
+pub mod config;
+pub mod error;
+pub mod pool;
+pub mod registry;

@@ -1,0 +1,457 @@
+//! The registry of kinds: every resource the cluster serves, known in one place. CRDs
+//! come from a reflector over CustomResourceDefinitions (schemas, printer columns,
+//! served versions); everything else (Kubernetes' own kinds and aggregated APIs) from
+//! aggregated discovery, two requests, refreshed now and then. Pages, writes, owner
+//! links and the children view all ask here instead of calling discovery themselves.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use app::model::{CrdSummary, CrdVersion, FormSpec};
+use app::table::model::{KindFlags, ResourceKind, ResourceRef};
+use futures::StreamExt;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceColumnDefinition, CustomResourceDefinition,
+};
+use kube::Api;
+use kube::core::discovery::v2::APIGroupDiscoveryList;
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+
+/// How often built-in kinds are discovered again (aggregated APIs come and go).
+const REDISCOVER_EVERY: Duration = Duration::from_secs(300);
+/// How soon a failed discovery is tried again.
+const RETRY_DISCOVERY: Duration = Duration::from_secs(2);
+
+/// Built-in kinds whose objects commonly own others: the object page looks for
+/// children under these (and under every CRD, whose controllers are unknown).
+const BUILTIN_OWNERS: &[(&str, &str)] = &[
+    ("apps", "deployments"),
+    ("apps", "statefulsets"),
+    ("apps", "replicasets"),
+    ("apps", "daemonsets"),
+    ("batch", "jobs"),
+    ("batch", "cronjobs"),
+    ("", "services"),
+];
+
+/// Built-in kinds controllers commonly create as children; with every namespaced CRD
+/// they are where the children view looks. Bounded on purpose: each is a live feed.
+const BUILTIN_CHILDREN: &[(&str, &str)] = &[
+    ("apps", "deployments"),
+    ("apps", "statefulsets"),
+    ("apps", "replicasets"),
+    ("", "pods"),
+    ("", "services"),
+    ("", "secrets"),
+    ("", "configmaps"),
+    ("", "persistentvolumeclaims"),
+    ("batch", "jobs"),
+];
+
+/// A kind to look for children in: where, and its kind name for the row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildKind {
+    pub resource: ResourceRef,
+    pub kind: String,
+}
+
+/// A shared, cheaply cloned view of every kind the cluster serves.
+#[derive(Clone)]
+pub struct KindRegistry {
+    crds: reflector::Store<CustomResourceDefinition>,
+    builtins: Arc<RwLock<Vec<ResourceKind>>>,
+    /// Portico's own Stack kind, `(group, plural)`, flagged for the pages.
+    stack: (String, String),
+    // The store's own readiness signal wakes only one of several concurrent waiters,
+    // so readiness is re-published on a watch channel that wakes them all.
+    loaded: tokio::sync::watch::Receiver<bool>,
+    /// Bumped on every change to the set of kinds.
+    changes: tokio::sync::watch::Receiver<u64>,
+}
+
+impl KindRegistry {
+    /// Starts watching CRDs and discovering built-in kinds, flagging `stack`
+    /// (`group`, `plural`) as Portico's Stack kind. The returned future drives both;
+    /// spawn it.
+    pub fn start(
+        client: kube::Client,
+        stack: (&str, &str),
+    ) -> (Self, impl std::future::Future<Output = ()> + Send + 'static) {
+        let (reader, writer) = reflector::store();
+        let (loaded_tx, loaded) = tokio::sync::watch::channel(false);
+        let (changes_tx, changes) = tokio::sync::watch::channel(0u64);
+        let builtins: Arc<RwLock<Vec<ResourceKind>>> = Arc::default();
+        let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+        let stream = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .reflect(writer);
+        let registry = Self {
+            crds: reader.clone(),
+            builtins: builtins.clone(),
+            stack: (stack.0.to_string(), stack.1.to_string()),
+            loaded,
+            changes,
+        };
+        let changes_tx = Arc::new(changes_tx);
+        let driver = {
+            let changes_tx = changes_tx.clone();
+            async move {
+                let (discovered_tx, mut discovered) = tokio::sync::watch::channel(false);
+                let mark_loaded = async {
+                    let crds = reader.wait_until_ready().await.is_ok();
+                    let kinds = discovered.wait_for(|done| *done).await.is_ok();
+                    if crds && kinds {
+                        loaded_tx.send_replace(true);
+                        tracing::info!(crds = reader.len(), "kind registry loaded");
+                    }
+                };
+                let drive = stream.for_each(|event| {
+                    match event {
+                        Ok(
+                            watcher::Event::Apply(_)
+                            | watcher::Event::Delete(_)
+                            | watcher::Event::InitDone,
+                        ) => {
+                            changes_tx.send_modify(|v| *v += 1);
+                        }
+                        Ok(_) => {}
+                        Err(error) => {
+                            tracing::warn!(%error, "CRD watch interrupted; retrying with backoff");
+                        }
+                    }
+                    futures::future::ready(())
+                });
+                let discover =
+                    discover_forever(client, builtins, changes_tx.clone(), discovered_tx);
+                futures::join!(mark_loaded, drive, discover);
+            }
+        };
+        (registry, driver)
+    }
+
+    /// A receiver that wakes on every change to the set of kinds.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.clone()
+    }
+
+    /// Whether the CRDs and the built-in kinds have both been read once.
+    pub fn is_loaded(&self) -> bool {
+        *self.loaded.borrow()
+    }
+
+    /// Waits up to `timeout` for the first read.
+    pub async fn wait_loaded(&self, timeout: Duration) -> bool {
+        let mut loaded = self.loaded.clone();
+        tokio::time::timeout(timeout, loaded.wait_for(|done| *done))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    /// Every CRD, sorted by group then kind.
+    pub fn crds(&self) -> Vec<CrdSummary> {
+        let mut out: Vec<CrdSummary> = self.crds.state().iter().map(|c| summarize(c)).collect();
+        out.sort_by(|a, b| (&a.group, &a.kind).cmp(&(&b.group, &b.kind)));
+        out
+    }
+
+    /// Every kind that can be listed: established CRDs with a served version, then the
+    /// built-in kinds a CRD does not shadow.
+    pub fn kinds(&self) -> Vec<ResourceKind> {
+        let mut kinds: Vec<ResourceKind> = self
+            .crds
+            .state()
+            .iter()
+            .map(|c| summarize(c))
+            .filter(|c| c.established)
+            .map(|c| self.crd_kind(c))
+            .filter(|k| !k.versions.is_empty())
+            .collect();
+        let builtins = self.builtins.read().unwrap_or_else(|p| p.into_inner());
+        let shadowed: Vec<(String, String)> = kinds
+            .iter()
+            .map(|k| (k.group.clone(), k.plural.clone()))
+            .collect();
+        kinds.extend(
+            builtins
+                .iter()
+                .filter(|b| !shadowed.contains(&(b.group.clone(), b.plural.clone())))
+                .cloned(),
+        );
+        kinds
+    }
+
+    /// The kind served as `group`/`plural`, if any.
+    pub fn lookup(&self, group: &str, plural: &str) -> Option<ResourceKind> {
+        self.kinds()
+            .into_iter()
+            .find(|k| k.group == group && k.plural == plural)
+    }
+
+    /// The kind named `kind` in `group` served at `version`, if any (an object's
+    /// apiVersion and kind, or an owner reference, resolved to a resource).
+    pub fn resolve(&self, group: &str, version: &str, kind: &str) -> Option<ResourceKind> {
+        self.kinds()
+            .into_iter()
+            .find(|k| k.group == group && k.kind == kind && k.versions.iter().any(|v| v == version))
+    }
+
+    /// What a create form needs for one served version of a CRD.
+    pub fn form_spec(&self, group: &str, plural: &str, version: &str) -> Option<FormSpec> {
+        let crd = self.crd(group, plural)?;
+        let v = crd
+            .spec
+            .versions
+            .iter()
+            .find(|v| v.name == version && v.served)?;
+        let schema = v
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+            .and_then(|s| serde_json::to_value(s).ok())
+            .unwrap_or(serde_json::Value::Null);
+        Some(FormSpec {
+            kind: crd.spec.names.kind.clone(),
+            api_version: format!("{group}/{version}"),
+            namespaced: crd.spec.scope == "Namespaced",
+            schema,
+            versions: summarize(&crd)
+                .served_versions()
+                .map(|v| v.name.clone())
+                .collect(),
+        })
+    }
+
+    /// A CRD version's additionalPrinterColumns (`None` for built-in kinds, whose
+    /// columns only the API server's Table conversion knows).
+    pub fn printer_columns(
+        &self,
+        group: &str,
+        plural: &str,
+        version: &str,
+    ) -> Option<Vec<CustomResourceColumnDefinition>> {
+        let crd = self.crd(group, plural)?;
+        let v = crd.spec.versions.iter().find(|v| v.name == version)?;
+        Some(v.additional_printer_columns.clone().unwrap_or_default())
+    }
+
+    /// Where the children view looks: the built-in kinds controllers commonly create
+    /// and every namespaced CRD, each at its preferred version.
+    pub fn child_kinds(&self) -> Vec<ChildKind> {
+        self.kinds()
+            .into_iter()
+            .filter(|k| k.namespaced)
+            .filter(|k| {
+                !k.flags.builtin
+                    || BUILTIN_CHILDREN.contains(&(k.group.as_str(), k.plural.as_str()))
+            })
+            .map(|k| ChildKind {
+                resource: k.resource(None),
+                kind: k.kind,
+            })
+            .collect()
+    }
+
+    fn crd(&self, group: &str, plural: &str) -> Option<Arc<CustomResourceDefinition>> {
+        self.crds
+            .state()
+            .into_iter()
+            .find(|c| c.spec.group == group && c.spec.names.plural == plural)
+    }
+
+    fn crd_kind(&self, c: CrdSummary) -> ResourceKind {
+        let is_stack = c.group == self.stack.0 && c.plural == self.stack.1;
+        ResourceKind {
+            versions: c.served_versions().map(|v| v.name.clone()).collect(),
+            namespaced: c.scope == "Namespaced",
+            group: c.group,
+            kind: c.kind,
+            plural: c.plural,
+            short_names: c.short_names,
+            flags: KindFlags {
+                builtin: false,
+                is_stack,
+                can_own: true,
+            },
+        }
+    }
+}
+
+/// Discovers built-in kinds now, then every [`REDISCOVER_EVERY`]; retries soon after
+/// a failure. Publishes a change when the set differs.
+async fn discover_forever(
+    client: kube::Client,
+    builtins: Arc<RwLock<Vec<ResourceKind>>>,
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
+    discovered: tokio::sync::watch::Sender<bool>,
+) {
+    loop {
+        let pause = match discover(&client).await {
+            Ok(found) => {
+                let mut current = builtins.write().unwrap_or_else(|p| p.into_inner());
+                if *current != found {
+                    tracing::info!(kinds = found.len(), "built-in kinds discovered");
+                    *current = found;
+                    changes.send_modify(|v| *v += 1);
+                }
+                discovered.send_replace(true);
+                REDISCOVER_EVERY
+            }
+            Err(error) => {
+                tracing::warn!(%error, "discovering built-in kinds failed; retrying");
+                RETRY_DISCOVERY
+            }
+        };
+        tokio::time::sleep(pause).await;
+    }
+}
+
+/// Every listable kind from aggregated discovery (`/api` and `/apis`, two requests),
+/// each with the versions serving it, the group's preferred version first.
+async fn discover(client: &kube::Client) -> Result<Vec<ResourceKind>, kube::Error> {
+    let (core, groups) = futures::try_join!(
+        client.list_core_api_versions_aggregated(),
+        client.list_api_groups_aggregated()
+    )?;
+    Ok(builtin_kinds([core, groups]))
+}
+
+/// The kinds an aggregated discovery answer lists (only those that can be listed and
+/// watched: the rest, like TokenReviews, are not tables).
+fn builtin_kinds(lists: [APIGroupDiscoveryList; 2]) -> Vec<ResourceKind> {
+    let mut by_resource: HashMap<(String, String), ResourceKind> = HashMap::new();
+    let mut order = Vec::new();
+    for group in lists.into_iter().flat_map(|l| l.items) {
+        let name = group
+            .metadata
+            .as_ref()
+            .and_then(|m| m.name.clone())
+            .unwrap_or_default();
+        // Versions come in the group's order of preference.
+        for version in group.versions {
+            let Some(v) = version.version else { continue };
+            for r in version.resources {
+                let (Some(plural), Some(kind)) = (r.resource, r.response_kind.and_then(|k| k.kind))
+                else {
+                    continue;
+                };
+                let listable = ["list", "watch"]
+                    .iter()
+                    .all(|verb| r.verbs.iter().any(|have| have == verb));
+                if !listable {
+                    continue;
+                }
+                let key = (name.clone(), plural.clone());
+                if let Some(known) = by_resource.get_mut(&key) {
+                    known.versions.push(v.clone());
+                    continue;
+                }
+                order.push(key.clone());
+                let can_own = BUILTIN_OWNERS.contains(&(name.as_str(), plural.as_str()));
+                by_resource.insert(
+                    key,
+                    ResourceKind {
+                        group: name.clone(),
+                        kind,
+                        plural,
+                        short_names: r.short_names,
+                        namespaced: r.scope.as_deref() == Some("Namespaced"),
+                        versions: vec![v.clone()],
+                        flags: KindFlags {
+                            builtin: true,
+                            is_stack: false,
+                            can_own,
+                        },
+                    },
+                );
+            }
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|key| by_resource.remove(&key))
+        .collect()
+}
+
+/// The list view of one CRD.
+pub fn summarize(crd: &CustomResourceDefinition) -> CrdSummary {
+    let spec = &crd.spec;
+    let established = crd
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|conds| {
+            conds
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+        });
+    CrdSummary {
+        name: crd.metadata.name.clone().unwrap_or_default(),
+        group: spec.group.clone(),
+        kind: spec.names.kind.clone(),
+        plural: spec.names.plural.clone(),
+        short_names: spec.names.short_names.clone().unwrap_or_default(),
+        scope: spec.scope.clone(),
+        versions: spec
+            .versions
+            .iter()
+            .map(|v| CrdVersion {
+                name: v.name.clone(),
+                served: v.served,
+                storage: v.storage,
+            })
+            .collect(),
+        established,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovery_lists_listable_kinds_with_every_serving_version_preferred_first() {
+        let apis: APIGroupDiscoveryList = serde_json::from_value(serde_json::json!({
+            "items": [{
+                "metadata": {"name": "autoscaling"},
+                "versions": [
+                    {"version": "v2", "resources": [
+                        {"resource": "horizontalpodautoscalers", "scope": "Namespaced",
+                         "responseKind": {"group": "autoscaling", "version": "v2", "kind": "HorizontalPodAutoscaler"},
+                         "shortNames": ["hpa"], "verbs": ["create", "get", "list", "watch"]}
+                    ]},
+                    {"version": "v1", "resources": [
+                        {"resource": "horizontalpodautoscalers", "scope": "Namespaced",
+                         "responseKind": {"group": "autoscaling", "version": "v1", "kind": "HorizontalPodAutoscaler"},
+                         "verbs": ["list", "watch"]}
+                    ]}
+                ]
+            }, {
+                "metadata": {"name": "authentication.k8s.io"},
+                "versions": [{"version": "v1", "resources": [
+                    {"resource": "tokenreviews", "scope": "Cluster",
+                     "responseKind": {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenReview"},
+                     "verbs": ["create"]}
+                ]}]
+            }]
+        }))
+        .expect("discovery list");
+        let core: APIGroupDiscoveryList = serde_json::from_value(serde_json::json!({
+            "items": [{"versions": [{"version": "v1", "resources": [
+                {"resource": "services", "scope": "Namespaced",
+                 "responseKind": {"group": "", "version": "v1", "kind": "Service"},
+                 "shortNames": ["svc"], "verbs": ["list", "watch", "get"]}
+            ]}]}]
+        }))
+        .expect("core list");
+        let kinds = builtin_kinds([core, apis]);
+        assert_eq!(kinds.len(), 2, "{kinds:?}");
+        let svc = &kinds[0];
+        assert_eq!((svc.group.as_str(), svc.kind.as_str()), ("", "Service"));
+        assert!(svc.flags.builtin && svc.flags.can_own && svc.namespaced);
+        let hpa = &kinds[1];
+        assert_eq!(hpa.versions, ["v2", "v1"]);
+        assert_eq!(hpa.short_names, ["hpa"]);
+        assert!(!hpa.flags.can_own);
+    }
+}

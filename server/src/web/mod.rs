@@ -1,0 +1,9 @@
+//! The HTTP face: the router and its middleware, the state handlers draw their narrow
+//! parts from, health checks, the compiled site's files, and the implementation of the
+//! UI's `Backend` (objects, detail pages, permissions). Uses every layer below.
+
+pub mod assets;
+pub mod backend;
+pub mod health;
+pub mod router;
+pub mod state;

@@ -1,0 +1,149 @@
+//! The state the router holds. Handlers take the narrow part they need (`FromRef`):
+//! `LiveState` for live views, `AuthState` for sign-in, the whole only for pages.
+
+use std::sync::Arc;
+
+use app::backend::SharedBackend;
+use axum::extract::FromRef;
+use leptos::prelude::LeptosOptions;
+
+use super::assets::SiteAssets;
+use super::backend::ClusterBackend;
+use crate::auth::AuthState;
+use crate::auth::identity::IdentityConfig;
+use crate::kube::caller::Caller;
+use crate::kube::pool::ClientPool;
+use crate::kube::registry::KindRegistry;
+use crate::reconcile::catalog::LiveCatalog;
+use crate::reconcile::stack;
+use crate::watch::hub::WatchHub;
+use crate::watch::limits::LiveLimits;
+use crate::watch::{LiveState, Shutdown};
+
+/// How long an upstream watch outlives its last viewer, so a page reload or a quick
+/// back-and-forth reuses it.
+const WATCH_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+#[derive(Clone)]
+pub struct AppState {
+    pub leptos_options: LeptosOptions,
+    /// The path Portico is served under (`""` at the root).
+    pub base: app::base::BasePath,
+    /// The compiled site's files and which of them are content-hashed.
+    pub assets: Arc<SiteAssets>,
+    /// The portal's own identity: health checks and the kind registry only.
+    pub client: kube::Client,
+    pub kinds: KindRegistry,
+    pub stacks: LiveCatalog,
+    pub auth: AuthState,
+    pub live: LiveState,
+}
+
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> Self {
+        state.leptos_options.clone()
+    }
+}
+
+impl FromRef<AppState> for LiveState {
+    fn from_ref(state: &AppState) -> Self {
+        state.live.clone()
+    }
+}
+
+impl FromRef<AppState> for AuthState {
+    fn from_ref(state: &AppState) -> Self {
+        state.auth.clone()
+    }
+}
+
+impl AppState {
+    /// Wires the state around `client`. The returned future drives the cluster
+    /// watches the state reads from; spawn it.
+    pub fn new(
+        client: kube::Client,
+        leptos_options: LeptosOptions,
+        stacks: LiveCatalog,
+    ) -> (Self, impl std::future::Future<Output = ()> + Send + 'static) {
+        let (kinds, driver) = KindRegistry::start(client.clone(), (stack::GROUP, stack::PLURAL));
+        let assets = SiteAssets::load(&leptos_options).unwrap_or_else(|error| {
+            // Files still serve; they are only revalidated instead of kept a year.
+            tracing::error!(%error, "serving the site without long-lived caching");
+            SiteAssets::unhashed(&leptos_options)
+        });
+        let auth = AuthState::new(
+            IdentityConfig::local(),
+            ClientPool::new(None, client.clone()),
+        );
+        let limits = LiveLimits::default();
+        let live = LiveState {
+            hub: hub_for(&client, &limits),
+            kinds: kinds.clone(),
+            auth: auth.clone(),
+            portal: client.clone(),
+            limits: Arc::new(limits),
+            streams: Arc::default(),
+            shutdown: Shutdown::default(),
+        };
+        let state = Self {
+            assets: Arc::new(assets),
+            leptos_options,
+            base: app::base::BasePath::default(),
+            client,
+            kinds,
+            stacks,
+            auth,
+            live,
+        };
+        (state, driver)
+    }
+
+    /// Identifies people as `identity` says, acting for them from `base` (the portal's
+    /// configuration, used for impersonation or as the template for user tokens).
+    pub fn with_identity(mut self, identity: IdentityConfig, base: kube::Config) -> Self {
+        self.auth = AuthState::new(identity, ClientPool::new(Some(base), self.client.clone()));
+        self.auth.base = self.base.clone();
+        self.live.auth = self.auth.clone();
+        self
+    }
+
+    /// Bounds live views by `limits` (before serving: the hub starts afresh).
+    pub fn with_live_limits(mut self, limits: LiveLimits) -> Self {
+        self.live.hub = hub_for(&self.client, &limits);
+        self.live.limits = Arc::new(limits);
+        self
+    }
+
+    /// Serves Portico under `base` (a normalised path, `""` for the root).
+    pub fn with_base_path(mut self, base: app::base::BasePath) -> Self {
+        self.auth.base = base.clone();
+        self.live.auth.base = base.clone();
+        self.base = base;
+        self
+    }
+
+    /// The backend acting as `caller`.
+    pub fn backend_for(&self, caller: &Caller) -> Result<SharedBackend, kube::Error> {
+        Ok(Arc::new(ClusterBackend {
+            kinds: self.kinds.clone(),
+            client: self.auth.pool.for_caller(caller)?,
+            stacks: self.stacks.clone(),
+            reviews: self.auth.reviews.clone(),
+            who: caller.clone(),
+        }))
+    }
+
+    /// Ends every live stream; call when shutdown begins.
+    pub fn begin_shutdown(&self) {
+        self.live.shutdown.begin();
+    }
+}
+
+fn hub_for(client: &kube::Client, limits: &LiveLimits) -> WatchHub {
+    WatchHub::with_limits(
+        client.clone(),
+        WATCH_GRACE,
+        limits.feeds_per_person,
+        limits.feeds_overall,
+    )
+}
