@@ -8,6 +8,13 @@
 //! 2. V concurrent SSE viewers while R updates/s are written for S seconds:
 //!    write-to-viewer latency p50/p99/max, upstream watches on the API server,
 //!    the server's RSS.
+// Tests and benchmarks stop loudly at the first surprise.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod common;
 

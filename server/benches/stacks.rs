@@ -7,6 +7,13 @@
 //! appears (there is no controller-manager). Measured: time until every Stack has its
 //! children, time until every Stack reports Ready, reconciles per second, and
 //! Portico's peak RSS.
+// Tests and benchmarks stop loudly at the first surprise.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod common;
 

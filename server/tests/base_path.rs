@@ -2,6 +2,13 @@
 //! the same process (the base path is each instance's state, not a global). Pages,
 //! assets, server functions and live streams answer under the prefix, links in the
 //! HTML carry it, and health checks also answer at the root.
+// Tests and benchmarks stop loudly at the first surprise.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod common;
 

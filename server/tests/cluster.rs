@@ -1,15 +1,22 @@
 //! Integration tests against a real kube-apiserver (see portico-control-plane).
+// Tests and benchmarks stop loudly at the first surprise.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod common;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use app::backend::BackendError;
 use app::model::ApiRejection;
 use kube::api::{Api, DynamicObject};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
-use app::backend::BackendError;
 use portico_server::kube::registry::KindRegistry;
 use portico_server::web::backend::objects;
 use portico_server::web::state::AppState;
@@ -350,7 +357,8 @@ async fn bad_requests_get_the_status_that_names_the_mistake() {
         let error: BackendError =
             serde_json::from_str(&refused.text().await.expect("body")).expect("a typed error");
         assert!(
-            matches!(error, BackendError::NotFound(_)) && error.to_string().contains("was not found"),
+            matches!(error, BackendError::NotFound(_))
+                && error.to_string().contains("was not found"),
             "{crafted}: {error:?}"
         );
     }

@@ -3,6 +3,13 @@
 //! every file, the catalog ConfigMap matches the catalog Portico ships, and the
 //! portal's and the reconciler's service accounts can do exactly what each needs
 //! (checked with SubjectAccessReviews after applying the RBAC for real).
+// Tests and benchmarks stop loudly at the first surprise.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod common;
 

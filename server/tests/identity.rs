@@ -3,6 +3,13 @@
 //! namespace even when one is running; an editor can create; identity headers on a
 //! connection without the proxy's client certificate are ignored. In token mode a signed-in service account acts with
 //! its own token, which only ever travels in a sealed cookie.
+// Tests and benchmarks stop loudly at the first surprise.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod common;
 

@@ -1,5 +1,12 @@
 //! The watch hub against a real kube-apiserver: one upstream watch per query shared
 //! by every viewer, a snapshot then ordered deltas, kubectl's columns.
+// Tests and benchmarks stop loudly at the first surprise.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod common;
 

@@ -2,6 +2,13 @@
 //! so the tests mark children ready by patching their status, as a cluster's
 //! StatefulSet and Deployment controllers would. Each test works in its own namespace
 //! with its own reconciler (scoped to that namespace) and its own leader Lease.
+// Tests and benchmarks stop loudly at the first surprise.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod common;
 

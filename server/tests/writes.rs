@@ -1,5 +1,12 @@
 //! Writes against a real kube-apiserver: dry runs store nothing, CEL failures come back
 //! as causes on their fields, a stale resourceVersion is a conflict.
+// Tests and benchmarks stop loudly at the first surprise.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod common;
 

@@ -479,6 +479,7 @@ fn object_control(
             .iter()
             .enumerate()
             .map(|(i, alt)| {
+                let required = alt.required.clone();
                 let owner = field.clone();
                 let segs = segs.to_vec();
                 let group = group.clone();
@@ -488,7 +489,7 @@ fn object_control(
                             on:change=move |_| {
                                 let leaving = owner.hidden_by(Some(i));
                                 state.value.update(|v| {
-                                    for prop in &owner.alternatives[i].required {
+                                    for prop in &required {
                                         let mut s = segs.clone();
                                         s.push(Seg::Key(prop.clone()));
                                         if let Some(kept) = stash.with_value(|m| m.get(prop).cloned()) {

@@ -55,15 +55,17 @@ impl Draft {
         namespace: &str,
         spec: Value,
     ) -> Self {
-        let mut object = json!({
+        let metadata = if namespaced {
+            json!({ "name": "", "namespace": namespace })
+        } else {
+            json!({ "name": "" })
+        };
+        let object = json!({
             "apiVersion": api_version,
             "kind": kind,
-            "metadata": { "name": "" },
+            "metadata": metadata,
             "spec": spec,
         });
-        if namespaced {
-            object["metadata"]["namespace"] = json!(namespace);
-        }
         Self {
             object,
             original: None,

@@ -408,41 +408,45 @@ fn list_map_key(keys: &[String], item: &Value) -> String {
 /// RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`.
 pub fn is_date_time(s: &str) -> bool {
     let b = s.as_bytes();
+    let at = |k: usize| b.get(k).copied();
     let digits =
         |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
     if b.len() < 20
         || !digits(0..4)
-        || b[4] != b'-'
+        || at(4) != Some(b'-')
         || !digits(5..7)
-        || b[7] != b'-'
+        || at(7) != Some(b'-')
         || !digits(8..10)
     {
         return false;
     }
-    if !matches!(b[10], b'T' | b't')
+    if !matches!(at(10), Some(b'T' | b't'))
         || !digits(11..13)
-        || b[13] != b':'
+        || at(13) != Some(b':')
         || !digits(14..16)
-        || b[16] != b':'
+        || at(16) != Some(b':')
         || !digits(17..19)
     {
         return false;
     }
     let mut i = 19;
-    if b.get(i) == Some(&b'.') {
+    if at(i) == Some(b'.') {
         i += 1;
         let start = i;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
+        while at(i).is_some_and(|c| c.is_ascii_digit()) {
             i += 1;
         }
         if i == start {
             return false;
         }
     }
-    match b.get(i) {
+    match at(i) {
         Some(b'Z' | b'z') => i + 1 == b.len(),
         Some(b'+' | b'-') => {
-            b.len() == i + 6 && digits(i + 1..i + 3) && b[i + 3] == b':' && digits(i + 4..i + 6)
+            b.len() == i + 6
+                && digits(i + 1..i + 3)
+                && at(i + 3) == Some(b':')
+                && digits(i + 4..i + 6)
         }
         _ => false,
     }

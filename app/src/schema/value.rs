@@ -63,7 +63,10 @@ pub fn set(root: &mut Value, segs: &[Seg], new: Option<Value>) {
                 if items.len() <= *i {
                     items.resize(*i + 1, Value::Null);
                 }
-                &mut items[*i]
+                let Some(item) = items.get_mut(*i) else {
+                    return;
+                };
+                item
             }
         };
     }
@@ -89,7 +92,9 @@ pub fn set(root: &mut Value, segs: &[Seg], new: Option<Value>) {
                 if items.len() <= *i {
                     items.resize(*i + 1, Value::Null);
                 }
-                items[*i] = v;
+                if let Some(item) = items.get_mut(*i) {
+                    *item = v;
+                }
             }
         }
         (Seg::Index(i), None) => {

@@ -143,7 +143,7 @@ impl TableState {
         rows.sort_by(|a, b| {
             let by_column = match sort_index {
                 Some((i, descending)) => {
-                    let kind = self.columns[i].kind.as_str();
+                    let kind = self.columns.get(i).map_or("string", |c| c.kind.as_str());
                     let o = compare_cells(a.cells.get(i), b.cells.get(i), kind);
                     if descending { o.reverse() } else { o }
                 }

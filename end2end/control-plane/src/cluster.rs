@@ -21,6 +21,8 @@ impl TestCluster {
                 Some(path) => TestCluster::External(PathBuf::from(path)),
                 None => match ControlPlane::start() {
                     Ok(plane) => TestCluster::Local(Box::new(plane)),
+                    // Tests cannot run without a cluster: stop them with the reason.
+                    #[allow(clippy::panic)]
                     Err(e) => panic!("the local control plane could not start: {e}"),
                 },
             },

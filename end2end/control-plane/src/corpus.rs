@@ -66,12 +66,12 @@ pub struct Entry {
 impl Entry {
     /// The CRD's openAPIV3Schema for `version` (null when it has none).
     pub fn schema(&self, version: &str) -> Value {
-        self.crd.data["spec"]["versions"]
+        field(&self.crd.data, "/spec/versions")
             .as_array()
             .into_iter()
             .flatten()
-            .find(|v| v["name"] == version)
-            .map(|v| v["schema"]["openAPIV3Schema"].clone())
+            .find(|v| *field(v, "/name") == version)
+            .map(|v| field(v, "/schema/openAPIV3Schema").clone())
             .unwrap_or(Value::Null)
     }
 }
@@ -143,20 +143,24 @@ fn entry(
     samples: &Path,
 ) -> Result<Entry, CorpusError> {
     let name = crd.metadata.name.clone().unwrap_or_default();
-    let spec = &crd.data["spec"];
+    let spec = field(&crd.data, "/spec");
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    let all: Vec<&Value> = spec["versions"].as_array().into_iter().flatten().collect();
+    let all: Vec<&Value> = field(spec, "/versions")
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
     let mut versions: Vec<String> = all
         .iter()
-        .filter(|v| v["storage"] == true)
+        .filter(|v| *field(v, "/storage") == true)
         .chain(
             all.iter()
-                .filter(|v| v["storage"] != true && v["served"] == true),
+                .filter(|v| *field(v, "/storage") != true && *field(v, "/served") == true),
         )
-        .map(|v| text(&v["name"]))
+        .map(|v| text(field(v, "/name")))
         .collect();
     versions.dedup();
-    let kind = text(&spec["names"]["kind"]);
+    let kind = text(field(spec, "/names/kind"));
     let sample_file = samples.join(format!("{name}.yaml"));
     let mut docs = apply::read_documents(&sample_file)?;
     let sample = match (docs.pop(), docs.is_empty()) {
@@ -168,9 +172,9 @@ fn entry(
         module: project.module.clone(),
         version: version.to_string(),
         path: path.to_string(),
-        group: text(&spec["group"]),
-        plural: text(&spec["names"]["plural"]),
-        namespaced: spec["scope"] == "Namespaced",
+        group: text(field(spec, "/group")),
+        plural: text(field(spec, "/names/plural")),
+        namespaced: *field(spec, "/scope") == "Namespaced",
         versions,
         sample_name: sample.metadata.name.clone().unwrap_or_default(),
         sample_namespace: sample.metadata.namespace.clone(),
@@ -228,4 +232,9 @@ pub fn load(dir: &Path) -> Result<Corpus, CorpusError> {
     }
     let support = apply::read_documents(&samples.join("00-namespace.yaml"))?;
     Ok(Corpus { entries, support })
+}
+
+/// The value at a JSON pointer, or null: reading a CRD never panics on its shape.
+fn field<'a>(v: &'a Value, pointer: &str) -> &'a Value {
+    v.pointer(pointer).unwrap_or(&Value::Null)
 }

@@ -391,7 +391,8 @@ fn http_client(
 fn log_tail(log: &Path) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(15)..].join("\n")
+    let from = lines.len().saturating_sub(15);
+    lines.get(from..).unwrap_or_default().join("\n")
 }
 
 /// Polls `url` until it answers 200, failing early if the process exits. Runs on its

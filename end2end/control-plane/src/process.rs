@@ -14,22 +14,24 @@ use std::sync::mpsc;
 
 type SpawnRequest = (Command, mpsc::Sender<io::Result<Child>>);
 
-fn spawner() -> &'static mpsc::Sender<SpawnRequest> {
-    static SPAWNER: OnceLock<mpsc::Sender<SpawnRequest>> = OnceLock::new();
-    SPAWNER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<SpawnRequest>();
-        std::thread::Builder::new()
-            .name("portico-spawner".into())
-            .spawn(move || {
-                // Lives until the process exits: the receiver never sees all senders
-                // dropped because the static keeps one.
-                for (mut command, reply) in rx {
-                    let _ = reply.send(command.spawn());
-                }
-            })
-            .expect("spawning the child-process spawner thread");
-        tx
-    })
+fn spawner() -> Option<&'static mpsc::Sender<SpawnRequest>> {
+    static SPAWNER: OnceLock<Option<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
+    SPAWNER
+        .get_or_init(|| {
+            let (tx, rx) = mpsc::channel::<SpawnRequest>();
+            std::thread::Builder::new()
+                .name("portico-spawner".into())
+                .spawn(move || {
+                    // Lives until the process exits: the receiver never sees all senders
+                    // dropped because the static keeps one.
+                    for (mut command, reply) in rx {
+                        let _ = reply.send(command.spawn());
+                    }
+                })
+                .ok()?;
+            Some(tx)
+        })
+        .as_ref()
 }
 
 /// Spawns `command` so that the kernel kills it (SIGKILL) if this process dies.
@@ -49,6 +51,7 @@ pub fn spawn_tied(mut command: Command) -> io::Result<Child> {
     }
     let (reply_tx, reply_rx) = mpsc::channel();
     spawner()
+        .ok_or_else(|| io::Error::other("cannot start the spawner thread"))?
         .send((command, reply_tx))
         .map_err(|_| io::Error::other("spawner thread has stopped"))?;
     reply_rx

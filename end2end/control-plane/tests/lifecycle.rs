@@ -1,5 +1,12 @@
 //! The control plane's processes never outlive the process that started them, even
 //! when that process is killed outright (no destructors, no signal handlers).
+// Tests and benchmarks stop loudly at the first surprise.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -414,7 +414,8 @@ pub fn generate_password() -> Result<String, ring::error::Unspecified> {
     ring::rand::SystemRandom::new().fill(&mut bytes)?;
     Ok(bytes
         .iter()
-        .map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char)
+        .filter_map(|b| ALPHABET.get(usize::from(*b) % ALPHABET.len()))
+        .map(|c| char::from(*c))
         .collect())
 }
 
