@@ -8,6 +8,7 @@ use leptos_router::hooks::use_params_map;
 use crate::api::{delete_object, fetch_object, fetch_permissions};
 use crate::components::error_banner::ErrorBanner;
 use crate::components::live_table::LiveTable;
+use crate::error::BackendError;
 use crate::live::on_server_events;
 use crate::model::{Condition, ObjectDetail, OwnerLink};
 use crate::pages::provision::StackConnection;
@@ -62,12 +63,20 @@ fn ObjectView(target: Target) -> impl IntoView {
         move |_| detail.refetch(),
     );
     let list_href = crate::base::url(&target.resource.page_path());
+    let back = list_href.clone();
     view! {
         <Title text=target.name.clone()/>
         <p class="crumbs"><a href=list_href>{target.resource.plural.clone()}</a>" / "{target.name.clone()}</p>
         <Transition fallback=|| view! { <p class="empty">"Loading…"</p> }>
             {move || detail.get().map(|result| match result {
                 Ok(d) => view! { <DetailView detail=d target=target.clone()/> }.into_any(),
+                // Gone (deleted in another tab, a stale link): say so, and offer the list.
+                Err(e @ BackendError::NotFound(_)) => view! {
+                    <div data-testid="object-gone">
+                        <ErrorBanner message=e.to_string()/>
+                        <p><a class="button" href=back.clone()>{format!("Back to {}", target.resource.plural)}</a></p>
+                    </div>
+                }.into_any(),
                 Err(e) => view! { <ErrorBanner message=e.to_string()/> }.into_any(),
             })}
         </Transition>

@@ -3,9 +3,9 @@
 //! access reviews made as the caller. Uses `kube` only.
 
 pub mod access;
-pub mod csrf;
+pub(crate) mod csrf;
 pub mod identity;
-pub mod login;
+pub(crate) mod login;
 pub mod proxy_tls;
 pub mod session;
 

@@ -8,7 +8,7 @@ pub mod children;
 pub mod controller;
 pub mod leader;
 pub mod stack;
-pub mod status;
+pub(crate) mod status;
 
 use tokio::sync::watch;
 

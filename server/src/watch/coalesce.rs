@@ -41,10 +41,6 @@ impl Coalescer {
         self.merged
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.merged == 0
-    }
-
     pub fn finish(mut self) -> TableDelta {
         let upserts = self
             .order

@@ -20,6 +20,7 @@ use tokio::sync::broadcast;
 use super::limits::LimitRefused;
 use super::table_api::{self, RawTable, TableError};
 use crate::kube::error::Failure;
+use tracing::Instrument;
 
 /// How many messages a viewer may fall behind before it is resynchronised with a
 /// fresh snapshot instead (a slow viewer never holds up the feed or other viewers).
@@ -192,6 +193,11 @@ impl WatchHub {
     /// viewer may watch the resource first: a running feed serves whoever joins it.
     /// `owner` names the identity `client` acts with (see [`FeedKey`]).
     /// `person` is whom a new feed counts against.
+    #[tracing::instrument(
+        skip_all,
+        fields(caller = person.as_deref().unwrap_or("portal"), resource = %describe(&query)),
+        err(Display)
+    )]
     pub fn subscribe_as(
         &self,
         query: TableQuery,
@@ -252,6 +258,15 @@ impl WatchHub {
     }
 }
 
+/// A feed's resource for logs: `plural.group/version`, and its namespace.
+fn describe(query: &TableQuery) -> String {
+    let scope = query.namespace.as_deref().unwrap_or("all namespaces");
+    format!(
+        "{}.{}/{} in {scope}",
+        query.plural, query.group, query.version
+    )
+}
+
 fn start_feed(client: kube::Client, query: TableQuery, person: Option<String>) -> Arc<Feed> {
     let (tx, _) = broadcast::channel(VIEWER_QUEUE);
     let feed = Arc::new(Feed {
@@ -261,7 +276,12 @@ fn start_feed(client: kube::Client, query: TableQuery, person: Option<String>) -
         viewers: AtomicUsize::new(0),
         task: Mutex::new(None),
     });
-    let task = tokio::spawn(run_feed(client, query, Arc::downgrade(&feed)));
+    let span = tracing::info_span!(
+        "feed",
+        caller = feed.person.as_deref().unwrap_or("portal"),
+        resource = %describe(&query),
+    );
+    let task = tokio::spawn(run_feed(client, query, Arc::downgrade(&feed)).instrument(span));
     *feed.task.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
     feed
 }
@@ -316,20 +336,21 @@ impl Subscription {
         }
     }
 
-    /// A further message already queued, without waiting (for coalescing).
-    pub fn try_next_delta(&mut self, seen: u64) -> Option<Result<FeedMessage, ()>> {
+    /// A further message already queued, without waiting (for coalescing); `None`
+    /// when nothing is queued.
+    pub fn try_next_delta(&mut self, seen: u64) -> Option<Queued> {
         loop {
             match self.rx.try_recv() {
                 Ok(msg) if msg.seq <= seen => continue,
                 Ok(msg) => {
                     return Some(match &msg.event {
-                        FeedEvent::Delta(_) => Ok((*msg).clone()),
+                        FeedEvent::Delta(_) => Queued::Delta((*msg).clone()),
                         // Anything else needs a resync; the caller stops coalescing.
-                        _ => Err(()),
+                        _ => Queued::Resync,
                     });
                 }
                 Err(broadcast::error::TryRecvError::Empty) => return None,
-                Err(_) => return Some(Err(())),
+                Err(_) => return Some(Queued::Resync),
             }
         }
     }
@@ -549,4 +570,12 @@ fn problem_sentence(r: &app::model::ApiRejection) -> String {
         }
         _ => r.message.clone(),
     }
+}
+
+/// What [`Subscription::try_next_delta`] found queued.
+#[derive(Debug)]
+pub enum Queued {
+    Delta(FeedMessage),
+    /// A snapshot, a problem, or a gap: the viewer needs a fresh snapshot.
+    Resync,
 }

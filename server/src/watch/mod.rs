@@ -2,12 +2,12 @@
 //! (resource, namespace, selectors) among all viewers, and the SSE routes. Uses `auth`
 //! (a viewer's access is reviewed before a feed is joined) and `kube`.
 
-pub mod access;
+pub(crate) mod access;
 pub mod children;
-pub mod coalesce;
+pub(crate) mod coalesce;
 pub mod hub;
 pub mod limits;
-pub mod sse;
+pub(crate) mod sse;
 pub mod table_api;
 
 use std::future::Future;

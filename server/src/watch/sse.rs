@@ -14,7 +14,7 @@ use futures::{Stream, StreamExt};
 
 use super::LiveState;
 use super::coalesce::Coalescer;
-use super::hub::{Next, Subscription};
+use super::hub::{Next, Queued, Subscription};
 use super::limits::StreamPermit;
 use crate::kube::caller::Caller;
 
@@ -210,13 +210,13 @@ fn events(mut sub: Subscription) -> impl Stream<Item = Result<Event, Infallible>
                     while merged.merged() < MAX_MERGED {
                         match sub.try_next_delta(seen) {
                             None => break,
-                            Some(Ok(msg)) => {
+                            Some(Queued::Delta(msg)) => {
                                 seen = msg.seq;
                                 if let super::hub::FeedEvent::Delta(d) = &msg.event {
                                     merged.push(d);
                                 }
                             }
-                            Some(Err(())) => {
+                            Some(Queued::Resync) => {
                                 resync = true;
                                 break;
                             }

@@ -4,6 +4,6 @@
 
 pub mod assets;
 pub mod backend;
-pub mod health;
+pub(crate) mod health;
 pub mod router;
 pub mod state;

@@ -33,7 +33,7 @@ pub struct ClusterBackend {
 
 #[async_trait::async_trait]
 impl Backend for ClusterBackend {
-    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn list_crds(&self) -> Result<Vec<CrdSummary>, BackendError> {
         if !self.kinds.is_loaded() {
             return Err(BackendError::NotReady);
@@ -41,7 +41,7 @@ impl Backend for ClusterBackend {
         Ok(self.kinds.crds())
     }
 
-    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn list_resources(&self) -> Result<Vec<ResourceKind>, BackendError> {
         if !self.kinds.is_loaded() {
             return Err(BackendError::NotReady);
@@ -49,7 +49,7 @@ impl Backend for ClusterBackend {
         Ok(self.kinds.kinds())
     }
 
-    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn list_namespaces(&self) -> Result<Vec<String>, BackendError> {
         let api: Api<Namespace> = Api::all(self.client.clone());
         let list = api
@@ -65,7 +65,7 @@ impl Backend for ClusterBackend {
         Ok(names)
     }
 
-    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn object_detail(
         &self,
         resource: ResourceRef,
@@ -85,7 +85,7 @@ impl Backend for ClusterBackend {
         .map_err(|e| user_error(e, &format!("read {what}"), &what))
     }
 
-    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn permissions(
         &self,
         resource: ResourceRef,
@@ -114,6 +114,7 @@ impl Backend for ClusterBackend {
         })
     }
 
+    #[instrument(skip(self), fields(caller = self.who.name()))]
     fn stack_offers(&self) -> Vec<StackOffer> {
         self.stacks
             .current()
@@ -135,7 +136,7 @@ impl Backend for ClusterBackend {
             .collect()
     }
 
-    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn stack_password(
         &self,
         namespace: String,
@@ -159,7 +160,7 @@ impl Backend for ClusterBackend {
             .ok_or(BackendError::NotFound(format!("the password in {what}")))
     }
 
-    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn form_spec(&self, resource: ResourceRef) -> Result<FormSpec, BackendError> {
         self.kinds
             .form_spec(&resource.group, &resource.plural, &resource.version)
@@ -168,7 +169,7 @@ impl Backend for ClusterBackend {
             })
     }
 
-    #[instrument(skip(self, object), fields(caller = self.who.name()), err(Display))]
+    #[instrument(skip(self, object), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn submit(
         &self,
         object: serde_json::Value,
@@ -191,7 +192,7 @@ impl Backend for ClusterBackend {
         result
     }
 
-    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn object_for_edit(
         &self,
         resource: ResourceRef,
@@ -208,7 +209,7 @@ impl Backend for ClusterBackend {
         serde_json::to_value(obj).map_err(|e| BackendError::Invalid(e.to_string()))
     }
 
-    #[instrument(skip(self, object), fields(caller = self.who.name()), err(Display))]
+    #[instrument(skip(self, object), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn replace(
         &self,
         resource: ResourceRef,
@@ -247,7 +248,7 @@ impl Backend for ClusterBackend {
         result
     }
 
-    #[instrument(skip(self), fields(caller = self.who.name()), err(Display))]
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn delete(
         &self,
         resource: ResourceRef,
