@@ -93,39 +93,34 @@ impl KindRegistry {
             loaded,
             changes,
         };
-        let changes_tx = Arc::new(changes_tx);
-        let driver = {
-            let changes_tx = changes_tx.clone();
-            async move {
-                let (discovered_tx, mut discovered) = tokio::sync::watch::channel(false);
-                let mark_loaded = async {
-                    let crds = reader.wait_until_ready().await.is_ok();
-                    let kinds = discovered.wait_for(|done| *done).await.is_ok();
-                    if crds && kinds {
-                        loaded_tx.send_replace(true);
-                        tracing::info!(crds = reader.len(), "kind registry loaded");
+        let driver = async move {
+            let (discovered_tx, mut discovered) = tokio::sync::watch::channel(false);
+            let mark_loaded = async {
+                let crds = reader.wait_until_ready().await.is_ok();
+                let kinds = discovered.wait_for(|done| *done).await.is_ok();
+                if crds && kinds {
+                    loaded_tx.send_replace(true);
+                    tracing::info!(crds = reader.len(), "kind registry loaded");
+                }
+            };
+            let drive = stream.for_each(|event| {
+                match event {
+                    Ok(
+                        watcher::Event::Apply(_)
+                        | watcher::Event::Delete(_)
+                        | watcher::Event::InitDone,
+                    ) => {
+                        changes_tx.send_modify(|v| *v += 1);
                     }
-                };
-                let drive = stream.for_each(|event| {
-                    match event {
-                        Ok(
-                            watcher::Event::Apply(_)
-                            | watcher::Event::Delete(_)
-                            | watcher::Event::InitDone,
-                        ) => {
-                            changes_tx.send_modify(|v| *v += 1);
-                        }
-                        Ok(_) => {}
-                        Err(error) => {
-                            tracing::warn!(%error, "CRD watch interrupted; retrying with backoff");
-                        }
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::warn!(%error, "CRD watch interrupted; retrying with backoff");
                     }
-                    futures::future::ready(())
-                });
-                let discover =
-                    discover_forever(client, builtins, changes_tx.clone(), discovered_tx);
-                futures::join!(mark_loaded, drive, discover);
-            }
+                }
+                futures::future::ready(())
+            });
+            let discover = discover_forever(client, builtins, &changes_tx, discovered_tx);
+            futures::join!(mark_loaded, drive, discover);
         };
         (registry, driver)
     }
@@ -282,7 +277,7 @@ impl KindRegistry {
 async fn discover_forever(
     client: kube::Client,
     builtins: Arc<RwLock<Vec<ResourceKind>>>,
-    changes: Arc<tokio::sync::watch::Sender<u64>>,
+    changes: &tokio::sync::watch::Sender<u64>,
     discovered: tokio::sync::watch::Sender<bool>,
 ) {
     loop {
