@@ -65,16 +65,25 @@ if ! cmp -s "$binaryen/package-lock.json" "$binaryen/node_modules/.installed-fro
   cp "$binaryen/package-lock.json" "$binaryen/node_modules/.installed-from-lock"
 fi
 
-if $control_plane && [ -z "${KUBEBUILDER_ASSETS:-}" ]; then
-  command -v go >/dev/null || apt_install golang-go
-  end2end/kube-apiserver/build.sh >/dev/null
+if $control_plane; then
+  # The local cluster's components, built from source through the module proxy once
+  # per pinned version (end2end/kubernetes/go.mod, end2end/kwok/go.mod). An envtest
+  # KUBEBUILDER_ASSETS directory supplies what it has (etcd, kube-apiserver).
+  for component in kube-apiserver kube-controller-manager kube-scheduler kwok; do
+    if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
+      [ -x "$KUBEBUILDER_ASSETS/$component" ] && continue
+      echo "$component is not in KUBEBUILDER_ASSETS ($KUBEBUILDER_ASSETS): building it from source" >&2
+    fi
+    command -v go >/dev/null || apt_install golang-go
+    end2end/kubernetes/build.sh "$component" >/dev/null
+  done
 fi
 
 if $for_tests; then
   command -v go >/dev/null || apt_install golang-go
   # kubectl from the same pinned Kubernetes version (the tables are compared with its
   # output), and the real-world CRD corpus's modules, both through the Go module proxy.
-  end2end/kube-apiserver/build.sh kubectl >/dev/null
+  end2end/kubernetes/build.sh kubectl >/dev/null
   step "the CRD corpus's Go modules (end2end/crd-corpus)"
   bash end2end/crd-corpus/fetch.sh >/dev/null
   apt_install chromium

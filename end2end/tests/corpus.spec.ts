@@ -149,7 +149,7 @@ test('the largest forms open as a page of headings, errors wait for a touch or a
 
 /** `kubectl get -o wide`'s table: cells cut at the header's column starts. */
 function kubectlTable(entry: Entry, version: string): { headers: string[]; rows: string[][] } {
-  const kubectl = execFileSync('bash', [join(root, 'end2end', 'kube-apiserver', 'build.sh'), 'kubectl'], {
+  const kubectl = execFileSync('bash', [join(root, 'end2end', 'kubernetes', 'build.sh'), 'kubectl'], {
     encoding: 'utf8',
   }).trim();
   const args = ['get', `${entry.plural}.${version}.${entry.group}`, '-o', 'wide'];

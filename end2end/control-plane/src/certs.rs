@@ -46,6 +46,11 @@ impl CertificateAuthority {
         self.cert.pem()
     }
 
+    /// The CA's private key: the controller-manager signs approved CSRs with it.
+    pub fn key_pem(&self) -> String {
+        self.key.serialize_pem()
+    }
+
     /// A serving certificate valid for the loopback names the API server listens on.
     pub fn serving_cert(&self) -> Result<CertPair, CertError> {
         let mut params = CertificateParams::new(vec![

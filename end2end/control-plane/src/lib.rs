@@ -1,40 +1,45 @@
-//! A real, local Kubernetes control plane: etcd plus kube-apiserver on free loopback
-//! ports, with generated certificates, RBAC, service-account signing keys, an admin
-//! kubeconfig and client certificates for extra users.
+//! A small, real, local Kubernetes cluster: etcd, kube-apiserver,
+//! kube-controller-manager and kube-scheduler on free loopback ports, with generated
+//! certificates, RBAC, service-account signing keys, an admin kubeconfig and client
+//! certificates for extra users; and simulated nodes (KWOK) on which the scheduler's
+//! Pods go Running and Ready. No container runs: every other object the API shows is
+//! made by the real controllers.
 //!
-//! Binaries: `$KUBEBUILDER_ASSETS/{etcd,kube-apiserver}` when that is set (the envtest
-//! convention); otherwise etcd from the `etcd-bin-vendored` crate and kube-apiserver
-//! from the cache filled by `end2end/kube-apiserver/build.sh`.
+//! Binaries: see [`binaries`]. Every process is tied to this one (it dies with it).
 
 pub mod apply;
+pub mod binaries;
 pub mod certs;
 pub mod cluster;
 pub mod corpus;
 pub mod kubeconfig;
+pub mod nodes;
 pub mod process;
+mod readiness;
 
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
+pub use binaries::{Binaries, pinned_kubernetes_version};
 use certs::{CertError, CertificateAuthority};
-
-/// The Kubernetes version the cached kube-apiserver is built at (from the wrapper's go.mod).
-pub fn pinned_kubernetes_version() -> &'static str {
-    include_str!("../../kube-apiserver/go.mod")
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("k8s.io/kubernetes "))
-        .map(str::trim)
-        .unwrap_or("unknown")
-}
+use readiness::{Waited, answers_ok, wait_until};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ControlPlaneError {
     #[error(
-        "kube-apiserver binary not found at {0}: run end2end/kube-apiserver/build.sh, or set KUBEBUILDER_ASSETS"
+        "kube-apiserver binary not found at {0}: run end2end/kubernetes/build.sh, or set KUBEBUILDER_ASSETS"
     )]
     MissingApiServer(PathBuf),
+    #[error(
+        "building {component} from source failed ({status}): run end2end/kubernetes/build.sh {component} to see why"
+    )]
+    Build {
+        component: &'static str,
+        status: std::process::ExitStatus,
+    },
+    #[error("setting up the cluster ({what}): {message}")]
+    Setup { what: &'static str, message: String },
     #[error("etcd binary not found at {0}")]
     MissingEtcd(PathBuf),
     #[error("no HOME directory to cache binaries in; set PORTICO_CACHE_DIR")]
@@ -66,53 +71,6 @@ pub enum ControlPlaneError {
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ControlPlaneError {
     let what = what.into();
     move |source| ControlPlaneError::Io { what, source }
-}
-
-/// Where the two binaries come from.
-#[derive(Debug, Clone)]
-pub struct Binaries {
-    pub etcd: PathBuf,
-    pub kube_apiserver: PathBuf,
-}
-
-impl Binaries {
-    pub fn locate() -> Result<Self, ControlPlaneError> {
-        let found = match std::env::var_os("KUBEBUILDER_ASSETS").filter(|v| !v.is_empty()) {
-            Some(dir) => {
-                let dir = PathBuf::from(dir);
-                Self {
-                    etcd: dir.join("etcd"),
-                    kube_apiserver: dir.join("kube-apiserver"),
-                }
-            }
-            None => Self {
-                etcd: etcd_bin_vendored::etcd_bin_path()
-                    .map_err(|e| ControlPlaneError::Client(format!("no vendored etcd: {e:?}")))?
-                    .to_path_buf(),
-                kube_apiserver: cached_apiserver_path()?,
-            },
-        };
-        if !found.etcd.is_file() {
-            return Err(ControlPlaneError::MissingEtcd(found.etcd));
-        }
-        if !found.kube_apiserver.is_file() {
-            return Err(ControlPlaneError::MissingApiServer(found.kube_apiserver));
-        }
-        Ok(found)
-    }
-}
-
-/// The path `build.sh` caches kube-apiserver at.
-pub fn cached_apiserver_path() -> Result<PathBuf, ControlPlaneError> {
-    if let Some(explicit) = std::env::var_os("PORTICO_KUBE_APISERVER") {
-        return Ok(PathBuf::from(explicit));
-    }
-    let cache = match std::env::var_os("PORTICO_CACHE_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME").ok_or(ControlPlaneError::NoCacheDir)?)
-            .join(".cache/portico"),
-    };
-    Ok(cache.join(format!("kube-apiserver-{}", pinned_kubernetes_version())))
 }
 
 /// `n` distinct free loopback ports. The listeners are held until all are chosen, so
@@ -156,11 +114,50 @@ fn remove_abandoned_dirs() {
     }
 }
 
-/// A running control plane. Dropping it stops both processes and removes its files.
+/// The cluster's processes, stopped in reverse order of start when dropped (so a
+/// start-up that fails half-way leaves nothing running either).
+#[derive(Default)]
+struct Processes(Vec<(&'static str, Child)>);
+
+impl Processes {
+    fn get(&mut self, name: &str) -> Result<&mut Child, ControlPlaneError> {
+        self.0
+            .iter_mut()
+            .find(|(n, _)| *n == name)
+            .map(|(_, child)| child)
+            .ok_or(ControlPlaneError::Setup {
+                what: "finding a process",
+                message: format!("{name} is not running"),
+            })
+    }
+}
+
+impl Drop for Processes {
+    fn drop(&mut self) {
+        for (_, child) in self.0.iter_mut().rev() {
+            process::stop(child);
+        }
+    }
+}
+
+/// The files the components share.
+struct Files {
+    ca: PathBuf,
+    ca_key: PathBuf,
+    tls_cert: PathBuf,
+    tls_key: PathBuf,
+    sa_key: PathBuf,
+}
+
+/// The service and pod address ranges (they must not overlap).
+const SERVICE_RANGE: &str = "10.0.0.0/16";
+const POD_RANGE: &str = "10.244.0.0/16";
+
+/// A running local cluster. Dropping it stops every process and removes its files.
 pub struct ControlPlane {
+    // Declared first: processes stop before their directory is removed.
+    processes: Processes,
     dir: tempfile::TempDir,
-    etcd: Child,
-    apiserver: Child,
     apiserver_args: Vec<String>,
     binaries: Binaries,
     ca: CertificateAuthority,
@@ -168,10 +165,10 @@ pub struct ControlPlane {
     admin_kubeconfig: PathBuf,
 }
 
-const START_TIMEOUT: Duration = Duration::from_secs(120);
-
 impl ControlPlane {
-    /// Starts etcd and kube-apiserver and waits until the API server is ready.
+    /// Starts the whole cluster with [`nodes::DEFAULT_NODES`] simulated nodes, and
+    /// waits until the API server is ready, the controller-manager and scheduler are
+    /// healthy and every node is Ready.
     pub fn start() -> Result<Self, ControlPlaneError> {
         let binaries = Binaries::locate()?;
         remove_abandoned_dirs();
@@ -190,13 +187,17 @@ impl ControlPlane {
 
         let ca = CertificateAuthority::new()?;
         let serving = ca.serving_cert()?;
-        let ca_file = write("ca.crt", &ca.cert_pem())?;
-        let tls_cert = write("apiserver.crt", &serving.cert_pem)?;
-        let tls_key = write("apiserver.key", &serving.key_pem)?;
         let (sa_private, sa_public) = certs::service_account_keys()?;
-        let sa_key = write("sa.key", &sa_private)?;
+        let files = Files {
+            ca: write("ca.crt", &ca.cert_pem())?,
+            ca_key: write("ca.key", &ca.key_pem())?,
+            tls_cert: write("serving.crt", &serving.cert_pem)?,
+            tls_key: write("serving.key", &serving.key_pem)?,
+            sa_key: write("sa.key", &sa_private)?,
+        };
         let sa_pub = write("sa.pub", &sa_public)?;
 
+        let mut processes = Processes::default();
         let [etcd_port, etcd_peer_port, port] = free_ports()?;
         let etcd_url = format!("http://127.0.0.1:{etcd_port}");
         let mut etcd_cmd = Command::new(&binaries.etcd);
@@ -215,13 +216,16 @@ impl ControlPlane {
             ))
             .arg("--unsafe-no-fsync=true");
         let etcd_log = root.join("etcd.log");
-        let mut etcd = spawn_logged(etcd_cmd, &etcd_log)?;
+        processes.0.push(("etcd", spawn_logged(etcd_cmd, &etcd_log)?));
         wait_until(
-            "etcd",
-            &mut etcd,
-            &etcd_log,
+            Waited {
+                component: "etcd",
+                child: processes.get("etcd")?,
+                log: &etcd_log,
+            },
             None,
-            &format!("{etcd_url}/health"),
+            None,
+            answers_ok(format!("{etcd_url}/health")),
         )?;
 
         let server_url = format!("https://127.0.0.1:{port}");
@@ -231,16 +235,18 @@ impl ControlPlane {
             "--bind-address=127.0.0.1".into(),
             "--advertise-address=127.0.0.1".into(),
             format!("--cert-dir={}", root.join("apiserver-certs").display()),
-            format!("--tls-cert-file={}", tls_cert.display()),
-            format!("--tls-private-key-file={}", tls_key.display()),
-            format!("--client-ca-file={}", ca_file.display()),
-            "--service-cluster-ip-range=10.0.0.0/16".into(),
+            format!("--tls-cert-file={}", files.tls_cert.display()),
+            format!("--tls-private-key-file={}", files.tls_key.display()),
+            format!("--client-ca-file={}", files.ca.display()),
+            format!("--service-cluster-ip-range={SERVICE_RANGE}"),
             "--allow-privileged=true".into(),
-            "--disable-admission-plugins=ServiceAccount".into(),
             "--authorization-mode=RBAC".into(),
             format!("--service-account-issuer={server_url}"),
             format!("--service-account-key-file={}", sa_pub.display()),
-            format!("--service-account-signing-key-file={}", sa_key.display()),
+            format!(
+                "--service-account-signing-key-file={}",
+                files.sa_key.display()
+            ),
             // Fewer moving parts at start-up; flow control is not under test here.
             "--enable-priority-and-fairness=false".into(),
             "--profiling=false".into(),
@@ -257,11 +263,13 @@ impl ControlPlane {
         )
         .map_err(io_err("writing the admin kubeconfig"))?;
 
-        let apiserver = Self::spawn_apiserver(&binaries, root, &apiserver_args)?;
+        processes.0.push((
+            "kube-apiserver",
+            Self::spawn_apiserver(&binaries, root, &apiserver_args)?,
+        ));
         let mut plane = Self {
+            processes,
             dir,
-            etcd,
-            apiserver,
             apiserver_args,
             binaries,
             ca,
@@ -269,7 +277,179 @@ impl ControlPlane {
             admin_kubeconfig,
         };
         plane.wait_apiserver_ready()?;
+        plane.start_controllers(&files)?;
         Ok(plane)
+    }
+
+    /// kube-controller-manager, kube-scheduler and KWOK; then the simulated nodes and
+    /// the default StorageClass; waits until all are healthy and the nodes Ready.
+    fn start_controllers(&mut self, files: &Files) -> Result<(), ControlPlaneError> {
+        let root = self.dir.path().to_path_buf();
+        let [kcm_port, scheduler_port] = free_ports()?;
+        let serving = |port: u16| {
+            [
+                "--bind-address=127.0.0.1".to_string(),
+                format!("--secure-port={port}"),
+                format!("--tls-cert-file={}", files.tls_cert.display()),
+                format!("--tls-private-key-file={}", files.tls_key.display()),
+            ]
+        };
+        // Each component authenticates as the user its bootstrap RBAC role is bound to.
+        let kcm_kubeconfig =
+            self.component_kubeconfig("kube-controller-manager", "system:kube-controller-manager")?;
+        let scheduler_kubeconfig =
+            self.component_kubeconfig("kube-scheduler", "system:kube-scheduler")?;
+        let kwok_kubeconfig = self.user_kubeconfig("kwok-controller", Some("system:masters"))?;
+        let delegated = |kubeconfig: &Path| {
+            [
+                format!("--authentication-kubeconfig={}", kubeconfig.display()),
+                format!("--authorization-kubeconfig={}", kubeconfig.display()),
+            ]
+        };
+
+        let mut kcm = Command::new(&self.binaries.kube_controller_manager);
+        kcm.arg(format!("--kubeconfig={}", kcm_kubeconfig.display()))
+            .args(delegated(&kcm_kubeconfig))
+            .args(serving(kcm_port))
+            .args([
+                "--leader-elect=false",
+                "--use-service-account-credentials=true",
+                "--enable-hostpath-provisioner=true",
+                "--profiling=false",
+                // A local cluster's API server has room: the defaults (20/30) would
+                // make the controllers, not Portico, the bottleneck of a benchmark.
+                "--kube-api-qps=200",
+                "--kube-api-burst=400",
+            ])
+            .arg(format!("--service-cluster-ip-range={SERVICE_RANGE}"))
+            .arg(format!(
+                "--service-account-private-key-file={}",
+                files.sa_key.display()
+            ))
+            .arg(format!("--root-ca-file={}", files.ca.display()))
+            .arg(format!("--cluster-signing-cert-file={}", files.ca.display()))
+            .arg(format!(
+                "--cluster-signing-key-file={}",
+                files.ca_key.display()
+            ));
+        let kcm_log = root.join("kube-controller-manager.log");
+        self.processes
+            .0
+            .push(("kube-controller-manager", spawn_logged(kcm, &kcm_log)?));
+
+        let scheduler_config = root.join("kube-scheduler.yaml");
+        let config = serde_json::json!({
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"kubeconfig": scheduler_kubeconfig, "qps": 200, "burst": 400},
+            "leaderElection": {"leaderElect": false},
+        });
+        std::fs::write(&scheduler_config, config.to_string())
+            .map_err(io_err("writing the scheduler's configuration"))?;
+        let mut scheduler = Command::new(&self.binaries.kube_scheduler);
+        scheduler
+            .arg(format!("--config={}", scheduler_config.display()))
+            .args(delegated(&scheduler_kubeconfig))
+            .args(serving(scheduler_port));
+        let scheduler_log = root.join("kube-scheduler.log");
+        self.processes
+            .0
+            .push(("kube-scheduler", spawn_logged(scheduler, &scheduler_log)?));
+
+        let mut kwok = Command::new(&self.binaries.kwok);
+        kwok.arg(format!("--kubeconfig={}", kwok_kubeconfig.display()))
+            .arg(format!("--config={}", self.binaries.kwok_stages.display()))
+            .arg("--manage-all-nodes=false")
+            .arg(format!(
+                "--manage-nodes-with-annotation-selector={}={}",
+                nodes::KWOK_ANNOTATION.0,
+                nodes::KWOK_ANNOTATION.1
+            ))
+            .arg(format!("--cidr={POD_RANGE}"))
+            .arg("--node-ip=10.1.0.1")
+            .arg("--node-lease-duration-seconds=40");
+        let kwok_log = root.join("kwok.log");
+        self.processes
+            .0
+            .push(("kwok", spawn_logged(kwok, &kwok_log)?));
+
+        let ca = self.ca.cert_pem();
+        let admin = self.ca.client_cert("portico-setup", Some("system:masters"))?;
+        let base = self.server_url.clone();
+        readiness::with_client(Some(&ca), Some(&admin), |client| {
+            let post = |path: &str, body: serde_json::Value| {
+                client
+                    .post(format!("{base}{path}"))
+                    .json(&body)
+                    .send()
+                    .and_then(reqwest::blocking::Response::error_for_status)
+                    .map(drop)
+                    .map_err(|e| ControlPlaneError::Setup {
+                        what: "creating the simulated nodes",
+                        message: e.to_string(),
+                    })
+            };
+            for i in 0..nodes::DEFAULT_NODES {
+                let node = nodes::node(&format!("kwok-node-{i}"), &nodes::Capacity::default());
+                post("/api/v1/nodes", node)?;
+            }
+            post(
+                "/apis/storage.k8s.io/v1/storageclasses",
+                nodes::storage_class(),
+            )
+        })?;
+
+        let healthz = |port: u16| answers_ok(format!("https://127.0.0.1:{port}/healthz"));
+        wait_until(
+            Waited {
+                component: "kube-controller-manager",
+                child: self.processes.get("kube-controller-manager")?,
+                log: &kcm_log,
+            },
+            Some(&ca),
+            None,
+            healthz(kcm_port),
+        )?;
+        wait_until(
+            Waited {
+                component: "kube-scheduler",
+                child: self.processes.get("kube-scheduler")?,
+                log: &scheduler_log,
+            },
+            Some(&ca),
+            None,
+            healthz(scheduler_port),
+        )?;
+        let nodes_url = format!(
+            "{base}/api/v1/nodes?labelSelector={}%3D{}",
+            nodes::NODE_LABEL.0,
+            nodes::NODE_LABEL.1
+        );
+        wait_until(
+            Waited {
+                component: "kwok (simulated nodes)",
+                child: self.processes.get("kwok")?,
+                log: &kwok_log,
+            },
+            Some(&ca),
+            Some(&admin),
+            move |client| {
+                client
+                    .get(&nodes_url)
+                    .send()
+                    .and_then(|r| r.json::<serde_json::Value>())
+                    .is_ok_and(|list| nodes::all_ready(&list, nodes::DEFAULT_NODES))
+            },
+        )
+    }
+
+    /// A kubeconfig for a control-plane component acting as `user`.
+    fn component_kubeconfig(&self, name: &str, user: &str) -> Result<PathBuf, ControlPlaneError> {
+        let pair = self.ca.client_cert(user, None)?;
+        let path = self.dir.path().join(format!("{name}.kubeconfig"));
+        kubeconfig::write(&path, &self.server_url, &self.ca.cert_pem(), user, &pair)
+            .map_err(io_err(format!("writing the {name} kubeconfig")))?;
+        Ok(path)
     }
 
     fn spawn_apiserver(
@@ -287,21 +467,26 @@ impl ControlPlane {
             .ca
             .client_cert("portico-readiness", Some("system:masters"))?;
         let log = self.dir.path().join("kube-apiserver.log");
+        let url = format!("{}/readyz", self.server_url);
         wait_until(
-            "kube-apiserver",
-            &mut self.apiserver,
-            &log,
-            Some((&self.ca.cert_pem(), &admin)),
-            &format!("{}/readyz", self.server_url),
+            Waited {
+                component: "kube-apiserver",
+                child: self.processes.get("kube-apiserver")?,
+                log: &log,
+            },
+            Some(&self.ca.cert_pem()),
+            Some(&admin),
+            answers_ok(url),
         )
     }
 
     /// Stops kube-apiserver and starts it again on the same port and etcd, as a
-    /// cluster upgrade or crash would; waits until it is ready again.
+    /// cluster upgrade or crash would; waits until it is ready again. The controllers
+    /// keep running and reconnect, as they would.
     pub fn restart_apiserver(&mut self) -> Result<(), ControlPlaneError> {
-        process::stop(&mut self.apiserver);
-        self.apiserver =
-            Self::spawn_apiserver(&self.binaries, self.dir.path(), &self.apiserver_args)?;
+        let apiserver = self.processes.get("kube-apiserver")?;
+        process::stop(apiserver);
+        *apiserver = Self::spawn_apiserver(&self.binaries, self.dir.path(), &self.apiserver_args)?;
         self.wait_apiserver_ready()
     }
 
@@ -343,13 +528,6 @@ impl ControlPlane {
     }
 }
 
-impl Drop for ControlPlane {
-    fn drop(&mut self) {
-        process::stop(&mut self.apiserver);
-        process::stop(&mut self.etcd);
-    }
-}
-
 fn spawn_logged(mut cmd: Command, log: &Path) -> Result<Child, ControlPlaneError> {
     let out = std::fs::File::create(log).map_err(io_err(format!("creating {}", log.display())))?;
     let err = out
@@ -360,98 +538,4 @@ fn spawn_logged(mut cmd: Command, log: &Path) -> Result<Child, ControlPlaneError
         .stderr(Stdio::from(err));
     let program = cmd.get_program().to_string_lossy().into_owned();
     process::spawn_tied(cmd).map_err(io_err(format!("starting {program}")))
-}
-
-fn http_client(
-    ca_pem: Option<&str>,
-    identity: Option<&certs::CertPair>,
-) -> Result<reqwest::blocking::Client, ControlPlaneError> {
-    let mut builder = reqwest::blocking::Client::builder()
-        .timeout(Duration::from_secs(5))
-        .no_proxy();
-    if let Some(ca) = ca_pem {
-        let cert = reqwest::Certificate::from_pem(ca.as_bytes())
-            .map_err(|e| ControlPlaneError::Client(e.to_string()))?;
-        builder = builder
-            .tls_built_in_root_certs(false)
-            .add_root_certificate(cert);
-    }
-    if let Some(pair) = identity {
-        let pem = format!("{}{}", pair.cert_pem, pair.key_pem);
-        let id = reqwest::Identity::from_pem(pem.as_bytes())
-            .map_err(|e| ControlPlaneError::Client(e.to_string()))?;
-        builder = builder.identity(id);
-    }
-    builder
-        .build()
-        .map_err(|e| ControlPlaneError::Client(e.to_string()))
-}
-
-/// The last lines of a log file; the file itself goes away with the control plane.
-fn log_tail(log: &Path) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    let from = lines.len().saturating_sub(15);
-    lines.get(from..).unwrap_or_default().join("\n")
-}
-
-/// Polls `url` until it answers 200, failing early if the process exits. Runs on its
-/// own thread: a blocking HTTP client must not be created or dropped inside an async
-/// runtime, and callers (tests) often are inside one.
-fn wait_until(
-    component: &'static str,
-    child: &mut Child,
-    log: &Path,
-    tls: Option<(&str, &certs::CertPair)>,
-    url: &str,
-) -> Result<(), ControlPlaneError> {
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                let client = match tls {
-                    Some((ca, identity)) => http_client(Some(ca), Some(identity))?,
-                    None => http_client(None, None)?,
-                };
-                poll_ready(component, child, log, &client, url)
-            })
-            .join()
-            .unwrap_or_else(|_| {
-                Err(ControlPlaneError::Client(
-                    "readiness poller panicked".into(),
-                ))
-            })
-    })
-}
-
-fn poll_ready(
-    component: &'static str,
-    child: &mut Child,
-    log: &Path,
-    client: &reqwest::blocking::Client,
-    url: &str,
-) -> Result<(), ControlPlaneError> {
-    let start = Instant::now();
-    loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Err(ControlPlaneError::Exited {
-                component,
-                status,
-                log_tail: log_tail(log),
-            });
-        }
-        if let Ok(resp) = client.get(url).send()
-            && resp.status().is_success()
-        {
-            return Ok(());
-        }
-        if start.elapsed() > START_TIMEOUT {
-            return Err(ControlPlaneError::NotReady {
-                component,
-                seconds: START_TIMEOUT.as_secs(),
-                log_tail: log_tail(log),
-            });
-        }
-        // Polling an HTTP endpoint of another process: there is no event to wait on.
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }

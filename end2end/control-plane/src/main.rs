@@ -1,6 +1,6 @@
-//! `portico-control-plane`: starts a local control plane, applies manifests, and either
-//! runs a command against it (`exec`) or waits for Ctrl-C/SIGTERM (`up`). Both processes
-//! of the control plane stop when this one does, however it ends.
+//! `portico-control-plane`: starts a small local cluster (see the library), applies
+//! manifests, and either runs a command against it (`exec`) or waits for Ctrl-C/SIGTERM
+//! (`up`). Every process of the cluster stops when this one does, however it ends.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 use portico_control_plane::{ControlPlane, apply, corpus};
 
 #[derive(Parser)]
-#[command(about = "A local etcd + kube-apiserver for Portico's dev command and tests")]
+#[command(about = "A small local Kubernetes cluster (real control plane, simulated nodes) for Portico's dev command and tests")]
 struct Cli {
     /// Apply every *.yaml in this directory after start-up (repeatable; CRDs first).
     #[arg(long = "apply", global = true)]
