@@ -216,8 +216,9 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
 
     // The reconciler: Stacks, their children, Events, its Lease; nothing outside that.
     let reconciler = "system:serviceaccount:portico:portico-reconciler";
-    let reconciler_may: [(&str, &str, &str, Option<&str>); 6] = [
+    let reconciler_may: [(&str, &str, &str, Option<&str>); 7] = [
         ("watch", "portico.dev", "stacks", None),
+        ("watch", "", "pods", None),
         ("patch", "portico.dev", "stacks/status", Some("team")),
         ("create", "apps", "statefulsets", Some("team")),
         ("delete", "apps", "deployments", Some("team")),
@@ -230,7 +231,7 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
             "the reconciler needs to {verb} {group}/{resource} in {ns:?}"
         );
     }
-    let reconciler_may_not: [(&str, &str, &str, Option<&str>); 10] = [
+    let reconciler_may_not: [(&str, &str, &str, Option<&str>); 11] = [
         ("create", "portico.dev", "stacks", Some("team")),
         (
             "update",
@@ -238,8 +239,9 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
             "leases",
             Some("kube-system"),
         ),
-        ("list", "", "pods", Some("team")),
         ("create", "", "pods", Some("team")),
+        ("delete", "", "pods", Some("team")),
+        ("patch", "", "pods/status", Some("team")),
         ("list", "", "configmaps", Some("kube-system")),
         ("create", "", "persistentvolumeclaims", Some("team")),
         ("impersonate", "", "groups", None),

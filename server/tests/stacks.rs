@@ -1,7 +1,8 @@
-//! The Stack reconciler against a real kube-apiserver. There is no controller-manager,
-//! so the tests mark children ready by patching their status, as a cluster's
-//! StatefulSet and Deployment controllers would. Each test works in its own namespace
-//! with its own reconciler (scoped to that namespace) and its own leader Lease.
+//! The Stack reconciler against a small real cluster: kube-apiserver with the real
+//! controller-manager and scheduler, and simulated (KWOK) nodes that report the Pods
+//! placed on them Running and Ready. Nothing here plays a controller's part: a Stack is
+//! Ready because its workload's Pods are. Each test works in its own namespace with its
+//! own reconciler (scoped to that namespace) and its own leader Lease.
 // Tests and benchmarks stop loudly at the first surprise.
 #![allow(
     clippy::unwrap_used,
@@ -17,7 +18,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-use k8s_openapi::api::core::v1::{Secret, Service};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::Resource;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::wait::await_condition;
@@ -137,36 +139,80 @@ fn phase(stack: Option<&Stack>) -> Option<&str> {
         .and_then(|s| s.phase.as_deref())
 }
 
-async fn mark_statefulset_ready(client: &kube::Client, ns: &str, name: &str) {
-    let api: Api<StatefulSet> = Api::namespaced(client.clone(), ns);
-    let sts = api.get(name).await.expect("StatefulSet");
-    let replicas = sts.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({"status": {
-            "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
-            "availableReplicas": replicas, "observedGeneration": sts.metadata.generation
-        }})),
-    )
-    .await
-    .expect("patch StatefulSet status");
+/// Whether the Stack is Ready with `replicas` ready replicas (as its condition says).
+fn ready_with(stack: Option<&Stack>, replicas: i32) -> bool {
+    phase(stack) == Some("Ready")
+        && stack.and_then(|s| s.status.as_ref()).is_some_and(|s| {
+            s.conditions.iter().any(|c| {
+                c.type_ == "Ready"
+                    && c.message == format!("{replicas} of {replicas} replicas ready")
+            })
+        })
 }
 
-async fn mark_deployment_ready(client: &kube::Client, ns: &str, name: &str) {
-    let api: Api<Deployment> = Api::namespaced(client.clone(), ns);
-    let d = api.get(name).await.expect("Deployment");
-    let replicas = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({"status": {
-            "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
-            "availableReplicas": replicas, "observedGeneration": d.metadata.generation
-        }})),
+/// The Pods of Stack `name`, by its label.
+async fn pods_of(client: &kube::Client, ns: &str, name: &str) -> Vec<Pod> {
+    Api::<Pod>::namespaced(client.clone(), ns)
+        .list(&ListParams::default().labels(&format!("portico.dev/stack={name}")))
+        .await
+        .expect("list Pods")
+        .items
+}
+
+/// Waits until the objects of kind K with `labels` in `ns` satisfy `condition` (a watch
+/// through a reflector, checked after every event once listed).
+async fn until_listed<K>(
+    client: &kube::Client,
+    ns: &str,
+    labels: &str,
+    what: &str,
+    condition: impl Fn(&[Arc<K>]) -> bool,
+) where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    use kube::runtime::{WatchStreamExt, reflector, watcher};
+    let api: Api<K> = Api::namespaced(client.clone(), ns);
+    let (store, writer) = reflector::store();
+    let events = reflector(
+        writer,
+        watcher(api, watcher::Config::default().labels(labels)),
     )
-    .await
-    .expect("patch Deployment status");
+    .default_backoff();
+    let settled = async {
+        let mut events = std::pin::pin!(events);
+        let mut listed = false;
+        while let Some(event) = futures::StreamExt::next(&mut events).await {
+            listed |= matches!(event, Ok(watcher::Event::InitDone));
+            if listed && condition(&store.state()) {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, settled)
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+}
+
+/// Waits until Stack `name` has exactly `count` Pods, all Running and none going away.
+async fn until_pods(client: &kube::Client, ns: &str, name: &str, count: usize) {
+    let running = |p: &Arc<Pod>| {
+        p.metadata.deletion_timestamp.is_none()
+            && p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+    };
+    until_listed::<Pod>(
+        client,
+        ns,
+        &format!("portico.dev/stack={name}"),
+        &format!("{count} running Pods of {name}"),
+        |pods| pods.len() == count && pods.iter().all(running),
+    )
+    .await;
 }
 
 fn controlled_by(obj: &impl Resource, stack: &Stack) -> bool {
@@ -190,10 +236,7 @@ async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift()
     )
     .await;
 
-    until::<Stack>(&client, &ns, "db", "status Progressing", |s| {
-        phase(s) == Some("Progressing")
-    })
-    .await;
+    until::<Stack>(&client, &ns, "db", "a status", |s| phase(s).is_some()).await;
     let sts: StatefulSet = Api::namespaced(client.clone(), &ns)
         .get("db")
         .await
@@ -220,10 +263,49 @@ async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift()
         .expect("credentials Secret");
     assert!(controlled_by(&secret, &stack));
 
-    mark_statefulset_ready(&client, &ns, "db").await;
-    until::<Stack>(&client, &ns, "db", "status Ready", |s| {
-        phase(s) == Some("Ready")
+    // Ready because the StatefulSet controller made a Pod, the scheduler placed it on a
+    // node and the node reports it Ready; its claim is bound and its Service has it.
+    until::<Stack>(&client, &ns, "db", "status Ready", |s| ready_with(s, 1)).await;
+    let pods = pods_of(&client, &ns, "db").await;
+    let [pod] = pods.as_slice() else {
+        panic!("one Pod, got {pods:?}")
+    };
+    let owner = pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .expect("a controller");
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("StatefulSet", "db")
+    );
+    assert!(
+        pod.spec
+            .as_ref()
+            .and_then(|s| s.node_name.as_deref())
+            .is_some_and(|n| n.starts_with("kwok-node-")),
+        "placed by the scheduler: {pod:?}"
+    );
+    until::<PersistentVolumeClaim>(&client, &ns, "data-db-0", "the claim bound", |c| {
+        c.and_then(|c| c.status.as_ref())
+            .and_then(|s| s.phase.as_deref())
+            == Some("Bound")
     })
+    .await;
+    until_listed::<EndpointSlice>(
+        &client,
+        &ns,
+        "kubernetes.io/service-name=db",
+        "a ready endpoint behind Service db",
+        |slices| {
+            slices
+                .iter()
+                .flat_map(|s| &s.endpoints)
+                .any(|e| e.conditions.as_ref().and_then(|c| c.ready) == Some(true))
+        },
+    )
     .await;
     let ready: Stack = Api::namespaced(client.clone(), &ns)
         .get("db")
@@ -252,10 +334,8 @@ async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift()
         )
         .await
         .expect("edit replicas");
-    until::<StatefulSet>(&client, &ns, "db", "3 replicas", |s| {
-        s.and_then(|s| s.spec.as_ref()).and_then(|s| s.replicas) == Some(3)
-    })
-    .await;
+    until::<Stack>(&client, &ns, "db", "3 replicas ready", |s| ready_with(s, 3)).await;
+    until_pods(&client, &ns, "db", 3).await;
 
     // Drift: a deleted child comes back, an edited one is put back.
     services
@@ -281,6 +361,12 @@ async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift()
         .expect("edit the child");
     until::<StatefulSet>(&client, &ns, "db", "replicas put back", |s| {
         s.and_then(|s| s.spec.as_ref()).and_then(|s| s.replicas) == Some(3)
+    })
+    .await;
+    // The StatefulSet controller started Pods for the 7 and removes them again.
+    until_pods(&client, &ns, "db", 3).await;
+    until::<Stack>(&client, &ns, "db", "Ready again after drift", |s| {
+        ready_with(s, 3)
     })
     .await;
 
@@ -310,11 +396,17 @@ async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift()
         s.is_none()
     })
     .await;
-    mark_deployment_ready(&client, &ns, "db").await;
-    until::<Stack>(&client, &ns, "db", "tomcat Ready", |s| {
-        phase(s) == Some("Ready")
-    })
-    .await;
+    until::<Stack>(&client, &ns, "db", "tomcat Ready", |s| ready_with(s, 3)).await;
+    // The MySQL Pods went with their StatefulSet (garbage collector); Tomcat's run.
+    until_pods(&client, &ns, "db", 3).await;
+    for pod in pods_of(&client, &ns, "db").await {
+        let owner = pod.metadata.owner_references.unwrap_or_default();
+        assert_eq!(
+            owner.first().map(|o| o.kind.as_str()),
+            Some("ReplicaSet"),
+            "only the Deployment's Pods are left"
+        );
+    }
     reconciler.shut_down().await;
 }
 
@@ -356,8 +448,8 @@ async fn tomcat_gets_a_deployment_and_an_unknown_version_is_degraded() {
             .expect("get")
             .is_none()
     );
-    mark_deployment_ready(&client, &ns, "web").await;
-    until::<Stack>(&client, &ns, "web", "Ready", |s| phase(s) == Some("Ready")).await;
+    until::<Stack>(&client, &ns, "web", "Ready", |s| ready_with(s, 2)).await;
+    until_pods(&client, &ns, "web", 2).await;
 
     create_stack(
         &client,
@@ -419,7 +511,6 @@ async fn tomcat_gets_a_deployment_and_an_unknown_version_is_degraded() {
 
 #[tokio::test]
 async fn a_planted_volume_claim_is_never_adopted() {
-    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
     let client = common::admin_with_stack_crd().await;
     let ns = common::fresh_namespace(&client, "stk-claim").await;
     let reconciler = Instance::start(&client, &ns, "only-one");
@@ -456,10 +547,7 @@ async fn a_restarted_reconciler_leaves_no_duplicates_and_keeps_the_password() {
     let ns = common::fresh_namespace(&client, "stk-restart").await;
     let first = Instance::start(&client, &ns, "first");
     create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
-    until::<Stack>(&client, &ns, "db", "Progressing", |s| {
-        phase(s) == Some("Progressing")
-    })
-    .await;
+    until::<Stack>(&client, &ns, "db", "a status", |s| phase(s).is_some()).await;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
     let password = secrets
         .get("db-credentials")
@@ -544,10 +632,7 @@ async fn of_two_reconcilers_only_the_leader_acts_and_the_other_takes_over() {
     .await;
     let b = Instance::start(&client, &ns, "replica-b");
     create_stack(&client, &ns, "web", json!({"choice": "tomcat"})).await;
-    until::<Stack>(&client, &ns, "web", "Progressing", |s| {
-        phase(s) == Some("Progressing")
-    })
-    .await;
+    until::<Stack>(&client, &ns, "web", "a status", |s| phase(s).is_some()).await;
     assert!(a.reconciles() > 0);
     assert_eq!(b.reconciles(), 0, "the follower never reconciles");
 
@@ -564,13 +649,148 @@ async fn of_two_reconcilers_only_the_leader_acts_and_the_other_takes_over() {
         },
     )
     .await;
-    mark_deployment_ready(&client, &ns, "web").await;
-    until::<Stack>(&client, &ns, "web", "Ready under B", |s| {
-        phase(s) == Some("Ready")
-    })
-    .await;
+    // A change only the new leader can carry out.
+    Api::<Stack>::namespaced(client.clone(), &ns)
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .expect("edit");
+    until::<Stack>(&client, &ns, "web", "2 ready under B", |s| ready_with(s, 2)).await;
     assert!(b.reconciles() > 0);
     b.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_pod_that_fits_no_node_says_why_and_a_smaller_request_turns_ready() {
+    let client = common::admin_with_stack_crd().await;
+    let ns = common::fresh_namespace(&client, "stk-sched").await;
+    let reconciler = Instance::start(&client, &ns, "only-one");
+    // Within the catalog's ceiling (4 CPUs), beyond any node (2 CPUs each).
+    create_stack(
+        &client,
+        &ns,
+        "big",
+        json!({"choice": "mysql", "resources": {"requests": {"cpu": "3"}}}),
+    )
+    .await;
+    let why = degraded(&client, &ns, "big").await;
+    assert_eq!(why.reason, "Unschedulable");
+    // The scheduler's own words, naming the Pod.
+    assert!(
+        why.message.starts_with("Pod big-0 cannot be placed: 0/")
+            && why.message.contains("Insufficient cpu"),
+        "{}",
+        why.message
+    );
+    let pod: Pod = Api::namespaced(client.clone(), &ns)
+        .get("big-0")
+        .await
+        .expect("Pod");
+    let scheduled = pod
+        .status
+        .and_then(|s| s.conditions)
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c.type_ == "PodScheduled")
+        .expect("PodScheduled");
+    assert!(
+        why.message
+            .ends_with(scheduled.message.as_deref().unwrap_or("?")),
+        "the Stack repeats the Pod's condition: {} vs {:?}",
+        why.message,
+        scheduled.message
+    );
+    // The Event people see on the Stack's page says the same.
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), &ns);
+    let said = events
+        .list(&ListParams::default().fields("involvedObject.name=big,reason=Unschedulable"))
+        .await
+        .expect("events");
+    assert!(
+        said.items
+            .iter()
+            .any(|e| e.message.as_deref() == Some(why.message.as_str())),
+        "{said:?}"
+    );
+
+    Api::<Stack>::namespaced(client.clone(), &ns)
+        .patch(
+            "big",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"resources": {"requests": {"cpu": "500m"}}}})),
+        )
+        .await
+        .expect("lower the request");
+    until::<Stack>(&client, &ns, "big", "Ready once it fits", |s| {
+        ready_with(s, 1)
+    })
+    .await;
+    until_pods(&client, &ns, "big", 1).await;
+    reconciler.shut_down().await;
+}
+
+/// Creates a MySQL Stack, waits until it is Ready with its Pod and claim, deletes it
+/// with `propagation` and waits until nothing it owned is left.
+async fn deleting_removes_everything_it_owns(propagation: DeleteParams, label: &str) {
+    let client = common::admin_with_stack_crd().await;
+    let ns = common::fresh_namespace(&client, label).await;
+    let reconciler = Instance::start(&client, &ns, "only-one");
+    create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    until::<Stack>(&client, &ns, "db", "Ready", |s| ready_with(s, 1)).await;
+    until::<PersistentVolumeClaim>(&client, &ns, "data-db-0", "the claim", |c| c.is_some()).await;
+
+    let foreground =
+        propagation.propagation_policy == Some(kube::api::PropagationPolicy::Foreground);
+    Api::<Stack>::namespaced(client.clone(), &ns)
+        .delete("db", &propagation)
+        .await
+        .expect("delete the Stack");
+    if foreground {
+        // The Stack stays, marked, until the garbage collector has removed its
+        // dependents: what the UI shows as "deleting dependents first".
+        let stack = Api::<Stack>::namespaced(client.clone(), &ns)
+            .get_opt("db")
+            .await
+            .expect("get");
+        if let Some(stack) = stack {
+            assert!(
+                stack
+                    .metadata
+                    .finalizers
+                    .unwrap_or_default()
+                    .contains(&"foregroundDeletion".to_string())
+            );
+        }
+    }
+    until::<Stack>(&client, &ns, "db", "the Stack gone", |s| s.is_none()).await;
+    until::<StatefulSet>(&client, &ns, "db", "the StatefulSet gone", |s| s.is_none()).await;
+    for service in ["db", "db-headless"] {
+        until::<Service>(&client, &ns, service, "a Service gone", |s| s.is_none()).await;
+    }
+    until::<Secret>(&client, &ns, "db-credentials", "the Secret gone", |s| {
+        s.is_none()
+    })
+    .await;
+    until::<PersistentVolumeClaim>(&client, &ns, "data-db-0", "the claim gone", |c| c.is_none())
+        .await;
+    until_listed::<Pod>(&client, &ns, "portico.dev/stack=db", "the Pods gone", |p| {
+        p.is_empty()
+    })
+    .await;
+    reconciler.shut_down().await;
+}
+
+#[tokio::test]
+async fn deleting_a_stack_in_the_foreground_removes_everything_it_owns_first() {
+    deleting_removes_everything_it_owns(DeleteParams::foreground(), "stk-del-fg").await;
+}
+
+#[tokio::test]
+async fn deleting_a_stack_in_the_background_removes_everything_it_owns() {
+    deleting_removes_everything_it_owns(DeleteParams::background(), "stk-del-bg").await;
 }
 
 #[tokio::test]

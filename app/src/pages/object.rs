@@ -259,7 +259,8 @@ fn Conditions(conditions: Vec<Condition>) -> impl IntoView {
     }.into_any()
 }
 
-/// Objects this one owns, live.
+/// Objects this one owns, and what those own in turn (a Stack's StatefulSet and its
+/// Pods), live, indented by depth.
 #[component]
 fn Children(namespace: String, uid: String) -> impl IntoView {
     let children = RwSignal::new(None::<Vec<ChildEntry>>);
@@ -285,9 +286,10 @@ fn Children(namespace: String, uid: String) -> impl IntoView {
                         <tbody>
                             {list.into_iter().map(|c| {
                                 let key = format!("{}/{}", c.kind, c.name);
+                                let indent = format!("padding-left: {}rem", f32::from(c.depth.saturating_sub(1)) * 1.25);
                                 view! {
-                                <tr class:deleting=c.deleting data-child=key>
-                                    <td class="kind">{c.kind}</td>
+                                <tr class:deleting=c.deleting data-child=key data-depth=c.depth>
+                                    <td class="kind" style=indent>{c.kind}</td>
                                     <td class="mono"><a href=crate::base::url(&c.href)>{c.name}</a></td>
                                     <td class="mono subtle">{c.summary}</td>
                                 </tr>

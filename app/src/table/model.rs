@@ -357,8 +357,9 @@ mod tests {
     }
 }
 
-/// An object owned by the one a detail page shows, with a one-line summary of its
-/// printer columns.
+/// An object owned, directly or through others, by the one a detail page shows, with
+/// a one-line summary of its printer columns. Entries come in tree order: each one
+/// after its owner, `depth` 1 for direct children, 2 for theirs, and so on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChildEntry {
     pub kind: String,
@@ -367,6 +368,12 @@ pub struct ChildEntry {
     /// `Column: value` pairs of the child's own table row, Name and Age left out.
     pub summary: String,
     pub deleting: bool,
+    #[serde(default = "direct")]
+    pub depth: u8,
+}
+
+fn direct() -> u8 {
+    1
 }
 
 /// Query of the live children stream (`/api/live/children`).

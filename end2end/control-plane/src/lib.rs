@@ -216,7 +216,9 @@ impl ControlPlane {
             ))
             .arg("--unsafe-no-fsync=true");
         let etcd_log = root.join("etcd.log");
-        processes.0.push(("etcd", spawn_logged(etcd_cmd, &etcd_log)?));
+        processes
+            .0
+            .push(("etcd", spawn_logged(etcd_cmd, &etcd_log)?));
         wait_until(
             Waited {
                 component: "etcd",
@@ -327,7 +329,10 @@ impl ControlPlane {
                 files.sa_key.display()
             ))
             .arg(format!("--root-ca-file={}", files.ca.display()))
-            .arg(format!("--cluster-signing-cert-file={}", files.ca.display()))
+            .arg(format!(
+                "--cluster-signing-cert-file={}",
+                files.ca.display()
+            ))
             .arg(format!(
                 "--cluster-signing-key-file={}",
                 files.ca_key.display()
@@ -374,7 +379,9 @@ impl ControlPlane {
             .push(("kwok", spawn_logged(kwok, &kwok_log)?));
 
         let ca = self.ca.cert_pem();
-        let admin = self.ca.client_cert("portico-setup", Some("system:masters"))?;
+        let admin = self
+            .ca
+            .client_cert("portico-setup", Some("system:masters"))?;
         let base = self.server_url.clone();
         readiness::with_client(Some(&ca), Some(&admin), |client| {
             let post = |path: &str, body: serde_json::Value| {

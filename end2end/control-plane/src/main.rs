@@ -10,7 +10,9 @@ use clap::{Parser, Subcommand};
 use portico_control_plane::{ControlPlane, apply, corpus};
 
 #[derive(Parser)]
-#[command(about = "A small local Kubernetes cluster (real control plane, simulated nodes) for Portico's dev command and tests")]
+#[command(
+    about = "A small local Kubernetes cluster (real control plane, simulated nodes) for Portico's dev command and tests"
+)]
 struct Cli {
     /// Apply every *.yaml in this directory after start-up (repeatable; CRDs first).
     #[arg(long = "apply", global = true)]

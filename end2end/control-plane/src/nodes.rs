@@ -118,8 +118,8 @@ pub async fn add(
     let mut names = Vec::new();
     for i in range {
         let name = format!("{prefix}-{i}");
-        let object: Node = serde_json::from_value(node(&name, capacity))
-            .map_err(kube::Error::SerdeError)?;
+        let object: Node =
+            serde_json::from_value(node(&name, capacity)).map_err(kube::Error::SerdeError)?;
         api.create(&PostParams::default(), &object).await?;
         names.push(name);
     }

@@ -320,6 +320,9 @@ pub fn desired(
             spec: Some(StatefulSetSpec {
                 replicas: Some(spec.replicas),
                 service_name: Some(headless_name(&name)),
+                // Ordered start-up would never replace a Pod that cannot be placed:
+                // lowering the Stack's requests must roll it (kubernetes#67250).
+                pod_management_policy: Some("Parallel".into()),
                 // The controller then makes each claim owned by the StatefulSet, which
                 // is how the reconciler tells its claims from ones planted under their
                 // names; and deleting the Stack deletes its data with it.

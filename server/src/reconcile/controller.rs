@@ -12,10 +12,11 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret, Service};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret, Service};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
@@ -24,6 +25,7 @@ use tracing::Instrument;
 
 use super::catalog::LiveCatalog;
 use super::children::{self, ChildrenError, STACK_LABEL, Workload};
+use super::scheduling;
 use super::stack::{Endpoint, Stack, StackStatus};
 use super::status::{Observed, Problem, derive};
 use crate::kube::error::{Failure, failure};
@@ -135,11 +137,20 @@ pub async fn run(
     });
     let children = watcher::Config::default().labels(STACK_LABEL);
     let ns = namespace.as_deref();
-    Controller::new(scoped::<Stack>(&client, ns), watcher::Config::default())
+    let controller = Controller::new(scoped::<Stack>(&client, ns), watcher::Config::default());
+    let stacks = controller.store();
+    controller
         .owns(scoped::<StatefulSet>(&client, ns), children.clone())
         .owns(scoped::<Deployment>(&client, ns), children.clone())
         .owns(scoped::<Service>(&client, ns), children.clone())
-        .owns(scoped::<Secret>(&client, ns), children)
+        .owns(scoped::<Secret>(&client, ns), children.clone())
+        // Pods only for whether they can be placed: everything else about them shows
+        // in the workload's status, which is watched above.
+        .watches(scoped::<Pod>(&client, ns), children, move |pod: Pod| {
+            let stack =
+                ObjectRef::<Stack>::new(pod.labels().get(STACK_LABEL)?).within(&pod.namespace()?);
+            scheduling::pod_changes_status(&pod, stacks.get(&stack).as_deref()).then_some(stack)
+        })
         .reconcile_all_on(catalog_changes)
         // Bounded, so a burst of Stacks does not overwhelm the API server.
         .with_config(kube::runtime::controller::Config::default().concurrency(CONCURRENCY))
@@ -336,6 +347,24 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
         node_port: port.and_then(|p| p.node_port),
     });
     observed.credentials_secret = credentials_secret;
+    // A Pod the scheduler cannot place keeps the Stack from ever being Ready: say so,
+    // in the scheduler's words, rather than "progressing" forever.
+    let unplaceable = if observed.ready_replicas < observed.replicas {
+        let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &namespace);
+        let list = pods
+            .list(
+                &ListParams::default()
+                    .labels(&format!("{STACK_LABEL}={name}"))
+                    .match_any(),
+            )
+            .await?;
+        scheduling::first_unschedulable(&list.items).map(|message| Problem {
+            reason: scheduling::REASON.into(),
+            message,
+        })
+    } else {
+        None
+    };
 
     // What a changed choice left behind: children of this Stack the desired set lacks.
     let workload = [name.clone()];
@@ -370,7 +399,7 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
         )
         .await;
     }
-    write_status(stack, ctx, &observed, None).await?;
+    write_status(stack, ctx, &observed, unplaceable.as_ref()).await?;
     Ok(Action::requeue(Duration::from_secs(300)))
 }
 

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod children;
 pub mod controller;
 pub mod leader;
+pub mod scheduling;
 pub mod stack;
 pub(crate) mod status;
 

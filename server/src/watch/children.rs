@@ -1,12 +1,14 @@
-//! `GET /api/live/children`: the objects whose ownerReferences name a given uid, live.
+//! `GET /api/live/children`: the objects a given uid owns, directly or through the
+//! objects it owns (a Stack → its StatefulSet → its Pods), live.
 //! It joins the hub's shared feeds of every kind a child can be (in the owner's
 //! namespace) and sends the full, small list again whenever it changes.
 
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::time::Duration;
 
 use app::table::format::cell_text;
-use app::table::model::{ChildEntry, ChildrenQuery, TableQuery};
+use app::table::model::{ChildEntry, ChildrenQuery, Row, TableQuery};
 use app::table::state::TableState;
 use axum::extract::{Extension, Query, State};
 use axum::http::StatusCode;
@@ -120,40 +122,91 @@ fn apply(tables: &mut [Option<(ChildKind, TableState)>], i: usize, kind: ChildKi
     }
 }
 
+/// How deep the tree of descendants goes (Stack → StatefulSet → Pod is 2; a
+/// Deployment's Pods are 3 below its owner), and how many entries it may hold: an
+/// owner of thousands of objects gets the first ones, not a page that never loads.
+const MAX_DEPTH: u8 = 4;
+const MAX_ENTRIES: usize = 500;
+
+/// Rows by the uid of each owner they name.
+type Owned<'a> = HashMap<&'a str, Vec<(&'a ChildKind, &'a TableState, &'a Row)>>;
+
+/// The descendants of `uid` among the feeds' rows, in tree order: each owner's
+/// children sorted by kind and name, each followed by its own.
 fn collect(
     tables: &[Option<(ChildKind, TableState)>],
     uid: &str,
     namespace: &str,
 ) -> Vec<ChildEntry> {
-    let mut out = Vec::new();
+    let mut owned: Owned<'_> = HashMap::new();
     for (kind, state) in tables.iter().flatten() {
         for row in state.view("", None, false, 0) {
-            if !row.owners.iter().any(|o| o == uid) {
-                continue;
+            for owner in &row.owners {
+                owned
+                    .entry(owner.as_str())
+                    .or_default()
+                    .push((kind, state, row));
             }
-            let summary = state
-                .visible_columns(false)
-                .into_iter()
-                .filter_map(|i| {
-                    let column = state.columns.get(i)?;
-                    (column.format != "name" && column.kind != "date").then(|| {
-                        let value = row.cells.get(i).cloned().unwrap_or(serde_json::Value::Null);
-                        format!("{}: {}", column.name, cell_text(&value, &column.kind, 0))
-                    })
-                })
-                .collect::<Vec<_>>()
-                .join(" · ");
-            out.push(ChildEntry {
-                kind: kind.kind.clone(),
-                name: row.name.clone(),
-                href: format!("{}/{namespace}/{}", kind.resource.page_path(), row.name),
-                summary,
-                deleting: row.deleting,
-            });
         }
     }
-    out.sort_by(|a, b| (&a.kind, &a.name).cmp(&(&b.kind, &b.name)));
+    for siblings in owned.values_mut() {
+        siblings.sort_by(|a, b| (&a.0.kind, &a.2.name).cmp(&(&b.0.kind, &b.2.name)));
+    }
+    let mut out = Vec::new();
+    let mut seen = HashSet::from([uid.to_string()]);
+    descend(&owned, uid, 1, namespace, &mut seen, &mut out);
     out
+}
+
+/// Appends `owner`'s children at `depth`, each followed by its own (recursion bounded
+/// by [`MAX_DEPTH`]; `seen` stops ownership cycles).
+fn descend(
+    owned: &Owned<'_>,
+    owner: &str,
+    depth: u8,
+    namespace: &str,
+    seen: &mut HashSet<String>,
+    out: &mut Vec<ChildEntry>,
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    for (kind, state, row) in owned.get(owner).into_iter().flatten() {
+        if out.len() >= MAX_ENTRIES || !seen.insert(row.uid.clone()) {
+            continue;
+        }
+        out.push(entry(kind, state, row, namespace, depth));
+        descend(owned, &row.uid, depth + 1, namespace, seen, out);
+    }
+}
+
+fn entry(
+    kind: &ChildKind,
+    state: &TableState,
+    row: &Row,
+    namespace: &str,
+    depth: u8,
+) -> ChildEntry {
+    let summary = state
+        .visible_columns(false)
+        .into_iter()
+        .filter_map(|i| {
+            let column = state.columns.get(i)?;
+            (column.format != "name" && column.kind != "date").then(|| {
+                let value = row.cells.get(i).cloned().unwrap_or(serde_json::Value::Null);
+                format!("{}: {}", column.name, cell_text(&value, &column.kind, 0))
+            })
+        })
+        .collect::<Vec<_>>()
+        .join(" · ");
+    ChildEntry {
+        kind: kind.kind.clone(),
+        name: row.name.clone(),
+        href: format!("{}/{namespace}/{}", kind.resource.page_path(), row.name),
+        summary,
+        deleting: row.deleting,
+        depth,
+    }
 }
 
 pub async fn live_children(
@@ -218,4 +271,85 @@ pub async fn live_children(
                 }))
         });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use app::table::model::{ResourceRef, TableSnapshot};
+
+    use super::*;
+
+    fn kind(name: &str, plural: &str) -> ChildKind {
+        ChildKind {
+            resource: ResourceRef {
+                group: "apps".into(),
+                version: "v1".into(),
+                plural: plural.into(),
+            },
+            kind: name.into(),
+        }
+    }
+
+    fn table(rows: &[(&str, &str, &[&str])]) -> TableState {
+        TableState::from_snapshot(TableSnapshot {
+            columns: vec![],
+            rows: rows
+                .iter()
+                .map(|(uid, name, owners)| Row {
+                    uid: (*uid).into(),
+                    name: (*name).into(),
+                    namespace: Some("ns".into()),
+                    resource_version: "1".into(),
+                    created: None,
+                    deleting: false,
+                    owners: owners.iter().map(|o| (*o).to_string()).collect(),
+                    cells: vec![],
+                })
+                .collect(),
+            resource_version: "1".into(),
+        })
+    }
+
+    #[test]
+    fn descendants_come_in_tree_order_and_cycles_end() {
+        let tables = vec![
+            Some((
+                kind("Deployment", "deployments"),
+                table(&[("d", "web", &["stack"]), ("other", "x", &["someone"])]),
+            )),
+            Some((
+                kind("ReplicaSet", "replicasets"),
+                table(&[("rs", "web-1", &["d"])]),
+            )),
+            Some((
+                kind("Pod", "pods"),
+                // A cycle (b owns a, a owns b) below the ReplicaSet must not loop.
+                table(&[
+                    ("p2", "web-1-b", &["rs"]),
+                    ("p1", "web-1-a", &["rs", "p2"]),
+                    ("p2b", "web-1-c", &["p1"]),
+                ]),
+            )),
+            Some((
+                kind("Service", "services"),
+                table(&[("s", "web", &["stack"])]),
+            )),
+        ];
+        let got: Vec<(String, u8)> = collect(&tables, "stack", "ns")
+            .into_iter()
+            .map(|c| (format!("{}/{}", c.kind, c.name), c.depth))
+            .collect();
+        let want: Vec<(String, u8)> = [
+            ("Deployment/web", 1),
+            ("ReplicaSet/web-1", 2),
+            ("Pod/web-1-a", 3),
+            ("Pod/web-1-c", 4),
+            ("Pod/web-1-b", 3),
+            ("Service/web", 1),
+        ]
+        .iter()
+        .map(|(k, d)| (k.to_string(), *d))
+        .collect();
+        assert_eq!(got, want);
+    }
 }
