@@ -77,15 +77,44 @@ test('an edit that conflicts keeps the user\'s edits, then saves on top; delete 
   expect(saved.spec).toEqual({ choice: 'mysql', replicas: 3 });
   expect(saved.metadata.labels).toEqual({ team: 'db' });
 
+  // Seed 000's operator (kopf; not run here) makes a Deployment and a Service owned by
+  // each request: make them the same way. The Deployment carries a finalizer of its own,
+  // so the foreground deletion visibly waits for it.
+  const owner = { apiVersion: 'iksoon.test.com/v1', kind: 'CrdKind', name: 'edit-me', uid: saved.metadata.uid, controller: true, blockOwnerDeletion: true };
+  const labels = { app: 'edit-me' };
+  const deployment = `/apis/apps/v1/namespaces/${ns}/deployments/edit-me`;
+  await kube.ok('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, {
+    metadata: { name: 'edit-me', ownerReferences: [owner], finalizers: ['example.com/hold'] },
+    spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'db', image: 'mysql:8.4' }] } } },
+  });
+  await kube.ok('POST', `/api/v1/namespaces/${ns}/services`, {
+    metadata: { name: 'edit-me', ownerReferences: [owner] },
+    spec: { ports: [{ port: 3306 }], selector: labels },
+  });
+  // The real controllers take it from there: Deployment → ReplicaSet → Pod, shown as a tree.
+  const children = page.locator('[data-testid="children"]');
+  await expect(children.locator('tr[data-child="Deployment/edit-me"][data-depth="1"]')).toBeVisible();
+  await expect(children.locator('tr[data-child^="Pod/edit-me-"][data-depth="3"]')).toContainText('Running');
+  const pod = (await kube.ok('GET', `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Dedit-me`)).items[0].metadata.name;
+
   await page.getByTestId('delete-button').click();
   await expect(page.getByTestId('delete-dialog')).toBeVisible();
   await page.getByLabel('Propagation').selectOption('Foreground');
   await page.getByTestId('delete-dialog').getByRole('button', { name: 'Delete' }).click();
-  // Foreground deletion adds a finalizer that only a garbage collector removes (none
-  // runs here), so the page, refreshed live, says what holds it.
+  // Foreground: the object stays, saying so, while the garbage collector removes its
+  // dependents; the held Deployment keeps it there.
   await expect(page.getByTestId('deletion-notice')).toContainText('foregroundDeletion');
+  await expect.poll(() => kube.status(`/api/v1/namespaces/${ns}/services/edit-me`)).toBe(404);
+  await expect.poll(() => kube.status(`/api/v1/namespaces/${ns}/pods/${pod}`)).toBe(404);
   const held = await kube.ok('GET', `${path}/edit-me`);
   expect(held.metadata.deletionTimestamp).toBeTruthy();
+  await expect(children.locator('tr[data-child="Deployment/edit-me"]')).toHaveClass(/deleting/);
+
+  // Release the Deployment: then the owner goes too, and the page says so.
+  await kube.ok('PATCH', deployment, { metadata: { finalizers: null } }, { 'content-type': 'application/merge-patch+json' });
+  await expect(page.getByTestId('object-gone')).toBeVisible();
+  expect(await kube.status(deployment)).toBe(404);
+  expect(await kube.status(`${path}/edit-me`)).toBe(404);
 });
 
 test('the YAML view edits the same object as the form, metadata included', async ({ page }) => {

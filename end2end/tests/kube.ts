@@ -66,6 +66,11 @@ export class Kube {
     return res.body;
   }
 
+  /** The HTTP status a GET of `path` answers (404 once an object is gone). */
+  async status(path: string): Promise<number> {
+    return (await this.request('GET', path)).status;
+  }
+
   /** A namespace of the test's own. */
   async freshNamespace(prefix: string): Promise<string> {
     const ns = await this.ok('POST', '/api/v1/namespaces', { metadata: { generateName: `${prefix}-` } });

@@ -21,19 +21,18 @@ test('provision a MySQL from the catalog and watch its page reach Ready', async 
   await page.getByRole('button', { name: 'Create' }).click();
   await expect(page).toHaveURL(new RegExp(`/r/portico.dev/v1alpha1/stacks/${ns}/shop-db$`));
 
-  // The reconciler creates the children; the page lists them live.
+  // The reconciler creates the children; the cluster's controllers, scheduler and
+  // simulated nodes take the StatefulSet to a Ready Pod, and the page follows live:
+  // the Pod and its claim appear below the StatefulSet that owns them.
   const children = page.locator('[data-testid="children"]');
-  await expect(children.locator('tr[data-child="StatefulSet/shop-db"]')).toBeVisible();
-  await expect(page.getByTestId('stack-phase')).toHaveText('Progressing');
-
-  // No controller-manager here: play the StatefulSet controller's part.
-  const sts = `/apis/apps/v1/namespaces/${ns}/statefulsets/shop-db`;
-  const current = await kube.ok('GET', sts);
-  await kube.ok('PATCH', `${sts}/status`, {
-    status: { replicas: 1, readyReplicas: 1, updatedReplicas: 1, availableReplicas: 1, observedGeneration: current.metadata.generation },
-  }, merge);
+  await expect(children.locator('tr[data-child="StatefulSet/shop-db"][data-depth="1"]')).toBeVisible();
   await expect(page.getByTestId('stack-phase')).toHaveText('Ready');
   await expect(page.getByTestId('conditions')).toContainText('AllReplicasReady');
+  const pod = children.locator('tr[data-child="Pod/shop-db-0"][data-depth="2"]');
+  await expect(pod).toContainText('Running');
+  await expect(pod).toContainText('1/1');
+  await expect(children.locator('tr[data-child="PersistentVolumeClaim/data-shop-db-0"][data-depth="2"]')).toContainText('Bound');
+  await expect(children.locator('tr[data-child="Service/shop-db"]')).toBeVisible();
   await expect(page.getByTestId('stack-connection')).toContainText(`shop-db.${ns}.svc.cluster.local`);
 
   // The password only on request, never in the page as served.
@@ -44,3 +43,59 @@ test('provision a MySQL from the catalog and watch its page reach Ready', async 
   await expect(page.getByTestId('password')).toHaveText(password);
   await page.screenshot({ path: 'test-results/stack-ready.png', fullPage: true });
 });
+
+test('a Stack no node can hold says why on its page, live, and turns Ready when it asks for less', async ({ page }) => {
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('sched');
+  const stacks = `/apis/portico.dev/v1alpha1/namespaces/${ns}/stacks`;
+  // Within the catalog's ceiling (4 CPUs), beyond any simulated node (2 CPUs).
+  await kube.ok('POST', stacks, {
+    apiVersion: 'portico.dev/v1alpha1', kind: 'Stack',
+    metadata: { name: 'big' },
+    spec: { choice: 'mysql', resources: { requests: { cpu: '3' } } },
+  });
+  await page.goto(`/r/portico.dev/v1alpha1/stacks/${ns}/big`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  await expect(page.getByTestId('stack-phase')).toHaveText('Degraded');
+  // The scheduler's own words, in the conditions and in the Events.
+  await expect(page.getByTestId('conditions')).toContainText('Unschedulable');
+  await expect(page.getByTestId('conditions')).toContainText('Pod big-0 cannot be placed: 0/3 nodes are available: 3 Insufficient cpu');
+  await expect(page.locator('[data-testid="children"] tr[data-child="Pod/big-0"]')).toContainText('Pending');
+  await page.screenshot({ path: 'test-results/stack-unschedulable.png', fullPage: true });
+
+  await kube.ok('PATCH', `${stacks}/big`, { spec: { resources: { requests: { cpu: '250m' } } } }, merge);
+  await expect(page.getByTestId('stack-phase')).toHaveText('Ready');
+  await expect(page.locator('[data-testid="children"] tr[data-child="Pod/big-0"]')).toContainText('Running');
+});
+
+test('deleting a Stack from its page removes everything it owned', async ({ page }) => {
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('gc');
+  const stacks = `/apis/portico.dev/v1alpha1/namespaces/${ns}/stacks`;
+  await kube.ok('POST', stacks, {
+    apiVersion: 'portico.dev/v1alpha1', kind: 'Stack',
+    metadata: { name: 'shop' }, spec: { choice: 'tomcat', replicas: 2 },
+  });
+  await page.goto(`/r/portico.dev/v1alpha1/stacks/${ns}/shop`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  await expect(page.getByTestId('stack-phase')).toHaveText('Ready');
+  // Stack → Deployment → ReplicaSet → two Pods.
+  await expect(page.locator('[data-testid="children"] tr[data-child^="Pod/shop-"][data-depth="3"]')).toHaveCount(2);
+  const pods = (await kube.ok('GET', `/api/v1/namespaces/${ns}/pods?labelSelector=portico.dev%2Fstack%3Dshop`)).items;
+  expect(pods).toHaveLength(2);
+
+  await page.getByTestId('delete-button').click();
+  await page.getByLabel('Propagation').selectOption('Background');
+  await page.getByTestId('delete-dialog').getByRole('button', { name: 'Delete' }).click();
+  // Nothing holds it: the page goes back to the list.
+  await expect(page).toHaveURL(/\/r\/portico.dev\/v1alpha1\/stacks$/);
+  // The garbage collector removes what the Stack owned, and what that owned.
+  for (const path of [
+    `/apis/apps/v1/namespaces/${ns}/deployments/shop`,
+    `/api/v1/namespaces/${ns}/services/shop`,
+    ...pods.map((p: any) => `/api/v1/namespaces/${ns}/pods/${p.metadata.name}`),
+  ]) {
+    await expect.poll(() => kube.status(path), { message: path }).toBe(404);
+  }
+});
+

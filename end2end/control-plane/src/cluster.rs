@@ -1,10 +1,26 @@
 //! The cluster a test binary runs against: an existing one when KUBECONFIG is set
-//! explicitly, otherwise one local control plane shared by every test in the binary.
+//! explicitly, otherwise one local cluster, with Portico's CRDs, shared by every test
+//! in the binary.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::{ControlPlane, ControlPlaneError, kubeconfig};
+use crate::{ControlPlane, ControlPlaneError, apply, kubeconfig};
+
+/// Portico's own CRDs (`deploy/crds`), installed before the controllers start (see
+/// [`ControlPlane::start_with`]).
+fn portico_crds() -> Result<Vec<kube::api::DynamicObject>, ControlPlaneError> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/crds");
+    let setup = |e: apply::ApplyError| ControlPlaneError::Setup {
+        what: "reading deploy/crds",
+        message: e.to_string(),
+    };
+    let mut objects = Vec::new();
+    for file in apply::manifest_files(&dir).map_err(setup)? {
+        objects.extend(apply::read_documents(&file).map_err(setup)?);
+    }
+    Ok(objects)
+}
 
 pub enum TestCluster {
     Local(Box<ControlPlane>),
@@ -19,7 +35,7 @@ impl TestCluster {
         CLUSTER.get_or_init(
             || match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
                 Some(path) => TestCluster::External(PathBuf::from(path)),
-                None => match ControlPlane::start() {
+                None => match portico_crds().and_then(ControlPlane::start_with) {
                     Ok(plane) => TestCluster::Local(Box::new(plane)),
                     // Tests cannot run without a cluster: stop them with the reason.
                     #[allow(clippy::panic)]

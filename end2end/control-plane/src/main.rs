@@ -52,13 +52,31 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let runtime = tokio::runtime::Runtime::new().context("starting tokio")?;
 
+    // Manifests go in before the controllers start, so the garbage collector knows
+    // their kinds from the first second.
+    let mut objects = Vec::new();
+    for dir in &cli.apply_dirs {
+        for file in apply::manifest_files(dir)? {
+            objects.extend(apply::read_documents(&file)?);
+        }
+    }
+    if let Some(dir) = &cli.corpus {
+        let corpus = corpus::load(dir).context("loading the CRD corpus")?;
+        if let Some(out) = &cli.corpus_out {
+            let json = serde_json::to_vec_pretty(&corpus.entries)?;
+            std::fs::write(out, json).with_context(|| format!("writing {}", out.display()))?;
+        }
+        objects.extend(corpus.objects());
+    }
+    let count = objects.len();
     let started = std::time::Instant::now();
-    let plane = ControlPlane::start().context("starting the control plane")?;
+    let plane = ControlPlane::start_with(objects).context("starting the control plane")?;
     tracing::info!(
         server = plane.server_url(),
         version = portico_control_plane::pinned_kubernetes_version(),
+        applied = count,
         elapsed_ms = started.elapsed().as_millis() as u64,
-        "control plane ready"
+        "cluster ready"
     );
     let kubeconfig = match &cli.kubeconfig_out {
         Some(out) => {
@@ -68,30 +86,6 @@ fn main() -> anyhow::Result<()> {
         }
         None => plane.admin_kubeconfig().to_path_buf(),
     };
-
-    runtime.block_on(async {
-        if !cli.apply_dirs.is_empty() || cli.corpus.is_some() {
-            let client = plane.admin_client().await?;
-            let mut objects = Vec::new();
-            for dir in &cli.apply_dirs {
-                for file in apply::manifest_files(dir)? {
-                    objects.extend(apply::read_documents(&file)?);
-                }
-            }
-            if let Some(dir) = &cli.corpus {
-                let corpus = corpus::load(dir).context("loading the CRD corpus")?;
-                if let Some(out) = &cli.corpus_out {
-                    let json = serde_json::to_vec_pretty(&corpus.entries)?;
-                    std::fs::write(out, json)
-                        .with_context(|| format!("writing {}", out.display()))?;
-                }
-                objects.extend(corpus.objects());
-            }
-            let applied = apply::apply_all(&client, objects).await?;
-            tracing::info!(count = applied.len(), "applied manifests");
-        }
-        anyhow::Ok(())
-    })?;
     println!("KUBECONFIG={}", kubeconfig.display());
 
     let code = match cli.command {
