@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs Portico on http://127.0.0.1:3000. Uses the configured cluster ($KUBECONFIG or
-# ~/.kube/config) when there is one; otherwise starts a local control plane loaded with
+# ~/.kube/config) when there is one; otherwise starts a small local cluster loaded with
 # Portico's CRDs and the seed fixtures, and stops it when Portico stops.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,7 +13,7 @@ if [ -n "${KUBECONFIG:-}" ] || [ -f "$HOME/.kube/config" ]; then
 fi
 cargo build -p portico-control-plane --locked
 mkdir -p .portico
-echo "No cluster configured: starting a local control plane (kubeconfig: .portico/kubeconfig)" >&2
+echo "No cluster configured: starting a small local cluster (real control plane and controllers, simulated nodes; kubeconfig: .portico/kubeconfig)" >&2
 exec target/debug/portico-control-plane \
   --apply deploy/crds --apply end2end/fixtures/seeds \
   --kubeconfig-out .portico/kubeconfig \

@@ -1,12 +1,15 @@
-//! Benchmark of the Stack reconciler, against a real kube-apiserver and the real
+//! Benchmark of the Stack reconciler on a small real cluster (kube-apiserver, the
+//! real controller-manager and scheduler, KWOK's simulated nodes), against the real
 //! `portico` binary (`--reconciler only`). Prints its figures; run with
 //! `cargo bench -p server --bench stacks` (env BENCH_STACKS changes the count).
 //!
-//! N Stacks (half MySQL, half Tomcat) are created at once. A stand-in for the
-//! cluster's workload controllers marks every StatefulSet and Deployment ready as it
-//! appears (there is no controller-manager). Measured: time until every Stack has its
-//! children, time until every Stack reports Ready, reconciles per second, and
-//! Portico's peak RSS.
+//! First the floor, on the same cluster: a bare client creates one Deployment and one
+//! Service per request, 16 requests in flight; measured until every request has its
+//! children, and until every Deployment is available. Then Portico: N Stacks (half
+//! MySQL, half Tomcat) are created, 16 in flight; measured until every Stack has its
+//! workload and Service, and until every Stack reports Ready (its Pods placed by the
+//! scheduler and Ready on simulated nodes; nothing plays a controller's part). The
+//! ratios compare the two.
 // Tests and benchmarks stop loudly at the first surprise.
 #![allow(
     clippy::unwrap_used,
@@ -17,7 +20,7 @@
 
 mod common;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -26,53 +29,159 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::{Namespace, Node, Service};
+use kube::api::{Api, PostParams};
+use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
-use portico_control_plane::{ControlPlane, apply};
+use portico_control_plane::nodes::{self, Capacity};
+use portico_control_plane::{ControlPlane, cluster::portico_crds};
 use portico_server::reconcile::stack::Stack;
 use serde_json::json;
 
-/// Plays the workload controller's part: every workload of kind K is marked ready at
-/// its current generation.
-async fn mark_ready<K>(client: kube::Client, ns: String)
-where
+/// Requests in flight, for the floor and for creating the Stacks alike.
+const IN_FLIGHT: usize = 16;
+/// Pods a simulated node holds (kubelet's default).
+const PODS_PER_NODE: usize = 110;
+const DEADLINE: Duration = Duration::from_secs(900);
+
+/// Feeds `(name, object)` of every K in `ns` matching `labels` to `note` until it says
+/// done (a watch, not polling); returns when it did, or panics at the deadline.
+async fn watch_until<K>(
+    client: &kube::Client,
+    ns: &str,
+    labels: &str,
+    mut note: impl FnMut(Arc<K>) -> bool,
+) where
     K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
         + Clone
         + serde::de::DeserializeOwned
         + std::fmt::Debug
         + Send
-        + Sync
-        + serde::Serialize
         + 'static,
 {
-    let api: Api<K> = Api::namespaced(client, &ns);
-    let mut done: HashSet<(String, i64)> = HashSet::new();
-    let mut events = watcher(api.clone(), watcher::Config::default())
-        .applied_objects()
-        .boxed();
-    while let Some(Ok(obj)) = events.next().await {
-        let generation = obj.meta().generation.unwrap_or(0);
-        if !done.insert((obj.name_any(), generation)) {
-            continue;
+    let api: Api<K> = Api::namespaced(client.clone(), ns);
+    let mut events = watcher(
+        api,
+        watcher::Config::default().labels(labels).any_semantic(),
+    )
+    .default_backoff()
+    .applied_objects()
+    .boxed();
+    let done = async {
+        while let Some(Ok(object)) = events.next().await {
+            if note(Arc::new(object)) {
+                return;
+            }
         }
-        let replicas = serde_json::to_value(&obj)
-            .ok()
-            .and_then(|v| {
-                v.pointer("/spec/replicas")
-                    .and_then(serde_json::Value::as_i64)
-            })
-            .unwrap_or(1);
-        let status = json!({"status": {"replicas": replicas, "readyReplicas": replicas,
-            "updatedReplicas": replicas, "availableReplicas": replicas, "observedGeneration": generation}});
-        let api = api.clone();
-        let name = obj.name_any();
-        tokio::spawn(async move {
-            let _ = api
-                .patch_status(&name, &PatchParams::default(), &Patch::Merge(status))
-                .await;
+    };
+    tokio::time::timeout(DEADLINE, done)
+        .await
+        .expect("finished before the deadline");
+}
+
+async fn create_namespace(client: &kube::Client, name: &str) {
+    Api::<Namespace>::all(client.clone())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": name}})).expect("namespace"),
+        )
+        .await
+        .expect("namespace");
+}
+
+/// Adds simulated nodes for `pods` more Pods and waits until they are Ready.
+async fn add_capacity(client: &kube::Client, prefix: &str, pods: usize) {
+    let count = pods.div_ceil(PODS_PER_NODE);
+    let names = nodes::add(client, prefix, 0..count, &Capacity::default())
+        .await
+        .expect("nodes");
+    let api: Api<Node> = Api::all(client.clone());
+    for name in names {
+        let ready = await_condition(api.clone(), &name, |n: Option<&Node>| {
+            n.and_then(|n| n.status.as_ref())
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
         });
+        tokio::time::timeout(DEADLINE, ready)
+            .await
+            .expect("node Ready in time")
+            .expect("watching a node");
     }
+}
+
+struct Floor {
+    children: Duration,
+    available: Duration,
+}
+
+/// The bare client: a Deployment and a Service per request, `IN_FLIGHT` at a time.
+async fn floor(client: &kube::Client, count: usize) -> Floor {
+    let ns = "floor";
+    create_namespace(client, ns).await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    let services: Api<Service> = Api::namespaced(client.clone(), ns);
+    let available = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            let mut ready = HashSet::new();
+            watch_until::<Deployment>(&client, "floor", "bench=floor", |d| {
+                if d.status.as_ref().and_then(|s| s.available_replicas) == Some(1) {
+                    ready.insert(d.name_any());
+                }
+                ready.len() >= count
+            })
+            .await;
+        })
+    };
+    let started = Instant::now();
+    futures::stream::iter(0..count)
+        .map(|i| {
+            let (deployments, services) = (deployments.clone(), services.clone());
+            async move {
+                let name = format!("f-{i:04}");
+                let labels = json!({"bench": "floor", "app": name});
+                let deployment: Deployment = serde_json::from_value(json!({
+                    "metadata": {"name": name, "labels": labels},
+                    "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                        "template": {"metadata": {"labels": labels},
+                            "spec": {"containers": [{"name": "web", "image": "docker.io/library/tomcat:10.1"}]}}}
+                }))
+                .expect("deployment");
+                let service: Service = serde_json::from_value(json!({
+                    "metadata": {"name": name, "labels": labels},
+                    "spec": {"selector": {"app": name}, "ports": [{"port": 8080}]}
+                }))
+                .expect("service");
+                deployments
+                    .create(&PostParams::default(), &deployment)
+                    .await
+                    .expect("create Deployment");
+                services
+                    .create(&PostParams::default(), &service)
+                    .await
+                    .expect("create Service");
+            }
+        })
+        .buffer_unordered(IN_FLIGHT)
+        .collect::<Vec<()>>()
+        .await;
+    let children = started.elapsed();
+    tokio::time::timeout(DEADLINE, available)
+        .await
+        .expect("every Deployment available in time")
+        .expect("join");
+    Floor {
+        children,
+        available: started.elapsed(),
+    }
+}
+
+/// What one Stack has so far.
+#[derive(Default)]
+struct Seen {
+    workload: bool,
+    service: bool,
 }
 
 #[tokio::main]
@@ -81,25 +190,19 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
-    let plane = tokio::task::spawn_blocking(ControlPlane::start)
+    let crds = portico_crds().expect("deploy/crds");
+    let plane = tokio::task::spawn_blocking(move || ControlPlane::start_with(crds))
         .await
         .expect("join")
-        .expect("control plane");
+        .expect("cluster");
     let client = plane.admin_client().await.expect("client");
-    let crd = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/crds/stack.yaml");
-    apply::apply_all(&client, apply::read_documents(&crd).expect("CRD"))
-        .await
-        .expect("CRD applies");
-    let ns = "bench".to_string();
-    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
-    namespaces
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": ns}})).expect("ns"),
-        )
-        .await
-        .expect("namespace");
+    // Room for the floor's Pods and the Stacks', on top of the cluster's own nodes.
+    add_capacity(&client, "bench-node", 2 * count).await;
 
+    let floor = floor(&client, count).await;
+
+    let ns = "bench".to_string();
+    create_namespace(&client, &ns).await;
     let reconciles = Arc::new(AtomicU64::new(0));
     let mut server = Command::new(env!("CARGO_BIN_EXE_portico"))
         .env("KUBECONFIG", plane.admin_kubeconfig())
@@ -125,12 +228,65 @@ async fn main() {
             }
         });
     }
-    tokio::spawn(mark_ready::<StatefulSet>(client.clone(), ns.clone()));
-    tokio::spawn(mark_ready::<Deployment>(client.clone(), ns.clone()));
 
+    // Watches first, so nothing is missed; each records when its condition held.
+    let label = "portico.dev/stack";
+    let children = {
+        let client = client.clone();
+        let ns = ns.clone();
+        tokio::spawn(async move {
+            let seen = std::sync::Mutex::new(HashMap::<String, Seen>::new());
+            let complete = |seen: &HashMap<String, Seen>| {
+                seen.values().filter(|s| s.workload && s.service).count() >= count
+            };
+            let workloads = watch_until::<StatefulSet>(&client, &ns, label, |s| {
+                let mut seen = seen.lock().unwrap();
+                seen.entry(s.name_any()).or_default().workload = true;
+                complete(&seen)
+            });
+            let deployments = watch_until::<Deployment>(&client, &ns, label, |d| {
+                let mut seen = seen.lock().unwrap();
+                seen.entry(d.name_any()).or_default().workload = true;
+                complete(&seen)
+            });
+            let services = watch_until::<Service>(&client, &ns, label, |s| {
+                let mut seen = seen.lock().unwrap();
+                seen.entry(s.name_any()).or_default().service = true;
+                complete(&seen)
+            });
+            // Whichever watch sees the last child ends the wait.
+            tokio::select! {
+                () = workloads => {}
+                () = deployments => {}
+                () = services => {}
+            }
+            Instant::now()
+        })
+    };
+    let ready = {
+        let client = client.clone();
+        let ns = ns.clone();
+        tokio::spawn(async move {
+            let mut ready = HashSet::new();
+            let api: Api<Stack> = Api::namespaced(client, &ns);
+            let mut events = watcher(api, watcher::Config::default())
+                .default_backoff()
+                .applied_objects()
+                .boxed();
+            while let Some(Ok(stack)) = events.next().await {
+                if stack.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Ready") {
+                    ready.insert(stack.name_any());
+                } else {
+                    ready.remove(&stack.name_any());
+                }
+                if ready.len() >= count {
+                    break;
+                }
+            }
+            (Instant::now(), ready.len())
+        })
+    };
     let stacks: Api<Stack> = Api::namespaced(client.clone(), &ns);
-    let sts: Api<StatefulSet> = Api::namespaced(client.clone(), &ns);
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
     let started = Instant::now();
     futures::stream::iter(0..count)
         .map(|i| {
@@ -145,74 +301,63 @@ async fn main() {
                 stacks
                     .create(&PostParams::default(), &stack)
                     .await
-                    .map(|_| ())
+                    .expect("create Stack");
             }
         })
-        .buffer_unordered(64)
-        .for_each(|r| async move { r.expect("create Stack") })
+        .buffer_unordered(IN_FLIGHT)
+        .collect::<Vec<()>>()
         .await;
     let created = started.elapsed();
-
-    // Watch the Stacks until all are Ready; note when all workloads exist.
-    let mut ready: HashSet<String> = HashSet::new();
-    let mut children_at = None;
-    let mut peak = 0f64;
-    let mut events = watcher(stacks.clone(), watcher::Config::default())
-        .applied_objects()
-        .boxed();
-    let deadline = Instant::now() + Duration::from_secs(900);
-    let mut last_check = Instant::now();
-    while ready.len() < count && Instant::now() < deadline {
-        let next = tokio::time::timeout(Duration::from_secs(1), events.next()).await;
-        if let Ok(Some(Ok(stack))) = next {
-            let phase = stack.status.as_ref().and_then(|s| s.phase.as_deref());
-            if phase == Some("Ready") {
-                ready.insert(stack.name_any());
-            } else {
-                ready.remove(&stack.name_any());
-            }
-        }
-        if children_at.is_none() && last_check.elapsed() > Duration::from_millis(500) {
-            last_check = Instant::now();
-            let lp = kube::api::ListParams::default();
-            let workloads = sts
-                .list_metadata(&lp)
-                .await
-                .map(|l| l.items.len())
-                .unwrap_or(0)
-                + deployments
-                    .list_metadata(&lp)
-                    .await
-                    .map(|l| l.items.len())
-                    .unwrap_or(0);
-            if workloads >= count {
-                children_at = Some(started.elapsed());
-            }
-        }
-        peak = peak.max(common::rss_mb(server.id(), "VmHWM:"));
-    }
-    let all_ready = started.elapsed();
+    let children_at = tokio::time::timeout(DEADLINE, children)
+        .await
+        .expect("every Stack has its children in time")
+        .expect("join")
+        - started;
+    let (ready_at, ready_count) = tokio::time::timeout(DEADLINE, ready)
+        .await
+        .expect("every Stack Ready in time")
+        .expect("join");
+    let ready_at = ready_at - started;
+    // The kernel's high-water mark: the peak over the whole run.
+    let rss = common::rss_mb(server.id(), "VmHWM:");
     let n = reconciles.load(Ordering::Relaxed);
+
     println!(
-        "stacks: {count} ({} MySQL, {} Tomcat)",
+        "cluster: kube-apiserver, kube-controller-manager, kube-scheduler {}, KWOK {} ({} simulated nodes)",
+        portico_control_plane::pinned_kubernetes_version(),
+        portico_control_plane::binaries::pinned_kwok_version(),
+        nodes::DEFAULT_NODES + (2 * count).div_ceil(PODS_PER_NODE)
+    );
+    println!("floor (bare client, a Deployment + a Service per request, {IN_FLIGHT} in flight):");
+    println!(
+        "  every request has its children after {:.1}s",
+        floor.children.as_secs_f64()
+    );
+    println!(
+        "  every Deployment available after {:.1}s",
+        floor.available.as_secs_f64()
+    );
+    println!(
+        "portico: {count} Stacks ({} MySQL, {} Tomcat), created in {:.1}s ({IN_FLIGHT} in flight)",
         count.div_ceil(2),
-        count / 2
-    );
-    println!("created in {:.1}s", created.as_secs_f64());
-    match children_at {
-        Some(t) => println!("every Stack has its workload after {:.1}s", t.as_secs_f64()),
-        None => println!("workloads incomplete"),
-    }
-    println!(
-        "Ready: {}/{count} after {:.1}s",
-        ready.len(),
-        all_ready.as_secs_f64()
+        count / 2,
+        created.as_secs_f64()
     );
     println!(
-        "reconciles: {n} ({:.0}/s over the run)",
-        n as f64 / all_ready.as_secs_f64()
+        "  every Stack has its workload and Service after {:.1}s  (ratio to the floor: {:.2})",
+        children_at.as_secs_f64(),
+        children_at.as_secs_f64() / floor.children.as_secs_f64()
     );
-    println!("portico peak RSS: {peak:.0} MB");
+    println!(
+        "  Ready: {ready_count}/{count} after {:.1}s  (ratio to every floor Deployment available: {:.2})",
+        ready_at.as_secs_f64(),
+        ready_at.as_secs_f64() / floor.available.as_secs_f64()
+    );
+    println!(
+        "  reconciles: {n} ({:.0}/s over the run)",
+        n as f64 / ready_at.as_secs_f64()
+    );
+    println!("  portico peak RSS: {rss:.0} MB");
     let _ = server.kill();
     let _ = server.wait();
 }

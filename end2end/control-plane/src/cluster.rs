@@ -9,7 +9,7 @@ use crate::{ControlPlane, ControlPlaneError, apply, kubeconfig};
 
 /// Portico's own CRDs (`deploy/crds`), installed before the controllers start (see
 /// [`ControlPlane::start_with`]).
-fn portico_crds() -> Result<Vec<kube::api::DynamicObject>, ControlPlaneError> {
+pub fn portico_crds() -> Result<Vec<kube::api::DynamicObject>, ControlPlaneError> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/crds");
     let setup = |e: apply::ApplyError| ControlPlaneError::Setup {
         what: "reading deploy/crds",
