@@ -1,4 +1,4 @@
-//! The control plane's processes never outlive the process that started them, even
+//! The local cluster's processes never outlive the process that started them, even
 //! when that process is killed outright (no destructors, no signal handlers).
 // Tests and benchmarks stop loudly at the first surprise.
 #![allow(
@@ -49,8 +49,24 @@ fn wait_exit(pid: i32, timeout: Duration) -> bool {
     ready == 1
 }
 
+/// The program a process runs, without the version suffix of a cached binary
+/// (`kube-apiserver-v1.35.4` → `kube-apiserver`).
+fn program_of(pid: i32) -> String {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+    let base = String::from_utf8_lossy(argv0)
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    match base.rfind("-v") {
+        Some(at) => base[..at].to_string(),
+        None => base,
+    }
+}
+
 #[test]
-fn killing_the_launcher_stops_etcd_and_kube_apiserver() {
+fn killing_the_launcher_stops_every_process_of_the_cluster() {
     let mut launcher = Command::new(env!("CARGO_BIN_EXE_portico-control-plane"))
         .arg("up")
         .stdout(Stdio::piped())
@@ -65,7 +81,19 @@ fn killing_the_launcher_stops_etcd_and_kube_apiserver() {
     assert!(line.starts_with("KUBECONFIG="), "unexpected output: {line}");
 
     let children = children_of(launcher.id());
-    assert_eq!(children.len(), 2, "etcd and kube-apiserver: {children:?}");
+    let mut programs: Vec<String> = children.iter().map(|pid| program_of(*pid)).collect();
+    programs.sort();
+    assert_eq!(
+        programs,
+        [
+            "etcd",
+            "kube-apiserver",
+            "kube-controller-manager",
+            "kube-scheduler",
+            "kwok"
+        ],
+        "the whole cluster runs under the launcher: {children:?}"
+    );
     launcher.kill().expect("SIGKILL the launcher");
     launcher.wait().expect("reap the launcher");
     for pid in children {
