@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use kube::runtime::wait::{await_condition, conditions};
@@ -42,6 +43,8 @@ pub enum ApplyError {
     },
     #[error("CRD {0} did not become Established")]
     NotEstablished(String),
+    #[error("API {0} did not become available in discovery")]
+    NotDiscoverable(String),
 }
 
 /// Reads every document of a YAML file as a dynamic object.
@@ -115,11 +118,36 @@ pub async fn apply_all(
     for crd in &crds {
         applied.push(apply_one(client, crd, false).await?);
     }
+    let api_services: Api<APIService> = Api::all(client.clone());
     for crd in &crds {
         let name = crd.metadata.name.clone().unwrap_or_default();
         let established = await_condition(crd_api.clone(), &name, conditions::is_crd_established());
         match tokio::time::timeout(Duration::from_secs(30), established).await {
-            Ok(Ok(_)) => {}
+            Ok(Ok(Some(crd))) => {
+                // Established is not yet discoverable: the aggregator registers each
+                // group-version a moment later, and objects of the kind are resolved
+                // through discovery. Wait for that too (on a loaded machine the gap
+                // was long enough to fail an apply).
+                for version in crd.spec.versions.iter().filter(|v| v.served) {
+                    let service = format!("{}.{}", version.name, crd.spec.group);
+                    let available = await_condition(
+                        api_services.clone(),
+                        &service,
+                        |s: Option<&APIService>| {
+                            s.and_then(|s| s.status.as_ref())
+                                .and_then(|s| s.conditions.as_ref())
+                                .is_some_and(|c| {
+                                    c.iter()
+                                        .any(|c| c.type_ == "Available" && c.status == "True")
+                                })
+                        },
+                    );
+                    match tokio::time::timeout(Duration::from_secs(30), available).await {
+                        Ok(Ok(_)) => {}
+                        _ => return Err(ApplyError::NotDiscoverable(service)),
+                    }
+                }
+            }
             _ => return Err(ApplyError::NotEstablished(name)),
         }
     }
