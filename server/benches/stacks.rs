@@ -1,7 +1,8 @@
 //! Benchmark of the Stack reconciler on a small real cluster (kube-apiserver, the
 //! real controller-manager and scheduler, KWOK's simulated nodes), against the real
 //! `portico` binary (`--reconciler only`). Prints its figures; run with
-//! `cargo bench -p server --bench stacks` (env BENCH_STACKS changes the count).
+//! `cargo bench -p server --bench stacks` (env BENCH_STACKS changes the count;
+//! BENCH_CHOICE=tomcat or mysql makes every Stack that choice, instead of half each).
 //!
 //! First the floor, on the same cluster: a bare client creates one Deployment and one
 //! Service per request, 16 requests in flight; measured until every request has its
@@ -190,6 +191,13 @@ async fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
+    let only = std::env::var("BENCH_CHOICE").ok();
+    let choice_of = move |i: usize| match only.as_deref() {
+        Some("tomcat") => "tomcat",
+        Some("mysql") => "mysql",
+        _ if i.is_multiple_of(2) => "mysql",
+        _ => "tomcat",
+    };
     let crds = portico_crds().expect("deploy/crds");
     let plane = tokio::task::spawn_blocking(move || ControlPlane::start_with(crds))
         .await
@@ -291,7 +299,7 @@ async fn main() {
     futures::stream::iter(0..count)
         .map(|i| {
             let stacks = stacks.clone();
-            let choice = if i % 2 == 0 { "mysql" } else { "tomcat" };
+            let choice = choice_of(i);
             async move {
                 let stack: Stack = serde_json::from_value(json!({
                     "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
@@ -337,10 +345,10 @@ async fn main() {
         "  every Deployment available after {:.1}s",
         floor.available.as_secs_f64()
     );
+    let mysql = (0..count).filter(|i| choice_of(*i) == "mysql").count();
     println!(
-        "portico: {count} Stacks ({} MySQL, {} Tomcat), created in {:.1}s ({IN_FLIGHT} in flight)",
-        count.div_ceil(2),
-        count / 2,
+        "portico: {count} Stacks ({mysql} MySQL, {} Tomcat), created in {:.1}s ({IN_FLIGHT} in flight)",
+        count - mysql,
         created.as_secs_f64()
     );
     println!(

@@ -2,6 +2,11 @@
 //! describes, remove children a changed choice no longer needs, and write status
 //! derived from the children. Drift (a child edited or deleted) triggers a reconcile
 //! through the owned-object watches and is put back by the next apply.
+//!
+//! Reads come from the watches' stores ([`super::cache`]), not the API server; a Stack
+//! is reconciled when its spec changes (its generation), not when its own status write
+//! comes back; a child only when something read of it changed; and an apply that would
+//! change nothing is skipped.
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -13,16 +18,17 @@ use futures::StreamExt;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret, Service};
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, predicates, reflector as reflect, watcher};
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tracing::Instrument;
 
+use super::cache::{self, Applied, ChildKey, cached, hash_json};
 use super::catalog::LiveCatalog;
 use super::children::{self, ChildrenError, STACK_LABEL, Workload};
 use super::scheduling;
@@ -32,6 +38,11 @@ use crate::kube::error::{Failure, failure};
 
 /// Stacks reconciled at the same time.
 const CONCURRENCY: u16 = 16;
+
+/// How long a Stack's triggers are gathered before it is reconciled: its children
+/// appear within a few hundred milliseconds of each other, and one reconcile then
+/// sees them all.
+const DEBOUNCE: Duration = Duration::from_millis(500);
 
 /// The field manager of everything the reconciler applies.
 pub const MANAGER: &str = "portico-reconciler";
@@ -66,6 +77,18 @@ struct Context {
     stats: Arc<ReconcileStats>,
     /// Consecutive failures per Stack, for exponential backoff.
     attempts: Mutex<HashMap<String, u32>>,
+    stores: Stores,
+    stacks: Store<Stack>,
+    applied: Applied,
+}
+
+/// The watches' stores of every child kind, and of the Stacks' Pods.
+struct Stores {
+    statefulsets: Store<StatefulSet>,
+    deployments: Store<Deployment>,
+    services: Store<Service>,
+    secrets: Store<Secret>,
+    pods: Store<Pod>,
 }
 
 /// What one reconciler instance works with.
@@ -128,32 +151,91 @@ pub async fn run(
         },
     );
     let catalog_changes = catalog.changes();
+    let children = watcher::Config::default().labels(STACK_LABEL);
+    let ns = namespace.as_deref();
+    // What each child kind's reconcile reads of it; anything else changing (a status
+    // heartbeat, the echo of an apply that changed nothing) triggers nothing.
+    let (statefulsets, statefulset_changes) = cache::watched(
+        scoped::<StatefulSet>(&client, ns),
+        children.clone(),
+        |_| {},
+        |s: &StatefulSet| {
+            let (ready, rolled_out) = statefulset_readiness(s);
+            hash_json(&(s.metadata.generation, controller_uid(s), ready, rolled_out))
+        },
+    );
+    let (deployments, deployment_changes) = cache::watched(
+        scoped::<Deployment>(&client, ns),
+        children.clone(),
+        |_| {},
+        |d: &Deployment| {
+            let (ready, rolled_out) = deployment_readiness(d);
+            hash_json(&(d.metadata.generation, controller_uid(d), ready, rolled_out))
+        },
+    );
+    let (services, service_changes) = cache::watched(
+        scoped::<Service>(&client, ns),
+        children.clone(),
+        |_| {},
+        |s: &Service| hash_json(&(&s.spec, controller_uid(s))),
+    );
+    let (secrets, secret_changes) = cache::watched(
+        scoped::<Secret>(&client, ns),
+        children.clone(),
+        |_| {},
+        |s: &Secret| hash_json(&(&s.data, controller_uid(s))),
+    );
+    // Pods only for whether they can be placed: everything else about them shows in
+    // the workload's status, which is watched above.
+    let (pods, pod_changes) = cache::watched(
+        scoped::<Pod>(&client, ns),
+        children,
+        |p: &mut Pod| p.spec = None,
+        |p: &Pod| cache::hash_of(&scheduling::unschedulable(p)),
+    );
+    let (stacks, stack_writer) = reflector::store();
+    let stack_changes = reflect(
+        stack_writer,
+        watcher(scoped::<Stack>(&client, ns), watcher::Config::default()),
+    )
+    .default_backoff()
+    .touched_objects()
+    // Spec changes only: the reconciler's own status writes come back as updates too.
+    .predicate_filter(predicates::generation, Default::default());
     let ctx = Arc::new(Context {
         client: client.clone(),
         catalog,
         recorder,
         stats,
         attempts: Mutex::default(),
+        stores: Stores {
+            statefulsets,
+            deployments,
+            services,
+            secrets,
+            pods,
+        },
+        stacks: stacks.clone(),
+        applied: Applied::default(),
     });
-    let children = watcher::Config::default().labels(STACK_LABEL);
-    let ns = namespace.as_deref();
-    let controller = Controller::new(scoped::<Stack>(&client, ns), watcher::Config::default());
-    let stacks = controller.store();
-    controller
-        .owns(scoped::<StatefulSet>(&client, ns), children.clone())
-        .owns(scoped::<Deployment>(&client, ns), children.clone())
-        .owns(scoped::<Service>(&client, ns), children.clone())
-        .owns(scoped::<Secret>(&client, ns), children.clone())
-        // Pods only for whether they can be placed: everything else about them shows
-        // in the workload's status, which is watched above.
-        .watches(scoped::<Pod>(&client, ns), children, move |pod: Pod| {
+    let pod_owners = stacks.clone();
+    Controller::for_stream(stack_changes, stacks)
+        .owns_stream(statefulset_changes)
+        .owns_stream(deployment_changes)
+        .owns_stream(service_changes)
+        .owns_stream(secret_changes)
+        .watches_stream(pod_changes, move |pod: Pod| {
             let stack =
                 ObjectRef::<Stack>::new(pod.labels().get(STACK_LABEL)?).within(&pod.namespace()?);
-            scheduling::pod_changes_status(&pod, stacks.get(&stack).as_deref()).then_some(stack)
+            scheduling::pod_changes_status(&pod, pod_owners.get(&stack).as_deref()).then_some(stack)
         })
         .reconcile_all_on(catalog_changes)
         // Bounded, so a burst of Stacks does not overwhelm the API server.
-        .with_config(kube::runtime::controller::Config::default().concurrency(CONCURRENCY))
+        .with_config(
+            kube::runtime::controller::Config::default()
+                .concurrency(CONCURRENCY)
+                .debounce(DEBOUNCE),
+        )
         .graceful_shutdown_on(stop)
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
@@ -171,6 +253,25 @@ fn key(stack: &Stack) -> String {
         stack.namespace().unwrap_or_default(),
         stack.name_any()
     )
+}
+
+/// Drops what is kept per Stack (backoff attempts, applied records) for Stacks that no
+/// longer exist. Cheap: called when a reconcile finds its Stack being deleted, and on
+/// every hundredth reconcile.
+fn forget_gone_stacks(ctx: &Context) {
+    let exists = |namespace: &str, name: &str| {
+        ctx.stacks
+            .get(&ObjectRef::new(name).within(namespace))
+            .is_some_and(|s| s.metadata.deletion_timestamp.is_none())
+    };
+    ctx.applied.retain_stacks(exists);
+    ctx.attempts
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|key, _| {
+            key.split_once('/')
+                .is_some_and(|(namespace, name)| exists(namespace, name))
+        });
 }
 
 fn error_policy(stack: Arc<Stack>, error: &ReconcileError, ctx: Arc<Context>) -> Action {
@@ -193,10 +294,14 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
         generation = stack.metadata.generation.unwrap_or(0)
     );
     async move {
-        ctx.stats.reconciles.fetch_add(1, Ordering::Relaxed);
+        let count = ctx.stats.reconciles.fetch_add(1, Ordering::Relaxed);
         if stack.metadata.deletion_timestamp.is_some() {
             // The garbage collector removes the children through their ownerReferences.
+            forget_gone_stacks(&ctx);
             return Ok(Action::await_change());
+        }
+        if count % 100 == 99 {
+            forget_gone_stacks(&ctx);
         }
         match provision(&stack, &ctx).await {
             Ok(action) => {
@@ -249,10 +354,17 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     let uid = stack.metadata.uid.clone().unwrap_or_default();
     let password = match &entry.password_env {
         Some(_) => {
-            // One read serves both: whose the Secret is, and the password to keep.
-            let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
+            // One read serves both: whose the Secret is, and the password to keep. The
+            // store first; the API server only for a Secret not (yet) known to be ours.
             let secret_name = children::secret_name(&name);
-            let existing = secrets.get_opt(&secret_name).await?;
+            let existing = match cached(&ctx.stores.secrets, &namespace, &secret_name) {
+                Some(secret) => Some((*secret).clone()),
+                None => {
+                    Api::<Secret>::namespaced(ctx.client.clone(), &namespace)
+                        .get_opt(&secret_name)
+                        .await?
+                }
+            };
             if existing.as_ref().is_some_and(|s| !controlled_by(s, &uid)) {
                 return name_conflict(stack, ctx, &format!("Secret {secret_name}")).await;
             }
@@ -276,8 +388,14 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     // A StatefulSet is read whole, once: its owner here, its claims' policy below.
     let existing_set = match &desired.workload {
         Workload::Stateful(sts) => {
-            let sets: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), &namespace);
-            sets.get_opt(&sts.name_any()).await?
+            match cached(&ctx.stores.statefulsets, &namespace, &sts.name_any()) {
+                Some(set) => Some((*set).clone()),
+                None => {
+                    Api::<StatefulSet>::namespaced(ctx.client.clone(), &namespace)
+                        .get_opt(&sts.name_any())
+                        .await?
+                }
+            }
         }
         Workload::Stateless(_) => None,
     };
@@ -286,14 +404,24 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
             .as_ref()
             .is_some_and(|set| !controlled_by(set, &uid))
             .then(|| format!("{} {}", StatefulSet::kind(&()), sts.name_any())),
-        Workload::Stateless(d) => foreign(ctx, &namespace, d.as_ref(), &uid).await?,
+        Workload::Stateless(d) => {
+            foreign(ctx, &ctx.stores.deployments, &namespace, d.as_ref(), &uid).await?
+        }
     };
     for service in desired.headless.iter().chain([&desired.service]) {
         if foreign_child.is_none() {
-            foreign_child = foreign(ctx, &namespace, service, &uid).await?;
+            foreign_child = foreign(ctx, &ctx.stores.services, &namespace, service, &uid).await?;
         }
     }
+    // Claims are looked at only when the StatefulSet is new or grows: that is when it
+    // would adopt one.
+    let grows = existing_set
+        .as_ref()
+        .and_then(|s| s.spec.as_ref())
+        .and_then(|s| s.replicas)
+        .is_none_or(|now| now < stack.spec.replicas);
     if foreign_child.is_none()
+        && grows
         && let Workload::Stateful(sts) = &desired.workload
     {
         let claims = (sts.name_any(), stack.spec.replicas);
@@ -303,36 +431,27 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
         return name_conflict(stack, ctx, &child).await;
     }
 
+    let stores = &ctx.stores;
+    let at = (namespace.as_str(), name.as_str());
     let mut credentials_secret = None;
     if let Some(secret) = &desired.secret {
-        credentials_secret = Some(apply(ctx, &namespace, secret).await?.name_any());
+        credentials_secret = Some(apply(ctx, at, secret, &stores.secrets).await?.name_any());
     }
     if let Some(headless) = &desired.headless {
-        apply(ctx, &namespace, headless).await?;
+        apply(ctx, at, headless, &stores.services).await?;
     }
-    let service = apply(ctx, &namespace, &desired.service).await?;
+    let service = apply(ctx, at, &desired.service, &stores.services).await?;
     let (ready_replicas, rolled_out) = match &desired.workload {
         Workload::Stateful(sts) => {
-            let applied = apply(ctx, &namespace, sts.as_ref()).await?;
-            let status = applied.status.unwrap_or_default();
-            (
-                status.ready_replicas,
-                status.observed_generation >= applied.metadata.generation
-                    && status.updated_replicas.unwrap_or(status.replicas) >= stack.spec.replicas,
-            )
+            statefulset_readiness(&apply(ctx, at, sts.as_ref(), &stores.statefulsets).await?)
         }
         Workload::Stateless(deployment) => {
-            let applied = apply(ctx, &namespace, deployment.as_ref()).await?;
-            let status = applied.status.unwrap_or_default();
-            (
-                status.ready_replicas,
-                status.observed_generation >= applied.metadata.generation,
-            )
+            deployment_readiness(&apply(ctx, at, deployment.as_ref(), &stores.deployments).await?)
         }
     };
     let mut observed = Observed {
         replicas: stack.spec.replicas,
-        ready_replicas: ready_replicas.unwrap_or(0),
+        ready_replicas,
         rolled_out,
         ..Default::default()
     };
@@ -350,15 +469,12 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     // A Pod the scheduler cannot place keeps the Stack from ever being Ready: say so,
     // in the scheduler's words, rather than "progressing" forever.
     let unplaceable = if observed.ready_replicas < observed.replicas {
-        let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &namespace);
-        let list = pods
-            .list(
-                &ListParams::default()
-                    .labels(&format!("{STACK_LABEL}={name}"))
-                    .match_any(),
-            )
-            .await?;
-        scheduling::first_unschedulable(&list.items).map(|message| Problem {
+        let pods = ctx.stores.pods.state();
+        let own = pods.iter().map(Arc::as_ref).filter(|p| {
+            p.metadata.namespace.as_deref() == Some(namespace.as_str())
+                && p.labels().get(STACK_LABEL) == Some(&name)
+        });
+        scheduling::first_unschedulable(own).map(|message| Problem {
             reason: scheduling::REASON.into(),
             message,
         })
@@ -381,10 +497,10 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     let secrets: Vec<String> = desired.secret.iter().map(|s| s.name_any()).collect();
     let scope = (ctx, namespace.as_str(), name.as_str(), uid.as_str());
     let mut removed = Vec::new();
-    removed.extend(remove_stale::<StatefulSet>(scope, statefulsets).await?);
-    removed.extend(remove_stale::<Deployment>(scope, deployments).await?);
-    removed.extend(remove_stale::<Service>(scope, &services).await?);
-    removed.extend(remove_stale::<Secret>(scope, &secrets).await?);
+    removed.extend(remove_stale(scope, &stores.statefulsets, statefulsets).await?);
+    removed.extend(remove_stale(scope, &stores.deployments, deployments).await?);
+    removed.extend(remove_stale(scope, &stores.services, &services).await?);
+    removed.extend(remove_stale(scope, &stores.secrets, &secrets).await?);
     if !removed.is_empty() {
         publish(
             ctx,
@@ -404,9 +520,11 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
 }
 
 /// "Kind name" of `desired` when an object of that name exists without this Stack
-/// (uid) as its controller.
+/// (uid) as its controller. The store answers for children it holds; the API server
+/// for the rest (an object without the Stack label is not in the store).
 async fn foreign<K>(
     ctx: &Context,
+    store: &Store<K>,
     namespace: &str,
     desired: &K,
     uid: &str,
@@ -414,12 +532,15 @@ async fn foreign<K>(
 where
     K: ChildObject,
 {
-    let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
     let name = desired.name_any();
-    let existing = api.get_metadata_opt(&name).await?;
-    Ok(existing
-        .is_some_and(|e| !controlled_by(&e, uid))
-        .then(|| format!("{} {name}", K::kind(&()))))
+    let theirs = match cached(store, namespace, &name) {
+        Some(existing) => !controlled_by(existing.as_ref(), uid),
+        None => Api::<K>::namespaced(ctx.client.clone(), namespace)
+            .get_metadata_opt(&name)
+            .await?
+            .is_some_and(|e| !controlled_by(&e, uid)),
+    };
+    Ok(theirs.then(|| format!("{} {name}", K::kind(&()))))
 }
 
 /// "PersistentVolumeClaim name" of a claim the StatefulSet would adopt although it
@@ -507,6 +628,38 @@ async fn name_conflict(
     Ok(Action::requeue(Duration::from_secs(60)))
 }
 
+/// What the reconciler reads of a StatefulSet: ready replicas, and whether the
+/// controller has rolled out its latest spec to every replica. (Its watch triggers a
+/// reconcile only when these, its generation or its controller change.)
+fn statefulset_readiness(set: &StatefulSet) -> (i32, bool) {
+    let status = set.status.clone().unwrap_or_default();
+    let wanted = set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    (
+        status.ready_replicas.unwrap_or(0),
+        status.observed_generation >= set.metadata.generation
+            && status.updated_replicas.unwrap_or(status.replicas) >= wanted,
+    )
+}
+
+/// What the reconciler reads of a Deployment: ready replicas, and whether the
+/// controller has seen its latest spec.
+fn deployment_readiness(deployment: &Deployment) -> (i32, bool) {
+    let status = deployment.status.clone().unwrap_or_default();
+    (
+        status.ready_replicas.unwrap_or(0),
+        status.observed_generation >= deployment.metadata.generation,
+    )
+}
+
+/// The uid of `object`'s controller, if it has one.
+fn controller_uid(object: &impl Resource) -> Option<String> {
+    object
+        .owner_references()
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .map(|o| o.uid.clone())
+}
+
 /// Whether `object`'s controller is the Stack with `uid`.
 fn controlled_by(object: &impl Resource, uid: &str) -> bool {
     object
@@ -516,44 +669,74 @@ fn controlled_by(object: &impl Resource, uid: &str) -> bool {
 }
 
 /// Server-side apply with Portico's field manager; `force` takes back fields someone
-/// else changed (drift correction).
-async fn apply<K>(ctx: &Context, namespace: &str, object: &K) -> Result<K, kube::Error>
+/// else changed (drift correction). Skipped, returning the cached child, when this
+/// exact object was applied last and the child has not changed since.
+/// `(namespace, stack)` say where and for whom.
+async fn apply<K>(
+    ctx: &Context,
+    (namespace, stack): (&str, &str),
+    object: &K,
+    store: &Store<K>,
+) -> Result<K, kube::Error>
 where
     K: ChildObject,
 {
-    let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
     let name = object.meta().name.clone().unwrap_or_default();
-    api.patch(
-        &name,
-        &PatchParams::apply(MANAGER).force(),
-        &Patch::Apply(object),
-    )
-    .await
+    let key = ChildKey {
+        kind: K::kind(&()).into_owned(),
+        namespace: namespace.into(),
+        stack: stack.into(),
+        name: name.clone(),
+    };
+    let sent = hash_json(object);
+    if let Some(current) = cached(store, namespace, &name)
+        && ctx
+            .applied
+            .unchanged(&key, sent, &cache::marker(current.as_ref()))
+    {
+        return Ok((*current).clone());
+    }
+    let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
+    let applied = api
+        .patch(
+            &name,
+            &PatchParams::apply(MANAGER).force(),
+            &Patch::Apply(object),
+        )
+        .await?;
+    ctx.applied.record(key, sent, cache::marker(&applied));
+    Ok(applied)
 }
 
 /// Deletes this Stack's children of kind `K` that are not in `keep` (left over from
-/// another choice). Only objects this Stack controls are touched.
+/// another choice), as the store knows them. Only objects this Stack controls are
+/// touched.
 async fn remove_stale<K>(
     (ctx, namespace, stack, uid): (&Context, &str, &str, &str),
+    store: &Store<K>,
     keep: &[String],
 ) -> Result<Vec<String>, kube::Error>
 where
     K: ChildObject,
 {
     let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
-    let list = api
-        .list_metadata(&ListParams::default().labels(&format!("{STACK_LABEL}={stack}")))
-        .await?;
+    let stale: Vec<String> = store
+        .state()
+        .iter()
+        .filter(|child| {
+            child.meta().namespace.as_deref() == Some(namespace)
+                && child.labels().get(STACK_LABEL).map(String::as_str) == Some(stack)
+                && controlled_by(child.as_ref(), uid)
+                && !keep.contains(&child.name_any())
+        })
+        .map(|child| child.name_any())
+        .collect();
     let mut removed = Vec::new();
-    for child in list.items {
-        let name = child.name_any();
-        let ours = controlled_by(&child, uid);
-        if ours && !keep.contains(&name) {
-            match api.delete(&name, &DeleteParams::background()).await {
-                Ok(_) => removed.push(format!("{} {name}", K::kind(&()))),
-                Err(e) if failure(&e) == Failure::NotFound => {}
-                Err(e) => return Err(e),
-            }
+    for name in stale {
+        match api.delete(&name, &DeleteParams::background()).await {
+            Ok(_) => removed.push(format!("{} {name}", K::kind(&()))),
+            Err(e) if failure(&e) == Failure::NotFound => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(removed)
@@ -583,7 +766,14 @@ async fn write_status(
     )
     .await?;
     let before = previous.and_then(|p| p.phase.clone());
-    if before != next.phase {
+    // A new phase, or a problem told in new words (the scheduler's reason changes as
+    // it retries), is worth an Event.
+    let said_before = previous
+        .and_then(|p| p.conditions.iter().find(|c| c.type_ == "Degraded"))
+        .filter(|c| c.status == "True")
+        .map(|c| c.message.as_str());
+    let new_problem = problem.is_some_and(|p| said_before != Some(p.message.as_str()));
+    if before != next.phase || new_problem {
         let (kind, reason, note) = match (next.phase.as_deref(), problem) {
             (Some("Ready"), _) => (
                 EventType::Normal,

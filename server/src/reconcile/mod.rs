@@ -3,6 +3,7 @@
 //! that applies them, and the Lease that keeps it to one replica. Uses `kube` only:
 //! never `watch` (its caches are its own) nor `auth` (it acts as the portal).
 
+pub(crate) mod cache;
 pub mod catalog;
 pub mod children;
 pub mod controller;

@@ -1,0 +1,172 @@
+//! What the reconciler reads, kept by watches instead of asked of the API server: a
+//! reflector store per child kind, filled by the same watch that triggers reconciles,
+//! and a record of what it last applied to each child so that an apply that would
+//! change nothing is skipped.
+//!
+//! A child's watch triggers a reconcile only when something the reconciler reads of it
+//! changed (`relevant`), or when it was deleted: a StatefulSet's status heartbeat, or
+//! the echo of the reconciler's own apply, reconciles nothing.
+
+use std::collections::HashMap;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+
+use futures::Stream;
+use k8s_openapi::NamespaceResourceScope;
+use kube::Resource;
+use kube::api::Api;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::utils::PredicateConfig;
+use kube::runtime::{WatchStreamExt, reflector as reflect, watcher};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// A hash of anything hashable (for predicates and applied records).
+pub fn hash_of(value: &impl Hash) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A hash of an object's JSON form: what the reconciler would send.
+pub fn hash_json(value: &impl Serialize) -> u64 {
+    hash_of(&serde_json::to_string(value).unwrap_or_default())
+}
+
+/// A store of K (without managed fields and what `trim` removes) and the stream of
+/// K's changes that matter: each object whose
+/// `relevant` hash changed since it was last let through, and each deletion. The store
+/// is updated before the stream yields, so a reconcile the stream triggers reads the
+/// change it was triggered by.
+pub fn watched<K>(
+    api: Api<K>,
+    config: watcher::Config,
+    trim: impl Fn(&mut K) + Send + 'static,
+    relevant: impl Fn(&K) -> u64 + Send + 'static,
+) -> (
+    Store<K>,
+    impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+)
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let (store, writer) = reflector::store();
+    let reader = store.clone();
+    // Nothing reads managed fields (a thousand children's worth is most of the memory),
+    // nor what `trim` takes away.
+    let stream = watcher(api, config)
+        .default_backoff()
+        .modify(move |object: &mut K| {
+            object.meta_mut().managed_fields = None;
+            trim(object);
+        });
+    let changes = reflect(writer, stream).touched_objects().predicate_filter(
+        move |object: &K| {
+            Some(match reader.get(&ObjectRef::from_obj(object)) {
+                Some(_) => relevant(object),
+                // Gone from the store: this was its deletion.
+                None => hash_of(&("deleted", object.meta().resource_version.as_deref())),
+            })
+        },
+        PredicateConfig::default(),
+    );
+    (store, changes)
+}
+
+/// The object named `name` in `namespace`, if the store holds it.
+pub fn cached<K>(store: &Store<K>, namespace: &str, name: &str) -> Option<Arc<K>>
+where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope> + Clone,
+{
+    store.get(&ObjectRef::new(name).within(namespace))
+}
+
+/// Which state of a child an apply produced: its generation where it has one (status
+/// updates leave it alone), else its resourceVersion.
+pub fn marker(object: &impl Resource) -> String {
+    let meta = object.meta();
+    match meta.generation {
+        Some(generation) => format!("g{generation}"),
+        None => format!("rv{}", meta.resource_version.as_deref().unwrap_or_default()),
+    }
+}
+
+/// A child, for [`Applied`]: its kind, namespace, Stack and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ChildKey {
+    pub kind: String,
+    pub namespace: String,
+    pub stack: String,
+    pub name: String,
+}
+
+/// What the reconciler last applied to each child: the hash of what it sent and the
+/// child's marker right after.
+#[derive(Default)]
+pub struct Applied(Mutex<HashMap<ChildKey, (u64, String)>>);
+
+impl Applied {
+    /// Whether applying `desired` (hash) again would change nothing: it was applied
+    /// last, and the child has not changed since (`current` marker).
+    pub fn unchanged(&self, key: &ChildKey, desired: u64, current: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .is_some_and(|(sent, after)| *sent == desired && after == current)
+    }
+
+    pub fn record(&self, key: ChildKey, desired: u64, after: String) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, (desired, after));
+    }
+
+    /// Drops the records of Stacks that no longer exist (`exists(namespace, stack)`).
+    pub fn retain_stacks(&self, exists: impl Fn(&str, &str) -> bool) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|key, _| exists(&key.namespace, &key.stack));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_apply_is_skipped_only_when_nothing_changed_on_either_side() {
+        let applied = Applied::default();
+        let key = ChildKey {
+            kind: "Service".into(),
+            namespace: "ns".into(),
+            stack: "db".into(),
+            name: "db-headless".into(),
+        };
+        assert!(!applied.unchanged(&key, 1, "rv5"), "never applied");
+        applied.record(key.clone(), 1, "rv5".into());
+        assert!(applied.unchanged(&key, 1, "rv5"));
+        assert!(
+            !applied.unchanged(&key, 2, "rv5"),
+            "the desired object changed"
+        );
+        assert!(
+            !applied.unchanged(&key, 1, "rv6"),
+            "someone changed the child"
+        );
+        applied.retain_stacks(|_, _| false);
+        assert!(
+            !applied.unchanged(&key, 1, "rv5"),
+            "forgotten with its Stack"
+        );
+    }
+}
