@@ -750,6 +750,64 @@ async fn a_pod_that_fits_no_node_says_why_and_a_smaller_request_turns_ready() {
     reconciler.shut_down().await;
 }
 
+#[tokio::test]
+async fn a_change_the_api_server_refuses_keeps_what_the_children_report() {
+    use k8s_openapi::api::core::v1::ResourceQuota;
+    let client = common::admin_with_stack_crd().await;
+    let ns = common::fresh_namespace(&client, "stk-refused").await;
+    let reconciler = Instance::start(&client, &ns, "only-one");
+    create_stack(&client, &ns, "web", json!({"choice": "tomcat"})).await;
+    until::<Stack>(&client, &ns, "web", "Ready", |s| ready_with(s, 1)).await;
+    // One Service is all the namespace may have: MySQL's second (headless) one is
+    // refused by the API server's quota admission.
+    let quota: ResourceQuota = serde_json::from_value(json!({
+        "metadata": {"name": "one-service"}, "spec": {"hard": {"services": "1"}}
+    }))
+    .expect("quota");
+    Api::<ResourceQuota>::namespaced(client.clone(), &ns)
+        .create(&PostParams::default(), &quota)
+        .await
+        .expect("quota");
+    until::<ResourceQuota>(&client, &ns, "one-service", "the quota counted", |q| {
+        q.and_then(|q| q.status.as_ref())
+            .and_then(|s| s.used.as_ref())
+            .is_some_and(|used| used.get("services").is_some_and(|n| n.0 == "1"))
+    })
+    .await;
+    Api::<Stack>::namespaced(client.clone(), &ns)
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"choice": "mysql"}})),
+        )
+        .await
+        .expect("switch to mysql");
+    let refused = degraded(&client, &ns, "web").await;
+    assert_eq!(refused.reason, "ReconcileFailed");
+    assert!(
+        refused.message.contains("exceeded quota"),
+        "the API server's words: {}",
+        refused.message
+    );
+    // The Tomcat children still run: their endpoint and counts stay in status.
+    let stack: Stack = Api::namespaced(client.clone(), &ns)
+        .get("web")
+        .await
+        .expect("Stack");
+    let status = stack.status.expect("status");
+    assert_eq!(
+        status.endpoint.map(|e| (e.service, e.port)),
+        Some(("web".to_string(), 8080))
+    );
+    let ready = status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")
+        .expect("Ready");
+    assert_eq!(ready.message, "1 of 1 replicas ready; see Degraded.");
+    reconciler.shut_down().await;
+}
+
 /// Creates a MySQL Stack, waits until it is Ready with its Pod and claim, deletes it
 /// with `propagation` and waits until nothing it owned is left.
 async fn deleting_removes_everything_it_owns(propagation: DeleteParams, label: &str) {

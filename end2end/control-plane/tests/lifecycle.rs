@@ -83,6 +83,15 @@ fn killing_the_launcher_stops_every_process_of_the_cluster() {
     let children = children_of(launcher.id());
     let mut programs: Vec<String> = children.iter().map(|pid| program_of(*pid)).collect();
     programs.sort();
+    // Killed before anything is asserted, so that a failing assertion leaves nothing
+    // running either.
+    launcher.kill().expect("SIGKILL the launcher");
+    launcher.wait().expect("reap the launcher");
+    let outlived: Vec<i32> = children
+        .iter()
+        .copied()
+        .filter(|pid| !wait_exit(*pid, Duration::from_secs(10)))
+        .collect();
     assert_eq!(
         programs,
         [
@@ -94,12 +103,5 @@ fn killing_the_launcher_stops_every_process_of_the_cluster() {
         ],
         "the whole cluster runs under the launcher: {children:?}"
     );
-    launcher.kill().expect("SIGKILL the launcher");
-    launcher.wait().expect("reap the launcher");
-    for pid in children {
-        assert!(
-            wait_exit(pid, Duration::from_secs(10)),
-            "process {pid} outlived its launcher"
-        );
-    }
+    assert!(outlived.is_empty(), "outlived their launcher: {outlived:?}");
 }

@@ -319,7 +319,7 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
                 };
                 // Best effort: the error itself is what the backoff acts on.
                 if let Err(status_error) =
-                    write_status(&stack, &ctx, &Observed::default(), Some(&problem)).await
+                    write_status(&stack, &ctx, &observe_cached(&stack, &ctx), Some(&problem)).await
                 {
                     tracing::debug!(%status_error, "could not record the failure in status");
                 }
@@ -608,7 +608,7 @@ async fn blocked(
         reason: reason.into(),
         message,
     };
-    write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
+    write_status(stack, ctx, &observe_cached(stack, ctx), Some(&problem)).await?;
     Ok(Action::await_change())
 }
 
@@ -624,8 +624,48 @@ async fn name_conflict(
             "{child} already exists and does not belong to this Stack; rename the Stack or remove it."
         ),
     };
-    write_status(stack, ctx, &Observed::default(), Some(&problem)).await?;
+    write_status(stack, ctx, &observe_cached(stack, ctx), Some(&problem)).await?;
     Ok(Action::requeue(Duration::from_secs(60)))
+}
+
+/// What the Stack's children report, as the stores last saw them: the observation
+/// status keeps when a reconcile is blocked or fails, so the endpoint, the credentials
+/// and the replica counts of children that still run do not vanish.
+fn observe_cached(stack: &Stack, ctx: &Context) -> Observed {
+    let namespace = stack.namespace().unwrap_or_default();
+    let name = stack.name_any();
+    let uid = stack.metadata.uid.clone().unwrap_or_default();
+    let stores = &ctx.stores;
+    let (ready_replicas, rolled_out) = cached(&stores.statefulsets, &namespace, &name)
+        .filter(|s| controlled_by(s.as_ref(), &uid))
+        .map(|s| statefulset_readiness(&s))
+        .or_else(|| {
+            cached(&stores.deployments, &namespace, &name)
+                .filter(|d| controlled_by(d.as_ref(), &uid))
+                .map(|d| deployment_readiness(&d))
+        })
+        .unwrap_or((0, false));
+    let endpoint = cached(&stores.services, &namespace, &name)
+        .filter(|s| controlled_by(s.as_ref(), &uid))
+        .and_then(|service| {
+            let port = service.spec.as_ref()?.ports.as_ref()?.first()?.clone();
+            Some(Endpoint {
+                service: name.clone(),
+                port: port.port,
+                node_port: port.node_port,
+            })
+        });
+    let secret = children::secret_name(&name);
+    let credentials_secret = cached(&stores.secrets, &namespace, &secret)
+        .filter(|s| controlled_by(s.as_ref(), &uid))
+        .map(|_| secret);
+    Observed {
+        replicas: stack.spec.replicas,
+        ready_replicas,
+        rolled_out,
+        endpoint,
+        credentials_secret,
+    }
 }
 
 /// What the reconciler reads of a StatefulSet: ready replicas, and whether the

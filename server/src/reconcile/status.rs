@@ -50,10 +50,16 @@ pub fn derive(
         observed.ready_replicas, observed.replicas
     );
     let mut conditions = vec![
-        if ready {
-            condition("Ready", true, "AllReplicasReady", counts.clone())
-        } else {
-            condition("Ready", false, "ReplicasNotReady", counts.clone())
+        match (ready, problem) {
+            (true, _) => condition("Ready", true, "AllReplicasReady", counts.clone()),
+            // The replicas may be fine; the Stack as asked is not.
+            (false, Some(_)) => condition(
+                "Ready",
+                false,
+                "Blocked",
+                format!("{counts}; see Degraded."),
+            ),
+            (false, None) => condition("Ready", false, "ReplicasNotReady", counts.clone()),
         },
         match (ready, problem) {
             (true, _) => condition("Progressing", false, "RolloutComplete", counts),
@@ -143,6 +149,16 @@ mod tests {
         assert_eq!(s.phase.as_deref(), Some("Degraded"));
         assert_eq!(status_of(&s, "Ready"), "False");
         assert_eq!(status_of(&s, "Degraded"), "True");
+        // What the children report is kept, not replaced by "0 of 0".
+        let ready = s
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "Ready")
+            .expect("Ready");
+        assert_eq!(
+            (ready.reason.as_str(), ready.message.as_str()),
+            ("Blocked", "2 of 2 replicas ready; see Degraded.")
+        );
     }
 
     #[test]
