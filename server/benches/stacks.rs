@@ -178,6 +178,74 @@ async fn floor(client: &kube::Client, count: usize) -> Floor {
     }
 }
 
+/// `apiserver_request_total` from the API server's own /metrics, by
+/// (group, resource, subresource, verb), summed over codes.
+async fn api_requests(client: &kube::Client) -> HashMap<(String, String, String, String), f64> {
+    let request = http::Request::get("/metrics")
+        .body(Vec::new())
+        .expect("request");
+    let text = client
+        .request_text(request)
+        .await
+        .expect("API server metrics");
+    let mut out = HashMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("apiserver_request_total{") else {
+            continue;
+        };
+        let Some((labels, value)) = rest.split_once("} ") else {
+            continue;
+        };
+        let label = |name: &str| {
+            labels
+                .split(',')
+                .find_map(|kv| kv.strip_prefix(&format!("{name}=\"")))
+                .map(|v| v.trim_end_matches('"').to_string())
+                .unwrap_or_default()
+        };
+        let key = (
+            label("group"),
+            label("resource"),
+            label("subresource"),
+            label("verb"),
+        );
+        *out.entry(key).or_insert(0.0) += value.trim().parse::<f64>().unwrap_or(0.0);
+    }
+    out
+}
+
+/// The requests Portico's reconciler makes, from the difference of two
+/// `apiserver_request_total` readings. The API server does not label requests by
+/// client, so this counts what only the reconciler does on this cluster: anything but
+/// watches, lists and creates on Stacks; applies, reads and deletes of the children's kinds
+/// (the controllers update, never apply, and read through informers); and Events
+/// through events.k8s.io on Stacks are left out, as the scheduler posts there too.
+fn reconciler_requests(
+    before: &HashMap<(String, String, String, String), f64>,
+    after: &HashMap<(String, String, String, String), f64>,
+) -> f64 {
+    let children = [
+        "statefulsets",
+        "deployments",
+        "services",
+        "secrets",
+        "persistentvolumeclaims",
+        "pods",
+    ];
+    after
+        .iter()
+        .filter(|((_, resource, subresource, verb), _)| {
+            // The benchmark's own creates are POSTs; the reconciler never creates one.
+            let stack = resource == "stacks" && !matches!(verb.as_str(), "WATCH" | "LIST" | "POST");
+            let child = children.contains(&resource.as_str())
+                && subresource.is_empty()
+                && matches!(verb.as_str(), "APPLY" | "GET" | "DELETE");
+            stack || child
+        })
+        .map(|(key, n)| n - before.get(key).copied().unwrap_or(0.0))
+        .sum()
+}
+
 /// What one Stack has so far.
 #[derive(Default)]
 struct Seen {
@@ -295,6 +363,7 @@ async fn main() {
         })
     };
     let stacks: Api<Stack> = Api::namespaced(client.clone(), &ns);
+    let requests_before = api_requests(&client).await;
     let started = Instant::now();
     futures::stream::iter(0..count)
         .map(|i| {
@@ -326,6 +395,7 @@ async fn main() {
         .expect("every Stack Ready in time")
         .expect("join");
     let ready_at = ready_at - started;
+    let requests = reconciler_requests(&requests_before, &api_requests(&client).await);
     // The kernel's high-water mark: the peak over the whole run.
     let rss = common::rss_mb(server.id(), "VmHWM:");
     let n = reconciles.load(Ordering::Relaxed);
@@ -362,8 +432,13 @@ async fn main() {
         ready_at.as_secs_f64() / floor.available.as_secs_f64()
     );
     println!(
-        "  reconciles: {n} ({:.0}/s over the run)",
+        "  reconciles: {n} ({:.1} per Stack, {:.0}/s over the run)",
+        n as f64 / count as f64,
         n as f64 / ready_at.as_secs_f64()
+    );
+    println!(
+        "  API requests by the reconciler (apiserver_request_total: on Stacks except watch/list/create, applies/gets/deletes of children): {requests:.0} ({:.1} per Stack)",
+        requests / count as f64
     );
     println!("  portico peak RSS: {rss:.0} MB");
     let _ = server.kill();
