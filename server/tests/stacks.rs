@@ -751,6 +751,59 @@ async fn a_pod_that_fits_no_node_says_why_and_a_smaller_request_turns_ready() {
 }
 
 #[tokio::test]
+async fn a_child_replaced_under_the_same_name_is_put_back() {
+    let client = common::admin_with_stack_crd().await;
+    let ns = common::fresh_namespace(&client, "stk-replaced").await;
+    let reconciler = Instance::start(&client, &ns, "only-one");
+    let stack = create_stack(&client, &ns, "web", json!({"choice": "tomcat"})).await;
+    until::<Stack>(&client, &ns, "web", "Ready", |s| ready_with(s, 1)).await;
+    // `kubectl replace --force` with another image, keeping the Stack as controller:
+    // a new object (generation 1, like the one it replaces) under the same name.
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    let mut theirs = deployments.get("web").await.expect("Deployment");
+    theirs.metadata = kube::api::ObjectMeta {
+        name: theirs.metadata.name.clone(),
+        labels: theirs.metadata.labels.clone(),
+        owner_references: theirs.metadata.owner_references.clone(),
+        ..Default::default()
+    };
+    theirs.status = None;
+    let spec = theirs.spec.as_mut().expect("spec");
+    spec.template.spec.as_mut().expect("pod").containers[0].image =
+        Some("docker.io/example/not-tomcat:1".into());
+    // Should the reconciler recreate it between the delete and the create (it waits
+    // half a second first), the replacement is tried again.
+    let mut replaced = false;
+    for _ in 0..5 {
+        deployments
+            .delete("web", &DeleteParams::background())
+            .await
+            .expect("delete");
+        until::<Deployment>(&client, &ns, "web", "the old one gone", |d| d.is_none()).await;
+        match deployments.create(&PostParams::default(), &theirs).await {
+            Ok(_) => {
+                replaced = true;
+                break;
+            }
+            Err(kube::Error::Api(status)) if status.code == 409 => continue,
+            Err(e) => panic!("the replacement: {e}"),
+        }
+    }
+    assert!(replaced, "the replacement went in");
+    until::<Deployment>(&client, &ns, "web", "the catalog's image back", |d| {
+        d.and_then(|d| d.spec.as_ref())
+            .and_then(|s| s.template.spec.as_ref())
+            .and_then(|p| p.containers.first())
+            .and_then(|c| c.image.as_deref())
+            == Some("docker.io/library/tomcat:10.1")
+    })
+    .await;
+    let now = deployments.get("web").await.expect("Deployment");
+    assert!(controlled_by(&now, &stack));
+    reconciler.shut_down().await;
+}
+
+#[tokio::test]
 async fn a_change_the_api_server_refuses_keeps_what_the_children_report() {
     use k8s_openapi::api::core::v1::ResourceQuota;
     let client = common::admin_with_stack_crd().await;

@@ -83,7 +83,7 @@ pub fn storage_class() -> Value {
         },
         "provisioner": "kubernetes.io/host-path",
         "reclaimPolicy": "Delete",
-        "volumeBindingMode": "Immediate",
+        "volumeBindingMode": "WaitForFirstConsumer",
     })
 }
 

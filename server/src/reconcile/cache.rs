@@ -35,10 +35,11 @@ pub fn hash_json(value: &impl Serialize) -> u64 {
 }
 
 /// A store of K (without managed fields and what `trim` removes) and the stream of
-/// K's changes that matter: each object whose
-/// `relevant` hash changed since it was last let through, and each deletion. The store
-/// is updated before the stream yields, so a reconcile the stream triggers reads the
-/// change it was triggered by.
+/// K's changes that matter: each object whose `relevant` hash changed since it was
+/// last let through, and each deletion. Once the store is ready, it is updated before
+/// the stream yields, so a reconcile the stream triggers reads the change it was
+/// triggered by. (During a list the objects pass before the store swaps them in:
+/// reconciles wait for the stores to be ready.)
 pub fn watched<K>(
     api: Api<K>,
     config: watcher::Config,
@@ -88,14 +89,21 @@ where
     store.get(&ObjectRef::new(name).within(namespace))
 }
 
-/// Which state of a child an apply produced: its generation where it has one (status
-/// updates leave it alone), else its resourceVersion.
+/// Which state of a child an apply produced: which object it is (uid: one deleted and
+/// made again under the same name starts at generation 1 too), its labels and
+/// ownerReferences (edits to them leave the generation alone), and its generation where
+/// it has one (status updates leave it alone), else its resourceVersion.
 pub fn marker(object: &impl Resource) -> String {
     let meta = object.meta();
-    match meta.generation {
+    let version = match meta.generation {
         Some(generation) => format!("g{generation}"),
         None => format!("rv{}", meta.resource_version.as_deref().unwrap_or_default()),
-    }
+    };
+    format!(
+        "{}/{version}/{:x}",
+        meta.uid.as_deref().unwrap_or_default(),
+        hash_json(&(&meta.labels, &meta.owner_references))
+    )
 }
 
 /// A child, for [`Applied`]: its kind, namespace, Stack and name.

@@ -18,7 +18,7 @@ use futures::StreamExt;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret, Service};
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -91,6 +91,20 @@ struct Stores {
     pods: Store<Pod>,
 }
 
+impl Stores {
+    /// Returns once every store has been filled by its first list (at once after that).
+    async fn ready(&self) {
+        // The only error is a dropped writer, which ends the controller anyway.
+        let _ = futures::join!(
+            self.statefulsets.wait_until_ready(),
+            self.deployments.wait_until_ready(),
+            self.services.wait_until_ready(),
+            self.secrets.wait_until_ready(),
+            self.pods.wait_until_ready(),
+        );
+    }
+}
+
 /// What one reconciler instance works with.
 #[derive(Clone)]
 pub struct Settings {
@@ -161,7 +175,7 @@ pub async fn run(
         |_| {},
         |s: &StatefulSet| {
             let (ready, rolled_out) = statefulset_readiness(s);
-            hash_json(&(s.metadata.generation, controller_uid(s), ready, rolled_out))
+            hash_json(&(cache::marker(s), ready, rolled_out))
         },
     );
     let (deployments, deployment_changes) = cache::watched(
@@ -170,20 +184,20 @@ pub async fn run(
         |_| {},
         |d: &Deployment| {
             let (ready, rolled_out) = deployment_readiness(d);
-            hash_json(&(d.metadata.generation, controller_uid(d), ready, rolled_out))
+            hash_json(&(cache::marker(d), ready, rolled_out))
         },
     );
     let (services, service_changes) = cache::watched(
         scoped::<Service>(&client, ns),
         children.clone(),
         |_| {},
-        |s: &Service| hash_json(&(&s.spec, controller_uid(s))),
+        |s: &Service| hash_json(&(&s.spec, &s.metadata.labels, &s.metadata.owner_references)),
     );
     let (secrets, secret_changes) = cache::watched(
         scoped::<Secret>(&client, ns),
         children.clone(),
         |_| {},
-        |s: &Secret| hash_json(&(&s.data, controller_uid(s))),
+        |s: &Secret| hash_json(&(&s.data, &s.metadata.labels, &s.metadata.owner_references)),
     );
     // Pods only for whether they can be placed: everything else about them shows in
     // the workload's status, which is watched above.
@@ -332,6 +346,8 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
 }
 
 async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileError> {
+    // A reconcile reads the stores: none before every store holds its first list.
+    ctx.stores.ready().await;
     let name = stack.name_any();
     let namespace = stack.namespace().unwrap_or_default();
     let catalog = ctx.catalog.current();
@@ -691,15 +707,6 @@ fn deployment_readiness(deployment: &Deployment) -> (i32, bool) {
     )
 }
 
-/// The uid of `object`'s controller, if it has one.
-fn controller_uid(object: &impl Resource) -> Option<String> {
-    object
-        .owner_references()
-        .iter()
-        .find(|o| o.controller == Some(true))
-        .map(|o| o.uid.clone())
-}
-
 /// Whether `object`'s controller is the Stack with `uid`.
 fn controlled_by(object: &impl Resource, uid: &str) -> bool {
     object
@@ -760,7 +767,7 @@ where
     K: ChildObject,
 {
     let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
-    let stale: Vec<String> = store
+    let stale: Vec<(String, Option<String>)> = store
         .state()
         .iter()
         .filter(|child| {
@@ -769,13 +776,21 @@ where
                 && controlled_by(child.as_ref(), uid)
                 && !keep.contains(&child.name_any())
         })
-        .map(|child| child.name_any())
+        .map(|child| (child.name_any(), child.meta().uid.clone()))
         .collect();
     let mut removed = Vec::new();
-    for name in stale {
-        match api.delete(&name, &DeleteParams::background()).await {
+    for (name, child_uid) in stale {
+        // Only the object the store saw: never one made since under the same name.
+        let only_that_one = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: child_uid,
+                resource_version: None,
+            }),
+            ..DeleteParams::background()
+        };
+        match api.delete(&name, &only_that_one).await {
             Ok(_) => removed.push(format!("{} {name}", K::kind(&()))),
-            Err(e) if failure(&e) == Failure::NotFound => {}
+            Err(e) if matches!(failure(&e), Failure::NotFound | Failure::Conflict) => {}
             Err(e) => return Err(e),
         }
     }
