@@ -72,7 +72,10 @@ pub fn node(name: &str, capacity: &Capacity) -> Value {
 }
 
 /// The default StorageClass: the controller-manager's test-only hostPath provisioner
-/// binds claims at once (no Pod is needed to bind them).
+/// makes a volume for a claim once the scheduler has placed the claim's first Pod (as
+/// kind's default class does). Binding at once instead made the scheduler call a Pod
+/// unschedulable ("unbound immediate PersistentVolumeClaims") for as long as its
+/// claim took to bind, and retry only after its backoff.
 pub fn storage_class() -> Value {
     json!({
         "apiVersion": "storage.k8s.io/v1",
