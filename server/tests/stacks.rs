@@ -88,6 +88,18 @@ async fn create_stack(
         .expect("create Stack")
 }
 
+/// Merge-patches Stack `name`'s spec with `spec`, as a person editing it would.
+async fn edit_stack(client: &kube::Client, ns: &str, name: &str, spec: serde_json::Value) {
+    Api::<Stack>::namespaced(client.clone(), ns)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "spec": spec })),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("edit Stack {name}: {e}"));
+}
+
 /// Waits until `name` of kind K satisfies `condition` (a watch, not polling).
 async fn until<K>(
     client: &kube::Client,
@@ -325,15 +337,7 @@ async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift()
     assert!(!text.contains(&password), "the password is never in status");
 
     // A spec change rolls out to the StatefulSet.
-    let stacks: Api<Stack> = Api::namespaced(client.clone(), &ns);
-    stacks
-        .patch(
-            "db",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"replicas": 3}})),
-        )
-        .await
-        .expect("edit replicas");
+    edit_stack(&client, &ns, "db", json!({"replicas": 3})).await;
     until::<Stack>(&client, &ns, "db", "3 replicas ready", |s| ready_with(s, 3)).await;
     until_pods(&client, &ns, "db", 3).await;
 
@@ -371,14 +375,13 @@ async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift()
     .await;
 
     // A changed choice removes the old children and creates the new.
-    stacks
-        .patch(
-            "db",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"choice": "tomcat", "storage": null}})),
-        )
-        .await
-        .expect("switch to tomcat");
+    edit_stack(
+        &client,
+        &ns,
+        "db",
+        json!({"choice": "tomcat", "storage": null}),
+    )
+    .await;
     until::<Deployment>(&client, &ns, "db", "a Deployment", |d| d.is_some()).await;
     until::<StatefulSet>(&client, &ns, "db", "the StatefulSet removed", |s| {
         s.is_none()
@@ -559,15 +562,7 @@ async fn a_restarted_reconciler_leaves_no_duplicates_and_keeps_the_password() {
     first.shut_down().await;
 
     let second = Instance::start(&client, &ns, "second");
-    let stacks: Api<Stack> = Api::namespaced(client.clone(), &ns);
-    stacks
-        .patch(
-            "db",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"replicas": 2}})),
-        )
-        .await
-        .expect("edit");
+    edit_stack(&client, &ns, "db", json!({"replicas": 2})).await;
     until::<StatefulSet>(&client, &ns, "db", "2 replicas", |s| {
         s.and_then(|s| s.spec.as_ref()).and_then(|s| s.replicas) == Some(2)
     })
@@ -650,14 +645,7 @@ async fn of_two_reconcilers_only_the_leader_acts_and_the_other_takes_over() {
     )
     .await;
     // A change only the new leader can carry out.
-    Api::<Stack>::namespaced(client.clone(), &ns)
-        .patch(
-            "web",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"replicas": 2}})),
-        )
-        .await
-        .expect("edit");
+    edit_stack(&client, &ns, "web", json!({"replicas": 2})).await;
     until::<Stack>(&client, &ns, "web", "2 ready under B", |s| ready_with(s, 2)).await;
     assert!(b.reconciles() > 0);
     b.shut_down().await;
@@ -734,14 +722,13 @@ async fn a_pod_that_fits_no_node_says_why_and_a_smaller_request_turns_ready() {
     )
     .await;
 
-    Api::<Stack>::namespaced(client.clone(), &ns)
-        .patch(
-            "big",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"resources": {"requests": {"cpu": "500m"}}}})),
-        )
-        .await
-        .expect("lower the request");
+    edit_stack(
+        &client,
+        &ns,
+        "big",
+        json!({"resources": {"requests": {"cpu": "500m"}}}),
+    )
+    .await;
     until::<Stack>(&client, &ns, "big", "Ready once it fits", |s| {
         ready_with(s, 1)
     })
@@ -827,14 +814,7 @@ async fn a_change_the_api_server_refuses_keeps_what_the_children_report() {
             .is_some_and(|used| used.get("services").is_some_and(|n| n.0 == "1"))
     })
     .await;
-    Api::<Stack>::namespaced(client.clone(), &ns)
-        .patch(
-            "web",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"choice": "mysql"}})),
-        )
-        .await
-        .expect("switch to mysql");
+    edit_stack(&client, &ns, "web", json!({"choice": "mysql"})).await;
     let refused = degraded(&client, &ns, "web").await;
     assert_eq!(refused.reason, "ReconcileFailed");
     assert!(

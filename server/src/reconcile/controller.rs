@@ -373,14 +373,8 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
             // One read serves both: whose the Secret is, and the password to keep. The
             // store first; the API server only for a Secret not (yet) known to be ours.
             let secret_name = children::secret_name(&name);
-            let existing = match cached(&ctx.stores.secrets, &namespace, &secret_name) {
-                Some(secret) => Some((*secret).clone()),
-                None => {
-                    Api::<Secret>::namespaced(ctx.client.clone(), &namespace)
-                        .get_opt(&secret_name)
-                        .await?
-                }
-            };
+            let existing =
+                cached_or_fetched(ctx, &ctx.stores.secrets, &namespace, &secret_name).await?;
             if existing.as_ref().is_some_and(|s| !controlled_by(s, &uid)) {
                 return name_conflict(stack, ctx, &format!("Secret {secret_name}")).await;
             }
@@ -404,14 +398,7 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     // A StatefulSet is read whole, once: its owner here, its claims' policy below.
     let existing_set = match &desired.workload {
         Workload::Stateful(sts) => {
-            match cached(&ctx.stores.statefulsets, &namespace, &sts.name_any()) {
-                Some(set) => Some((*set).clone()),
-                None => {
-                    Api::<StatefulSet>::namespaced(ctx.client.clone(), &namespace)
-                        .get_opt(&sts.name_any())
-                        .await?
-                }
-            }
+            cached_or_fetched(ctx, &ctx.stores.statefulsets, &namespace, &sts.name_any()).await?
         }
         Workload::Stateless(_) => None,
     };
@@ -471,16 +458,7 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
         rolled_out,
         ..Default::default()
     };
-    let port = service
-        .spec
-        .as_ref()
-        .and_then(|s| s.ports.as_ref())
-        .and_then(|p| p.first());
-    observed.endpoint = Some(Endpoint {
-        service: service.name_any(),
-        port: port.map_or(entry.port, |p| p.port),
-        node_port: port.and_then(|p| p.node_port),
-    });
+    observed.endpoint = endpoint_of(&service, Some(entry.port));
     observed.credentials_secret = credentials_secret;
     // A Pod the scheduler cannot place keeps the Stack from ever being Ready: say so,
     // in the scheduler's words, rather than "progressing" forever.
@@ -663,14 +641,7 @@ fn observe_cached(stack: &Stack, ctx: &Context) -> Observed {
         .unwrap_or((0, false));
     let endpoint = cached(&stores.services, &namespace, &name)
         .filter(|s| controlled_by(s.as_ref(), &uid))
-        .and_then(|service| {
-            let port = service.spec.as_ref()?.ports.as_ref()?.first()?.clone();
-            Some(Endpoint {
-                service: name.clone(),
-                port: port.port,
-                node_port: port.node_port,
-            })
-        });
+        .and_then(|service| endpoint_of(&service, None));
     let secret = children::secret_name(&name);
     let credentials_secret = cached(&stores.secrets, &namespace, &secret)
         .filter(|s| controlled_by(s.as_ref(), &uid))
@@ -688,23 +659,60 @@ fn observe_cached(stack: &Stack, ctx: &Context) -> Observed {
 /// controller has rolled out its latest spec to every replica. (Its watch triggers a
 /// reconcile only when these, its generation or its controller change.)
 fn statefulset_readiness(set: &StatefulSet) -> (i32, bool) {
-    let status = set.status.clone().unwrap_or_default();
+    // Borrowed, not cloned: this runs on every event of the StatefulSets' watch.
+    let status = set.status.as_ref();
     let wanted = set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    let updated = status.map_or(0, |s| s.updated_replicas.unwrap_or(s.replicas));
     (
-        status.ready_replicas.unwrap_or(0),
-        status.observed_generation >= set.metadata.generation
-            && status.updated_replicas.unwrap_or(status.replicas) >= wanted,
+        status.and_then(|s| s.ready_replicas).unwrap_or(0),
+        status.and_then(|s| s.observed_generation) >= set.metadata.generation && updated >= wanted,
     )
 }
 
 /// What the reconciler reads of a Deployment: ready replicas, and whether the
 /// controller has seen its latest spec.
 fn deployment_readiness(deployment: &Deployment) -> (i32, bool) {
-    let status = deployment.status.clone().unwrap_or_default();
+    let status = deployment.status.as_ref();
     (
-        status.ready_replicas.unwrap_or(0),
-        status.observed_generation >= deployment.metadata.generation,
+        status.and_then(|s| s.ready_replicas).unwrap_or(0),
+        status.and_then(|s| s.observed_generation) >= deployment.metadata.generation,
     )
+}
+
+/// Where a Stack is reached: its Service and the Service's first port, else
+/// `fallback`; none when there is neither.
+fn endpoint_of(service: &Service, fallback: Option<i32>) -> Option<Endpoint> {
+    let port = service
+        .spec
+        .as_ref()
+        .and_then(|s| s.ports.as_ref())
+        .and_then(|p| p.first());
+    Some(Endpoint {
+        service: service.name_any(),
+        port: port.map(|p| p.port).or(fallback)?,
+        node_port: port.and_then(|p| p.node_port),
+    })
+}
+
+/// The child named `name`: from the store, else from the API server (one the store
+/// does not hold may still exist, and may be someone else's).
+async fn cached_or_fetched<K>(
+    ctx: &Context,
+    store: &Store<K>,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<K>, kube::Error>
+where
+    K: ChildObject,
+{
+    match cached(store, namespace, name) {
+        Some(object) => Ok(Some((*object).clone())),
+        None => {
+            Api::<K>::namespaced(ctx.client.clone(), namespace)
+                .get_opt(name)
+                .await
+        }
+    }
 }
 
 /// Whether `object`'s controller is the Stack with `uid`.
