@@ -216,9 +216,10 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
 
     // The reconciler: Stacks, their children, Events, its Lease; nothing outside that.
     let reconciler = "system:serviceaccount:portico:portico-reconciler";
-    let reconciler_may: [(&str, &str, &str, Option<&str>); 7] = [
+    let reconciler_may: [(&str, &str, &str, Option<&str>); 8] = [
         ("watch", "portico.dev", "stacks", None),
         ("watch", "", "pods", None),
+        ("watch", "", "persistentvolumeclaims", None),
         ("patch", "portico.dev", "stacks/status", Some("team")),
         ("create", "apps", "statefulsets", Some("team")),
         ("delete", "apps", "deployments", Some("team")),

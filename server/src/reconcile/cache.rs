@@ -12,10 +12,10 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use k8s_openapi::NamespaceResourceScope;
 use kube::Resource;
-use kube::api::Api;
+use kube::api::{Api, PartialObjectMeta};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::utils::PredicateConfig;
 use kube::runtime::{WatchStreamExt, reflector as reflect, watcher};
@@ -34,6 +34,23 @@ pub fn hash_json(value: &impl Serialize) -> u64 {
     hash_of(&serde_json::to_string(value).unwrap_or_default())
 }
 
+/// A kind a watch can keep in a store.
+pub trait Watchable:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static
+{
+}
+
+impl<K> Watchable for K where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// A store of K (without managed fields and what `trim` removes) and the stream of
 /// K's changes that matter: each object whose `relevant` hash changed since it was
 /// last let through, and each deletion. Once the store is ready, it is updated before
@@ -50,13 +67,7 @@ pub fn watched<K>(
     impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
 )
 where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: Watchable,
 {
     let (store, writer) = reflector::store();
     let reader = store.clone();
@@ -79,6 +90,28 @@ where
         PredicateConfig::default(),
     );
     (store, changes)
+}
+
+/// A store of the metadata of every K in `api`'s scope, whoever's it is, and the
+/// future that keeps it filled (it runs until dropped). The reconciler's ownership
+/// checks read it: an object under a child's name need not carry the Stack label, and
+/// asking the API server about each name would be a request per child per Stack.
+pub fn names<K>(
+    api: Api<PartialObjectMeta<K>>,
+) -> (
+    Store<PartialObjectMeta<K>>,
+    impl Future<Output = ()> + Send + 'static,
+)
+where
+    K: Watchable,
+{
+    let (store, writer) = reflector::store();
+    // An Api of PartialObjectMeta asks for metadata only.
+    let stream = watcher(api, watcher::Config::default())
+        .default_backoff()
+        .modify(|object: &mut PartialObjectMeta<K>| object.metadata.managed_fields = None);
+    let fill = reflect(writer, stream).for_each(|_| std::future::ready(()));
+    (store, fill)
 }
 
 /// The object named `name` in `namespace`, if the store holds it.

@@ -27,7 +27,7 @@ pub const STACK_LABEL: &str = "portico.dev/stack";
 /// The key of the password in the credentials Secret.
 pub const PASSWORD_KEY: &str = "password";
 
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum ChildrenError {
     #[error("the Stack has no name, namespace or uid yet")]
     Incomplete,

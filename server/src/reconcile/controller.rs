@@ -18,7 +18,8 @@ use futures::StreamExt;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret, Service};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, DeleteParams, PartialObjectMeta, Patch, PatchParams, Preconditions};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -30,7 +31,8 @@ use tracing::Instrument;
 
 use super::cache::{self, Applied, ChildKey, cached, hash_json};
 use super::catalog::LiveCatalog;
-use super::children::{self, ChildrenError, STACK_LABEL, Workload};
+use super::children::{self, STACK_LABEL, Workload};
+use super::plan::{Blocked, Kind, Stale, World, controlled_by, plan};
 use super::scheduling;
 use super::stack::{Endpoint, Stack, StackStatus};
 use super::status::{Observed, Problem, derive};
@@ -49,10 +51,27 @@ pub const MANAGER: &str = "portico-reconciler";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReconcileError {
+    /// The Stack cannot be provisioned as it stands; not a failure of the reconciler.
+    #[error(transparent)]
+    Blocked(#[from] Blocked),
     #[error("{}", api_message(.0))]
     Kube(#[from] kube::Error),
     #[error("the system's random source failed while generating a password")]
     Random,
+}
+
+impl ReconcileError {
+    /// What status says of it (Degraded).
+    fn problem(&self) -> Problem {
+        let reason = match self {
+            ReconcileError::Blocked(blocked) => blocked.reason(),
+            ReconcileError::Kube(_) | ReconcileError::Random => "ReconcileFailed",
+        };
+        Problem {
+            reason: reason.into(),
+            message: self.to_string(),
+        }
+    }
 }
 
 /// The API server's own words when it gave any (they end up in status, read by people).
@@ -82,13 +101,90 @@ struct Context {
     applied: Applied,
 }
 
-/// The watches' stores of every child kind, and of the Stacks' Pods.
+/// The watches' stores of every child kind and of the Stacks' Pods (labelled objects,
+/// whole), and of every object's metadata under any name (for ownership checks).
 struct Stores {
     statefulsets: Store<StatefulSet>,
     deployments: Store<Deployment>,
     services: Store<Service>,
     secrets: Store<Secret>,
     pods: Store<Pod>,
+    names: Names,
+}
+
+struct Names {
+    statefulsets: Store<PartialObjectMeta<StatefulSet>>,
+    deployments: Store<PartialObjectMeta<Deployment>>,
+    services: Store<PartialObjectMeta<Service>>,
+    secrets: Store<PartialObjectMeta<Secret>>,
+    claims: Store<PartialObjectMeta<PersistentVolumeClaim>>,
+}
+
+impl World for Stores {
+    fn meta(&self, kind: Kind, namespace: &str, name: &str) -> Option<ObjectMeta> {
+        let names = &self.names;
+        match kind {
+            Kind::StatefulSet => {
+                cached(&names.statefulsets, namespace, name).map(|o| o.metadata.clone())
+            }
+            Kind::Deployment => {
+                cached(&names.deployments, namespace, name).map(|o| o.metadata.clone())
+            }
+            Kind::Service => cached(&names.services, namespace, name).map(|o| o.metadata.clone()),
+            Kind::Secret => cached(&names.secrets, namespace, name).map(|o| o.metadata.clone()),
+            Kind::PersistentVolumeClaim => {
+                cached(&names.claims, namespace, name).map(|o| o.metadata.clone())
+            }
+        }
+    }
+
+    fn statefulset(&self, namespace: &str, name: &str) -> Option<Arc<StatefulSet>> {
+        cached(&self.statefulsets, namespace, name)
+    }
+
+    fn secret(&self, namespace: &str, name: &str) -> Option<Arc<Secret>> {
+        cached(&self.secrets, namespace, name)
+    }
+
+    fn children(&self, kind: Kind, stack: (&str, &str, &str)) -> Vec<(String, Option<String>)> {
+        match kind {
+            Kind::StatefulSet => children_in(&self.statefulsets, stack),
+            Kind::Deployment => children_in(&self.deployments, stack),
+            Kind::Service => children_in(&self.services, stack),
+            Kind::Secret => children_in(&self.secrets, stack),
+            // Claims are the StatefulSet's, not the Stack's.
+            Kind::PersistentVolumeClaim => Vec::new(),
+        }
+    }
+
+    fn pods(&self, namespace: &str, stack: &str) -> Vec<Arc<Pod>> {
+        self.pods
+            .state()
+            .into_iter()
+            .filter(|p| {
+                p.metadata.namespace.as_deref() == Some(namespace)
+                    && p.labels().get(STACK_LABEL).map(String::as_str) == Some(stack)
+            })
+            .collect()
+    }
+}
+
+/// `(name, uid)` of the objects in `store` that the Stack `(namespace, name, uid)`
+/// labels and controls.
+fn children_in<K: ChildObject>(
+    store: &Store<K>,
+    (namespace, stack, uid): (&str, &str, &str),
+) -> Vec<(String, Option<String>)> {
+    store
+        .state()
+        .iter()
+        .filter(|child| {
+            child.meta().namespace.as_deref() == Some(namespace)
+                && child.labels().get(STACK_LABEL).map(String::as_str) == Some(stack)
+                && controlled_by(child.meta(), uid)
+        })
+        .map(|child| (child.name_any(), child.meta().uid.clone()))
+        .collect()
 }
 
 impl Stores {
@@ -101,6 +197,11 @@ impl Stores {
             self.services.wait_until_ready(),
             self.secrets.wait_until_ready(),
             self.pods.wait_until_ready(),
+            self.names.statefulsets.wait_until_ready(),
+            self.names.deployments.wait_until_ready(),
+            self.names.services.wait_until_ready(),
+            self.names.secrets.wait_until_ready(),
+            self.names.claims.wait_until_ready(),
         );
     }
 }
@@ -207,6 +308,22 @@ pub async fn run(
         |p: &mut Pod| p.spec = None,
         |p: &Pod| cache::hash_of(&scheduling::unschedulable(p)),
     );
+    // Every object's name and owners, for ownership checks; filled for as long as the
+    // controller runs.
+    let (statefulset_names, fill_statefulsets) = cache::names(scoped(&client, ns));
+    let (deployment_names, fill_deployments) = cache::names(scoped(&client, ns));
+    let (service_names, fill_services) = cache::names(scoped(&client, ns));
+    let (secret_names, fill_secrets) = cache::names(scoped(&client, ns));
+    let (claim_names, fill_claims) = cache::names(scoped(&client, ns));
+    let fill_names = async {
+        futures::join!(
+            fill_statefulsets,
+            fill_deployments,
+            fill_services,
+            fill_secrets,
+            fill_claims
+        );
+    };
     let (stacks, stack_writer) = reflector::store();
     let stack_changes = reflect(
         stack_writer,
@@ -228,12 +345,19 @@ pub async fn run(
             services,
             secrets,
             pods,
+            names: Names {
+                statefulsets: statefulset_names,
+                deployments: deployment_names,
+                services: service_names,
+                secrets: secret_names,
+                claims: claim_names,
+            },
         },
         stacks: stacks.clone(),
         applied: Applied::default(),
     });
     let pod_owners = stacks.clone();
-    Controller::for_stream(stack_changes, stacks)
+    let controller = Controller::for_stream(stack_changes, stacks)
         .owns_stream(statefulset_changes)
         .owns_stream(deployment_changes)
         .owns_stream(service_changes)
@@ -256,8 +380,12 @@ pub async fn run(
             if let Err(error) = result {
                 tracing::debug!(%error, "reconcile did not complete");
             }
-        })
-        .await;
+        });
+    // The name stores are filled until the controller has stopped.
+    tokio::select! {
+        () = controller => {}
+        () = fill_names => {}
+    }
     tracing::info!("the Stack reconciler stopped");
 }
 
@@ -289,6 +417,14 @@ fn forget_gone_stacks(ctx: &Context) {
 }
 
 fn error_policy(stack: Arc<Stack>, error: &ReconcileError, ctx: Arc<Context>) -> Action {
+    if let ReconcileError::Blocked(blocked) = error {
+        tracing::info!(stack = %key(&stack), reason = blocked.reason(), "blocked");
+        return if blocked.awaits_change() {
+            Action::await_change()
+        } else {
+            Action::requeue(Duration::from_secs(60))
+        };
+    }
     ctx.stats.failures.fetch_add(1, Ordering::Relaxed);
     let attempt = {
         let mut attempts = ctx.attempts.lock().unwrap_or_else(|p| p.into_inner());
@@ -327,15 +463,14 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
                 Ok(action)
             }
             Err(error) => {
-                let problem = Problem {
-                    reason: "ReconcileFailed".into(),
-                    message: error.to_string(),
-                };
-                // Best effort: the error itself is what the backoff acts on.
+                // Status keeps what the children last reported, and says what is wrong.
+                // Best effort: the error itself is what the error policy acts on.
+                let problem = error.problem();
+                let observed = observe_cached(&stack, &ctx);
                 if let Err(status_error) =
-                    write_status(&stack, &ctx, &observe_cached(&stack, &ctx), Some(&problem)).await
+                    write_status(&stack, &ctx, &observed, Some(&problem)).await
                 {
-                    tracing::debug!(%status_error, "could not record the failure in status");
+                    tracing::debug!(%status_error, "could not record the problem in status");
                 }
                 Err(error)
             }
@@ -345,97 +480,23 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
     .await
 }
 
+/// Plans from the stores, then carries the plan out: applies the children (skipping
+/// what would not change), deletes what a changed choice left behind, writes status.
 async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileError> {
     // A reconcile reads the stores: none before every store holds its first list.
     ctx.stores.ready().await;
-    let name = stack.name_any();
-    let namespace = stack.namespace().unwrap_or_default();
+    // Made on every reconcile although used only for a new Secret: a few microseconds,
+    // and it keeps the plan free of randomness.
+    let fresh_password = children::generate_password().map_err(|_| ReconcileError::Random)?;
     let catalog = ctx.catalog.current();
-    let Some(entry) = catalog.get(&stack.spec.choice) else {
-        let offered = catalog.entries.keys().cloned().collect::<Vec<_>>();
-        let message = format!(
-            "The catalog offers no {:?}; it offers {}.",
-            stack.spec.choice,
-            offered.join(", ")
-        );
-        return blocked(stack, ctx, "UnknownChoice", message).await;
+    let Some(plan) = plan(stack, &catalog, &ctx.stores, &fresh_password)? else {
+        return Ok(Action::await_change());
     };
-    // Whoever may create a Stack gets its children made for them: only compute, and
-    // only as much as the catalog allows, or someone could take the cluster's GPUs.
-    if let Some(asked) = &stack.spec.resources
-        && let Err(refused) = entry.check_resources(&asked.requests, &asked.limits)
-    {
-        return blocked(stack, ctx, "ResourcesRefused", format!("{refused}.")).await;
-    }
-    let uid = stack.metadata.uid.clone().unwrap_or_default();
-    let password = match &entry.password_env {
-        Some(_) => {
-            // One read serves both: whose the Secret is, and the password to keep. The
-            // store first; the API server only for a Secret not (yet) known to be ours.
-            let secret_name = children::secret_name(&name);
-            let existing =
-                cached_or_fetched(ctx, &ctx.stores.secrets, &namespace, &secret_name).await?;
-            if existing.as_ref().is_some_and(|s| !controlled_by(s, &uid)) {
-                return name_conflict(stack, ctx, &format!("Secret {secret_name}")).await;
-            }
-            existing
-                .as_ref()
-                .and_then(children::password_in)
-                .map_or_else(children::generate_password, Ok)
-                .map_err(|_| ReconcileError::Random)?
-        }
-        None => String::new(),
-    };
-    let desired = match children::desired(stack, entry, &password) {
-        Ok(d) => d,
-        Err(error @ ChildrenError::UnknownVersion { .. }) => {
-            return blocked(stack, ctx, "UnknownVersion", error.to_string()).await;
-        }
-        Err(ChildrenError::Incomplete) => return Ok(Action::await_change()),
-    };
-    // Never take over an object that exists under a child's name but is not this
-    // Stack's: that would repoint or, on deletion, remove someone else's object.
-    // A StatefulSet is read whole, once: its owner here, its claims' policy below.
-    let existing_set = match &desired.workload {
-        Workload::Stateful(sts) => {
-            cached_or_fetched(ctx, &ctx.stores.statefulsets, &namespace, &sts.name_any()).await?
-        }
-        Workload::Stateless(_) => None,
-    };
-    let mut foreign_child = match &desired.workload {
-        Workload::Stateful(sts) => existing_set
-            .as_ref()
-            .is_some_and(|set| !controlled_by(set, &uid))
-            .then(|| format!("{} {}", StatefulSet::kind(&()), sts.name_any())),
-        Workload::Stateless(d) => {
-            foreign(ctx, &ctx.stores.deployments, &namespace, d.as_ref(), &uid).await?
-        }
-    };
-    for service in desired.headless.iter().chain([&desired.service]) {
-        if foreign_child.is_none() {
-            foreign_child = foreign(ctx, &ctx.stores.services, &namespace, service, &uid).await?;
-        }
-    }
-    // Claims are looked at only when the StatefulSet is new or grows: that is when it
-    // would adopt one.
-    let grows = existing_set
-        .as_ref()
-        .and_then(|s| s.spec.as_ref())
-        .and_then(|s| s.replicas)
-        .is_none_or(|now| now < stack.spec.replicas);
-    if foreign_child.is_none()
-        && grows
-        && let Workload::Stateful(sts) = &desired.workload
-    {
-        let claims = (sts.name_any(), stack.spec.replicas);
-        foreign_child = foreign_claim(ctx, &namespace, claims, existing_set.as_ref()).await?;
-    }
-    if let Some(child) = foreign_child {
-        return name_conflict(stack, ctx, &child).await;
-    }
-
+    let namespace = stack.namespace().unwrap_or_default();
+    let name = stack.name_any();
     let stores = &ctx.stores;
     let at = (namespace.as_str(), name.as_str());
+    let desired = &plan.children;
     let mut credentials_secret = None;
     if let Some(secret) = &desired.secret {
         credentials_secret = Some(apply(ctx, at, secret, &stores.secrets).await?.name_any());
@@ -452,49 +513,29 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
             deployment_readiness(&apply(ctx, at, deployment.as_ref(), &stores.deployments).await?)
         }
     };
-    let mut observed = Observed {
+    let port = ctx
+        .catalog
+        .current()
+        .get(&stack.spec.choice)
+        .map(|e| e.port);
+    let observed = Observed {
         replicas: stack.spec.replicas,
         ready_replicas,
         rolled_out,
-        ..Default::default()
+        endpoint: endpoint_of(&service, port),
+        credentials_secret,
     };
-    observed.endpoint = endpoint_of(&service, Some(entry.port));
-    observed.credentials_secret = credentials_secret;
     // A Pod the scheduler cannot place keeps the Stack from ever being Ready: say so,
     // in the scheduler's words, rather than "progressing" forever.
-    let unplaceable = if observed.ready_replicas < observed.replicas {
-        let pods = ctx.stores.pods.state();
-        let own = pods.iter().map(Arc::as_ref).filter(|p| {
-            p.metadata.namespace.as_deref() == Some(namespace.as_str())
-                && p.labels().get(STACK_LABEL) == Some(&name)
-        });
-        scheduling::first_unschedulable(own).map(|message| Problem {
-            reason: scheduling::REASON.into(),
-            message,
-        })
-    } else {
-        None
-    };
-
-    // What a changed choice left behind: children of this Stack the desired set lacks.
-    let workload = [name.clone()];
-    let (statefulsets, deployments): (&[String], &[String]) = match &desired.workload {
-        Workload::Stateful(_) => (&workload, &[]),
-        Workload::Stateless(_) => (&[], &workload),
-    };
-    let services: Vec<String> = desired
-        .headless
-        .iter()
-        .chain([&desired.service])
-        .map(|s| s.name_any())
-        .collect();
-    let secrets: Vec<String> = desired.secret.iter().map(|s| s.name_any()).collect();
-    let scope = (ctx, namespace.as_str(), name.as_str(), uid.as_str());
+    let unplaceable = plan
+        .unplaceable
+        .filter(|_| observed.ready_replicas < observed.replicas);
     let mut removed = Vec::new();
-    removed.extend(remove_stale(scope, &stores.statefulsets, statefulsets).await?);
-    removed.extend(remove_stale(scope, &stores.deployments, deployments).await?);
-    removed.extend(remove_stale(scope, &stores.services, &services).await?);
-    removed.extend(remove_stale(scope, &stores.secrets, &secrets).await?);
+    for stale in &plan.stale {
+        if delete_stale(ctx, &namespace, stale).await? {
+            removed.push(format!("{} {}", stale.kind.name(), stale.name));
+        }
+    }
     if !removed.is_empty() {
         publish(
             ctx,
@@ -513,115 +554,6 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     Ok(Action::requeue(Duration::from_secs(300)))
 }
 
-/// "Kind name" of `desired` when an object of that name exists without this Stack
-/// (uid) as its controller. The store answers for children it holds; the API server
-/// for the rest (an object without the Stack label is not in the store).
-async fn foreign<K>(
-    ctx: &Context,
-    store: &Store<K>,
-    namespace: &str,
-    desired: &K,
-    uid: &str,
-) -> Result<Option<String>, kube::Error>
-where
-    K: ChildObject,
-{
-    let name = desired.name_any();
-    let theirs = match cached(store, namespace, &name) {
-        Some(existing) => !controlled_by(existing.as_ref(), uid),
-        None => Api::<K>::namespaced(ctx.client.clone(), namespace)
-            .get_metadata_opt(&name)
-            .await?
-            .is_some_and(|e| !controlled_by(&e, uid)),
-    };
-    Ok(theirs.then(|| format!("{} {name}", K::kind(&()))))
-}
-
-/// "PersistentVolumeClaim name" of a claim the StatefulSet would adopt although it
-/// did not make it: one that exists before the StatefulSet, or is not owned by it. A
-/// claim planted under a child's name would otherwise hand the stack someone else's
-/// volume (and its data).
-/// `(name, replicas)` are the StatefulSet's; `set` is the one that exists now, if any.
-async fn foreign_claim(
-    ctx: &Context,
-    namespace: &str,
-    (name, replicas): (String, i32),
-    set: Option<&StatefulSet>,
-) -> Result<Option<String>, kube::Error> {
-    let set_uid = set.and_then(|s| s.metadata.uid.clone());
-    // A StatefulSet made before claims were owned (no Delete retention policy yet):
-    // its claims carry no owner until the policy is applied, so a claim made after
-    // the set counts as the set's. The next apply brings the policy and the owners.
-    let unowned_since = set
-        .filter(|s| {
-            s.spec
-                .as_ref()
-                .and_then(|spec| spec.persistent_volume_claim_retention_policy.as_ref())
-                .and_then(|p| p.when_deleted.as_deref())
-                != Some("Delete")
-        })
-        .and_then(|s| s.metadata.creation_timestamp.clone());
-    let claims: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), namespace);
-    for ordinal in 0..replicas.max(0) {
-        let claim = children::claim_name(&name, ordinal);
-        let Some(existing) = claims.get_metadata_opt(&claim).await? else {
-            continue;
-        };
-        let owned = set_uid.as_deref().is_some_and(|uid| {
-            existing
-                .metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .any(|o| o.uid == uid)
-        });
-        let made_after_legacy_set = unowned_since.as_ref().is_some_and(|since| {
-            existing
-                .metadata
-                .creation_timestamp
-                .as_ref()
-                .is_some_and(|made| made.0 >= since.0)
-        });
-        let ours = owned || made_after_legacy_set;
-        if !ours {
-            return Ok(Some(format!("PersistentVolumeClaim {claim}")));
-        }
-    }
-    Ok(None)
-}
-
-/// Records in status why the Stack cannot be provisioned as it stands, and waits for
-/// it (or the catalog) to change.
-async fn blocked(
-    stack: &Stack,
-    ctx: &Context,
-    reason: &str,
-    message: String,
-) -> Result<Action, ReconcileError> {
-    let problem = Problem {
-        reason: reason.into(),
-        message,
-    };
-    write_status(stack, ctx, &observe_cached(stack, ctx), Some(&problem)).await?;
-    Ok(Action::await_change())
-}
-
-/// Records that `child` ("Kind name") blocks this Stack, and looks again later.
-async fn name_conflict(
-    stack: &Stack,
-    ctx: &Context,
-    child: &str,
-) -> Result<Action, ReconcileError> {
-    let problem = Problem {
-        reason: "NameConflict".into(),
-        message: format!(
-            "{child} already exists and does not belong to this Stack; rename the Stack or remove it."
-        ),
-    };
-    write_status(stack, ctx, &observe_cached(stack, ctx), Some(&problem)).await?;
-    Ok(Action::requeue(Duration::from_secs(60)))
-}
-
 /// What the Stack's children report, as the stores last saw them: the observation
 /// status keeps when a reconcile is blocked or fails, so the endpoint, the credentials
 /// and the replica counts of children that still run do not vanish.
@@ -631,20 +563,20 @@ fn observe_cached(stack: &Stack, ctx: &Context) -> Observed {
     let uid = stack.metadata.uid.clone().unwrap_or_default();
     let stores = &ctx.stores;
     let (ready_replicas, rolled_out) = cached(&stores.statefulsets, &namespace, &name)
-        .filter(|s| controlled_by(s.as_ref(), &uid))
+        .filter(|s| controlled_by(&s.metadata, &uid))
         .map(|s| statefulset_readiness(&s))
         .or_else(|| {
             cached(&stores.deployments, &namespace, &name)
-                .filter(|d| controlled_by(d.as_ref(), &uid))
+                .filter(|d| controlled_by(&d.metadata, &uid))
                 .map(|d| deployment_readiness(&d))
         })
         .unwrap_or((0, false));
     let endpoint = cached(&stores.services, &namespace, &name)
-        .filter(|s| controlled_by(s.as_ref(), &uid))
+        .filter(|s| controlled_by(&s.metadata, &uid))
         .and_then(|service| endpoint_of(&service, None));
     let secret = children::secret_name(&name);
     let credentials_secret = cached(&stores.secrets, &namespace, &secret)
-        .filter(|s| controlled_by(s.as_ref(), &uid))
+        .filter(|s| controlled_by(&s.metadata, &uid))
         .map(|_| secret);
     Observed {
         replicas: stack.spec.replicas,
@@ -694,35 +626,6 @@ fn endpoint_of(service: &Service, fallback: Option<i32>) -> Option<Endpoint> {
     })
 }
 
-/// The child named `name`: from the store, else from the API server (one the store
-/// does not hold may still exist, and may be someone else's).
-async fn cached_or_fetched<K>(
-    ctx: &Context,
-    store: &Store<K>,
-    namespace: &str,
-    name: &str,
-) -> Result<Option<K>, kube::Error>
-where
-    K: ChildObject,
-{
-    match cached(store, namespace, name) {
-        Some(object) => Ok(Some((*object).clone())),
-        None => {
-            Api::<K>::namespaced(ctx.client.clone(), namespace)
-                .get_opt(name)
-                .await
-        }
-    }
-}
-
-/// Whether `object`'s controller is the Stack with `uid`.
-fn controlled_by(object: &impl Resource, uid: &str) -> bool {
-    object
-        .owner_references()
-        .iter()
-        .any(|o| o.controller == Some(true) && o.uid == uid)
-}
-
 /// Server-side apply with Portico's field manager; `force` takes back fields someone
 /// else changed (drift correction). Skipped, returning the cached child, when this
 /// exact object was applied last and the child has not changed since.
@@ -763,46 +666,41 @@ where
     Ok(applied)
 }
 
-/// Deletes this Stack's children of kind `K` that are not in `keep` (left over from
-/// another choice), as the store knows them. Only objects this Stack controls are
-/// touched.
-async fn remove_stale<K>(
-    (ctx, namespace, stack, uid): (&Context, &str, &str, &str),
-    store: &Store<K>,
-    keep: &[String],
-) -> Result<Vec<String>, kube::Error>
-where
-    K: ChildObject,
-{
-    let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
-    let stale: Vec<(String, Option<String>)> = store
-        .state()
-        .iter()
-        .filter(|child| {
-            child.meta().namespace.as_deref() == Some(namespace)
-                && child.labels().get(STACK_LABEL).map(String::as_str) == Some(stack)
-                && controlled_by(child.as_ref(), uid)
-                && !keep.contains(&child.name_any())
-        })
-        .map(|child| (child.name_any(), child.meta().uid.clone()))
-        .collect();
-    let mut removed = Vec::new();
-    for (name, child_uid) in stale {
-        // Only the object the store saw: never one made since under the same name.
-        let only_that_one = DeleteParams {
-            preconditions: Some(Preconditions {
-                uid: child_uid,
-                resource_version: None,
-            }),
-            ..DeleteParams::background()
-        };
-        match api.delete(&name, &only_that_one).await {
-            Ok(_) => removed.push(format!("{} {name}", K::kind(&()))),
-            Err(e) if matches!(failure(&e), Failure::NotFound | Failure::Conflict) => {}
-            Err(e) => return Err(e),
+/// Deletes a child a changed choice left behind; whether it was there to delete.
+async fn delete_stale(ctx: &Context, namespace: &str, stale: &Stale) -> Result<bool, kube::Error> {
+    let client = &ctx.client;
+    match stale.kind {
+        Kind::StatefulSet => delete_only::<StatefulSet>(client, namespace, stale).await,
+        Kind::Deployment => delete_only::<Deployment>(client, namespace, stale).await,
+        Kind::Service => delete_only::<Service>(client, namespace, stale).await,
+        Kind::Secret => delete_only::<Secret>(client, namespace, stale).await,
+        Kind::PersistentVolumeClaim => {
+            delete_only::<PersistentVolumeClaim>(client, namespace, stale).await
         }
     }
-    Ok(removed)
+}
+
+async fn delete_only<K: ChildObject>(
+    client: &kube::Client,
+    namespace: &str,
+    stale: &Stale,
+) -> Result<bool, kube::Error> {
+    // Only the object the store saw: never one made since under the same name.
+    let only_that_one = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: stale.uid.clone(),
+            resource_version: None,
+        }),
+        ..DeleteParams::background()
+    };
+    match Api::<K>::namespaced(client.clone(), namespace)
+        .delete(&stale.name, &only_that_one)
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(e) if matches!(failure(&e), Failure::NotFound | Failure::Conflict) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 async fn write_status(

@@ -1,0 +1,573 @@
+//! What one reconcile does to a Stack, decided from what the watches hold: the children
+//! to apply, the children a changed choice left behind, and whether a Pod cannot be
+//! placed; or why the Stack cannot be provisioned as it stands ([`Blocked`]). Pure: it
+//! reads a [`World`] and writes nothing, so every outcome is tested without a cluster.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::ResourceExt;
+
+use super::catalog::Catalog;
+use super::children::{self, Children, ChildrenError, Workload};
+use super::scheduling;
+use super::stack::Stack;
+use super::status::Problem;
+
+/// The kinds a Stack's children (and its StatefulSet's claims) are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    StatefulSet,
+    Deployment,
+    Service,
+    Secret,
+    PersistentVolumeClaim,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::StatefulSet => "StatefulSet",
+            Kind::Deployment => "Deployment",
+            Kind::Service => "Service",
+            Kind::Secret => "Secret",
+            Kind::PersistentVolumeClaim => "PersistentVolumeClaim",
+        }
+    }
+}
+
+/// What the watches hold, as a reconcile reads it.
+pub trait World {
+    /// The metadata of the object of `kind` named `name`, whoever's it is.
+    fn meta(&self, kind: Kind, namespace: &str, name: &str) -> Option<ObjectMeta>;
+    /// A StatefulSet carrying the Stack label (every child does).
+    fn statefulset(&self, namespace: &str, name: &str) -> Option<Arc<StatefulSet>>;
+    /// A Secret carrying the Stack label.
+    fn secret(&self, namespace: &str, name: &str) -> Option<Arc<Secret>>;
+    /// `(name, uid)` of the children of `kind` the Stack `(namespace, name, uid)`
+    /// controls.
+    fn children(&self, kind: Kind, stack: (&str, &str, &str)) -> Vec<(String, Option<String>)>;
+    /// The Pods carrying the label of the Stack `(namespace, name)`.
+    fn pods(&self, namespace: &str, stack: &str) -> Vec<Arc<Pod>>;
+}
+
+/// Why a Stack cannot be provisioned as it stands. Each is reported in status as
+/// Degraded, with this text and [`Blocked::reason`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Blocked {
+    #[error("The catalog offers no {choice:?}; it offers {offered}.")]
+    UnknownChoice { choice: String, offered: String },
+    #[error("{0}.")]
+    ResourcesRefused(String),
+    #[error("{0}")]
+    UnknownVersion(ChildrenError),
+    /// "Kind name" of an object under a child's name that is not this Stack's.
+    #[error("{0} already exists and does not belong to this Stack; rename the Stack or remove it.")]
+    NameConflict(String),
+}
+
+impl Blocked {
+    /// The condition reason status shows.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Blocked::UnknownChoice { .. } => "UnknownChoice",
+            Blocked::ResourcesRefused(_) => "ResourcesRefused",
+            Blocked::UnknownVersion(_) => "UnknownVersion",
+            Blocked::NameConflict(_) => "NameConflict",
+        }
+    }
+
+    /// Whether only a change of the Stack or the catalog can unblock it. A name
+    /// conflict can also end by someone removing their object, which no watch of the
+    /// Stack sees: it is looked at again after a while.
+    pub fn awaits_change(&self) -> bool {
+        !matches!(self, Blocked::NameConflict(_))
+    }
+}
+
+/// A child to delete: only the object with this uid (never one made since under the
+/// same name).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stale {
+    pub kind: Kind,
+    pub name: String,
+    pub uid: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Applied in this order: the Secret and the Services before the workload that
+    /// reads the one and is reached through the others.
+    pub children: Children,
+    pub stale: Vec<Stale>,
+    /// A Pod of this Stack the scheduler cannot place, in its words.
+    pub unplaceable: Option<Problem>,
+}
+
+/// The plan for `stack`, or why there is none. `fresh_password` fills a credentials
+/// Secret that does not exist yet (an existing one keeps its password).
+pub fn plan(
+    stack: &Stack,
+    catalog: &Catalog,
+    world: &impl World,
+    fresh_password: &str,
+) -> Result<Option<Plan>, Blocked> {
+    let (Some(name), Some(namespace), Some(uid)) = (
+        stack.metadata.name.as_deref(),
+        stack.metadata.namespace.as_deref(),
+        stack.metadata.uid.as_deref(),
+    ) else {
+        // Never so for an object the API server has stored.
+        return Ok(None);
+    };
+    let Some(entry) = catalog.get(&stack.spec.choice) else {
+        return Err(Blocked::UnknownChoice {
+            choice: stack.spec.choice.clone(),
+            offered: catalog
+                .entries
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    };
+    // Whoever may create a Stack gets its children made for them: only compute, and
+    // only as much as the catalog allows, or someone could take the cluster's GPUs.
+    if let Some(asked) = &stack.spec.resources {
+        entry
+            .check_resources(&asked.requests, &asked.limits)
+            .map_err(|refused| Blocked::ResourcesRefused(refused.to_string()))?;
+    }
+    let ours = |meta: &ObjectMeta| controlled_by(meta, uid);
+    let secret_name = children::secret_name(name);
+    let password = world
+        .secret(namespace, &secret_name)
+        .filter(|s| ours(&s.metadata))
+        .and_then(|s| children::password_in(&s))
+        .unwrap_or_else(|| fresh_password.to_string());
+    let desired = match children::desired(stack, entry, &password) {
+        Ok(desired) => desired,
+        Err(ChildrenError::Incomplete) => return Ok(None),
+        Err(error) => return Err(Blocked::UnknownVersion(error)),
+    };
+
+    // Never take over an object that exists under a child's name but is not this
+    // Stack's: that would repoint or, on deletion, remove someone else's object.
+    let wanted = wanted(&desired);
+    let taken = |(kind, child): &(Kind, String)| {
+        world
+            .meta(*kind, namespace, child)
+            .is_some_and(|meta| !ours(&meta))
+    };
+    if let Some((kind, child)) = wanted.iter().find(|w| taken(w)) {
+        return Err(Blocked::NameConflict(format!("{} {child}", kind.name())));
+    }
+    if let Workload::Stateful(set) = &desired.workload
+        && let Some(claim) = foreign_claim(world, namespace, set, stack.spec.replicas)
+    {
+        return Err(Blocked::NameConflict(format!(
+            "{} {claim}",
+            Kind::PersistentVolumeClaim.name()
+        )));
+    }
+
+    // What a changed choice left behind: children of this Stack the desired set lacks.
+    let stale = [
+        Kind::StatefulSet,
+        Kind::Deployment,
+        Kind::Service,
+        Kind::Secret,
+    ]
+    .into_iter()
+    .flat_map(|kind| {
+        world
+            .children(kind, (namespace, name, uid))
+            .into_iter()
+            .map(move |(name, uid)| Stale { kind, name, uid })
+    })
+    .filter(|s| !wanted.contains(&(s.kind, s.name.clone())))
+    .collect();
+    let pods = world.pods(namespace, name);
+    let unplaceable =
+        scheduling::first_unschedulable(pods.iter().map(Arc::as_ref)).map(|message| Problem {
+            reason: scheduling::REASON.into(),
+            message,
+        });
+    Ok(Some(Plan {
+        children: desired,
+        stale,
+        unplaceable,
+    }))
+}
+
+/// `(kind, name)` of every child in `desired`.
+fn wanted(desired: &Children) -> Vec<(Kind, String)> {
+    let mut wanted = vec![match &desired.workload {
+        Workload::Stateful(set) => (Kind::StatefulSet, set.name_any()),
+        Workload::Stateless(deployment) => (Kind::Deployment, deployment.name_any()),
+    }];
+    wanted.extend(
+        desired
+            .headless
+            .iter()
+            .chain([&desired.service])
+            .map(|s| (Kind::Service, s.name_any())),
+    );
+    wanted.extend(desired.secret.iter().map(|s| (Kind::Secret, s.name_any())));
+    wanted
+}
+
+/// Whether `meta`'s controller is the object with `uid`.
+pub fn controlled_by(meta: &ObjectMeta, uid: &str) -> bool {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.controller == Some(true) && o.uid == uid)
+}
+
+/// The name of a claim the StatefulSet `desired` would adopt although it did not make
+/// it: one that exists before the StatefulSet, or is not owned by it. A claim planted
+/// under a child's name would otherwise hand the stack someone else's volume (and its
+/// data). Claims are looked at only when the StatefulSet is new or grows: that is when
+/// it would adopt one.
+fn foreign_claim(
+    world: &impl World,
+    namespace: &str,
+    desired: &StatefulSet,
+    replicas: i32,
+) -> Option<String> {
+    let name = desired.name_any();
+    let set = world.statefulset(namespace, &name);
+    let grows = set
+        .as_ref()
+        .and_then(|s| s.spec.as_ref())
+        .and_then(|s| s.replicas)
+        .is_none_or(|now| now < replicas);
+    if !grows {
+        return None;
+    }
+    let set_uid = set.as_ref().and_then(|s| s.metadata.uid.clone());
+    // A StatefulSet made before claims were owned (no Delete retention policy yet):
+    // its claims carry no owner until the policy is applied, so a claim made after
+    // the set counts as the set's. The next apply brings the policy and the owners.
+    let unowned_since = set
+        .as_ref()
+        .filter(|s| {
+            s.spec
+                .as_ref()
+                .and_then(|spec| spec.persistent_volume_claim_retention_policy.as_ref())
+                .and_then(|p| p.when_deleted.as_deref())
+                != Some("Delete")
+        })
+        .and_then(|s| s.metadata.creation_timestamp.clone());
+    (0..replicas.max(0))
+        .map(|ordinal| children::claim_name(&name, ordinal))
+        .find(|claim| {
+            let Some(existing) = world.meta(Kind::PersistentVolumeClaim, namespace, claim) else {
+                return false;
+            };
+            let owned = set_uid.as_deref().is_some_and(|uid| {
+                existing
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| o.uid == uid)
+            });
+            let made_after_legacy_set = unowned_since.as_ref().is_some_and(|since| {
+                existing
+                    .creation_timestamp
+                    .as_ref()
+                    .is_some_and(|made| made.0 >= since.0)
+            });
+            !(owned || made_after_legacy_set)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+
+    use super::*;
+    use crate::reconcile::catalog::DEFAULT_CATALOG;
+    use crate::reconcile::stack::StackSpec;
+
+    /// A world of objects given by hand: metadata by (kind, name), the labelled
+    /// StatefulSets and Secrets, this Stack's children, its Pods.
+    #[derive(Default)]
+    struct Given {
+        meta: HashMap<(Kind, String), ObjectMeta>,
+        sets: Vec<Arc<StatefulSet>>,
+        secrets: Vec<Arc<Secret>>,
+        pods: Vec<Arc<Pod>>,
+    }
+
+    impl World for Given {
+        fn meta(&self, kind: Kind, _: &str, name: &str) -> Option<ObjectMeta> {
+            self.meta.get(&(kind, name.to_string())).cloned()
+        }
+        fn statefulset(&self, _: &str, name: &str) -> Option<Arc<StatefulSet>> {
+            self.sets.iter().find(|s| s.name_any() == name).cloned()
+        }
+        fn secret(&self, _: &str, name: &str) -> Option<Arc<Secret>> {
+            self.secrets.iter().find(|s| s.name_any() == name).cloned()
+        }
+        fn children(
+            &self,
+            kind: Kind,
+            (_, _, uid): (&str, &str, &str),
+        ) -> Vec<(String, Option<String>)> {
+            self.meta
+                .iter()
+                .filter(|((k, _), meta)| *k == kind && controlled_by(meta, uid))
+                .map(|((_, name), meta)| (name.clone(), meta.uid.clone()))
+                .collect()
+        }
+        fn pods(&self, _: &str, _: &str) -> Vec<Arc<Pod>> {
+            self.pods.clone()
+        }
+    }
+
+    impl Given {
+        fn with(mut self, kind: Kind, name: &str, controller: Option<&str>) -> Self {
+            let meta = ObjectMeta {
+                name: Some(name.into()),
+                uid: Some(format!("uid-of-{name}")),
+                owner_references: controller.map(|uid| {
+                    vec![OwnerReference {
+                        controller: Some(true),
+                        uid: uid.into(),
+                        ..Default::default()
+                    }]
+                }),
+                ..Default::default()
+            };
+            self.meta.insert((kind, name.into()), meta);
+            self
+        }
+    }
+
+    fn stack(choice: &str) -> Stack {
+        Stack {
+            metadata: ObjectMeta {
+                name: Some("shop".into()),
+                namespace: Some("team".into()),
+                uid: Some("stack-uid".into()),
+                generation: Some(1),
+                ..Default::default()
+            },
+            spec: StackSpec {
+                choice: choice.into(),
+                replicas: 1,
+                exposure: "ClusterIP".into(),
+                ..Default::default()
+            },
+            status: None,
+        }
+    }
+
+    fn password_of(secret: &Secret) -> Option<String> {
+        let bytes = secret.data.as_ref()?.get(children::PASSWORD_KEY)?;
+        Some(String::from_utf8_lossy(&bytes.0).into_owned())
+    }
+
+    fn catalog() -> Catalog {
+        Catalog::parse(DEFAULT_CATALOG).expect("the shipped catalog parses")
+    }
+
+    #[test]
+    fn a_new_stack_gets_every_child_and_deletes_nothing() {
+        let plan = plan(&stack("mysql"), &catalog(), &Given::default(), "fresh")
+            .expect("not blocked")
+            .expect("complete");
+        assert!(matches!(plan.children.workload, Workload::Stateful(_)));
+        assert!(plan.children.secret.is_some() && plan.children.headless.is_some());
+        assert_eq!(plan.stale, []);
+        assert_eq!(plan.unplaceable, None);
+        let secret = plan.children.secret.expect("a Secret");
+        assert_eq!(
+            password_of(&secret),
+            Some("fresh".into()),
+            "a new Secret gets the fresh password"
+        );
+    }
+
+    #[test]
+    fn an_existing_secret_keeps_its_password_only_if_it_is_ours() {
+        let secret = |owner: &str| {
+            let mut secret = Secret {
+                metadata: ObjectMeta {
+                    name: Some(children::secret_name("shop")),
+                    owner_references: Some(vec![OwnerReference {
+                        controller: Some(true),
+                        uid: owner.into(),
+                        ..Default::default()
+                    }]),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            secret.data = Some(
+                [(
+                    children::PASSWORD_KEY.to_string(),
+                    k8s_openapi::ByteString(b"kept".to_vec()),
+                )]
+                .into(),
+            );
+            Arc::new(secret)
+        };
+        let password = |world: Given| {
+            plan(&stack("mysql"), &catalog(), &world, "fresh")
+                .ok()
+                .flatten()
+                .and_then(|p| p.children.secret)
+                .and_then(|s| password_of(&s))
+        };
+        let ours = Given {
+            secrets: vec![secret("stack-uid")],
+            ..Default::default()
+        };
+        assert_eq!(password(ours), Some("kept".into()));
+        let theirs = Given {
+            secrets: vec![secret("someone")],
+            ..Default::default()
+        }
+        .with(
+            Kind::Secret,
+            &children::secret_name("shop"),
+            Some("someone"),
+        );
+        assert_eq!(
+            password(theirs),
+            None,
+            "someone else's Secret blocks the Stack"
+        );
+    }
+
+    #[test]
+    fn an_object_under_a_child_name_that_is_not_ours_blocks_with_its_kind_and_name() {
+        for owner in [None, Some("another-stack")] {
+            let world = Given::default().with(Kind::Service, "shop", owner);
+            assert_eq!(
+                plan(&stack("tomcat"), &catalog(), &world, "p"),
+                Err(Blocked::NameConflict("Service shop".into()))
+            );
+        }
+        let ours = Given::default().with(Kind::Service, "shop", Some("stack-uid"));
+        assert!(plan(&stack("tomcat"), &catalog(), &ours, "p").is_ok());
+    }
+
+    #[test]
+    fn a_claim_the_statefulset_did_not_make_blocks_a_new_statefulset() {
+        let claim = children::claim_name("shop", 0);
+        let world = Given::default().with(Kind::PersistentVolumeClaim, &claim, None);
+        assert_eq!(
+            plan(&stack("mysql"), &catalog(), &world, "p"),
+            Err(Blocked::NameConflict(format!(
+                "PersistentVolumeClaim {claim}"
+            )))
+        );
+    }
+
+    #[test]
+    fn a_changed_choice_deletes_the_children_the_new_one_lacks() {
+        let world = Given::default()
+            .with(Kind::StatefulSet, "shop", Some("stack-uid"))
+            .with(Kind::Service, "shop", Some("stack-uid"))
+            .with(
+                Kind::Service,
+                &children::headless_name("shop"),
+                Some("stack-uid"),
+            )
+            .with(
+                Kind::Secret,
+                &children::secret_name("shop"),
+                Some("stack-uid"),
+            )
+            .with(Kind::Deployment, "unrelated", Some("another-stack"));
+        let plan = plan(&stack("tomcat"), &catalog(), &world, "p")
+            .expect("not blocked")
+            .expect("complete");
+        let mut stale: Vec<_> = plan
+            .stale
+            .iter()
+            .map(|s| (s.kind, s.name.as_str()))
+            .collect();
+        stale.sort_by_key(|(kind, name)| (kind.name(), *name));
+        assert_eq!(
+            stale,
+            [
+                (Kind::Secret, children::secret_name("shop").as_str()),
+                (Kind::Service, children::headless_name("shop").as_str()),
+                (Kind::StatefulSet, "shop"),
+            ]
+        );
+        assert_eq!(
+            plan.stale[0]
+                .uid
+                .as_deref()
+                .map(|u| u.starts_with("uid-of-")),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn unknown_choices_versions_and_refused_resources_are_blocked_and_await_a_change() {
+        let unknown = plan(&stack("oracle"), &catalog(), &Given::default(), "p");
+        let Err(blocked @ Blocked::UnknownChoice { .. }) = unknown else {
+            panic!("{unknown:?}");
+        };
+        assert!(blocked.to_string().contains("offers no \"oracle\""));
+        assert!(blocked.awaits_change());
+
+        let mut old = stack("mysql");
+        old.spec.version = Some("3.23".into());
+        let version = plan(&old, &catalog(), &Given::default(), "p");
+        assert!(
+            matches!(&version, Err(b) if b.reason() == "UnknownVersion"),
+            "{version:?}"
+        );
+
+        let mut greedy = stack("tomcat");
+        greedy.spec.resources = Some(crate::reconcile::stack::StackResources {
+            requests: [("nvidia.com/gpu".to_string(), serde_json::json!(1))].into(),
+            limits: Default::default(),
+        });
+        let refused = plan(&greedy, &catalog(), &Given::default(), "p");
+        assert!(
+            matches!(&refused, Err(b) if b.reason() == "ResourcesRefused"),
+            "{refused:?}"
+        );
+
+        assert!(!Blocked::NameConflict("Service x".into()).awaits_change());
+    }
+
+    #[test]
+    fn an_unschedulable_pod_is_reported_in_the_schedulers_words() {
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "shop-0"},
+            "status": {"phase": "Pending", "conditions": [{
+                "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                "message": "0/3 nodes are available: 3 Insufficient cpu."
+            }]}
+        }))
+        .expect("a Pod");
+        let world = Given {
+            pods: vec![Arc::new(pod)],
+            ..Default::default()
+        };
+        let plan = plan(&stack("tomcat"), &catalog(), &world, "p")
+            .expect("not blocked")
+            .expect("complete");
+        let problem = plan.unplaceable.expect("unplaceable");
+        assert_eq!(problem.reason, "Unschedulable");
+        assert!(
+            problem.message.contains("Insufficient cpu"),
+            "{}",
+            problem.message
+        );
+    }
+}
