@@ -30,13 +30,15 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-use k8s_openapi::api::core::v1::{Namespace, Node, Service};
+use k8s_openapi::api::core::v1::{Namespace, Node, Secret, Service};
 use kube::api::{Api, PostParams};
 use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use portico_control_plane::nodes::{self, Capacity};
 use portico_control_plane::{ControlPlane, cluster::portico_crds};
+use portico_server::reconcile::catalog::{Catalog, DEFAULT_CATALOG};
+use portico_server::reconcile::children::{self, Children, Workload};
 use portico_server::reconcile::stack::Stack;
 use serde_json::json;
 
@@ -116,52 +118,96 @@ struct Floor {
     available: Duration,
 }
 
-/// The bare client: a Deployment and a Service per request, `IN_FLIGHT` at a time.
-async fn floor(client: &kube::Client, count: usize) -> Floor {
+/// The bare client: per request, the very children the reconciler would apply for the
+/// same Stack (computed by the same code, without ownerReferences: there is no Stack
+/// to own them), created in the same order, `IN_FLIGHT` requests at a time.
+async fn floor(
+    client: &kube::Client,
+    count: usize,
+    choice_of: impl Fn(usize) -> &'static str,
+) -> Floor {
     let ns = "floor";
     create_namespace(client, ns).await;
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
-    let services: Api<Service> = Api::namespaced(client.clone(), ns);
+    let catalog = Catalog::parse(DEFAULT_CATALOG).expect("the shipped catalog");
+    let requests: Vec<Children> = (0..count)
+        .map(|i| {
+            let stack: Stack = serde_json::from_value(json!({
+                "metadata": {"name": format!("f-{i:04}"), "namespace": ns, "uid": format!("floor-{i}")},
+                "spec": {"choice": choice_of(i)}
+            }))
+            .expect("stack");
+            let entry = catalog.get(&stack.spec.choice).expect("a catalog entry");
+            let mut children = children::desired(&stack, entry, "floor-password").expect("children");
+            children.secret.iter_mut().for_each(|s| s.metadata.owner_references = None);
+            children.headless.iter_mut().for_each(|s| s.metadata.owner_references = None);
+            children.service.metadata.owner_references = None;
+            match &mut children.workload {
+                Workload::Stateful(s) => s.metadata.owner_references = None,
+                Workload::Stateless(d) => d.metadata.owner_references = None,
+            }
+            children
+        })
+        .collect();
     let available = {
         let client = client.clone();
         tokio::spawn(async move {
-            let mut ready = HashSet::new();
-            watch_until::<Deployment>(&client, "floor", "bench=floor", |d| {
-                if d.status.as_ref().and_then(|s| s.available_replicas) == Some(1) {
-                    ready.insert(d.name_any());
+            let ready = std::sync::Mutex::new(HashSet::new());
+            let note = |name: String, replicas: Option<i32>| {
+                let mut ready = ready.lock().unwrap();
+                if replicas == Some(1) {
+                    ready.insert(name);
                 }
                 ready.len() >= count
-            })
-            .await;
+            };
+            let label = "portico.dev/stack";
+            let sets = watch_until::<StatefulSet>(&client, "floor", label, |s| {
+                note(
+                    s.name_any(),
+                    s.status.as_ref().and_then(|s| s.ready_replicas),
+                )
+            });
+            let deployments = watch_until::<Deployment>(&client, "floor", label, |d| {
+                note(
+                    d.name_any(),
+                    d.status.as_ref().and_then(|s| s.available_replicas),
+                )
+            });
+            tokio::select! {
+                () = sets => {}
+                () = deployments => {}
+            }
         })
     };
     let started = Instant::now();
-    futures::stream::iter(0..count)
-        .map(|i| {
-            let (deployments, services) = (deployments.clone(), services.clone());
+    futures::stream::iter(requests)
+        .map(|children| {
+            let client = client.clone();
             async move {
-                let name = format!("f-{i:04}");
-                let labels = json!({"bench": "floor", "app": name});
-                let deployment: Deployment = serde_json::from_value(json!({
-                    "metadata": {"name": name, "labels": labels},
-                    "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
-                        "template": {"metadata": {"labels": labels},
-                            "spec": {"containers": [{"name": "web", "image": "docker.io/library/tomcat:10.1"}]}}}
-                }))
-                .expect("deployment");
-                let service: Service = serde_json::from_value(json!({
-                    "metadata": {"name": name, "labels": labels},
-                    "spec": {"selector": {"app": name}, "ports": [{"port": 8080}]}
-                }))
-                .expect("service");
-                deployments
-                    .create(&PostParams::default(), &deployment)
-                    .await
-                    .expect("create Deployment");
-                services
-                    .create(&PostParams::default(), &service)
-                    .await
-                    .expect("create Service");
+                let post = PostParams::default();
+                if let Some(secret) = &children.secret {
+                    Api::<Secret>::namespaced(client.clone(), ns)
+                        .create(&post, secret)
+                        .await
+                        .expect("Secret");
+                }
+                let services = Api::<Service>::namespaced(client.clone(), ns);
+                for service in children.headless.iter().chain([&children.service]) {
+                    services.create(&post, service).await.expect("Service");
+                }
+                match &children.workload {
+                    Workload::Stateful(set) => {
+                        Api::<StatefulSet>::namespaced(client, ns)
+                            .create(&post, set)
+                            .await
+                            .expect("StatefulSet");
+                    }
+                    Workload::Stateless(deployment) => {
+                        Api::<Deployment>::namespaced(client, ns)
+                            .create(&post, deployment)
+                            .await
+                            .expect("Deployment");
+                    }
+                }
             }
         })
         .buffer_unordered(IN_FLIGHT)
@@ -170,7 +216,7 @@ async fn floor(client: &kube::Client, count: usize) -> Floor {
     let children = started.elapsed();
     tokio::time::timeout(DEADLINE, available)
         .await
-        .expect("every Deployment available in time")
+        .expect("every workload available in time")
         .expect("join");
     Floor {
         children,
@@ -246,6 +292,50 @@ fn reconciler_requests(
         .sum()
 }
 
+/// `(verb resource code, count)` of the requests Portico's reconciler counted on its
+/// /metrics, but for watches, lists and the Lease (per run, not per Stack).
+async fn own_requests(url: &str) -> Vec<(String, f64)> {
+    let text = reqwest::get(url)
+        .await
+        .expect("scrape")
+        .text()
+        .await
+        .expect("metrics text");
+    let mut out: Vec<(String, f64)> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("portico_reconciler_api_requests_total{"))
+        .filter_map(|rest| rest.split_once("} "))
+        .filter(|(labels, _)| {
+            !labels.contains("verb=\"WATCH\"")
+                && !labels.contains("verb=\"LIST\"")
+                && !labels.contains("leases")
+        })
+        .map(|(labels, n)| (labels.replace('"', ""), n.trim().parse().unwrap_or(0.0)))
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out
+}
+
+/// User and system CPU time a process has used so far, in seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command (which may hold spaces) start after its ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of stat(5): 11 and 12 after the state.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// What one Stack has so far.
 #[derive(Default)]
 struct Seen {
@@ -275,12 +365,16 @@ async fn main() {
     // Room for the floor's Pods and the Stacks', on top of the cluster's own nodes.
     add_capacity(&client, "bench-node", 2 * count).await;
 
-    let floor = floor(&client, count).await;
+    let floor = floor(&client, count, &choice_of).await;
 
     let ns = "bench".to_string();
     create_namespace(&client, &ns).await;
     let reconciles = Arc::new(AtomicU64::new(0));
+    let metrics_addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port");
     let mut server = Command::new(env!("CARGO_BIN_EXE_portico"))
+        .env("PORTICO_METRICS_LISTEN", metrics_addr.to_string())
         .env("KUBECONFIG", plane.admin_kubeconfig())
         .env("PORTICO_RECONCILER", "only")
         .env("POD_NAMESPACE", &ns)
@@ -396,8 +490,10 @@ async fn main() {
         .expect("join");
     let ready_at = ready_at - started;
     let requests = reconciler_requests(&requests_before, &api_requests(&client).await);
+    let own = own_requests(&format!("http://{metrics_addr}/metrics")).await;
     // The kernel's high-water mark: the peak over the whole run.
     let rss = common::rss_mb(server.id(), "VmHWM:");
+    let cpu = cpu_seconds(server.id());
     let n = reconciles.load(Ordering::Relaxed);
 
     println!(
@@ -406,13 +502,13 @@ async fn main() {
         portico_control_plane::binaries::pinned_kwok_version(),
         nodes::DEFAULT_NODES + (2 * count).div_ceil(PODS_PER_NODE)
     );
-    println!("floor (bare client, a Deployment + a Service per request, {IN_FLIGHT} in flight):");
+    println!("floor (bare client creating the same children per request, {IN_FLIGHT} in flight):");
     println!(
         "  every request has its children after {:.1}s",
         floor.children.as_secs_f64()
     );
     println!(
-        "  every Deployment available after {:.1}s",
+        "  every workload available after {:.1}s",
         floor.available.as_secs_f64()
     );
     let mysql = (0..count).filter(|i| choice_of(*i) == "mysql").count();
@@ -427,7 +523,7 @@ async fn main() {
         children_at.as_secs_f64() / floor.children.as_secs_f64()
     );
     println!(
-        "  Ready: {ready_count}/{count} after {:.1}s  (ratio to every floor Deployment available: {:.2})",
+        "  Ready: {ready_count}/{count} after {:.1}s  (ratio to every floor workload available: {:.2})",
         ready_at.as_secs_f64(),
         ready_at.as_secs_f64() / floor.available.as_secs_f64()
     );
@@ -440,7 +536,12 @@ async fn main() {
         "  API requests by the reconciler (apiserver_request_total: on Stacks except watch/list/create, applies/gets/deletes of children): {requests:.0} ({:.1} per Stack)",
         requests / count as f64
     );
-    println!("  portico peak RSS: {rss:.0} MB");
+    let per_stack: f64 = own.iter().map(|(_, n)| n).sum::<f64>() / count as f64;
+    println!("  API requests by the reconciler (its own /metrics; no watches, lists or Lease renewals): {per_stack:.2} per Stack");
+    for (series, n) in &own {
+        println!("    {series}: {:.2} per Stack", n / count as f64);
+    }
+    println!("  portico peak RSS: {rss:.0} MB; CPU {cpu:.1}s (user + system, whole run)");
     let _ = server.kill();
     let _ = server.wait();
 }

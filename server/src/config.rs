@@ -70,6 +70,12 @@ pub struct Config {
     #[arg(long, env = "PORTICO_STACK_CATALOG")]
     pub stack_catalog: Option<PathBuf>,
 
+    /// Where to serve the Stack reconciler's Prometheus metrics (`/metrics`), e.g.
+    /// 0.0.0.0:9090: a listener of its own, never the portal's port (which the Ingress
+    /// exposes). Off when unset.
+    #[arg(long, env = "PORTICO_METRICS_LISTEN")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+
     /// Namespace of the reconciler's leader Lease (the pod's own in a cluster).
     #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
     pub lease_namespace: String,

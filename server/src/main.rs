@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use portico_server::config::{self, Config, ReconcilerMode};
 use portico_server::reconcile::catalog::{Catalog, LiveCatalog};
+use portico_server::reconcile::metrics::Metrics;
 use portico_server::reconcile::{self, leader::LeaseSettings};
 use portico_server::web::router as http;
 use portico_server::web::state::AppState;
@@ -66,7 +67,15 @@ async fn run() -> anyhow::Result<()> {
         None => LiveCatalog::fixed(first_catalog),
     };
     let (stop_reconciler, shutdown) = tokio::sync::watch::channel(false);
-    let reconciler = (config.reconciler != ReconcilerMode::Off).then(|| {
+    let metrics = Arc::new(Metrics::new());
+    let reconciler = if config.reconciler == ReconcilerMode::Off {
+        None
+    } else {
+        // Its own client, so that /metrics counts the reconciler's requests only.
+        let reconciler_client = kube::client::ClientBuilder::try_from(kube_config.clone())
+            .context("connecting to Kubernetes")?
+            .with_layer(&metrics.api_layer())
+            .build();
         let identity = config
             .replica_name
             .clone()
@@ -75,14 +84,23 @@ async fn run() -> anyhow::Result<()> {
             catalog: stack_catalog.clone(),
             namespace: None,
             stats: Arc::default(),
+            metrics: metrics.clone(),
         };
-        tokio::spawn(reconcile::run_elected(
-            client.clone(),
+        Some(tokio::spawn(reconcile::run_elected(
+            reconciler_client,
             settings,
             LeaseSettings::new(&config.lease_namespace, &identity),
             shutdown,
-        ))
-    });
+        )))
+    };
+    if let Some(addr) = config.metrics_listen {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("listening for metrics on {addr}"))?;
+        tracing::info!(%addr, "serving the reconciler's /metrics");
+        let app = reconcile::metrics::router(metrics.clone());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+    }
     if config.reconciler == ReconcilerMode::Only {
         shutdown_signal().await;
         stop_reconciler.send_replace(true);

@@ -26,6 +26,7 @@ use kube::runtime::wait::await_condition;
 use portico_server::reconcile::catalog::{Catalog, LiveCatalog};
 use portico_server::reconcile::controller::{ReconcileStats, Settings};
 use portico_server::reconcile::leader::LeaseSettings;
+use portico_server::reconcile::metrics::{self, Metrics};
 use portico_server::reconcile::run_elected;
 use portico_server::reconcile::stack::Stack;
 use serde_json::json;
@@ -42,6 +43,15 @@ struct Instance {
 
 impl Instance {
     fn start(client: &kube::Client, namespace: &str, identity: &str) -> Self {
+        Self::start_with(client, namespace, identity, Arc::default())
+    }
+
+    fn start_with(
+        client: &kube::Client,
+        namespace: &str,
+        identity: &str,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         let stats = Arc::new(ReconcileStats::default());
         let (stop, shutdown) = watch::channel(false);
         let mut lease = LeaseSettings::new(namespace, identity);
@@ -53,6 +63,7 @@ impl Instance {
             catalog: LiveCatalog::fixed(Catalog::load(None).expect("catalog")),
             namespace: Some(namespace.to_string()),
             stats: stats.clone(),
+            metrics,
         };
         let task = tokio::spawn(run_elected(client.clone(), settings, lease, shutdown));
         Self { stop, task, stats }
@@ -945,4 +956,77 @@ async fn choice_postgres_is_rejected_by_the_api_server() {
             .expect_err("a name its children could not use");
         assert!(err.to_string().contains("at most 52 characters"), "{err}");
     }
+}
+
+/// The value of the sample `series` (name and labels, as printed) in `text`.
+fn sample(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {series} in\n{text}"))
+}
+
+#[tokio::test]
+async fn metrics_count_reconciles_by_outcome_and_the_reconcilers_api_requests() {
+    let admin = common::admin_with_stack_crd().await;
+    let ns = common::fresh_namespace(&admin, "stk-metrics").await;
+    // The reconciler's client counts its requests, as `main` builds it.
+    let kubeconfig = kube::config::Kubeconfig::read_from(
+        portico_control_plane::cluster::TestCluster::shared().admin_kubeconfig(),
+    )
+    .expect("admin kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("admin configuration");
+    let metrics = Arc::new(Metrics::new());
+    let client = kube::client::ClientBuilder::try_from(config)
+        .expect("client")
+        .with_layer(&metrics.api_layer())
+        .build();
+    let reconciler = Instance::start_with(&client, &ns, "measured", metrics.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let url = format!("http://{}/metrics", listener.local_addr().expect("address"));
+    let server = tokio::spawn(async move {
+        axum::serve(listener, metrics::router(metrics)).await
+    });
+    let scrape = || async {
+        let response = reqwest::get(&url).await.expect("scrape");
+        assert!(response.status().is_success());
+        assert_eq!(
+            response.headers()["content-type"],
+            metrics::CONTENT_TYPE,
+            "OpenMetrics text"
+        );
+        response.text().await.expect("metrics text")
+    };
+
+    create_stack(&admin, &ns, "web", json!({"choice": "tomcat"})).await;
+    until::<Stack>(&admin, &ns, "web", "Ready", |s| ready_with(s, 1)).await;
+    create_stack(&admin, &ns, "old", json!({"choice": "tomcat", "version": "7.0"})).await;
+    degraded(&admin, &ns, "old").await;
+
+    let text = scrape().await;
+    assert_eq!(sample(&text, "portico_reconciler_leader"), 1.0);
+    assert!(sample(&text, "portico_reconcile_total{outcome=\"applied\"}") >= 1.0);
+    assert!(sample(&text, "portico_reconcile_duration_seconds_count{outcome=\"applied\"}") >= 1.0);
+    assert!(sample(&text, "portico_reconcile_blocked_total{reason=\"UnknownVersion\"}") >= 1.0);
+    assert_eq!(sample(&text, "portico_reconcile_failures_total{reason=\"Conflict\"}"), 0.0);
+    // The Stack's children were applied (created: 201), its status patched, its watches
+    // opened: every request by verb, resource and the API server's answer.
+    for series in [
+        "portico_reconciler_api_requests_total{verb=\"APPLY\",resource=\"deployments.apps\",code=\"201\"}",
+        "portico_reconciler_api_requests_total{verb=\"APPLY\",resource=\"services\",code=\"201\"}",
+        "portico_reconciler_api_requests_total{verb=\"PATCH\",resource=\"stacks.portico.dev/status\",code=\"200\"}",
+        "portico_reconciler_api_requests_total{verb=\"WATCH\",resource=\"deployments.apps\",code=\"200\"}",
+    ] {
+        assert!(sample(&text, series) >= 1.0, "{series}");
+    }
+    assert_eq!(sample(&text, "portico_stacks_pending"), 0.0, "nothing waits");
+
+    reconciler.shut_down().await;
+    let text = scrape().await;
+    assert_eq!(sample(&text, "portico_reconciler_leader"), 0.0, "stepped down");
+    server.abort();
 }

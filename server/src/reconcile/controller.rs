@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Debug;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -32,6 +32,7 @@ use tracing::Instrument;
 use super::cache::{self, Applied, ChildKey, cached, hash_json};
 use super::catalog::LiveCatalog;
 use super::children::{self, STACK_LABEL, Workload};
+use super::metrics::{Metrics, Outcome};
 use super::plan::{Blocked, Kind, Stale, World, controlled_by, plan};
 use super::scheduling;
 use super::stack::{Endpoint, Stack, StackStatus};
@@ -94,6 +95,7 @@ struct Context {
     catalog: LiveCatalog,
     recorder: Recorder,
     stats: Arc<ReconcileStats>,
+    metrics: Arc<Metrics>,
     /// Consecutive failures per Stack, for exponential backoff.
     attempts: Mutex<HashMap<String, u32>>,
     stores: Stores,
@@ -110,6 +112,8 @@ struct Stores {
     secrets: Store<Secret>,
     pods: Store<Pod>,
     names: Names,
+    /// Set once every store above holds its first list.
+    first_lists: tokio::sync::OnceCell<()>,
 }
 
 struct Names {
@@ -190,19 +194,28 @@ fn children_in<K: ChildObject>(
 impl Stores {
     /// Returns once every store has been filled by its first list (at once after that).
     async fn ready(&self) {
-        // The only error is a dropped writer, which ends the controller anyway.
-        let _ = futures::join!(
-            self.statefulsets.wait_until_ready(),
-            self.deployments.wait_until_ready(),
-            self.services.wait_until_ready(),
-            self.secrets.wait_until_ready(),
-            self.pods.wait_until_ready(),
-            self.names.statefulsets.wait_until_ready(),
-            self.names.deployments.wait_until_ready(),
-            self.names.services.wait_until_ready(),
-            self.names.secrets.wait_until_ready(),
-            self.names.claims.wait_until_ready(),
-        );
+        // One task waits on the stores; every other reconcile waits on the OnceCell.
+        // `Store::wait_until_ready` keeps a single waker (kube-runtime 5's DelayedInit
+        // polls one futures oneshot), so of many reconciles waiting on it directly only
+        // the last to poll was woken, and the rest hung for ever (9 of 1,000 Stacks in
+        // the benchmark never got a status).
+        self.first_lists
+            .get_or_init(|| async {
+                // The only error is a dropped writer, which ends the controller anyway.
+                let _ = futures::join!(
+                    self.statefulsets.wait_until_ready(),
+                    self.deployments.wait_until_ready(),
+                    self.services.wait_until_ready(),
+                    self.secrets.wait_until_ready(),
+                    self.pods.wait_until_ready(),
+                    self.names.statefulsets.wait_until_ready(),
+                    self.names.deployments.wait_until_ready(),
+                    self.names.services.wait_until_ready(),
+                    self.names.secrets.wait_until_ready(),
+                    self.names.claims.wait_until_ready(),
+                );
+            })
+            .await;
     }
 }
 
@@ -215,6 +228,8 @@ pub struct Settings {
     pub namespace: Option<String>,
     /// Counters shared with whoever started the reconciler.
     pub stats: Arc<ReconcileStats>,
+    /// What `/metrics` shows.
+    pub metrics: Arc<Metrics>,
 }
 
 /// A namespaced kind the controller creates as a Stack's child.
@@ -257,7 +272,10 @@ pub async fn run(
         catalog,
         namespace,
         stats,
+        metrics,
     } = settings;
+    // This runs exactly while this replica holds the Lease.
+    metrics.set_leader(true);
     let recorder = Recorder::new(
         client.clone(),
         Reporter {
@@ -333,11 +351,13 @@ pub async fn run(
     .touched_objects()
     // Spec changes only: the reconciler's own status writes come back as updates too.
     .predicate_filter(predicates::generation, Default::default());
+    let _counting_pending = metrics.count_pending_in(stacks.clone());
     let ctx = Arc::new(Context {
         client: client.clone(),
         catalog,
         recorder,
         stats,
+        metrics: metrics.clone(),
         attempts: Mutex::default(),
         stores: Stores {
             statefulsets,
@@ -352,6 +372,7 @@ pub async fn run(
                 secrets: secret_names,
                 claims: claim_names,
             },
+            first_lists: tokio::sync::OnceCell::new(),
         },
         stacks: stacks.clone(),
         applied: Applied::default(),
@@ -386,6 +407,7 @@ pub async fn run(
         () = controller => {}
         () = fill_names => {}
     }
+    metrics.set_leader(false);
     tracing::info!("the Stack reconciler stopped");
 }
 
@@ -444,22 +466,25 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
         generation = stack.metadata.generation.unwrap_or(0)
     );
     async move {
+        let reconciling = ctx.metrics.reconcile_started();
         let count = ctx.stats.reconciles.fetch_add(1, Ordering::Relaxed);
         if stack.metadata.deletion_timestamp.is_some() {
             // The garbage collector removes the children through their ownerReferences.
             forget_gone_stacks(&ctx);
+            reconciling.finish(Outcome::Deleting);
             return Ok(Action::await_change());
         }
         if count % 100 == 99 {
             forget_gone_stacks(&ctx);
         }
         match provision(&stack, &ctx).await {
-            Ok(action) => {
-                tracing::debug!("reconciled");
+            Ok((action, outcome)) => {
+                tracing::debug!(outcome = outcome.kind().as_str(), "reconciled");
                 ctx.attempts
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .remove(&key(&stack));
+                reconciling.finish(outcome);
                 Ok(action)
             }
             Err(error) => {
@@ -472,6 +497,7 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
                 {
                     tracing::debug!(%status_error, "could not record the problem in status");
                 }
+                reconciling.finish(Outcome::of(&error));
                 Err(error)
             }
         }
@@ -482,7 +508,7 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
 
 /// Plans from the stores, then carries the plan out: applies the children (skipping
 /// what would not change), deletes what a changed choice left behind, writes status.
-async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileError> {
+async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), ReconcileError> {
     // A reconcile reads the stores: none before every store holds its first list.
     ctx.stores.ready().await;
     // Made on every reconcile although used only for a new Secret: a few microseconds,
@@ -490,21 +516,32 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
     let fresh_password = children::generate_password().map_err(|_| ReconcileError::Random)?;
     let catalog = ctx.catalog.current();
     let Some(plan) = plan(stack, &catalog, &ctx.stores, &fresh_password)? else {
-        return Ok(Action::await_change());
+        return Ok((Action::await_change(), Outcome::Unchanged));
     };
     let namespace = stack.namespace().unwrap_or_default();
     let name = stack.name_any();
     let stores = &ctx.stores;
-    let at = (namespace.as_str(), name.as_str());
+    // Set by any apply that was sent (not skipped).
+    let wrote = AtomicBool::new(false);
+    let at = (namespace.as_str(), name.as_str(), &wrote);
     let desired = &plan.children;
-    let mut credentials_secret = None;
-    if let Some(secret) = &desired.secret {
-        credentials_secret = Some(apply(ctx, at, secret, &stores.secrets).await?.name_any());
-    }
-    if let Some(headless) = &desired.headless {
-        apply(ctx, at, headless, &stores.services).await?;
-    }
-    let service = apply(ctx, at, &desired.service, &stores.services).await?;
+    // The Secret and the Services at once (nothing orders them), and then the workload,
+    // whose Pods read the one and are reached through the others.
+    let secret = async {
+        match &desired.secret {
+            Some(secret) => apply(ctx, at, secret, &stores.secrets).await.map(Some),
+            None => Ok(None),
+        }
+    };
+    let headless = async {
+        match &desired.headless {
+            Some(headless) => apply(ctx, at, headless, &stores.services).await.map(Some),
+            None => Ok(None),
+        }
+    };
+    let service = apply(ctx, at, &desired.service, &stores.services);
+    let (secret, _, service) = futures::try_join!(secret, headless, service)?;
+    let credentials_secret = secret.map(|s| s.name_any());
     let (ready_replicas, rolled_out) = match &desired.workload {
         Workload::Stateful(sts) => {
             statefulset_readiness(&apply(ctx, at, sts.as_ref(), &stores.statefulsets).await?)
@@ -550,8 +587,13 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<Action, ReconcileErro
         )
         .await;
     }
-    write_status(stack, ctx, &observed, unplaceable.as_ref()).await?;
-    Ok(Action::requeue(Duration::from_secs(300)))
+    let status_changed = write_status(stack, ctx, &observed, unplaceable.as_ref()).await?;
+    let outcome = if wrote.load(Ordering::Relaxed) || !removed.is_empty() || status_changed {
+        Outcome::Applied
+    } else {
+        Outcome::Unchanged
+    };
+    Ok((Action::requeue(Duration::from_secs(300)), outcome))
 }
 
 /// What the Stack's children report, as the stores last saw them: the observation
@@ -629,10 +671,10 @@ fn endpoint_of(service: &Service, fallback: Option<i32>) -> Option<Endpoint> {
 /// Server-side apply with Portico's field manager; `force` takes back fields someone
 /// else changed (drift correction). Skipped, returning the cached child, when this
 /// exact object was applied last and the child has not changed since.
-/// `(namespace, stack)` say where and for whom.
+/// `(namespace, stack)` say where and for whom; `wrote` is set when it was sent.
 async fn apply<K>(
     ctx: &Context,
-    (namespace, stack): (&str, &str),
+    (namespace, stack, wrote): (&str, &str, &AtomicBool),
     object: &K,
     store: &Store<K>,
 ) -> Result<K, kube::Error>
@@ -662,6 +704,7 @@ where
             &Patch::Apply(object),
         )
         .await?;
+    wrote.store(true, Ordering::Relaxed);
     ctx.applied.record(key, sent, cache::marker(&applied));
     Ok(applied)
 }
@@ -708,7 +751,7 @@ async fn write_status(
     ctx: &Context,
     observed: &Observed,
     problem: Option<&Problem>,
-) -> Result<(), kube::Error> {
+) -> Result<bool, kube::Error> {
     let now = k8s_openapi::jiff::Timestamp::now()
         .round(k8s_openapi::jiff::Unit::Second)
         .map(|t| t.to_string())
@@ -716,7 +759,7 @@ async fn write_status(
     let previous = stack.status.as_ref();
     let next: StackStatus = derive(previous, stack.metadata.generation, observed, problem, &now);
     if previous == Some(&next) {
-        return Ok(());
+        return Ok(false);
     }
     let api: Api<Stack> =
         Api::namespaced(ctx.client.clone(), &stack.namespace().unwrap_or_default());
@@ -752,7 +795,7 @@ async fn write_status(
         };
         publish(ctx, stack, kind, reason, note).await;
     }
-    Ok(())
+    Ok(true)
 }
 
 async fn publish(ctx: &Context, stack: &Stack, type_: EventType, reason: &str, note: String) {

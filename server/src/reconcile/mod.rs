@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod children;
 pub mod controller;
 pub mod leader;
+pub mod metrics;
 pub mod plan;
 pub mod scheduling;
 pub mod stack;

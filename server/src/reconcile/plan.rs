@@ -69,6 +69,14 @@ pub enum Blocked {
 }
 
 impl Blocked {
+    /// Every [`Blocked::reason`].
+    pub const REASONS: [&'static str; 4] = [
+        "UnknownChoice",
+        "ResourcesRefused",
+        "UnknownVersion",
+        "NameConflict",
+    ];
+
     /// The condition reason status shows.
     pub fn reason(&self) -> &'static str {
         match self {

@@ -1,0 +1,893 @@
+//! Prometheus metrics of the Stack reconciler: reconciles by outcome and how long they
+//! took, failures and blocks by reason, the Stacks still owed a reconcile, whether this
+//! replica leads, and every request the reconciler's Kubernetes client makes.
+//!
+//! Served in the OpenMetrics text format by [`router`] on a listener of its own
+//! (`--metrics-listen`), never on the portal's router: nothing routes it through the
+//! Ingress, and the reconciler-only pods have no other listener.
+
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures::future::BoxFuture;
+use http::{HeaderMap, Method, Request, Uri};
+use kube::client::Body;
+use kube::runtime::reflector::Store;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::{Registry, Unit};
+use tower::{Layer, Service};
+
+use super::controller::ReconcileError;
+use super::stack::Stack;
+use crate::kube::error::{Failure, failure};
+
+/// What `/metrics` answers with: the format `prometheus_client`'s text encoder writes
+/// (it ends with `# EOF`, which plain Prometheus text does not).
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Reconcile durations, in seconds. Most take milliseconds (reads come from the
+/// stores, unchanged applies are skipped); a few API round trips take tenths; the
+/// first ones wait for every store's initial list.
+const DURATION_BUCKETS: [f64; 13] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    #[error("encoding the metrics: {0}")]
+    Encode(#[from] std::fmt::Error),
+}
+
+/// Label values by their `as_str` names: the derive would write the Rust variant names.
+macro_rules! label_value_by_name {
+    ($($label:ty),* $(,)?) => {$(
+        impl EncodeLabelValue for $label {
+            fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), std::fmt::Error> {
+                EncodeLabelValue::encode(&self.as_str(), encoder)
+            }
+        }
+    )*};
+}
+
+/// How a reconcile ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Something was written: a child applied or removed, or the status changed.
+    Applied,
+    /// Everything already matched: nothing was written.
+    Unchanged,
+    /// The Stack cannot be provisioned as it stands; status says why (its reason).
+    Blocked(&'static str),
+    /// An error; the error policy retries with backoff.
+    Failed(FailureReason),
+    /// The Stack is being deleted: the garbage collector removes its children.
+    Deleting,
+}
+
+impl Outcome {
+    /// How a reconcile that returned `error` ended.
+    pub fn of(error: &ReconcileError) -> Self {
+        match error {
+            ReconcileError::Blocked(blocked) => Self::Blocked(blocked.reason()),
+            ReconcileError::Kube(error) => Self::Failed(failure(error).into()),
+            ReconcileError::Random => Self::Failed(FailureReason::Random),
+        }
+    }
+
+    pub fn kind(self) -> OutcomeKind {
+        match self {
+            Self::Applied => OutcomeKind::Applied,
+            Self::Unchanged => OutcomeKind::Unchanged,
+            Self::Blocked(_) => OutcomeKind::Blocked,
+            Self::Failed(_) => OutcomeKind::Failed,
+            Self::Deleting => OutcomeKind::Deleting,
+        }
+    }
+}
+
+/// [`Outcome`] without its reason: the `outcome` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutcomeKind {
+    Applied,
+    Unchanged,
+    Blocked,
+    Failed,
+    Deleting,
+}
+
+impl OutcomeKind {
+    const ALL: [Self; 5] = [
+        Self::Applied,
+        Self::Unchanged,
+        Self::Blocked,
+        Self::Failed,
+        Self::Deleting,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Applied => "applied",
+            Self::Unchanged => "unchanged",
+            Self::Blocked => "blocked",
+            Self::Failed => "failed",
+            Self::Deleting => "deleting",
+        }
+    }
+}
+
+/// Why a reconcile failed: the API server's failure class, or the random source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FailureReason {
+    NotFound,
+    Forbidden,
+    Unauthorized,
+    AlreadyExists,
+    Conflict,
+    Invalid,
+    Gone,
+    Unavailable,
+    Other,
+    Random,
+}
+
+impl FailureReason {
+    const ALL: [Self; 10] = [
+        Self::NotFound,
+        Self::Forbidden,
+        Self::Unauthorized,
+        Self::AlreadyExists,
+        Self::Conflict,
+        Self::Invalid,
+        Self::Gone,
+        Self::Unavailable,
+        Self::Other,
+        Self::Random,
+    ];
+
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NotFound => "NotFound",
+            Self::Forbidden => "Forbidden",
+            Self::Unauthorized => "Unauthorized",
+            Self::AlreadyExists => "AlreadyExists",
+            Self::Conflict => "Conflict",
+            Self::Invalid => "Invalid",
+            Self::Gone => "Gone",
+            Self::Unavailable => "Unavailable",
+            Self::Other => "Other",
+            Self::Random => "Random",
+        }
+    }
+}
+
+impl From<Failure> for FailureReason {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::NotFound => Self::NotFound,
+            Failure::Forbidden => Self::Forbidden,
+            Failure::Unauthorized => Self::Unauthorized,
+            Failure::AlreadyExists => Self::AlreadyExists,
+            Failure::Conflict => Self::Conflict,
+            Failure::Invalid => Self::Invalid,
+            Failure::Gone => Self::Gone,
+            Failure::Unavailable => Self::Unavailable,
+            Failure::Other => Self::Other,
+        }
+    }
+}
+
+/// A Kubernetes API verb as the API server's own metrics name it
+/// (`apiserver_request_total`): the HTTP method, told apart by what it asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verb {
+    Get,
+    List,
+    Watch,
+    Post,
+    Put,
+    /// Server-side apply: PATCH with `application/apply-patch+yaml`.
+    Apply,
+    /// Any other PATCH (merge, JSON, strategic).
+    Patch,
+    Delete,
+    DeleteCollection,
+    Other,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Get => "GET",
+            Self::List => "LIST",
+            Self::Watch => "WATCH",
+            Self::Post => "POST",
+            Self::Put => "PUT",
+            Self::Apply => "APPLY",
+            Self::Patch => "PATCH",
+            Self::Delete => "DELETE",
+            Self::DeleteCollection => "DELETECOLLECTION",
+            Self::Other => "OTHER",
+        }
+    }
+}
+
+label_value_by_name!(OutcomeKind, FailureReason, Verb);
+
+/// The answer to an API request: its status code, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Code {
+    Status(u16),
+    /// No response: connection, TLS or timeout (client-go's spelling).
+    Error,
+    /// The caller stopped waiting (e.g. the Lease renewal's timeout) before an answer.
+    Cancelled,
+}
+
+impl EncodeLabelValue for Code {
+    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), std::fmt::Error> {
+        match self {
+            Self::Status(code) => write!(encoder, "{code}"),
+            Self::Error => encoder.write_str("<error>"),
+            Self::Cancelled => encoder.write_str("<cancelled>"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    pub outcome: OutcomeKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct FailureLabels {
+    pub reason: FailureReason,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct BlockedLabels {
+    /// The status condition's reason ([`super::plan::Blocked::reason`]).
+    pub reason: &'static str,
+}
+
+/// No names or namespaces: the series stay as few as the kinds the reconciler touches.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ApiRequestLabels {
+    pub verb: Verb,
+    /// `plural[.group][/subresource]`, as kubectl spells kinds (`statefulsets.apps`).
+    pub resource: String,
+    pub code: Code,
+}
+
+type DurationFamily = Family<OutcomeLabels, Histogram, fn() -> Histogram>;
+
+fn duration_histogram() -> Histogram {
+    Histogram::new(DURATION_BUCKETS)
+}
+
+/// The reconciler's metric families and the registry that encodes them. One per
+/// process, shared (`Arc`) by the controller, the leader election, the client's layer
+/// and the `/metrics` handler.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    reconciles: Family<OutcomeLabels, Counter>,
+    durations: DurationFamily,
+    failures: Family<FailureLabels, Counter>,
+    blocked: Family<BlockedLabels, Counter>,
+    in_flight: Gauge,
+    pending: Gauge,
+    leader: Gauge,
+    api_requests: Family<ApiRequestLabels, Counter>,
+    /// The Stacks' store while this replica reconciles: `pending` is counted from it
+    /// at each scrape, as kube-runtime does not expose its scheduler's queue.
+    stacks: Mutex<Option<Store<Stack>>>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("portico");
+        let reconciles: Family<OutcomeLabels, Counter> = Family::default();
+        let durations = DurationFamily::new_with_constructor(duration_histogram);
+        let failures: Family<FailureLabels, Counter> = Family::default();
+        let blocked: Family<BlockedLabels, Counter> = Family::default();
+        let in_flight: Gauge = Gauge::default();
+        let pending: Gauge = Gauge::default();
+        let leader: Gauge = Gauge::default();
+        let api_requests: Family<ApiRequestLabels, Counter> = Family::default();
+        // Help texts without a final full stop: the registry adds one.
+        registry.register(
+            "reconcile",
+            "Stack reconciles, by how they ended",
+            reconciles.clone(),
+        );
+        registry.register_with_unit(
+            "reconcile_duration",
+            "How long Stack reconciles took, by how they ended",
+            Unit::Seconds,
+            durations.clone(),
+        );
+        registry.register(
+            "reconcile_failures",
+            "Stack reconciles that failed and are retried with backoff, by reason",
+            failures.clone(),
+        );
+        registry.register(
+            "reconcile_blocked",
+            "Stack reconciles that found the Stack cannot be provisioned as it stands, by reason",
+            blocked.clone(),
+        );
+        registry.register(
+            "reconcile_in_flight",
+            "Stack reconciles running now",
+            in_flight.clone(),
+        );
+        registry.register(
+            "stacks_pending",
+            "Stacks whose current spec (generation) the reconciler has not acted on yet: \
+             waiting or in flight; 0 on a replica that does not lead",
+            pending.clone(),
+        );
+        registry.register(
+            "reconciler_leader",
+            "1 while this replica holds the reconciler's leader Lease and reconciles",
+            leader.clone(),
+        );
+        registry.register(
+            "reconciler_api_requests",
+            "Requests the reconciler's Kubernetes client made, by verb, resource and response code",
+            api_requests.clone(),
+        );
+        // Every known series at 0 from the start: rate() and absent-series alerts need
+        // a sample before the first event. (A family without series is not encoded.)
+        for outcome in OutcomeKind::ALL {
+            let labels = OutcomeLabels { outcome };
+            drop(reconciles.get_or_create(&labels));
+            drop(durations.get_or_create(&labels));
+        }
+        for reason in FailureReason::ALL {
+            drop(failures.get_or_create(&FailureLabels { reason }));
+        }
+        for reason in super::plan::Blocked::REASONS {
+            drop(blocked.get_or_create(&BlockedLabels { reason }));
+        }
+        Self {
+            registry,
+            reconciles,
+            durations,
+            failures,
+            blocked,
+            in_flight,
+            pending,
+            leader,
+            api_requests,
+            stacks: Mutex::default(),
+        }
+    }
+
+    /// Counts a reconcile in flight until the returned guard is finished or dropped.
+    pub fn reconcile_started(&self) -> Reconciling<'_> {
+        self.in_flight.inc();
+        Reconciling {
+            metrics: self,
+            started: Instant::now(),
+        }
+    }
+
+    /// Whether this replica leads (holds the Lease and runs the controller).
+    pub fn set_leader(&self, leading: bool) {
+        self.leader.set(i64::from(leading));
+    }
+
+    /// Counts pending Stacks from `stacks` until the guard drops (when the controller
+    /// stops, e.g. on losing the Lease).
+    pub fn count_pending_in(&self, stacks: Store<Stack>) -> CountingPending<'_> {
+        *self.stacks.lock().unwrap_or_else(|p| p.into_inner()) = Some(stacks);
+        CountingPending { metrics: self }
+    }
+
+    /// The layer for the reconciler's client (`ClientBuilder::with_layer`).
+    pub fn api_layer(&self) -> ApiRequestsLayer {
+        ApiRequestsLayer {
+            requests: self.api_requests.clone(),
+        }
+    }
+
+    /// Every family in the OpenMetrics text format, `# EOF` included.
+    pub fn encode(&self) -> Result<String, MetricsError> {
+        self.pending.set(self.count_pending());
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
+        Ok(text)
+    }
+
+    fn count_pending(&self) -> i64 {
+        // A clone of the handle, so the lock is not held while the store is read.
+        let store = self
+            .stacks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let Some(store) = store else {
+            return 0;
+        };
+        let pending = store.state_filter(awaits_reconcile).len();
+        i64::try_from(pending).unwrap_or(i64::MAX)
+    }
+}
+
+/// A Stack whose generation its status has not caught up with. Every reconcile that
+/// reaches the API server writes `observedGeneration` (applied, blocked, and failed as
+/// best effort), so this is a Stack waiting for its first attempt at this spec
+/// (debounce, concurrency limit, store not ready) or in it. One retrying after a
+/// recorded failure is not: `reconcile_failures` counts those. Stacks being deleted
+/// owe nothing.
+fn awaits_reconcile(stack: &Stack) -> bool {
+    let observed = stack.status.as_ref().and_then(|s| s.observed_generation);
+    stack.metadata.deletion_timestamp.is_none()
+        && stack.metadata.generation.is_some()
+        && observed != stack.metadata.generation
+}
+
+/// A reconcile being measured. [`Reconciling::finish`] records how it ended; dropping
+/// it without (cancelled, panicked) only ends the in-flight count.
+#[must_use = "finish it with the reconcile's outcome"]
+pub struct Reconciling<'a> {
+    metrics: &'a Metrics,
+    started: Instant,
+}
+
+impl Reconciling<'_> {
+    pub fn finish(self, outcome: Outcome) {
+        let metrics = self.metrics;
+        let labels = OutcomeLabels {
+            outcome: outcome.kind(),
+        };
+        metrics.reconciles.get_or_create(&labels).inc();
+        metrics
+            .durations
+            .get_or_create(&labels)
+            .observe(self.started.elapsed().as_secs_f64());
+        match outcome {
+            Outcome::Blocked(reason) => {
+                metrics
+                    .blocked
+                    .get_or_create(&BlockedLabels { reason })
+                    .inc();
+            }
+            Outcome::Failed(reason) => {
+                metrics
+                    .failures
+                    .get_or_create(&FailureLabels { reason })
+                    .inc();
+            }
+            Outcome::Applied | Outcome::Unchanged | Outcome::Deleting => {}
+        }
+        // Drop ends the in-flight count.
+    }
+}
+
+impl Drop for Reconciling<'_> {
+    fn drop(&mut self) {
+        self.metrics.in_flight.dec();
+    }
+}
+
+/// While alive, `stacks_pending` is counted from the controller's store.
+#[must_use = "pending Stacks are counted only while this lives"]
+pub struct CountingPending<'a> {
+    metrics: &'a Metrics,
+}
+
+impl Drop for CountingPending<'_> {
+    fn drop(&mut self) {
+        *self
+            .metrics
+            .stacks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+/// Counts the requests of the kube client it wraps. Added last
+/// (`ClientBuilder::try_from(config)?.with_layer(&layer)`), it sits outside kube's own
+/// stack: one count per request as the reconciler made it, with the status after
+/// kube's retries, and a relative URI (before the cluster URL is prepended).
+#[derive(Debug, Clone)]
+pub struct ApiRequestsLayer {
+    requests: Family<ApiRequestLabels, Counter>,
+}
+
+impl<S> Layer<S> for ApiRequestsLayer {
+    type Service = ApiRequests<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ApiRequests {
+            inner,
+            requests: self.requests.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ApiRequests<S> {
+    inner: S,
+    requests: Family<ApiRequestLabels, Counter>,
+}
+
+// The bounds `ClientBuilder::build` puts on its service (Send + 'static, a Send +
+// 'static future) hold for `ApiRequests<S>` whenever they hold for `S`: the future is
+// boxed, as kube's own stack (`BoxService`) boxes it anyway.
+impl<S, B> Service<Request<Body>> for ApiRequests<S>
+where
+    S: Service<Request<Body>, Response = http::Response<B>>,
+    S::Future: Send + 'static,
+    S::Error: 'static,
+    B: 'static,
+{
+    type Response = http::Response<B>;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let (verb, resource) = classify(request.method(), request.uri(), request.headers());
+        let mut counting = Counting {
+            requests: self.requests.clone(),
+            labels: Some((verb, resource)),
+        };
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let result = response.await;
+            counting.count(match &result {
+                Ok(response) => Code::Status(response.status().as_u16()),
+                Err(_) => Code::Error,
+            });
+            result
+        })
+    }
+}
+
+/// One request's count, made when it is answered, or on drop as cancelled: a caller
+/// that gives up (a timeout) drops the future, and those are the requests worth seeing.
+struct Counting {
+    requests: Family<ApiRequestLabels, Counter>,
+    labels: Option<(Verb, String)>,
+}
+
+impl Counting {
+    fn count(&mut self, code: Code) {
+        if let Some((verb, resource)) = self.labels.take() {
+            self.requests
+                .get_or_create(&ApiRequestLabels {
+                    verb,
+                    resource,
+                    code,
+                })
+                .inc();
+        }
+    }
+}
+
+impl Drop for Counting {
+    fn drop(&mut self) {
+        self.count(Code::Cancelled);
+    }
+}
+
+/// The verb and resource of a request, read as the API server's RequestInfo reads it:
+/// `/api/{version}/…` or `/apis/{group}/{version}/…`, then an optional `watch/`,
+/// `namespaces/{namespace}/`, `{resource}[/{name}[/{subresource}]]`.
+fn classify(method: &Method, uri: &Uri, headers: &HeaderMap) -> (Verb, String) {
+    let segments: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+    let (group, rest) = match segments.as_slice() {
+        ["api", _version, rest @ ..] => ("", rest),
+        ["apis", group, _version, rest @ ..] => (*group, rest),
+        // /version, /openapi/…, /api and /apis discovery.
+        other => return (verb(method, true, false, headers), non_resource(other)),
+    };
+    let (watch_path, rest) = match rest {
+        ["watch", rest @ ..] => (true, rest),
+        _ => (false, rest),
+    };
+    // `namespaces/{ns}/{resource}…` is in a namespace, but `namespaces/{name}/status`
+    // and `/finalize` are the Namespace's own subresources.
+    let rest = match rest {
+        ["namespaces", _namespace, inner @ ..]
+            if inner
+                .first()
+                .is_some_and(|next| !matches!(*next, "status" | "finalize")) =>
+        {
+            inner
+        }
+        _ => rest,
+    };
+    let (resource, named, subresource) = match rest {
+        // A group version's discovery (/apis/apps/v1).
+        [] => return (verb(method, true, false, headers), non_resource(&segments)),
+        [resource] => (*resource, false, None),
+        [resource, _name] => (*resource, true, None),
+        [resource, _name, subresource, ..] => (*resource, true, Some(*subresource)),
+    };
+    let watch = watch_path || asks_to_watch(uri);
+    let mut label = String::from(resource);
+    if !group.is_empty() {
+        label.push('.');
+        label.push_str(group);
+    }
+    if let Some(subresource) = subresource {
+        label.push('/');
+        label.push_str(subresource);
+    }
+    (verb(method, named, watch, headers), label)
+}
+
+fn verb(method: &Method, named: bool, watch: bool, headers: &HeaderMap) -> Verb {
+    match method.as_str() {
+        "GET" | "HEAD" if watch => Verb::Watch,
+        "GET" | "HEAD" if named => Verb::Get,
+        "GET" | "HEAD" => Verb::List,
+        "POST" => Verb::Post,
+        "PUT" => Verb::Put,
+        "PATCH" if is_apply(headers) => Verb::Apply,
+        "PATCH" => Verb::Patch,
+        "DELETE" if named => Verb::Delete,
+        "DELETE" => Verb::DeleteCollection,
+        _ => Verb::Other,
+    }
+}
+
+/// kube sends `Patch::Apply` as `application/apply-patch+yaml`.
+fn is_apply(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/apply-patch"))
+}
+
+/// kube's watches are `GET …?&watch=true&…`.
+fn asks_to_watch(uri: &Uri) -> bool {
+    uri.query()
+        .is_some_and(|q| q.split('&').any(|p| matches!(p, "watch=true" | "watch=1")))
+}
+
+/// A request outside the resource paths, by its first segment only (`/version`).
+fn non_resource(segments: &[&str]) -> String {
+    match segments.first() {
+        Some(first) => format!("/{first}"),
+        None => "/".into(),
+    }
+}
+
+/// `/metrics` alone, for a listener of its own: no identity, CSRF or site layers,
+/// which are the portal's and would refuse or redirect Prometheus.
+pub fn router(metrics: Arc<Metrics>) -> axum::Router {
+    axum::Router::new()
+        .route("/metrics", axum::routing::get(scrape))
+        .with_state(metrics)
+}
+
+/// The handler behind `/metrics`.
+pub async fn scrape(State(metrics): State<Arc<Metrics>>) -> Response {
+    match metrics.encode() {
+        Ok(text) => ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "cannot encode the metrics");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::coordination::v1::Lease;
+    use kube::Api;
+
+    fn classified(method: &str, uri: &str, content_type: Option<&str>) -> (&'static str, String) {
+        let mut request = Request::builder().method(method).uri(uri);
+        if let Some(content_type) = content_type {
+            request = request.header(header::CONTENT_TYPE, content_type);
+        }
+        let request = request.body(Body::empty()).expect("a request");
+        let (verb, resource) = classify(request.method(), request.uri(), request.headers());
+        (verb.as_str(), resource)
+    }
+
+    #[test]
+    fn requests_are_classified_as_the_api_server_does() {
+        let apply = Some("application/apply-patch+yaml");
+        let merge = Some("application/merge-patch+json");
+        let apps = "/apis/apps/v1/namespaces/team";
+        let core = "/api/v1/namespaces/team";
+        // (method, path, content type) → (verb, resource)
+        let cases = [
+            (
+                "PATCH",
+                format!("{apps}/statefulsets/db?&fieldManager=portico-reconciler&force=true"),
+                apply,
+                "APPLY",
+                "statefulsets.apps",
+            ),
+            (
+                "PATCH",
+                "/apis/portico.dev/v1alpha1/namespaces/team/stacks/db/status?".into(),
+                merge,
+                "PATCH",
+                "stacks.portico.dev/status",
+            ),
+            (
+                "GET",
+                format!("{core}/secrets/db-credentials"),
+                None,
+                "GET",
+                "secrets",
+            ),
+            (
+                "GET",
+                "/api/v1/pods?&labelSelector=portico.dev%2Fstack".into(),
+                None,
+                "LIST",
+                "pods",
+            ),
+            (
+                "GET",
+                "/api/v1/pods?&watch=true&timeoutSeconds=290&resourceVersion=5".into(),
+                None,
+                "WATCH",
+                "pods",
+            ),
+            (
+                "GET",
+                "/apis/apps/v1/watch/namespaces/team/deployments".into(),
+                None,
+                "WATCH",
+                "deployments.apps",
+            ),
+            (
+                "PUT",
+                "/apis/coordination.k8s.io/v1/namespaces/portico/leases/portico-reconciler?".into(),
+                None,
+                "PUT",
+                "leases.coordination.k8s.io",
+            ),
+            (
+                "POST",
+                "/apis/events.k8s.io/v1/namespaces/team/events?".into(),
+                None,
+                "POST",
+                "events.events.k8s.io",
+            ),
+            (
+                "DELETE",
+                format!("{apps}/deployments/web"),
+                None,
+                "DELETE",
+                "deployments.apps",
+            ),
+            (
+                "DELETE",
+                format!("{core}/pods"),
+                None,
+                "DELETECOLLECTION",
+                "pods",
+            ),
+            ("GET", core.into(), None, "GET", "namespaces"),
+            (
+                "GET",
+                "/api/v1/namespaces".into(),
+                None,
+                "LIST",
+                "namespaces",
+            ),
+            (
+                "PUT",
+                format!("{core}/finalize"),
+                None,
+                "PUT",
+                "namespaces/finalize",
+            ),
+            ("GET", "/version".into(), None, "GET", "/version"),
+            ("GET", "/apis/apps/v1".into(), None, "GET", "/apis"),
+        ];
+        for (method, uri, content_type, verb, resource) in cases {
+            assert_eq!(
+                classified(method, &uri, content_type),
+                (verb, resource.to_string()),
+                "{method} {uri}"
+            );
+        }
+    }
+
+    #[test]
+    fn reconciles_are_counted_and_timed_by_outcome() {
+        let metrics = Metrics::new();
+        metrics
+            .reconcile_started()
+            .finish(Outcome::Blocked("NameConflict"));
+        metrics
+            .reconcile_started()
+            .finish(Outcome::Failed(FailureReason::Conflict));
+        let running = metrics.reconcile_started();
+        let text = metrics.encode().expect("encoded");
+        assert!(text.contains("portico_reconcile_in_flight 1\n"), "{text}");
+        drop(running);
+        let text = metrics.encode().expect("encoded");
+        for line in [
+            "portico_reconcile_total{outcome=\"blocked\"} 1\n",
+            "portico_reconcile_total{outcome=\"failed\"} 1\n",
+            "portico_reconcile_total{outcome=\"applied\"} 0\n",
+            "portico_reconcile_duration_seconds_count{outcome=\"blocked\"} 1\n",
+            "portico_reconcile_blocked_total{reason=\"NameConflict\"} 1\n",
+            "portico_reconcile_failures_total{reason=\"Conflict\"} 1\n",
+            "portico_reconcile_in_flight 0\n",
+            "portico_stacks_pending 0\n",
+            "portico_reconciler_leader 0\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        assert!(text.ends_with("# EOF\n"));
+    }
+
+    /// Answers every request as an API server would, with `status` and `body`.
+    struct Answer {
+        status: u16,
+        body: &'static str,
+    }
+
+    impl Service<Request<Body>> for Answer {
+        type Response = http::Response<Body>;
+        type Error = std::convert::Infallible;
+        type Future = std::future::Ready<Result<Self::Response, Self::Error>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _: Request<Body>) -> Self::Future {
+            let mut response = http::Response::new(Body::from(self.body.as_bytes().to_vec()));
+            *response.status_mut() = StatusCode::from_u16(self.status).expect("a status code");
+            std::future::ready(Ok(response))
+        }
+    }
+
+    /// Through a real kube `Client`: the layer fits `ClientBuilder`'s bounds.
+    #[tokio::test]
+    async fn the_layer_counts_what_a_kube_client_sends() {
+        let metrics = Metrics::new();
+        let not_found = Answer {
+            status: 404,
+            body: r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"leases.coordination.k8s.io \"portico-reconciler\" not found","reason":"NotFound","code":404}"#,
+        };
+        let client = kube::client::ClientBuilder::new(not_found, "default")
+            .with_layer(&metrics.api_layer())
+            .build();
+        let leases: Api<Lease> = Api::namespaced(client, "portico");
+        let lease = leases
+            .get_opt("portico-reconciler")
+            .await
+            .expect("404 is None");
+        assert!(lease.is_none());
+        let text = metrics.encode().expect("encoded");
+        let line = "portico_reconciler_api_requests_total{verb=\"GET\",resource=\"leases.coordination.k8s.io\",code=\"404\"} 1\n";
+        assert!(text.contains(line), "{text}");
+    }
+}
