@@ -537,7 +537,9 @@ async fn main() {
         requests / count as f64
     );
     let per_stack: f64 = own.iter().map(|(_, n)| n).sum::<f64>() / count as f64;
-    println!("  API requests by the reconciler (its own /metrics; no watches, lists or Lease renewals): {per_stack:.2} per Stack");
+    println!(
+        "  API requests by the reconciler (its own /metrics; no watches, lists or Lease renewals): {per_stack:.2} per Stack"
+    );
     for (series, n) in &own {
         println!("    {series}: {:.2} per Stack", n / count as f64);
     }

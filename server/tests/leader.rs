@@ -96,7 +96,10 @@ impl Replica {
 
     /// Waits until the work runs; returns when it started.
     async fn until_running(&mut self) -> Instant {
-        match self.until("the work to run", |w| matches!(w, Work::Running(_))).await {
+        match self
+            .until("the work to run", |w| matches!(w, Work::Running(_)))
+            .await
+        {
             Work::Running(since) => since,
             other => panic!("{other:?}"),
         }
@@ -104,7 +107,10 @@ impl Replica {
 
     /// Waits until the work has stopped; returns when it did.
     async fn until_stopped(&mut self) -> Instant {
-        match self.until("the work to stop", |w| matches!(w, Work::Stopped(_))).await {
+        match self
+            .until("the work to stop", |w| matches!(w, Work::Stopped(_)))
+            .await
+        {
             Work::Stopped(at) => at,
             other => panic!("{other:?}"),
         }
@@ -149,9 +155,7 @@ async fn a_lease_left_by_a_vanished_holder_is_taken_once_it_expires() {
         .and_then(|s| s.renew_time)
         .expect("renewTime")
         .0;
-    let expires = renewed
-        .checked_add(Duration::from_secs(5))
-        .expect("a time");
+    let expires = renewed.checked_add(Duration::from_secs(5)).expect("a time");
 
     let mut heir = Replica::start(&client, &ns, "heir", Duration::from_secs(15));
     heir.until_running().await;
@@ -324,9 +328,7 @@ impl Relay {
         if config.tls_server_name.is_none() {
             config.tls_server_name = config.cluster_url.host().map(str::to_string);
         }
-        config.cluster_url = format!("https://{}", self.addr)
-            .parse()
-            .expect("relay URL");
+        config.cluster_url = format!("https://{}", self.addr).parse().expect("relay URL");
         kube::Client::try_from(config).expect("client through the relay")
     }
 

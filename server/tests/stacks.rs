@@ -988,9 +988,7 @@ async fn metrics_count_reconciles_by_outcome_and_the_reconcilers_api_requests() 
         .await
         .expect("bind loopback");
     let url = format!("http://{}/metrics", listener.local_addr().expect("address"));
-    let server = tokio::spawn(async move {
-        axum::serve(listener, metrics::router(metrics)).await
-    });
+    let server = tokio::spawn(async move { axum::serve(listener, metrics::router(metrics)).await });
     let scrape = || async {
         let response = reqwest::get(&url).await.expect("scrape");
         assert!(response.status().is_success());
@@ -1004,15 +1002,37 @@ async fn metrics_count_reconciles_by_outcome_and_the_reconcilers_api_requests() 
 
     create_stack(&admin, &ns, "web", json!({"choice": "tomcat"})).await;
     until::<Stack>(&admin, &ns, "web", "Ready", |s| ready_with(s, 1)).await;
-    create_stack(&admin, &ns, "old", json!({"choice": "tomcat", "version": "7.0"})).await;
+    create_stack(
+        &admin,
+        &ns,
+        "old",
+        json!({"choice": "tomcat", "version": "7.0"}),
+    )
+    .await;
     degraded(&admin, &ns, "old").await;
 
     let text = scrape().await;
     assert_eq!(sample(&text, "portico_reconciler_leader"), 1.0);
     assert!(sample(&text, "portico_reconcile_total{outcome=\"applied\"}") >= 1.0);
-    assert!(sample(&text, "portico_reconcile_duration_seconds_count{outcome=\"applied\"}") >= 1.0);
-    assert!(sample(&text, "portico_reconcile_blocked_total{reason=\"UnknownVersion\"}") >= 1.0);
-    assert_eq!(sample(&text, "portico_reconcile_failures_total{reason=\"Conflict\"}"), 0.0);
+    assert!(
+        sample(
+            &text,
+            "portico_reconcile_duration_seconds_count{outcome=\"applied\"}"
+        ) >= 1.0
+    );
+    assert!(
+        sample(
+            &text,
+            "portico_reconcile_blocked_total{reason=\"UnknownVersion\"}"
+        ) >= 1.0
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "portico_reconcile_failures_total{reason=\"Conflict\"}"
+        ),
+        0.0
+    );
     // The Stack's children were applied (created: 201), its status patched, its watches
     // opened: every request by verb, resource and the API server's answer.
     for series in [
@@ -1023,10 +1043,18 @@ async fn metrics_count_reconciles_by_outcome_and_the_reconcilers_api_requests() 
     ] {
         assert!(sample(&text, series) >= 1.0, "{series}");
     }
-    assert_eq!(sample(&text, "portico_stacks_pending"), 0.0, "nothing waits");
+    assert_eq!(
+        sample(&text, "portico_stacks_pending"),
+        0.0,
+        "nothing waits"
+    );
 
     reconciler.shut_down().await;
     let text = scrape().await;
-    assert_eq!(sample(&text, "portico_reconciler_leader"), 0.0, "stepped down");
+    assert_eq!(
+        sample(&text, "portico_reconciler_leader"),
+        0.0,
+        "stepped down"
+    );
     server.abort();
 }

@@ -61,13 +61,13 @@ pub fn watched<K>(
     api: Api<K>,
     config: watcher::Config,
     trim: impl Fn(&mut K) + Send + 'static,
-    relevant: impl Fn(&K) -> u64 + Send + 'static,
+    applied: Arc<Applied>,
 ) -> (
     Store<K>,
     impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
 )
 where
-    K: Watchable,
+    K: Watchable + Relevant,
 {
     let (store, writer) = reflector::store();
     let reader = store.clone();
@@ -82,13 +82,21 @@ where
     let changes = reflect(writer, stream).touched_objects().predicate_filter(
         move |object: &K| {
             Some(match reader.get(&ObjectRef::from_obj(object)) {
-                Some(_) => relevant(object),
+                Some(_) => object.relevant(),
                 // Gone from the store: this was its deletion.
                 None => hash_of(&("deleted", object.meta().resource_version.as_deref())),
             })
         },
         PredicateConfig::default(),
     );
+    // The reconciler's own apply coming back tells it nothing it did not read in the
+    // apply's answer: no reconcile for it.
+    let changes = changes.filter(move |change| {
+        let echo = change.as_ref().is_ok_and(|object| {
+            ChildKey::of(object).is_some_and(|key| applied.is_echo(&key, object.relevant()))
+        });
+        std::future::ready(!echo)
+    });
     (store, changes)
 }
 
@@ -139,6 +147,12 @@ pub fn marker(object: &impl Resource) -> String {
     )
 }
 
+/// What a reconcile reads of an object: a watch event that leaves it unchanged
+/// triggers nothing.
+pub trait Relevant {
+    fn relevant(&self) -> u64;
+}
+
 /// A child, for [`Applied`]: its kind, namespace, Stack and name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ChildKey {
@@ -148,10 +162,34 @@ pub struct ChildKey {
     pub name: String,
 }
 
-/// What the reconciler last applied to each child: the hash of what it sent and the
-/// child's marker right after.
+impl ChildKey {
+    /// The key of a watched child: its Stack is the one its label names.
+    pub fn of<K: Resource<DynamicType = ()>>(object: &K) -> Option<Self> {
+        let meta = object.meta();
+        Some(Self {
+            kind: K::kind(&()).into_owned(),
+            namespace: meta.namespace.clone()?,
+            stack: meta
+                .labels
+                .as_ref()?
+                .get(super::children::STACK_LABEL)?
+                .clone(),
+            name: meta.name.clone()?,
+        })
+    }
+}
+
+/// What the reconciler last applied to each child: the hash of what it sent, the
+/// child's marker right after, and what it read of the answer ([`Relevant`]) until the
+/// watch brings that state back.
 #[derive(Default)]
-pub struct Applied(Mutex<HashMap<ChildKey, (u64, String)>>);
+pub struct Applied(Mutex<HashMap<ChildKey, Record>>);
+
+struct Record {
+    sent: u64,
+    marker: String,
+    echo: Option<u64>,
+}
 
 impl Applied {
     /// Whether applying `desired` (hash) again would change nothing: it was applied
@@ -161,14 +199,31 @@ impl Applied {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(key)
-            .is_some_and(|(sent, after)| *sent == desired && after == current)
+            .is_some_and(|r| r.sent == desired && r.marker == current)
     }
 
-    pub fn record(&self, key: ChildKey, desired: u64, after: String) {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key, (desired, after));
+    /// Records an apply of `desired` (hash) whose answer was `after` (marker) and read
+    /// as `read` ([`Relevant`]).
+    pub fn record(&self, key: ChildKey, desired: u64, after: String, read: u64) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(
+            key,
+            Record {
+                sent: desired,
+                marker: after,
+                echo: Some(read),
+            },
+        );
+    }
+
+    /// Whether a watch event showing `key` as `read` is the answer of the last apply
+    /// coming back (once: the next such event is a change).
+    pub fn is_echo(&self, key: &ChildKey, read: u64) -> bool {
+        let mut records = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(record) = records.get_mut(key) else {
+            return false;
+        };
+        let echo = record.echo.take();
+        echo == Some(read)
     }
 
     /// Drops the records of Stacks that no longer exist (`exists(namespace, stack)`).
@@ -194,7 +249,17 @@ mod tests {
             name: "db-headless".into(),
         };
         assert!(!applied.unchanged(&key, 1, "rv5"), "never applied");
-        applied.record(key.clone(), 1, "rv5".into());
+        applied.record(key.clone(), 1, "rv5".into(), 7);
+        assert!(
+            !applied.is_echo(&key, 8),
+            "a state the apply did not answer with"
+        );
+        assert!(
+            !applied.is_echo(&key, 7),
+            "only the first event after an apply"
+        );
+        applied.record(key.clone(), 1, "rv5".into(), 7);
+        assert!(applied.is_echo(&key, 7), "the apply's answer coming back");
         assert!(applied.unchanged(&key, 1, "rv5"));
         assert!(
             !applied.unchanged(&key, 2, "rv5"),

@@ -29,7 +29,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tracing::Instrument;
 
-use super::cache::{self, Applied, ChildKey, cached, hash_json};
+use super::cache::{self, Applied, ChildKey, Relevant, cached, hash_json};
 use super::catalog::LiveCatalog;
 use super::children::{self, STACK_LABEL, Workload};
 use super::metrics::{Metrics, Outcome};
@@ -100,7 +100,7 @@ struct Context {
     attempts: Mutex<HashMap<String, u32>>,
     stores: Stores,
     stacks: Store<Stack>,
-    applied: Applied,
+    applied: Arc<Applied>,
 }
 
 /// The watches' stores of every child kind and of the Stacks' Pods (labelled objects,
@@ -288,35 +288,32 @@ pub async fn run(
     let ns = namespace.as_deref();
     // What each child kind's reconcile reads of it; anything else changing (a status
     // heartbeat, the echo of an apply that changed nothing) triggers nothing.
+    // What each child kind's reconcile reads of it ([`Relevant`]); anything else
+    // changing (a status heartbeat, the echo of an apply) triggers nothing.
+    let applied = Arc::new(Applied::default());
     let (statefulsets, statefulset_changes) = cache::watched(
         scoped::<StatefulSet>(&client, ns),
         children.clone(),
         |_| {},
-        |s: &StatefulSet| {
-            let (ready, rolled_out) = statefulset_readiness(s);
-            hash_json(&(cache::marker(s), ready, rolled_out))
-        },
+        applied.clone(),
     );
     let (deployments, deployment_changes) = cache::watched(
         scoped::<Deployment>(&client, ns),
         children.clone(),
         |_| {},
-        |d: &Deployment| {
-            let (ready, rolled_out) = deployment_readiness(d);
-            hash_json(&(cache::marker(d), ready, rolled_out))
-        },
+        applied.clone(),
     );
     let (services, service_changes) = cache::watched(
         scoped::<Service>(&client, ns),
         children.clone(),
         |_| {},
-        |s: &Service| hash_json(&(&s.spec, &s.metadata.labels, &s.metadata.owner_references)),
+        applied.clone(),
     );
     let (secrets, secret_changes) = cache::watched(
         scoped::<Secret>(&client, ns),
         children.clone(),
         |_| {},
-        |s: &Secret| hash_json(&(&s.data, &s.metadata.labels, &s.metadata.owner_references)),
+        applied.clone(),
     );
     // Pods only for whether they can be placed: everything else about them shows in
     // the workload's status, which is watched above.
@@ -324,7 +321,7 @@ pub async fn run(
         scoped::<Pod>(&client, ns),
         children,
         |p: &mut Pod| p.spec = None,
-        |p: &Pod| cache::hash_of(&scheduling::unschedulable(p)),
+        applied.clone(),
     );
     // Every object's name and owners, for ownership checks; filled for as long as the
     // controller runs.
@@ -375,7 +372,7 @@ pub async fn run(
             first_lists: tokio::sync::OnceCell::new(),
         },
         stacks: stacks.clone(),
-        applied: Applied::default(),
+        applied,
     });
     let pod_owners = stacks.clone();
     let controller = Controller::for_stream(stack_changes, stacks)
@@ -629,6 +626,39 @@ fn observe_cached(stack: &Stack, ctx: &Context) -> Observed {
     }
 }
 
+impl Relevant for StatefulSet {
+    fn relevant(&self) -> u64 {
+        hash_json(&(cache::marker(self), statefulset_readiness(self)))
+    }
+}
+
+impl Relevant for Deployment {
+    fn relevant(&self) -> u64 {
+        hash_json(&(cache::marker(self), deployment_readiness(self)))
+    }
+}
+
+impl Relevant for Service {
+    fn relevant(&self) -> u64 {
+        let meta = &self.metadata;
+        hash_json(&(&self.spec, &meta.labels, &meta.owner_references))
+    }
+}
+
+impl Relevant for Secret {
+    fn relevant(&self) -> u64 {
+        let meta = &self.metadata;
+        hash_json(&(&self.data, &meta.labels, &meta.owner_references))
+    }
+}
+
+/// Pods only for whether they can be placed.
+impl Relevant for Pod {
+    fn relevant(&self) -> u64 {
+        cache::hash_of(&scheduling::unschedulable(self))
+    }
+}
+
 /// What the reconciler reads of a StatefulSet: ready replicas, and whether the
 /// controller has rolled out its latest spec to every replica. (Its watch triggers a
 /// reconcile only when these, its generation or its controller change.)
@@ -679,7 +709,7 @@ async fn apply<K>(
     store: &Store<K>,
 ) -> Result<K, kube::Error>
 where
-    K: ChildObject,
+    K: ChildObject + Relevant,
 {
     let name = object.meta().name.clone().unwrap_or_default();
     let key = ChildKey {
@@ -705,7 +735,8 @@ where
         )
         .await?;
     wrote.store(true, Ordering::Relaxed);
-    ctx.applied.record(key, sent, cache::marker(&applied));
+    ctx.applied
+        .record(key, sent, cache::marker(&applied), applied.relevant());
     Ok(applied)
 }
 
@@ -777,23 +808,23 @@ async fn write_status(
         .filter(|c| c.status == "True")
         .map(|c| c.message.as_str());
     let new_problem = problem.is_some_and(|p| said_before != Some(p.message.as_str()));
+    // Progressing is not told: status shows it, and an Event per new Stack would be a
+    // third of the reconciler's writes.
     if before != next.phase || new_problem {
-        let (kind, reason, note) = match (next.phase.as_deref(), problem) {
-            (Some("Ready"), _) => (
+        let event = match (next.phase.as_deref(), problem) {
+            (Some("Ready"), _) => Some((
                 EventType::Normal,
                 "Ready",
                 "Every replica is ready.".to_string(),
-            ),
+            )),
             (Some("Degraded"), Some(p)) => {
-                (EventType::Warning, p.reason.as_str(), p.message.clone())
+                Some((EventType::Warning, p.reason.as_str(), p.message.clone()))
             }
-            _ => (
-                EventType::Normal,
-                "Provisioning",
-                "Children applied; waiting for replicas to become ready.".to_string(),
-            ),
+            _ => None,
         };
-        publish(ctx, stack, kind, reason, note).await;
+        if let Some((kind, reason, note)) = event {
+            publish(ctx, stack, kind, reason, note).await;
+        }
     }
     Ok(true)
 }

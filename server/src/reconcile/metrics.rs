@@ -153,7 +153,6 @@ impl FailureReason {
         Self::Random,
     ];
 
-
     pub fn as_str(self) -> &'static str {
         match self {
             Self::NotFound => "NotFound",
