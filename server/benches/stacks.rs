@@ -316,6 +316,44 @@ async fn own_requests(url: &str) -> Vec<(String, f64)> {
     out
 }
 
+/// Why kube-runtime ran a reconcile, from its span on a log line ("object updated",
+/// "related object updated: Secret", "reconciler requested retry", …).
+fn trigger(line: &str) -> String {
+    let Some((_, rest)) = line.split_once("object.reason") else {
+        return "unknown".into();
+    };
+    let value = rest.split_once('=').map_or("", |(_, v)| v);
+    // Past the colour codes, up to the next one or the span's end.
+    let value = value
+        .trim_start_matches(|c: char| c == '\u{1b}' || c == '[' || c.is_ascii_digit() || c == 'm');
+    let value = value.split(['\u{1b}', '}']).next().unwrap_or_default();
+    // "related object updated: Secret.v1./name.ns" → "related object updated: Secret"
+    match value.split_once(": ") {
+        Some((why, object)) => format!("{why}: {}", object.split('.').next().unwrap_or_default()),
+        None => value.to_string(),
+    }
+}
+
+/// "VERB resource[/subresource]" of the API server's requests between two readings,
+/// most first (watches, which stay open, left out).
+fn busiest(
+    before: &HashMap<(String, String, String, String), f64>,
+    after: &HashMap<(String, String, String, String), f64>,
+) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = after
+        .iter()
+        .filter(|((_, _, _, verb), _)| verb != "WATCH")
+        .map(|(key, n)| {
+            let (_, resource, sub, verb) = key;
+            let what = if sub.is_empty() { format!("{verb} {resource}") } else { format!("{verb} {resource}/{sub}") };
+            (what, n - before.get(key).copied().unwrap_or(0.0))
+        })
+        .filter(|(_, n)| *n > 0.0)
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out
+}
+
 /// User and system CPU time a process has used so far, in seconds.
 fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -365,20 +403,27 @@ async fn main() {
     // Room for the floor's Pods and the Stacks', on top of the cluster's own nodes.
     add_capacity(&client, "bench-node", 2 * count).await;
 
+    let floor_before = api_requests(&client).await;
     let floor = floor(&client, count, &choice_of).await;
+    let floor_after = api_requests(&client).await;
 
     let ns = "bench".to_string();
     create_namespace(&client, &ns).await;
     let reconciles = Arc::new(AtomicU64::new(0));
+    let reasons = Arc::new(std::sync::Mutex::new(HashMap::<String, u64>::new()));
     let metrics_addr = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free loopback port");
     let mut server = Command::new(env!("CARGO_BIN_EXE_portico"))
         .env("PORTICO_METRICS_LISTEN", metrics_addr.to_string())
+        .env("PORTICO_RECONCILE_CONCURRENCY", std::env::var("BENCH_CONCURRENCY").unwrap_or("16".into()))
         .env("KUBECONFIG", plane.admin_kubeconfig())
         .env("PORTICO_RECONCILER", "only")
         .env("POD_NAMESPACE", &ns)
-        .env("PORTICO_LOG", "warn,portico_server::reconcile=debug")
+        .env(
+            "PORTICO_LOG",
+            "warn,portico_server::reconcile=debug,kube_runtime::controller=debug",
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -388,10 +433,12 @@ async fn main() {
         Box::new(server.stderr.take().expect("stderr")),
     ] {
         let counter = reconciles.clone();
+        let reasons = reasons.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(pipe).lines().map_while(Result::ok) {
                 if line.contains("reconciled") {
                     counter.fetch_add(1, Ordering::Relaxed);
+                    *reasons.lock().unwrap().entry(trigger(&line)).or_insert(0) += 1;
                 } else if line.contains("WARN") || line.contains("ERROR") {
                     eprintln!("[portico] {line}");
                 }
@@ -489,8 +536,17 @@ async fn main() {
         .expect("every Stack Ready in time")
         .expect("join");
     let ready_at = ready_at - started;
-    let requests = reconciler_requests(&requests_before, &api_requests(&client).await);
+    let requests_after = api_requests(&client).await;
+    let requests = reconciler_requests(&requests_before, &requests_after);
     let own = own_requests(&format!("http://{metrics_addr}/metrics")).await;
+    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), &ns)
+        .list(&Default::default())
+        .await
+        .expect("events");
+    let mut told = HashMap::<String, u64>::new();
+    for event in events.items.iter().filter(|e| e.reporting_controller.as_deref() == Some("portico-reconciler")) {
+        *told.entry(event.reason.clone().unwrap_or_default()).or_insert(0) += 1;
+    }
     // The kernel's high-water mark: the peak over the whole run.
     let rss = common::rss_mb(server.id(), "VmHWM:");
     let cpu = cpu_seconds(server.id());
@@ -536,6 +592,11 @@ async fn main() {
         "  API requests by the reconciler (apiserver_request_total: on Stacks except watch/list/create, applies/gets/deletes of children): {requests:.0} ({:.1} per Stack)",
         requests / count as f64
     );
+    let mut reasons: Vec<(String, u64)> = reasons.lock().unwrap().clone().into_iter().collect();
+    reasons.sort_by(|a, b| b.1.cmp(&a.1));
+    for (why, n) in reasons {
+        println!("    {why}: {:.2} per Stack", n as f64 / count as f64);
+    }
     let per_stack: f64 = own.iter().map(|(_, n)| n).sum::<f64>() / count as f64;
     println!(
         "  API requests by the reconciler (its own /metrics; no watches, lists or Lease renewals): {per_stack:.2} per Stack"
@@ -543,6 +604,18 @@ async fn main() {
     for (series, n) in &own {
         println!("    {series}: {:.2} per Stack", n / count as f64);
     }
+    println!("  the API server's busiest requests (every client), floor phase | portico phase, per request or Stack:");
+    let floor_top = busiest(&floor_before, &floor_after);
+    let portico_top = busiest(&requests_before, &requests_after);
+    for i in 0..floor_top.len().max(portico_top.len()).min(12) {
+        let cell = |top: &[(String, f64)]| {
+            top.get(i)
+                .map(|(what, n)| format!("{what} {:.2}", n / count as f64))
+                .unwrap_or_default()
+        };
+        println!("    {:<48} | {}", cell(&floor_top), cell(&portico_top));
+    }
+    println!("  Events the reconciler posted, by reason: {told:?}");
     println!("  portico peak RSS: {rss:.0} MB; CPU {cpu:.1}s (user + system, whole run)");
     let _ = server.kill();
     let _ = server.wait();

@@ -91,9 +91,12 @@ where
     );
     // The reconciler's own apply coming back tells it nothing it did not read in the
     // apply's answer: no reconcile for it.
+    let present = store.clone();
     let changes = changes.filter(move |change| {
         let echo = change.as_ref().is_ok_and(|object| {
-            ChildKey::of(object).is_some_and(|key| applied.is_echo(&key, object.relevant()))
+            // A deletion is never an echo.
+            present.get(&ObjectRef::from_obj(object)).is_some()
+                && ChildKey::of(object).is_some_and(|key| applied.is_echo(&key, object.relevant()))
         });
         std::future::ready(!echo)
     });
@@ -188,7 +191,17 @@ pub struct Applied(Mutex<HashMap<ChildKey, Record>>);
 struct Record {
     sent: u64,
     marker: String,
-    echo: Option<u64>,
+    echo: Echo,
+}
+
+/// What of a child's next watch event the reconciler already knows.
+enum Echo {
+    Nothing,
+    /// An apply is under way: whatever the watch shows meanwhile, its answer shows too
+    /// (the watch often delivers a new object before the apply's answer arrives).
+    Awaited,
+    /// The apply's answer, as read ([`Relevant`]).
+    Answer(u64),
 }
 
 impl Applied {
@@ -210,20 +223,56 @@ impl Applied {
             Record {
                 sent: desired,
                 marker: after,
-                echo: Some(read),
+                echo: Echo::Answer(read),
             },
         );
     }
 
-    /// Whether a watch event showing `key` as `read` is the answer of the last apply
-    /// coming back (once: the next such event is a change).
+    /// Notes that an apply of `key` is under way ([`Applied::record`] or
+    /// [`Applied::failed`] end it).
+    pub fn sending(&self, key: &ChildKey) {
+        let mut records = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match records.get_mut(key) {
+            Some(record) => record.echo = Echo::Awaited,
+            None => {
+                let record = Record {
+                    sent: 0,
+                    marker: String::new(),
+                    echo: Echo::Awaited,
+                };
+                records.insert(key.clone(), record);
+            }
+        }
+    }
+
+    /// Notes that the apply of `key` failed: the watch tells what happened.
+    pub fn failed(&self, key: &ChildKey) {
+        if let Some(record) = self
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(key)
+        {
+            record.echo = Echo::Nothing;
+        }
+    }
+
+    /// Whether a watch event showing `key` as `read` tells the reconciler nothing: an
+    /// apply of it is under way, or this is its answer coming back (once: the next
+    /// such event is a change).
     pub fn is_echo(&self, key: &ChildKey, read: u64) -> bool {
         let mut records = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let Some(record) = records.get_mut(key) else {
             return false;
         };
-        let echo = record.echo.take();
-        echo == Some(read)
+        match std::mem::replace(&mut record.echo, Echo::Nothing) {
+            Echo::Nothing => false,
+            Echo::Awaited => {
+                record.echo = Echo::Awaited;
+                true
+            }
+            Echo::Answer(answer) => answer == read,
+        }
     }
 
     /// Drops the records of Stacks that no longer exist (`exists(namespace, stack)`).
@@ -260,6 +309,13 @@ mod tests {
         );
         applied.record(key.clone(), 1, "rv5".into(), 7);
         assert!(applied.is_echo(&key, 7), "the apply's answer coming back");
+        applied.sending(&key);
+        assert!(
+            applied.is_echo(&key, 9) && applied.is_echo(&key, 10),
+            "while applying"
+        );
+        applied.failed(&key);
+        assert!(!applied.is_echo(&key, 9), "after a failed apply");
         assert!(applied.unchanged(&key, 1, "rv5"));
         assert!(
             !applied.unchanged(&key, 2, "rv5"),

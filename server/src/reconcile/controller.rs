@@ -274,6 +274,10 @@ pub async fn run(
         stats,
         metrics,
     } = settings;
+    let concurrency = std::env::var("PORTICO_RECONCILE_CONCURRENCY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(CONCURRENCY);
     // This runs exactly while this replica holds the Lease.
     metrics.set_leader(true);
     let recorder = Recorder::new(
@@ -389,7 +393,7 @@ pub async fn run(
         // Bounded, so a burst of Stacks does not overwhelm the API server.
         .with_config(
             kube::runtime::controller::Config::default()
-                .concurrency(CONCURRENCY)
+                .concurrency(concurrency)
                 .debounce(DEBOUNCE),
         )
         .graceful_shutdown_on(stop)
@@ -628,14 +632,27 @@ fn observe_cached(stack: &Stack, ctx: &Context) -> Observed {
 
 impl Relevant for StatefulSet {
     fn relevant(&self) -> u64 {
-        hash_json(&(cache::marker(self), statefulset_readiness(self)))
+        hash_json(&(
+            cache::marker(self),
+            as_status_reads(statefulset_readiness(self)),
+        ))
     }
 }
 
 impl Relevant for Deployment {
     fn relevant(&self) -> u64 {
-        hash_json(&(cache::marker(self), deployment_readiness(self)))
+        hash_json(&(
+            cache::marker(self),
+            as_status_reads(deployment_readiness(self)),
+        ))
     }
+}
+
+/// Of `(ready replicas, rolled out)`, what status is derived from: the count, and
+/// whether the rollout is done with every replica ready (the controller noting the new
+/// spec while no replica is ready yet changes nothing a person sees).
+fn as_status_reads((ready, rolled_out): (i32, bool)) -> (i32, bool) {
+    (ready, rolled_out && ready > 0)
 }
 
 impl Relevant for Service {
@@ -727,13 +744,21 @@ where
         return Ok((*current).clone());
     }
     let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
-    let applied = api
+    ctx.applied.sending(&key);
+    let applied = match api
         .patch(
             &name,
             &PatchParams::apply(MANAGER).force(),
             &Patch::Apply(object),
         )
-        .await?;
+        .await
+    {
+        Ok(applied) => applied,
+        Err(error) => {
+            ctx.applied.failed(&key);
+            return Err(error);
+        }
+    };
     wrote.store(true, Ordering::Relaxed);
     ctx.applied
         .record(key, sent, cache::marker(&applied), applied.relevant());
