@@ -70,6 +70,10 @@ pub struct Config {
     #[arg(long, env = "PORTICO_STACK_CATALOG")]
     pub stack_catalog: Option<PathBuf>,
 
+    /// Stacks the reconciler works on at the same time.
+    #[arg(long, env = "PORTICO_RECONCILE_CONCURRENCY", default_value_t = portico_concurrency())]
+    pub reconcile_concurrency: u16,
+
     /// Where to serve the Stack reconciler's Prometheus metrics (`/metrics`), e.g.
     /// 0.0.0.0:9090: a listener of its own, never the portal's port (which the Ingress
     /// exposes). Off when unset.
@@ -361,4 +365,8 @@ mod tests {
             assert!(local_exposure(mode, at("0.0.0.0:3000"), true).is_none());
         }
     }
+}
+
+fn portico_concurrency() -> u16 {
+    crate::reconcile::controller::CONCURRENCY
 }

@@ -85,6 +85,7 @@ async fn run() -> anyhow::Result<()> {
             namespace: None,
             stats: Arc::default(),
             metrics: metrics.clone(),
+            concurrency: config.reconcile_concurrency,
         };
         Some(tokio::spawn(reconcile::run_elected(
             reconciler_client,

@@ -64,6 +64,7 @@ impl Instance {
             namespace: Some(namespace.to_string()),
             stats: stats.clone(),
             metrics,
+            concurrency: portico_server::reconcile::controller::CONCURRENCY,
         };
         let task = tokio::spawn(run_elected(client.clone(), settings, lease, shutdown));
         Self { stop, task, stats }
