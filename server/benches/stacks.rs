@@ -345,7 +345,11 @@ fn busiest(
         .filter(|((_, _, _, verb), _)| verb != "WATCH")
         .map(|(key, n)| {
             let (_, resource, sub, verb) = key;
-            let what = if sub.is_empty() { format!("{verb} {resource}") } else { format!("{verb} {resource}/{sub}") };
+            let what = if sub.is_empty() {
+                format!("{verb} {resource}")
+            } else {
+                format!("{verb} {resource}/{sub}")
+            };
             (what, n - before.get(key).copied().unwrap_or(0.0))
         })
         .filter(|(_, n)| *n > 0.0)
@@ -416,7 +420,10 @@ async fn main() {
         .expect("a free loopback port");
     let mut server = Command::new(env!("CARGO_BIN_EXE_portico"))
         .env("PORTICO_METRICS_LISTEN", metrics_addr.to_string())
-        .env("PORTICO_RECONCILE_CONCURRENCY", std::env::var("BENCH_CONCURRENCY").unwrap_or("16".into()))
+        .env(
+            "PORTICO_RECONCILE_CONCURRENCY",
+            std::env::var("BENCH_CONCURRENCY").unwrap_or("16".into()),
+        )
         .env("KUBECONFIG", plane.admin_kubeconfig())
         .env("PORTICO_RECONCILER", "only")
         .env("POD_NAMESPACE", &ns)
@@ -544,8 +551,14 @@ async fn main() {
         .await
         .expect("events");
     let mut told = HashMap::<String, u64>::new();
-    for event in events.items.iter().filter(|e| e.reporting_controller.as_deref() == Some("portico-reconciler")) {
-        *told.entry(event.reason.clone().unwrap_or_default()).or_insert(0) += 1;
+    for event in events
+        .items
+        .iter()
+        .filter(|e| e.reporting_controller.as_deref() == Some("portico-reconciler"))
+    {
+        *told
+            .entry(event.reason.clone().unwrap_or_default())
+            .or_insert(0) += 1;
     }
     // The kernel's high-water mark: the peak over the whole run.
     let rss = common::rss_mb(server.id(), "VmHWM:");
@@ -593,7 +606,7 @@ async fn main() {
         requests / count as f64
     );
     let mut reasons: Vec<(String, u64)> = reasons.lock().unwrap().clone().into_iter().collect();
-    reasons.sort_by(|a, b| b.1.cmp(&a.1));
+    reasons.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
     for (why, n) in reasons {
         println!("    {why}: {:.2} per Stack", n as f64 / count as f64);
     }
@@ -604,7 +617,9 @@ async fn main() {
     for (series, n) in &own {
         println!("    {series}: {:.2} per Stack", n / count as f64);
     }
-    println!("  the API server's busiest requests (every client), floor phase | portico phase, per request or Stack:");
+    println!(
+        "  the API server's busiest requests (every client), floor phase | portico phase, per request or Stack:"
+    );
     let floor_top = busiest(&floor_before, &floor_after);
     let portico_top = busiest(&requests_before, &requests_after);
     for i in 0..floor_top.len().max(portico_top.len()).min(12) {

@@ -71,7 +71,7 @@ pub struct Config {
     pub stack_catalog: Option<PathBuf>,
 
     /// Stacks the reconciler works on at the same time.
-    #[arg(long, env = "PORTICO_RECONCILE_CONCURRENCY", default_value_t = portico_concurrency())]
+    #[arg(long, env = "PORTICO_RECONCILE_CONCURRENCY", default_value_t = crate::reconcile::controller::CONCURRENCY)]
     pub reconcile_concurrency: u16,
 
     /// Where to serve the Stack reconciler's Prometheus metrics (`/metrics`), e.g.
@@ -365,8 +365,4 @@ mod tests {
             assert!(local_exposure(mode, at("0.0.0.0:3000"), true).is_none());
         }
     }
-}
-
-fn portico_concurrency() -> u16 {
-    crate::reconcile::controller::CONCURRENCY
 }

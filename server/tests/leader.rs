@@ -87,11 +87,10 @@ impl Replica {
     }
 
     async fn until(&mut self, what: &str, done: impl FnMut(&Work) -> bool) -> Work {
-        let work = *tokio::time::timeout(WAIT, self.work.wait_for(done))
+        *tokio::time::timeout(WAIT, self.work.wait_for(done))
             .await
             .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-            .expect("the replica reports its work");
-        work
+            .expect("the replica reports its work")
     }
 
     /// Waits until the work runs; returns when it started.

@@ -139,7 +139,7 @@ async fn degraded(
     client: &kube::Client,
     ns: &str,
     name: &str,
-) -> portico_server::reconcile::stack::StackCondition {
+) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
     until::<Stack>(client, ns, name, "Degraded", |s| {
         phase(s) == Some("Degraded")
     })

@@ -812,12 +812,11 @@ async fn write_status(
     observed: &Observed,
     problem: Option<&Problem>,
 ) -> Result<bool, kube::Error> {
-    let now = k8s_openapi::jiff::Timestamp::now()
-        .round(k8s_openapi::jiff::Unit::Second)
-        .map(|t| t.to_string())
-        .unwrap_or_default();
+    // Whole seconds, as the API server stores a condition's time.
+    let now = k8s_openapi::jiff::Timestamp::now();
+    let now = now.round(k8s_openapi::jiff::Unit::Second).unwrap_or(now);
     let previous = stack.status.as_ref();
-    let next: StackStatus = derive(previous, stack.metadata.generation, observed, problem, &now);
+    let next: StackStatus = derive(previous, stack.metadata.generation, observed, problem, now);
     if previous == Some(&next) {
         return Ok(false);
     }

@@ -79,9 +79,10 @@ mod tests {
 
     fn stack_saying(message: Option<&str>) -> Stack {
         let conditions = message
-            .map(
-                |m| json!([{"type": "Degraded", "status": "True", "reason": REASON, "message": m}]),
-            )
+            .map(|m| {
+                json!([{"type": "Degraded", "status": "True", "reason": REASON, "message": m,
+                    "lastTransitionTime": "2026-01-01T00:00:00Z"}])
+            })
             .unwrap_or(json!([]));
         serde_json::from_value(json!({
             "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",

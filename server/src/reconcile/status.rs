@@ -2,7 +2,10 @@
 //! Progressing / Degraded conditions (transition times kept while a condition holds),
 //! observedGeneration, endpoint and the credentials Secret's name. Pure.
 
-use super::stack::{Endpoint, StackCondition, StackStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
+
+use super::stack::{Endpoint, StackStatus};
 
 /// What the reconciler saw of the children after applying them.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -22,24 +25,25 @@ pub struct Problem {
     pub message: String,
 }
 
-fn condition(type_: &str, status: bool, reason: &str, message: String) -> StackCondition {
-    StackCondition {
+fn condition(type_: &str, status: bool, reason: &str, message: String) -> Condition {
+    Condition {
         type_: type_.into(),
         status: if status { "True" } else { "False" }.into(),
         reason: reason.into(),
         message,
-        last_transition_time: None,
+        // Set below: kept from the previous status while the condition holds.
+        last_transition_time: Time(Timestamp::UNIX_EPOCH),
+        observed_generation: None,
     }
 }
 
-/// The status to write. `previous` supplies transition times of unchanged conditions;
-/// `now` is an RFC 3339 timestamp.
+/// The status to write. `previous` supplies transition times of unchanged conditions.
 pub fn derive(
     previous: Option<&StackStatus>,
     generation: Option<i64>,
     observed: &Observed,
     problem: Option<&Problem>,
-    now: &str,
+    now: Timestamp,
 ) -> StackStatus {
     let ready = problem.is_none()
         && observed.rolled_out
@@ -75,8 +79,9 @@ pub fn derive(
         let kept = previous
             .and_then(|p| p.conditions.iter().find(|o| o.type_ == c.type_))
             .filter(|o| o.status == c.status)
-            .and_then(|o| o.last_transition_time.clone());
-        c.last_transition_time = Some(kept.unwrap_or_else(|| now.to_string()));
+            .map(|o| o.last_transition_time.clone());
+        c.last_transition_time = kept.unwrap_or(Time(now));
+        c.observed_generation = generation;
     }
     let phase = match (problem, ready) {
         (Some(_), _) => "Degraded",
@@ -111,11 +116,13 @@ mod tests {
 
     #[test]
     fn ready_when_every_replica_is_ready_and_transition_times_hold() {
-        let first = derive(None, Some(1), &observed(1), None, "t1");
+        let (t1, t2) = (Timestamp::from_second(1), Timestamp::from_second(2));
+        let (t1, t2) = (t1.expect("a time"), t2.expect("a time"));
+        let first = derive(None, Some(1), &observed(1), None, t1);
         assert_eq!(first.phase.as_deref(), Some("Progressing"));
         assert_eq!(status_of(&first, "Ready"), "False");
         assert_eq!(status_of(&first, "Progressing"), "True");
-        let second = derive(Some(&first), Some(1), &observed(2), None, "t2");
+        let second = derive(Some(&first), Some(1), &observed(2), None, t2);
         assert_eq!(second.phase.as_deref(), Some("Ready"));
         let ready = second
             .conditions
@@ -123,8 +130,8 @@ mod tests {
             .find(|c| c.type_ == "Ready")
             .expect("Ready");
         assert_eq!(
-            (ready.status.as_str(), ready.last_transition_time.as_deref()),
-            ("True", Some("t2"))
+            (ready.status.as_str(), &ready.last_transition_time),
+            ("True", &Time(t2))
         );
         let degraded = second
             .conditions
@@ -132,8 +139,8 @@ mod tests {
             .find(|c| c.type_ == "Degraded")
             .expect("Degraded");
         assert_eq!(
-            degraded.last_transition_time.as_deref(),
-            Some("t1"),
+            degraded.last_transition_time,
+            Time(t1),
             "unchanged since t1"
         );
         assert_eq!(second.observed_generation, Some(1));
@@ -145,7 +152,7 @@ mod tests {
             reason: "UnknownVersion".into(),
             message: "no 7".into(),
         };
-        let s = derive(None, Some(3), &observed(2), Some(&p), "t");
+        let s = derive(None, Some(3), &observed(2), Some(&p), Timestamp::UNIX_EPOCH);
         assert_eq!(s.phase.as_deref(), Some("Degraded"));
         assert_eq!(status_of(&s, "Ready"), "False");
         assert_eq!(status_of(&s, "Degraded"), "True");
@@ -166,7 +173,9 @@ mod tests {
         let mut o = observed(2);
         o.rolled_out = false;
         assert_eq!(
-            derive(None, None, &o, None, "t").phase.as_deref(),
+            derive(None, None, &o, None, Timestamp::UNIX_EPOCH)
+                .phase
+                .as_deref(),
             Some("Progressing")
         );
     }
