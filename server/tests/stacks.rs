@@ -1059,3 +1059,60 @@ async fn metrics_count_reconciles_by_outcome_and_the_reconcilers_api_requests() 
     );
     server.abort();
 }
+
+#[tokio::test]
+async fn children_whose_stack_label_is_removed_are_labelled_again_and_keep_the_password() {
+    let client = common::admin_with_stack_crd().await;
+    let ns = common::fresh_namespace(&client, "stk-unlabel").await;
+    let reconciler = Instance::start(&client, &ns, "only-one");
+    create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    until::<Stack>(&client, &ns, "db", "Ready", |s| ready_with(s, 1)).await;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
+    let password = |secret: Secret| secret.data.expect("data")["password"].clone();
+    let before = password(secrets.get("db-credentials").await.expect("Secret"));
+
+    // Out of the labelled watches, still the Stack's (its ownerReference is intact).
+    let unlabel = Patch::Merge(json!({"metadata": {"labels": {"portico.dev/stack": null}}}));
+    secrets
+        .patch("db-credentials", &PatchParams::default(), &unlabel)
+        .await
+        .expect("unlabel the Secret");
+    Api::<StatefulSet>::namespaced(client.clone(), &ns)
+        .patch("db", &PatchParams::default(), &unlabel)
+        .await
+        .expect("unlabel the StatefulSet");
+
+    let labelled = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        meta.labels
+            .as_ref()
+            .and_then(|l| l.get("portico.dev/stack"))
+            == Some(&"db".to_string())
+    };
+    until::<Secret>(&client, &ns, "db-credentials", "labelled again", |s| {
+        s.is_some_and(|s| labelled(&s.metadata))
+    })
+    .await;
+    until::<StatefulSet>(&client, &ns, "db", "labelled again", |s| {
+        s.is_some_and(|s| labelled(&s.metadata))
+    })
+    .await;
+    let after = password(secrets.get("db-credentials").await.expect("Secret"));
+    assert_eq!(
+        after, before,
+        "the database keeps its first password: so does the Secret"
+    );
+    // Its own claim did not make the StatefulSet look like someone else's.
+    until::<Stack>(&client, &ns, "db", "Ready", |s| ready_with(s, 1)).await;
+    let stack: Stack = Api::namespaced(client.clone(), &ns)
+        .get("db")
+        .await
+        .expect("Stack");
+    let degraded = stack
+        .status
+        .iter()
+        .flat_map(|s| &s.conditions)
+        .find(|c| c.type_ == "Degraded")
+        .expect("Degraded");
+    assert_eq!(degraded.status, "False", "{}", degraded.message);
+    reconciler.shut_down().await;
+}

@@ -197,9 +197,12 @@ struct Record {
 /// What of a child's next watch event the reconciler already knows.
 enum Echo {
     Nothing,
-    /// An apply is under way: whatever the watch shows meanwhile, its answer shows too
-    /// (the watch often delivers a new object before the apply's answer arrives).
-    Awaited,
+    /// An apply is under way (the watch often delivers a new object before the apply's
+    /// answer arrives): what the watch showed meanwhile, last, is compared with the
+    /// answer when it comes.
+    Awaited {
+        seen: Option<u64>,
+    },
     /// The apply's answer, as read ([`Relevant`]).
     Answer(u64),
 }
@@ -215,51 +218,32 @@ impl Applied {
             .is_some_and(|r| r.sent == desired && r.marker == current)
     }
 
-    /// Records an apply of `desired` (hash) whose answer was `after` (marker) and read
-    /// as `read` ([`Relevant`]).
-    pub fn record(&self, key: ChildKey, desired: u64, after: String, read: u64) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(
-            key,
-            Record {
-                sent: desired,
-                marker: after,
-                echo: Echo::Answer(read),
-            },
-        );
-    }
-
-    /// Notes that an apply of `key` is under way ([`Applied::record`] or
-    /// [`Applied::failed`] end it).
-    pub fn sending(&self, key: &ChildKey) {
+    /// Notes that an apply of `key` is under way, until the returned guard is finished
+    /// with the apply's answer (or dropped: the apply failed or was cancelled, and the
+    /// watch tells what happened).
+    pub fn sending(&self, key: ChildKey) -> Sending<'_> {
         let mut records = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        match records.get_mut(key) {
-            Some(record) => record.echo = Echo::Awaited,
+        let awaited = Echo::Awaited { seen: None };
+        match records.get_mut(&key) {
+            Some(record) => record.echo = awaited,
             None => {
                 let record = Record {
                     sent: 0,
                     marker: String::new(),
-                    echo: Echo::Awaited,
+                    echo: awaited,
                 };
                 records.insert(key.clone(), record);
             }
         }
-    }
-
-    /// Notes that the apply of `key` failed: the watch tells what happened.
-    pub fn failed(&self, key: &ChildKey) {
-        if let Some(record) = self
-            .0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_mut(key)
-        {
-            record.echo = Echo::Nothing;
+        Sending {
+            applied: self,
+            key: Some(key),
         }
     }
 
     /// Whether a watch event showing `key` as `read` tells the reconciler nothing: an
-    /// apply of it is under way, or this is its answer coming back (once: the next
-    /// such event is a change).
+    /// apply of it is under way (the answer will be compared), or this is its answer
+    /// coming back (once: the next such event is a change).
     pub fn is_echo(&self, key: &ChildKey, read: u64) -> bool {
         let mut records = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let Some(record) = records.get_mut(key) else {
@@ -267,8 +251,8 @@ impl Applied {
         };
         match std::mem::replace(&mut record.echo, Echo::Nothing) {
             Echo::Nothing => false,
-            Echo::Awaited => {
-                record.echo = Echo::Awaited;
+            Echo::Awaited { .. } => {
+                record.echo = Echo::Awaited { seen: Some(read) };
                 true
             }
             Echo::Answer(answer) => answer == read,
@@ -281,6 +265,47 @@ impl Applied {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .retain(|key, _| exists(&key.namespace, &key.stack));
+    }
+}
+
+/// An apply under way ([`Applied::sending`]).
+pub struct Sending<'a> {
+    applied: &'a Applied,
+    key: Option<ChildKey>,
+}
+
+impl Sending<'_> {
+    /// Records the apply of `desired` (hash) whose answer was `after` (marker) and read
+    /// as `read` ([`Relevant`]). Returns whether the watch showed the child differently
+    /// while the apply was under way: a change the answer may not include (a
+    /// controller's status write just after the apply), so the caller looks again.
+    pub fn answered(mut self, desired: u64, after: String, read: u64) -> bool {
+        let Some(key) = self.key.take() else {
+            return false;
+        };
+        let mut records = self.applied.0.lock().unwrap_or_else(|p| p.into_inner());
+        let record = Record {
+            sent: desired,
+            marker: after,
+            echo: Echo::Answer(read),
+        };
+        let before = records.insert(key, record);
+        matches!(before, Some(Record { echo: Echo::Awaited { seen: Some(seen) }, .. }) if seen != read)
+    }
+}
+
+impl Drop for Sending<'_> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take()
+            && let Some(record) = self
+                .applied
+                .0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_mut(&key)
+        {
+            record.echo = Echo::Nothing;
+        }
     }
 }
 
@@ -298,24 +323,8 @@ mod tests {
             name: "db-headless".into(),
         };
         assert!(!applied.unchanged(&key, 1, "rv5"), "never applied");
-        applied.record(key.clone(), 1, "rv5".into(), 7);
-        assert!(
-            !applied.is_echo(&key, 8),
-            "a state the apply did not answer with"
-        );
-        assert!(
-            !applied.is_echo(&key, 7),
-            "only the first event after an apply"
-        );
-        applied.record(key.clone(), 1, "rv5".into(), 7);
-        assert!(applied.is_echo(&key, 7), "the apply's answer coming back");
-        applied.sending(&key);
-        assert!(
-            applied.is_echo(&key, 9) && applied.is_echo(&key, 10),
-            "while applying"
-        );
-        applied.failed(&key);
-        assert!(!applied.is_echo(&key, 9), "after a failed apply");
+        let missed = applied.sending(key.clone()).answered(1, "rv5".into(), 7);
+        assert!(!missed, "nothing shown meanwhile");
         assert!(applied.unchanged(&key, 1, "rv5"));
         assert!(
             !applied.unchanged(&key, 2, "rv5"),
@@ -324,6 +333,35 @@ mod tests {
         assert!(
             !applied.unchanged(&key, 1, "rv6"),
             "someone changed the child"
+        );
+        assert!(
+            !applied.is_echo(&key, 8),
+            "a state the apply did not answer with"
+        );
+        assert!(
+            !applied.is_echo(&key, 7),
+            "only the first event after an apply"
+        );
+
+        let sending = applied.sending(key.clone());
+        assert!(applied.is_echo(&key, 7), "while applying");
+        assert!(
+            !sending.answered(1, "rv5".into(), 7),
+            "the answer was what the watch showed"
+        );
+        assert!(applied.is_echo(&key, 7), "the answer coming back");
+
+        let sending = applied.sending(key.clone());
+        assert!(applied.is_echo(&key, 9), "while applying");
+        assert!(
+            sending.answered(1, "rv5".into(), 7),
+            "the watch showed a later state"
+        );
+
+        drop(applied.sending(key.clone()));
+        assert!(
+            !applied.is_echo(&key, 9),
+            "after a failed or cancelled apply"
         );
         applied.retain_stacks(|_, _| false);
         assert!(

@@ -155,14 +155,14 @@ impl World for Stores {
         cached(&self.secrets, namespace, name)
     }
 
-    fn children(&self, kind: Kind, stack: (&str, &str, &str)) -> Vec<(String, Option<String>)> {
+    fn child(&self, kind: Kind, name: &str, stack: (&str, &str, &str)) -> Option<Option<String>> {
         match kind {
-            Kind::StatefulSet => children_in(&self.statefulsets, stack),
-            Kind::Deployment => children_in(&self.deployments, stack),
-            Kind::Service => children_in(&self.services, stack),
-            Kind::Secret => children_in(&self.secrets, stack),
+            Kind::StatefulSet => child_in(&self.statefulsets, name, stack),
+            Kind::Deployment => child_in(&self.deployments, name, stack),
+            Kind::Service => child_in(&self.services, name, stack),
+            Kind::Secret => child_in(&self.secrets, name, stack),
             // Claims are the StatefulSet's, not the Stack's.
-            Kind::PersistentVolumeClaim => Vec::new(),
+            Kind::PersistentVolumeClaim => None,
         }
     }
 
@@ -178,22 +178,16 @@ impl World for Stores {
     }
 }
 
-/// `(name, uid)` of the objects in `store` that the Stack `(namespace, name, uid)`
-/// labels and controls.
-fn children_in<K: ChildObject>(
+/// The uid of the object named `name` in `store`, if the Stack `(namespace, name, uid)`
+/// labels and controls it.
+fn child_in<K: ChildObject>(
     store: &Store<K>,
+    name: &str,
     (namespace, stack, uid): (&str, &str, &str),
-) -> Vec<(String, Option<String>)> {
-    store
-        .state()
-        .iter()
-        .filter(|child| {
-            child.meta().namespace.as_deref() == Some(namespace)
-                && child.labels().get(STACK_LABEL).map(String::as_str) == Some(stack)
-                && controlled_by(child.meta(), uid)
-        })
-        .map(|child| (child.name_any(), child.meta().uid.clone()))
-        .collect()
+) -> Option<Option<String>> {
+    let child = cached(store, namespace, name)?;
+    let labelled = child.labels().get(STACK_LABEL).map(String::as_str) == Some(stack);
+    (labelled && controlled_by(child.meta(), uid)).then(|| child.meta().uid.clone())
 }
 
 impl Stores {
@@ -497,11 +491,18 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
                 // Best effort: the error itself is what the error policy acts on.
                 let problem = error.problem();
                 let observed = observe_cached(&stack, &ctx);
-                if let Err(status_error) =
-                    write_status(&stack, &ctx, &observed, Some(&problem)).await
-                {
-                    tracing::debug!(%status_error, "could not record the problem in status");
-                }
+                let error = match write_status(&stack, &ctx, &observed, Some(&problem)).await {
+                    Ok(_) => error,
+                    // A blocked Stack waits for a change, so its status must say why:
+                    // retry (with backoff) until it does.
+                    Err(status_error) if matches!(error, ReconcileError::Blocked(_)) => {
+                        ReconcileError::Kube(status_error)
+                    }
+                    Err(status_error) => {
+                        tracing::debug!(%status_error, "could not record the problem in status");
+                        error
+                    }
+                };
                 reconciling.finish(Outcome::of(&error));
                 Err(error)
             }
@@ -516,19 +517,16 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
 async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), ReconcileError> {
     // A reconcile reads the stores: none before every store holds its first list.
     ctx.stores.ready().await;
-    // Made on every reconcile although used only for a new Secret: a few microseconds,
-    // and it keeps the plan free of randomness.
-    let fresh_password = children::generate_password().map_err(|_| ReconcileError::Random)?;
+    let password = password_unless_watched(stack, ctx).await?;
     let catalog = ctx.catalog.current();
-    let Some(plan) = plan(stack, &catalog, &ctx.stores, &fresh_password)? else {
+    let Some(plan) = plan(stack, &catalog, &ctx.stores, &password)? else {
         return Ok((Action::await_change(), Outcome::Unchanged));
     };
     let namespace = stack.namespace().unwrap_or_default();
     let name = stack.name_any();
     let stores = &ctx.stores;
-    // Set by any apply that was sent (not skipped).
-    let wrote = AtomicBool::new(false);
-    let at = (namespace.as_str(), name.as_str(), &wrote);
+    let writes = Writes::default();
+    let at = (namespace.as_str(), name.as_str(), &writes);
     let desired = &plan.children;
     // The Secret and the Services at once (nothing orders them), and then the workload,
     // whose Pods read the one and are reached through the others.
@@ -593,12 +591,19 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
         .await;
     }
     let status_changed = write_status(stack, ctx, &observed, unplaceable.as_ref()).await?;
-    let outcome = if wrote.load(Ordering::Relaxed) || !removed.is_empty() || status_changed {
+    let outcome = if writes.wrote.load(Ordering::Relaxed) || !removed.is_empty() || status_changed {
         Outcome::Applied
     } else {
         Outcome::Unchanged
     };
-    Ok((Action::requeue(Duration::from_secs(300)), outcome))
+    // A child changed while it was applied, and the watch's news of it was held back:
+    // look again once it has settled.
+    let next = if writes.missed.load(Ordering::Relaxed) {
+        DEBOUNCE
+    } else {
+        Duration::from_secs(300)
+    };
+    Ok((Action::requeue(next), outcome))
 }
 
 /// What the Stack's children report, as the stores last saw them: the observation
@@ -719,13 +724,48 @@ fn endpoint_of(service: &Service, fallback: Option<i32>) -> Option<Endpoint> {
     })
 }
 
+/// The password for a credentials Secret the Secrets' watch does not show: the one in
+/// this Stack's Secret when it exists without the Stack label (removed by hand) or
+/// before the watch has seen it (read from the API server: applying a new password
+/// would leave the database, which keeps the first, unreachable), else a new one (a few
+/// microseconds, made on every such reconcile to keep the plan free of randomness).
+async fn password_unless_watched(stack: &Stack, ctx: &Context) -> Result<String, ReconcileError> {
+    let namespace = stack.namespace().unwrap_or_default();
+    let uid = stack.metadata.uid.clone().unwrap_or_default();
+    let name = children::secret_name(&stack.name_any());
+    let unwatched = ctx.stores.secret(&namespace, &name).is_none()
+        && ctx
+            .stores
+            .meta(Kind::Secret, &namespace, &name)
+            .is_some_and(|meta| controlled_by(&meta, &uid));
+    if unwatched
+        && let Some(secret) = Api::<Secret>::namespaced(ctx.client.clone(), &namespace)
+            .get_opt(&name)
+            .await?
+        && controlled_by(&secret.metadata, &uid)
+        && let Some(password) = children::password_in(&secret)
+    {
+        return Ok(password);
+    }
+    children::generate_password().map_err(|_| ReconcileError::Random)
+}
+
+/// What the applies of one reconcile did.
+#[derive(Default)]
+struct Writes {
+    /// An apply was sent (not skipped).
+    wrote: AtomicBool,
+    /// The watch showed a child differently while it was applied.
+    missed: AtomicBool,
+}
+
 /// Server-side apply with Portico's field manager; `force` takes back fields someone
 /// else changed (drift correction). Skipped, returning the cached child, when this
 /// exact object was applied last and the child has not changed since.
-/// `(namespace, stack)` say where and for whom; `wrote` is set when it was sent.
+/// `(namespace, stack)` say where and for whom; `writes` notes what happened.
 async fn apply<K>(
     ctx: &Context,
-    (namespace, stack, wrote): (&str, &str, &AtomicBool),
+    (namespace, stack, writes): (&str, &str, &Writes),
     object: &K,
     store: &Store<K>,
 ) -> Result<K, kube::Error>
@@ -748,24 +788,19 @@ where
         return Ok((*current).clone());
     }
     let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
-    ctx.applied.sending(&key);
-    let applied = match api
+    // Dropped with this future on failure or cancellation: the watch then counts again.
+    let sending = ctx.applied.sending(key);
+    let applied = api
         .patch(
             &name,
             &PatchParams::apply(MANAGER).force(),
             &Patch::Apply(object),
         )
-        .await
-    {
-        Ok(applied) => applied,
-        Err(error) => {
-            ctx.applied.failed(&key);
-            return Err(error);
-        }
-    };
-    wrote.store(true, Ordering::Relaxed);
-    ctx.applied
-        .record(key, sent, cache::marker(&applied), applied.relevant());
+        .await?;
+    writes.wrote.store(true, Ordering::Relaxed);
+    if sending.answered(sent, cache::marker(&applied), applied.relevant()) {
+        writes.missed.store(true, Ordering::Relaxed);
+    }
     Ok(applied)
 }
 

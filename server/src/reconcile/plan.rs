@@ -46,9 +46,9 @@ pub trait World {
     fn statefulset(&self, namespace: &str, name: &str) -> Option<Arc<StatefulSet>>;
     /// A Secret carrying the Stack label.
     fn secret(&self, namespace: &str, name: &str) -> Option<Arc<Secret>>;
-    /// `(name, uid)` of the children of `kind` the Stack `(namespace, name, uid)`
-    /// controls.
-    fn children(&self, kind: Kind, stack: (&str, &str, &str)) -> Vec<(String, Option<String>)>;
+    /// The uid of the child of `kind` named `name` that carries the label of the Stack
+    /// `(namespace, stack name, stack uid)` and that it controls, if there is one.
+    fn child(&self, kind: Kind, name: &str, stack: (&str, &str, &str)) -> Option<Option<String>>;
     /// The Pods carrying the label of the Stack `(namespace, name)`.
     fn pods(&self, namespace: &str, stack: &str) -> Vec<Arc<Pod>>;
 }
@@ -115,7 +115,7 @@ pub struct Plan {
 }
 
 /// The plan for `stack`, or why there is none. `fresh_password` fills a credentials
-/// Secret that does not exist yet (an existing one keeps its password).
+/// Secret the world does not show (one it shows keeps its password).
 pub fn plan(
     stack: &Stack,
     catalog: &Catalog,
@@ -181,21 +181,25 @@ pub fn plan(
         )));
     }
 
-    // What a changed choice left behind: children of this Stack the desired set lacks.
+    // What a changed choice left behind: children of this Stack the desired set lacks,
+    // looked up by the names any choice gives them (not by scanning every object).
     let stale = [
-        Kind::StatefulSet,
-        Kind::Deployment,
-        Kind::Service,
-        Kind::Secret,
+        (Kind::StatefulSet, name.to_string()),
+        (Kind::Deployment, name.to_string()),
+        (Kind::Service, name.to_string()),
+        (Kind::Service, children::headless_name(name)),
+        (Kind::Secret, secret_name),
     ]
     .into_iter()
-    .flat_map(|kind| {
-        world
-            .children(kind, (namespace, name, uid))
-            .into_iter()
-            .map(move |(name, uid)| Stale { kind, name, uid })
+    .filter(|candidate| !wanted.contains(candidate))
+    .filter_map(|(kind, child)| {
+        let uid = world.child(kind, &child, (namespace, name, uid))?;
+        Some(Stale {
+            kind,
+            name: child,
+            uid,
+        })
     })
-    .filter(|s| !wanted.contains(&(s.kind, s.name.clone())))
     .collect();
     let pods = world.pods(namespace, name);
     let unplaceable =
@@ -248,6 +252,14 @@ fn foreign_claim(
 ) -> Option<String> {
     let name = desired.name_any();
     let set = world.statefulset(namespace, &name);
+    // Ours by the name check before; without the Stack label (removed by hand) only its
+    // metadata is known, and it counts as growing: its claims are checked by owner.
+    let set_uid = match &set {
+        Some(set) => set.metadata.uid.clone(),
+        None => world
+            .meta(Kind::StatefulSet, namespace, &name)
+            .and_then(|meta| meta.uid),
+    };
     let grows = set
         .as_ref()
         .and_then(|s| s.spec.as_ref())
@@ -256,7 +268,6 @@ fn foreign_claim(
     if !grows {
         return None;
     }
-    let set_uid = set.as_ref().and_then(|s| s.metadata.uid.clone());
     // A StatefulSet made before claims were owned (no Delete retention policy yet):
     // its claims carry no owner until the policy is applied, so a claim made after
     // the set counts as the set's. The next apply brings the policy and the owners.
@@ -323,16 +334,14 @@ mod tests {
         fn secret(&self, _: &str, name: &str) -> Option<Arc<Secret>> {
             self.secrets.iter().find(|s| s.name_any() == name).cloned()
         }
-        fn children(
+        fn child(
             &self,
             kind: Kind,
+            name: &str,
             (_, _, uid): (&str, &str, &str),
-        ) -> Vec<(String, Option<String>)> {
-            self.meta
-                .iter()
-                .filter(|((k, _), meta)| *k == kind && controlled_by(meta, uid))
-                .map(|((_, name), meta)| (name.clone(), meta.uid.clone()))
-                .collect()
+        ) -> Option<Option<String>> {
+            let meta = self.meta.get(&(kind, name.to_string()))?;
+            controlled_by(meta, uid).then(|| meta.uid.clone())
         }
         fn pods(&self, _: &str, _: &str) -> Vec<Arc<Pod>> {
             self.pods.clone()
@@ -478,6 +487,25 @@ mod tests {
                 "PersistentVolumeClaim {claim}"
             )))
         );
+    }
+
+    #[test]
+    fn a_statefulset_known_only_by_its_metadata_keeps_its_own_claims() {
+        // Its Stack label removed by hand: the labelled watch lacks it.
+        let claim = children::claim_name("shop", 0);
+        let mut world = Given::default().with(Kind::StatefulSet, "shop", Some("stack-uid"));
+        let owned_by_the_set = ObjectMeta {
+            name: Some(claim.clone()),
+            owner_references: Some(vec![OwnerReference {
+                uid: "uid-of-shop".into(),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        };
+        world
+            .meta
+            .insert((Kind::PersistentVolumeClaim, claim), owned_by_the_set);
+        assert!(plan(&stack("mysql"), &catalog(), &world, "p").is_ok());
     }
 
     #[test]
