@@ -56,7 +56,8 @@ test('a Stack no node can hold says why on its page, live, and turns Ready when 
   });
   await page.goto(`/r/portico.dev/v1alpha1/stacks/${ns}/big`);
   await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
-  await expect(page.getByTestId('stack-phase')).toHaveText('Degraded');
+  // A Pod the scheduler cannot place shows once it has been so for 5 s (scheduling::GRACE).
+  await expect(page.getByTestId('stack-phase')).toHaveText('Degraded', { timeout: 20_000 });
   // The scheduler's own words, in the conditions and in the Events.
   await expect(page.getByTestId('conditions')).toContainText('Unschedulable');
   await expect(page.getByTestId('conditions')).toContainText('Pod big-0 cannot be placed: 0/3 nodes are available: 3 Insufficient cpu');

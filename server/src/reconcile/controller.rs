@@ -519,7 +519,8 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
     ctx.stores.ready().await;
     let password = password_unless_watched(stack, ctx).await?;
     let catalog = ctx.catalog.current();
-    let Some(plan) = plan(stack, &catalog, &ctx.stores, &password)? else {
+    let now = k8s_openapi::jiff::Timestamp::now();
+    let Some(plan) = plan(stack, &catalog, &ctx.stores, (&password, now))? else {
         return Ok((Action::await_change(), Outcome::Unchanged));
     };
     let namespace = stack.namespace().unwrap_or_default();
@@ -601,7 +602,8 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
     let next = if writes.missed.load(Ordering::Relaxed) {
         DEBOUNCE
     } else {
-        Duration::from_secs(300)
+        // A Pod not placed yet is looked at again when its grace period ends.
+        plan.look_again_in.unwrap_or(Duration::from_secs(300))
     };
     Ok((Action::requeue(next), outcome))
 }

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
 use super::catalog::Catalog;
 use super::children::{self, Children, ChildrenError, Workload};
-use super::scheduling;
+use super::scheduling::{self, Placement};
 use super::stack::Stack;
 use super::status::Problem;
 
@@ -110,17 +111,20 @@ pub struct Plan {
     /// reads the one and is reached through the others.
     pub children: Children,
     pub stale: Vec<Stale>,
-    /// A Pod of this Stack the scheduler cannot place, in its words.
+    /// A Pod of this Stack the scheduler has not placed for [`scheduling::GRACE`], in
+    /// its words.
     pub unplaceable: Option<Problem>,
+    /// When to look again: a Pod is unplaced, but not for the grace period yet.
+    pub look_again_in: Option<std::time::Duration>,
 }
 
-/// The plan for `stack`, or why there is none. `fresh_password` fills a credentials
-/// Secret the world does not show (one it shows keeps its password).
+/// The plan for `stack` at `now`, or why there is none. `fresh_password` fills a
+/// credentials Secret the world does not show (one it shows keeps its password).
 pub fn plan(
     stack: &Stack,
     catalog: &Catalog,
     world: &impl World,
-    fresh_password: &str,
+    (fresh_password, now): (&str, Timestamp),
 ) -> Result<Option<Plan>, Blocked> {
     let (Some(name), Some(namespace), Some(uid)) = (
         stack.metadata.name.as_deref(),
@@ -202,15 +206,20 @@ pub fn plan(
     })
     .collect();
     let pods = world.pods(namespace, name);
-    let unplaceable =
-        scheduling::first_unschedulable(pods.iter().map(Arc::as_ref)).map(|message| Problem {
-            reason: scheduling::REASON.into(),
-            message,
-        });
+    let (unplaceable, look_again_in) =
+        match scheduling::placement(pods.iter().map(Arc::as_ref), now) {
+            Placement::Placed => (None, None),
+            Placement::Waiting(left) => (None, Some(left)),
+            Placement::Stuck(message) => {
+                let reason = scheduling::REASON.into();
+                (Some(Problem { reason, message }), None)
+            }
+        };
     Ok(Some(Plan {
         children: desired,
         stale,
         unplaceable,
+        look_again_in,
     }))
 }
 
@@ -397,9 +406,14 @@ mod tests {
 
     #[test]
     fn a_new_stack_gets_every_child_and_deletes_nothing() {
-        let plan = plan(&stack("mysql"), &catalog(), &Given::default(), "fresh")
-            .expect("not blocked")
-            .expect("complete");
+        let plan = plan(
+            &stack("mysql"),
+            &catalog(),
+            &Given::default(),
+            ("fresh", Timestamp::now()),
+        )
+        .expect("not blocked")
+        .expect("complete");
         assert!(matches!(plan.children.workload, Workload::Stateful(_)));
         assert!(plan.children.secret.is_some() && plan.children.headless.is_some());
         assert_eq!(plan.stale, []);
@@ -437,11 +451,16 @@ mod tests {
             Arc::new(secret)
         };
         let password = |world: Given| {
-            plan(&stack("mysql"), &catalog(), &world, "fresh")
-                .ok()
-                .flatten()
-                .and_then(|p| p.children.secret)
-                .and_then(|s| password_of(&s))
+            plan(
+                &stack("mysql"),
+                &catalog(),
+                &world,
+                ("fresh", Timestamp::now()),
+            )
+            .ok()
+            .flatten()
+            .and_then(|p| p.children.secret)
+            .and_then(|s| password_of(&s))
         };
         let ours = Given {
             secrets: vec![secret("stack-uid")],
@@ -469,12 +488,17 @@ mod tests {
         for owner in [None, Some("another-stack")] {
             let world = Given::default().with(Kind::Service, "shop", owner);
             assert_eq!(
-                plan(&stack("tomcat"), &catalog(), &world, "p"),
+                plan(
+                    &stack("tomcat"),
+                    &catalog(),
+                    &world,
+                    ("p", Timestamp::now())
+                ),
                 Err(Blocked::NameConflict("Service shop".into()))
             );
         }
         let ours = Given::default().with(Kind::Service, "shop", Some("stack-uid"));
-        assert!(plan(&stack("tomcat"), &catalog(), &ours, "p").is_ok());
+        assert!(plan(&stack("tomcat"), &catalog(), &ours, ("p", Timestamp::now())).is_ok());
     }
 
     #[test]
@@ -482,7 +506,7 @@ mod tests {
         let claim = children::claim_name("shop", 0);
         let world = Given::default().with(Kind::PersistentVolumeClaim, &claim, None);
         assert_eq!(
-            plan(&stack("mysql"), &catalog(), &world, "p"),
+            plan(&stack("mysql"), &catalog(), &world, ("p", Timestamp::now())),
             Err(Blocked::NameConflict(format!(
                 "PersistentVolumeClaim {claim}"
             )))
@@ -505,7 +529,7 @@ mod tests {
         world
             .meta
             .insert((Kind::PersistentVolumeClaim, claim), owned_by_the_set);
-        assert!(plan(&stack("mysql"), &catalog(), &world, "p").is_ok());
+        assert!(plan(&stack("mysql"), &catalog(), &world, ("p", Timestamp::now())).is_ok());
     }
 
     #[test]
@@ -524,9 +548,14 @@ mod tests {
                 Some("stack-uid"),
             )
             .with(Kind::Deployment, "unrelated", Some("another-stack"));
-        let plan = plan(&stack("tomcat"), &catalog(), &world, "p")
-            .expect("not blocked")
-            .expect("complete");
+        let plan = plan(
+            &stack("tomcat"),
+            &catalog(),
+            &world,
+            ("p", Timestamp::now()),
+        )
+        .expect("not blocked")
+        .expect("complete");
         let mut stale: Vec<_> = plan
             .stale
             .iter()
@@ -552,7 +581,12 @@ mod tests {
 
     #[test]
     fn unknown_choices_versions_and_refused_resources_are_blocked_and_await_a_change() {
-        let unknown = plan(&stack("oracle"), &catalog(), &Given::default(), "p");
+        let unknown = plan(
+            &stack("oracle"),
+            &catalog(),
+            &Given::default(),
+            ("p", Timestamp::now()),
+        );
         let Err(blocked @ Blocked::UnknownChoice { .. }) = unknown else {
             panic!("{unknown:?}");
         };
@@ -561,7 +595,7 @@ mod tests {
 
         let mut old = stack("mysql");
         old.spec.version = Some("3.23".into());
-        let version = plan(&old, &catalog(), &Given::default(), "p");
+        let version = plan(&old, &catalog(), &Given::default(), ("p", Timestamp::now()));
         assert!(
             matches!(&version, Err(b) if b.reason() == "UnknownVersion"),
             "{version:?}"
@@ -572,7 +606,12 @@ mod tests {
             requests: [("nvidia.com/gpu".to_string(), serde_json::json!(1))].into(),
             limits: Default::default(),
         });
-        let refused = plan(&greedy, &catalog(), &Given::default(), "p");
+        let refused = plan(
+            &greedy,
+            &catalog(),
+            &Given::default(),
+            ("p", Timestamp::now()),
+        );
         assert!(
             matches!(&refused, Err(b) if b.reason() == "ResourcesRefused"),
             "{refused:?}"
@@ -595,9 +634,14 @@ mod tests {
             pods: vec![Arc::new(pod)],
             ..Default::default()
         };
-        let plan = plan(&stack("tomcat"), &catalog(), &world, "p")
-            .expect("not blocked")
-            .expect("complete");
+        let plan = plan(
+            &stack("tomcat"),
+            &catalog(),
+            &world,
+            ("p", Timestamp::now()),
+        )
+        .expect("not blocked")
+        .expect("complete");
         let problem = plan.unplaceable.expect("unplaceable");
         assert_eq!(problem.reason, "Unschedulable");
         assert!(

@@ -2,7 +2,10 @@
 //! condition, the same text as its FailedScheduling Event), and when a Pod's change
 //! means the Stack's status should be looked at again. Pure.
 
+use std::time::Duration;
+
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
 use super::stack::Stack;
@@ -31,14 +34,59 @@ pub fn unschedulable(pod: &Pod) -> Option<String> {
     Some(format!("Pod {} cannot be placed: {why}", pod.name_any()))
 }
 
-/// The first of `pods` that cannot be placed, by name (so the message is stable).
-pub fn first_unschedulable<'a>(pods: impl IntoIterator<Item = &'a Pod>) -> Option<String> {
-    let mut stuck: Vec<(String, String)> = pods
-        .into_iter()
-        .filter_map(|p| Some((p.name_any(), unschedulable(p)?)))
-        .collect();
+/// How long the scheduler must have been unable to place a Pod before the Stack says
+/// so. A StatefulSet's Pod often reaches the scheduler before its new claim does
+/// ("persistentvolumeclaim … not found") and is placed a moment later: without this,
+/// 399 of 500 MySQL Stacks showed Degraded for a moment in the 1,000-Stack benchmark.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// What the Stack's Pods say about being placed, at `now`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Placement {
+    /// Every Pod placed, or none unplaced for [`GRACE`] yet and none at all waiting.
+    Placed,
+    /// The first Pod (by name, so the message is stable) unplaced for [`GRACE`].
+    Stuck(String),
+    /// A Pod is unplaced but not for [`GRACE`] yet: look again after this long.
+    Waiting(Duration),
+}
+
+/// Where `pods` stand at `now` ([`Placement`]).
+pub fn placement<'a>(pods: impl IntoIterator<Item = &'a Pod>, now: Timestamp) -> Placement {
+    let mut stuck: Vec<(String, String)> = Vec::new();
+    let mut soonest: Option<Duration> = None;
+    for pod in pods {
+        let Some(message) = unschedulable(pod) else {
+            continue;
+        };
+        // Without a transition time (never so from a scheduler), it counts as long ago.
+        let unplaced_for = unplaced_since(pod)
+            .and_then(|since| Duration::try_from(now.duration_since(since)).ok())
+            .unwrap_or(GRACE);
+        match GRACE
+            .checked_sub(unplaced_for)
+            .filter(|left| !left.is_zero())
+        {
+            Some(left) => soonest = Some(soonest.map_or(left, |s| s.min(left))),
+            None => stuck.push((pod.name_any(), message)),
+        }
+    }
     stuck.sort();
-    stuck.into_iter().next().map(|(_, message)| message)
+    match (stuck.into_iter().next(), soonest) {
+        (Some((_, message)), _) => Placement::Stuck(message),
+        (None, Some(left)) => Placement::Waiting(left),
+        (None, None) => Placement::Placed,
+    }
+}
+
+/// When the scheduler first said it could not place `pod` (its PodScheduled=False
+/// condition's transition time).
+fn unplaced_since(pod: &Pod) -> Option<Timestamp> {
+    let conditions = pod.status.as_ref()?.conditions.as_ref()?;
+    let scheduled = conditions
+        .iter()
+        .find(|c| c.type_ == "PodScheduled" && c.status == "False")?;
+    scheduled.last_transition_time.as_ref().map(|t| t.0)
 }
 
 /// Whether a change to one of `stack`'s Pods should reconcile it: the Pod cannot be
@@ -108,9 +156,35 @@ mod tests {
             pod("a", Some(("False", "y"))),
         ];
         assert_eq!(
-            first_unschedulable(&pods).as_deref(),
-            Some("Pod a cannot be placed: y")
+            placement(&pods, Timestamp::now()),
+            Placement::Stuck("Pod a cannot be placed: y".into())
         );
+    }
+
+    #[test]
+    fn a_pod_is_stuck_only_once_it_has_been_unplaced_for_the_grace_period() {
+        let since = Timestamp::from_second(1_800_000_000).expect("a time");
+        let mut fresh = pod("db-0", Some(("False", FULL)));
+        if let Some(c) = fresh
+            .status
+            .as_mut()
+            .and_then(|s| s.conditions.as_mut())
+            .and_then(|c| c.first_mut())
+        {
+            c.last_transition_time =
+                Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(since));
+        }
+        let at = |seconds: i64| {
+            since
+                .checked_add(k8s_openapi::jiff::SignedDuration::from_secs(seconds))
+                .expect("a time")
+        };
+        assert_eq!(
+            placement([&fresh], at(1)),
+            Placement::Waiting(Duration::from_secs(4))
+        );
+        assert!(matches!(placement([&fresh], at(5)), Placement::Stuck(_)));
+        assert_eq!(placement([&pod("db-0", None)], at(5)), Placement::Placed);
     }
 
     #[test]
