@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, PodCondition};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
@@ -14,18 +14,14 @@ use super::stack::Stack;
 pub const REASON: &str = "Unschedulable";
 
 /// "Pod NAME cannot be placed: <the scheduler's message>", when the scheduler has
-/// tried and found no node for it.
+/// tried and found no node for it (reason Unschedulable). Not for its own errors
+/// (reason SchedulerError, e.g. a conflict writing the claim while binding volumes):
+/// it retries those, and they say nothing about the Stack.
 pub fn unschedulable(pod: &Pod) -> Option<String> {
     if pod.metadata.deletion_timestamp.is_some() {
         return None;
     }
-    let condition = pod
-        .status
-        .as_ref()?
-        .conditions
-        .as_ref()?
-        .iter()
-        .find(|c| c.type_ == "PodScheduled" && c.status == "False")?;
+    let condition = unplaced(pod)?;
     let why = condition
         .message
         .clone()
@@ -35,9 +31,10 @@ pub fn unschedulable(pod: &Pod) -> Option<String> {
 }
 
 /// How long the scheduler must have been unable to place a Pod before the Stack says
-/// so. A StatefulSet's Pod often reaches the scheduler before its new claim does
-/// ("persistentvolumeclaim … not found") and is placed a moment later: without this,
-/// 399 of 500 MySQL Stacks showed Degraded for a moment in the 1,000-Stack benchmark.
+/// so: a StatefulSet's Pod can reach the scheduler before its new claim does
+/// ("persistentvolumeclaim … not found") and be placed a moment later. (In the
+/// 1,000-Stack benchmark 399 of 500 MySQL Stacks showed Degraded for a moment, most for
+/// the scheduler's own retried errors, which no longer count at all.)
 pub const GRACE: Duration = Duration::from_secs(5);
 
 /// What the Stack's Pods say about being placed, at `now`.
@@ -79,14 +76,17 @@ pub fn placement<'a>(pods: impl IntoIterator<Item = &'a Pod>, now: Timestamp) ->
     }
 }
 
-/// When the scheduler first said it could not place `pod` (its PodScheduled=False
-/// condition's transition time).
+/// `pod`'s PodScheduled condition when it says no node fits.
+fn unplaced(pod: &Pod) -> Option<&PodCondition> {
+    pod.status.as_ref()?.conditions.as_ref()?.iter().find(|c| {
+        c.type_ == "PodScheduled" && c.status == "False" && c.reason.as_deref() == Some(REASON)
+    })
+}
+
+/// When the scheduler first said it could not place `pod` (the condition's transition
+/// time).
 fn unplaced_since(pod: &Pod) -> Option<Timestamp> {
-    let conditions = pod.status.as_ref()?.conditions.as_ref()?;
-    let scheduled = conditions
-        .iter()
-        .find(|c| c.type_ == "PodScheduled" && c.status == "False")?;
-    scheduled.last_transition_time.as_ref().map(|t| t.0)
+    unplaced(pod)?.last_transition_time.as_ref().map(|t| t.0)
 }
 
 /// Whether a change to one of `stack`'s Pods should reconcile it: the Pod cannot be
@@ -151,6 +151,26 @@ mod tests {
         );
         assert_eq!(unschedulable(&pod("db-0", Some(("True", "")))), None);
         assert_eq!(unschedulable(&pod("db-0", None)), None);
+        let mut retried = pod(
+            "db-0",
+            Some((
+                "False",
+                "running PreBind plugin \"VolumeBinding\": conflict",
+            )),
+        );
+        if let Some(c) = retried
+            .status
+            .as_mut()
+            .and_then(|s| s.conditions.as_mut())
+            .and_then(|c| c.first_mut())
+        {
+            c.reason = Some("SchedulerError".into());
+        }
+        assert_eq!(
+            unschedulable(&retried),
+            None,
+            "the scheduler's own error, retried"
+        );
         let pods = [
             pod("b", Some(("False", "x"))),
             pod("a", Some(("False", "y"))),
