@@ -28,6 +28,33 @@ pub enum Failure {
 }
 
 impl Failure {
+    pub const ALL: [Self; 9] = [
+        Self::NotFound,
+        Self::Forbidden,
+        Self::Unauthorized,
+        Self::AlreadyExists,
+        Self::Conflict,
+        Self::Invalid,
+        Self::Gone,
+        Self::Unavailable,
+        Self::Other,
+    ];
+
+    /// The variant's name (a metric's label value).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::NotFound => "NotFound",
+            Self::Forbidden => "Forbidden",
+            Self::Unauthorized => "Unauthorized",
+            Self::AlreadyExists => "AlreadyExists",
+            Self::Conflict => "Conflict",
+            Self::Invalid => "Invalid",
+            Self::Gone => "Gone",
+            Self::Unavailable => "Unavailable",
+            Self::Other => "Other",
+        }
+    }
+
     /// The class of a refusal the API server sent.
     pub fn of(rejection: &ApiRejection) -> Self {
         Self::of_status(rejection.code, &rejection.reason)

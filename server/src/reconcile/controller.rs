@@ -554,11 +554,8 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
             deployment_readiness(&apply(ctx, at, deployment.as_ref(), &stores.deployments).await?)
         }
     };
-    let port = ctx
-        .catalog
-        .current()
-        .get(&stack.spec.choice)
-        .map(|e| e.port);
+    // The catalog the plan was made from, not a newer one.
+    let port = catalog.get(&stack.spec.choice).map(|e| e.port);
     let observed = Observed {
         replicas: stack.spec.replicas,
         ready_replicas,

@@ -67,8 +67,8 @@ pub enum Outcome {
     Unchanged,
     /// The Stack cannot be provisioned as it stands; status says why (its reason).
     Blocked(&'static str),
-    /// An error; the error policy retries with backoff.
-    Failed(FailureReason),
+    /// An error, by reason; the error policy retries with backoff.
+    Failed(&'static str),
     /// The Stack is being deleted: the garbage collector removes its children.
     Deleting,
 }
@@ -78,8 +78,8 @@ impl Outcome {
     pub fn of(error: &ReconcileError) -> Self {
         match error {
             ReconcileError::Blocked(blocked) => Self::Blocked(blocked.reason()),
-            ReconcileError::Kube(error) => Self::Failed(failure(error).into()),
-            ReconcileError::Random => Self::Failed(FailureReason::Random),
+            ReconcileError::Kube(error) => Self::Failed(failure(error).name()),
+            ReconcileError::Random => Self::Failed(RANDOM),
         }
     }
 
@@ -124,66 +124,9 @@ impl OutcomeKind {
     }
 }
 
-/// Why a reconcile failed: the API server's failure class, or the random source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FailureReason {
-    NotFound,
-    Forbidden,
-    Unauthorized,
-    AlreadyExists,
-    Conflict,
-    Invalid,
-    Gone,
-    Unavailable,
-    Other,
-    Random,
-}
-
-impl FailureReason {
-    const ALL: [Self; 10] = [
-        Self::NotFound,
-        Self::Forbidden,
-        Self::Unauthorized,
-        Self::AlreadyExists,
-        Self::Conflict,
-        Self::Invalid,
-        Self::Gone,
-        Self::Unavailable,
-        Self::Other,
-        Self::Random,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::NotFound => "NotFound",
-            Self::Forbidden => "Forbidden",
-            Self::Unauthorized => "Unauthorized",
-            Self::AlreadyExists => "AlreadyExists",
-            Self::Conflict => "Conflict",
-            Self::Invalid => "Invalid",
-            Self::Gone => "Gone",
-            Self::Unavailable => "Unavailable",
-            Self::Other => "Other",
-            Self::Random => "Random",
-        }
-    }
-}
-
-impl From<Failure> for FailureReason {
-    fn from(failure: Failure) -> Self {
-        match failure {
-            Failure::NotFound => Self::NotFound,
-            Failure::Forbidden => Self::Forbidden,
-            Failure::Unauthorized => Self::Unauthorized,
-            Failure::AlreadyExists => Self::AlreadyExists,
-            Failure::Conflict => Self::Conflict,
-            Failure::Invalid => Self::Invalid,
-            Failure::Gone => Self::Gone,
-            Failure::Unavailable => Self::Unavailable,
-            Failure::Other => Self::Other,
-        }
-    }
-}
+/// The failure reason of a reconcile the random source failed (the others are the API
+/// server's failure classes, [`Failure::name`]).
+const RANDOM: &str = "Random";
 
 /// A Kubernetes API verb as the API server's own metrics name it
 /// (`apiserver_request_total`): the HTTP method, told apart by what it asks for.
@@ -220,7 +163,7 @@ impl Verb {
     }
 }
 
-label_value_by_name!(OutcomeKind, FailureReason, Verb);
+label_value_by_name!(OutcomeKind, Verb);
 
 /// The answer to an API request: its status code, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -249,7 +192,8 @@ pub struct OutcomeLabels {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct FailureLabels {
-    pub reason: FailureReason,
+    /// [`Failure::name`], or [`RANDOM`].
+    pub reason: &'static str,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -359,7 +303,7 @@ impl Metrics {
             drop(reconciles.get_or_create(&labels));
             drop(durations.get_or_create(&labels));
         }
-        for reason in FailureReason::ALL {
+        for reason in Failure::ALL.map(Failure::name).into_iter().chain([RANDOM]) {
             drop(failures.get_or_create(&FailureLabels { reason }));
         }
         for reason in super::plan::Blocked::REASONS {
@@ -824,7 +768,7 @@ mod tests {
             .finish(Outcome::Blocked("NameConflict"));
         metrics
             .reconcile_started()
-            .finish(Outcome::Failed(FailureReason::Conflict));
+            .finish(Outcome::Failed(Failure::Conflict.name()));
         let running = metrics.reconcile_started();
         let text = metrics.encode().expect("encoded");
         assert!(text.contains("portico_reconcile_in_flight 1\n"), "{text}");

@@ -400,20 +400,21 @@ mod tests {
         Some(String::from_utf8_lossy(&bytes.0).into_owned())
     }
 
+    /// The plan for `stack` in `world` (a new Secret's password: "fresh"), which must be
+    /// neither blocked nor incomplete.
+    fn planned(stack: &Stack, world: &Given) -> Plan {
+        plan(stack, &catalog(), world, ("fresh", Timestamp::now()))
+            .expect("not blocked")
+            .expect("complete")
+    }
+
     fn catalog() -> Catalog {
         Catalog::parse(DEFAULT_CATALOG).expect("the shipped catalog parses")
     }
 
     #[test]
     fn a_new_stack_gets_every_child_and_deletes_nothing() {
-        let plan = plan(
-            &stack("mysql"),
-            &catalog(),
-            &Given::default(),
-            ("fresh", Timestamp::now()),
-        )
-        .expect("not blocked")
-        .expect("complete");
+        let plan = planned(&stack("mysql"), &Given::default());
         assert!(matches!(plan.children.workload, Workload::Stateful(_)));
         assert!(plan.children.secret.is_some() && plan.children.headless.is_some());
         assert_eq!(plan.stale, []);
@@ -548,14 +549,7 @@ mod tests {
                 Some("stack-uid"),
             )
             .with(Kind::Deployment, "unrelated", Some("another-stack"));
-        let plan = plan(
-            &stack("tomcat"),
-            &catalog(),
-            &world,
-            ("p", Timestamp::now()),
-        )
-        .expect("not blocked")
-        .expect("complete");
+        let plan = planned(&stack("tomcat"), &world);
         let mut stale: Vec<_> = plan
             .stale
             .iter()
@@ -634,14 +628,7 @@ mod tests {
             pods: vec![Arc::new(pod)],
             ..Default::default()
         };
-        let plan = plan(
-            &stack("tomcat"),
-            &catalog(),
-            &world,
-            ("p", Timestamp::now()),
-        )
-        .expect("not blocked")
-        .expect("complete");
+        let plan = planned(&stack("tomcat"), &world);
         let problem = plan.unplaceable.expect("unplaceable");
         assert_eq!(problem.reason, "Unschedulable");
         assert!(
