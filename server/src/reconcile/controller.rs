@@ -43,8 +43,8 @@ use crate::kube::error::{Failure, failure};
 /// --bench stacks`, 400 Tomcat Stacks): 16 and 48 finish within 1 % of each other,
 /// since the API server is what every reconcile waits on; more would only queue there.
 /// kube 5's client speaks HTTP/1.1 (hyper is built without http2), so each request in
-/// flight holds one pooled connection: 16 reconciles make at most 16 connections (the
-/// applies of one reconcile run up to three at once), none of them a new one per call.
+/// flight holds one pooled connection: 16 reconciles make at most 16 connections (a
+/// reconcile applies one child at a time), none of them a new one per call.
 pub const CONCURRENCY: u16 = 16;
 
 /// How long a Stack's triggers are gathered before it is reconciled: its children
@@ -529,23 +529,18 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
     let writes = Writes::default();
     let at = (namespace.as_str(), name.as_str(), &writes);
     let desired = &plan.children;
-    // The Secret and the Services at once (nothing orders them), and then the workload,
-    // whose Pods read the one and are reached through the others.
-    let secret = async {
-        match &desired.secret {
-            Some(secret) => apply(ctx, at, secret, &stores.secrets).await.map(Some),
-            None => Ok(None),
-        }
-    };
-    let headless = async {
-        match &desired.headless {
-            Some(headless) => apply(ctx, at, headless, &stores.services).await.map(Some),
-            None => Ok(None),
-        }
-    };
-    let service = apply(ctx, at, &desired.service, &stores.services);
-    let (secret, _, service) = futures::try_join!(secret, headless, service)?;
-    let credentials_secret = secret.map(|s| s.name_any());
+    // One at a time, the Secret and the headless Service first: a change the API server
+    // refuses part-way (a quota on Services) then leaves the Service and the workload
+    // of the running stack as they were. Applied at once, the main Service could
+    // already select the new choice's Pods while the rest was refused.
+    let mut credentials_secret = None;
+    if let Some(secret) = &desired.secret {
+        credentials_secret = Some(apply(ctx, at, secret, &stores.secrets).await?.name_any());
+    }
+    if let Some(headless) = &desired.headless {
+        apply(ctx, at, headless, &stores.services).await?;
+    }
+    let service = apply(ctx, at, &desired.service, &stores.services).await?;
     let (ready_replicas, rolled_out) = match &desired.workload {
         Workload::Stateful(sts) => {
             statefulset_readiness(&apply(ctx, at, sts.as_ref(), &stores.statefulsets).await?)
