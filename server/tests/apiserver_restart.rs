@@ -16,7 +16,8 @@ use app::table::state::TableState;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams};
 use portico_control_plane::ControlPlane;
-use portico_server::watch::hub::{FeedEvent, Next, WatchHub};
+use portico_server::watch::hub::WatchHub;
+use portico_server::watch::subscription::Change;
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -46,35 +47,26 @@ async fn a_live_table_recovers_after_the_api_server_restarts() {
         field_selector: None,
     };
     let mut sub = hub.subscribe(query).expect("within the hub's limits");
-    let (mut seen, mut state) = (0u64, TableState::default());
+    let mut state = TableState::default();
     let names = |s: &TableState| -> Vec<String> {
         s.view("", None, false, 0)
             .into_iter()
             .map(|r| r.name.clone())
             .collect()
     };
-    let mut step = async |seen: &mut u64, state: &mut TableState| match tokio::time::timeout(
-        WAIT,
-        sub.next(*seen),
-    )
-    .await
-    .expect("message in time")
-    {
-        Next::Table(t, seq) => {
-            *seen = seq;
-            *state = TableState::from_snapshot(t);
+    let mut step = async |state: &mut TableState| {
+        let update = tokio::time::timeout(WAIT, sub.next())
+            .await
+            .expect("message in time")
+            .expect("the feed goes on");
+        match update.change {
+            Change::Snapshot(t) => *state = TableState::from_snapshot(t),
+            Change::Delta(d) => state.apply(d),
+            Change::Problem(p) | Change::Ended(p) => panic!("{p}"),
         }
-        Next::Delta(m) => {
-            *seen = m.seq;
-            if let FeedEvent::Delta(d) = m.event {
-                state.apply(d);
-            }
-        }
-        Next::Problem(p, _) | Next::Ended(p) => panic!("{p}"),
-        Next::Closed => panic!("closed"),
     };
     while !names(&state).contains(&"before".to_string()) {
-        step(&mut seen, &mut state).await;
+        step(&mut state).await;
     }
 
     plane = tokio::task::spawn_blocking(move || plane.restart_apiserver().map(|()| plane))
@@ -89,7 +81,7 @@ async fn a_live_table_recovers_after_the_api_server_restarts() {
         .await
         .expect("create after restart");
     while !names(&state).contains(&"after".to_string()) {
-        step(&mut seen, &mut state).await;
+        step(&mut state).await;
     }
     let mut listed: Vec<String> = api
         .list_metadata(&ListParams::default())

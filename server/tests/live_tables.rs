@@ -18,7 +18,8 @@ use app::table::state::TableState;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
-use portico_server::watch::hub::{Next, Subscription, WatchHub};
+use portico_server::watch::hub::WatchHub;
+use portico_server::watch::subscription::{Change, Subscription};
 use portico_server::watch::table_api;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -66,36 +67,23 @@ fn at(name: &str) -> DynamicObject {
     .expect("At object")
 }
 
-/// Reads the next message, applying it to `state`.
-async fn next_into(sub: &mut Subscription, seen: &mut u64, state: &mut TableState) {
-    match tokio::time::timeout(WAIT, sub.next(*seen))
+/// Reads the next update, applying it to `state`.
+async fn next_into(sub: &mut Subscription, state: &mut TableState) {
+    let update = tokio::time::timeout(WAIT, sub.next())
         .await
-        .expect("a message in time")
-    {
-        Next::Table(snapshot, seq) => {
-            *seen = seq;
-            *state = TableState::from_snapshot(snapshot);
-        }
-        Next::Delta(msg) => {
-            *seen = msg.seq;
-            if let portico_server::watch::hub::FeedEvent::Delta(d) = msg.event {
-                state.apply(d);
-            }
-        }
-        Next::Problem(p, _) | Next::Ended(p) => panic!("feed problem: {p}"),
-        Next::Closed => panic!("feed closed"),
+        .expect("an update in time")
+        .expect("the feed goes on");
+    match update.change {
+        Change::Snapshot(snapshot) => *state = TableState::from_snapshot(snapshot),
+        Change::Delta(delta) => state.apply(delta),
+        Change::Problem(p) | Change::Ended(p) => panic!("feed problem: {p}"),
     }
 }
 
-/// Reads messages until `done(state)` holds.
-async fn until(
-    sub: &mut Subscription,
-    seen: &mut u64,
-    state: &mut TableState,
-    done: impl Fn(&TableState) -> bool,
-) {
+/// Reads updates until `done(state)` holds.
+async fn until(sub: &mut Subscription, state: &mut TableState, done: impl Fn(&TableState) -> bool) {
     while !done(state) {
-        next_into(sub, seen, state).await;
+        next_into(sub, state).await;
     }
 }
 
@@ -121,12 +109,11 @@ async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
         label_selector: None,
         field_selector: None,
     };
-    let mut viewers: Vec<(Subscription, u64, TableState)> = (0..3)
+    let mut viewers: Vec<(Subscription, TableState)> = (0..3)
         .map(|_| {
             (
                 hub.subscribe(query.clone())
                     .expect("within the hub's limits"),
-                0,
                 TableState::default(),
             )
         })
@@ -136,8 +123,8 @@ async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
         1,
         "three viewers, one upstream watch"
     );
-    for (sub, seen, state) in &mut viewers {
-        until(sub, seen, state, |s| !s.columns.is_empty()).await;
+    for (sub, state) in &mut viewers {
+        until(sub, state, |s| !s.columns.is_empty()).await;
         let names: Vec<&str> = state.columns.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["Name", "schedule", "command", "phase"]);
     }
@@ -146,8 +133,8 @@ async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
     ats.create(&PostParams::default(), &at("backup"))
         .await
         .expect("create At");
-    for (sub, seen, state) in &mut viewers {
-        until(sub, seen, state, |s| {
+    for (sub, state) in &mut viewers {
+        until(sub, state, |s| {
             s.view("", None, false, 0)
                 .iter()
                 .any(|r| r.name == "backup")
@@ -168,8 +155,8 @@ async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
     )
     .await
     .expect("patch status");
-    for (sub, seen, state) in &mut viewers {
-        until(sub, seen, state, |s| {
+    for (sub, state) in &mut viewers {
+        until(sub, state, |s| {
             phase_of(s, "backup") == Some("RUNNING".into())
         })
         .await;
@@ -178,21 +165,21 @@ async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
     ats.delete("backup", &DeleteParams::default())
         .await
         .expect("delete");
-    for (sub, seen, state) in &mut viewers {
-        until(sub, seen, state, TableState::is_empty).await;
+    for (sub, state) in &mut viewers {
+        until(sub, state, TableState::is_empty).await;
     }
 
     // A late viewer starts from a snapshot equal to the others' state.
     ats.create(&PostParams::default(), &at("late"))
         .await
         .expect("create At");
-    let (first, seen0, state0) = &mut viewers[0];
-    until(first, seen0, state0, |s| s.len() == 1).await;
+    let (first, state0) = &mut viewers[0];
+    until(first, state0, |s| s.len() == 1).await;
     let mut late = hub
         .subscribe(query.clone())
         .expect("within the hub's limits");
-    let (mut seen, mut state) = (0, TableState::default());
-    until(&mut late, &mut seen, &mut state, |s| s.len() == 1).await;
+    let mut state = TableState::default();
+    until(&mut late, &mut state, |s| s.len() == 1).await;
     assert_eq!(hub.upstream_watches(), 1);
 
     drop(late);

@@ -1,20 +1,14 @@
-//! A table kept live by the server's SSE stream: kubectl's columns, sortable headers,
-//! a text filter, ages that tick.
+//! A table kept live over the tab's connection: kubectl's columns, sortable headers,
+//! a text filter, ages that tick, and a badge saying how live it is.
 
 use leptos::prelude::*;
 
+use crate::components::live_badge::LiveBadge;
+use crate::live::protocol::{ServerMessage, Topic};
+use crate::live::{ViewState, follow_signal};
 use crate::table::format::cell_text;
 use crate::table::model::{Column, ResourceRef, Row, TableQuery};
 use crate::table::state::{SortKey, TableState};
-
-/// Where the stream stands, for the status badge.
-#[derive(Debug, Clone, PartialEq)]
-pub enum LiveStatus {
-    Connecting,
-    Live,
-    Reconnecting,
-    Problem(String),
-}
 
 /// Seconds since the epoch, on either side.
 pub fn now_seconds() -> i64 {
@@ -44,11 +38,19 @@ pub fn LiveTable(
     link_rows: bool,
 ) -> impl IntoView {
     let table = RwSignal::new(TableState::default());
-    let status = RwSignal::new(LiveStatus::Connecting);
-    let now = RwSignal::new(now_seconds());
-
-    #[cfg(feature = "hydrate")]
-    stream::connect(query, table, status, now);
+    let status = RwSignal::new(ViewState::Waiting);
+    let now = ticking_clock();
+    follow_signal(
+        Signal::derive(move || Topic::Table { query: query.get() }),
+        move |message| {
+            status.update(|s| *s = s.after(&message));
+            match message {
+                ServerMessage::Snapshot { table: t, .. } => table.set(TableState::from_snapshot(t)),
+                ServerMessage::Delta { delta, .. } => table.update(|t| t.apply(delta)),
+                _ => {}
+            }
+        },
+    );
 
     let columns = Memo::new(move |_| {
         table.with(|t| {
@@ -74,7 +76,7 @@ pub fn LiveTable(
 
     view! {
         <div class="table-toolbar">
-            <StatusBadge status/>
+            <LiveBadge view=status/>
             <span class="count" data-testid="row-count">
                 {move || {
                     let shown = rows.with(Vec::len);
@@ -102,32 +104,11 @@ pub fn LiveTable(
                 </For>
             </tbody>
         </table>
-        <Show when=move || status.with(|s| *s == LiveStatus::Live) && rows.with(Vec::is_empty)>
+        <Show when=move || status.with(|s| *s == ViewState::Live) && rows.with(Vec::is_empty)>
             <p class="empty">
                 {move || if total.get() == 0 { "No objects." } else { "No object matches the filter." }}
             </p>
         </Show>
-    }
-}
-
-#[component]
-fn StatusBadge(status: RwSignal<LiveStatus>) -> impl IntoView {
-    view! {
-        <span
-            class=move || match status.get() {
-                LiveStatus::Live => "badge live",
-                LiveStatus::Problem(_) => "badge problem",
-                _ => "badge pending",
-            }
-            data-testid="live-status"
-        >
-            {move || match status.get() {
-                LiveStatus::Connecting => "Connecting…".to_string(),
-                LiveStatus::Live => "Live".to_string(),
-                LiveStatus::Reconnecting => "Reconnecting…".to_string(),
-                LiveStatus::Problem(p) => p,
-            }}
-        </span>
     }
 }
 
@@ -214,78 +195,22 @@ fn LiveRow(
     }
 }
 
-#[cfg(feature = "hydrate")]
-mod stream {
-    //! The browser end of the SSE stream.
-
-    use leptos::prelude::*;
-    use send_wrapper::SendWrapper;
-
-    use crate::live::ServerEvents;
-
-    use super::{LiveStatus, now_seconds};
-    use crate::table::model::{TableDelta, TableQuery, TableSnapshot, sse_event};
-    use crate::table::state::TableState;
-
-    fn open(
-        query: &TableQuery,
-        table: RwSignal<TableState>,
-        status: RwSignal<LiveStatus>,
-    ) -> Option<ServerEvents> {
-        let url = crate::base::url(&format!("/api/live/table?{}", query.to_query_string()));
-        let mut source = ServerEvents::open(&url)?;
-        source.on(sse_event::SNAPSHOT, move |text| {
-            if let Ok(s) = serde_json::from_str::<TableSnapshot>(&text) {
-                table.set(TableState::from_snapshot(s));
-                status.set(LiveStatus::Live);
-            }
-        });
-        source.on(sse_event::DELTA, move |text| {
-            if let Ok(d) = serde_json::from_str::<TableDelta>(&text) {
-                table.update(|t| t.apply(d));
-            }
-        });
-        source.on(sse_event::PROBLEM, move |text| {
-            status.set(LiveStatus::Problem(text));
-        });
-        source.on_error(move |closed| {
-            // A refused connection (403, 401) closes for good; anything else
-            // reconnects by itself and the server starts again with a snapshot.
-            if closed {
-                status.set(LiveStatus::Problem(
-                    "Portico refused this live view: you may not watch this resource here, or your sign-in has expired."
-                        .into(),
-                ));
-            } else if !matches!(status.get_untracked(), LiveStatus::Problem(_)) {
-                status.set(LiveStatus::Reconnecting);
-            }
-        });
-        Some(source)
-    }
-
-    pub fn connect(
-        query: Signal<TableQuery>,
-        table: RwSignal<TableState>,
-        status: RwSignal<LiveStatus>,
-        now: RwSignal<i64>,
-    ) {
-        let connection = StoredValue::new(SendWrapper::new(None::<ServerEvents>));
-        Effect::new(move |_| {
-            let q = query.get();
-            status.set(LiveStatus::Connecting);
-            let next = open(&q, table, status);
-            connection.update_value(|c| **c = next);
-        });
+/// The current time in seconds, ticking every second while the calling component
+/// lives (ages in cells count up by themselves).
+pub fn ticking_clock() -> RwSignal<i64> {
+    let now = RwSignal::new(now_seconds());
+    #[cfg(feature = "hydrate")]
+    {
         let ticker = set_interval_with_handle(
             move || now.set(now_seconds()),
             std::time::Duration::from_secs(1),
         )
         .ok();
         on_cleanup(move || {
-            connection.update_value(|c| **c = None);
             if let Some(t) = ticker {
                 t.clear();
             }
         });
     }
+    now
 }

@@ -4,5 +4,6 @@
 pub mod crd_table;
 pub mod error_banner;
 pub mod form_fields;
+pub mod live_badge;
 pub mod live_table;
 pub mod resource_nav;

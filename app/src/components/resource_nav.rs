@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use leptos::prelude::*;
 
 use crate::api::list_resources;
-use crate::live::on_server_events;
+use crate::live::follow;
+use crate::live::protocol::{ServerMessage, Topic};
 use crate::table::model::ResourceKind;
 
 fn group_label(group: &str) -> &str {
@@ -18,11 +19,11 @@ pub fn ResourceNav() -> impl IntoView {
     let kinds = Resource::new(|| (), |_| list_resources());
     let search = RwSignal::new(String::new());
 
-    on_server_events(
-        crate::base::url("/api/live/crds"),
-        &["changed"],
-        move |_| kinds.refetch(),
-    );
+    follow(Topic::Crds, move |message| {
+        if matches!(message, ServerMessage::Changed { .. }) {
+            kinds.refetch();
+        }
+    });
 
     view! {
         <aside class="sidebar">

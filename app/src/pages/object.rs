@@ -7,11 +7,15 @@ use leptos_router::hooks::use_params_map;
 
 use crate::api::{delete_object, fetch_object, fetch_permissions};
 use crate::components::error_banner::ErrorBanner;
+use crate::components::live_badge::LiveBadge;
 use crate::components::live_table::LiveTable;
+use crate::components::live_table::ticking_clock;
 use crate::error::BackendError;
-use crate::live::on_server_events;
+use crate::live::protocol::{ServerMessage, Topic};
+use crate::live::{ViewState, follow};
 use crate::model::{Condition, ObjectDetail, OwnerLink};
 use crate::pages::provision::StackConnection;
+use crate::table::format::cell_text;
 use crate::table::model::{ChildEntry, ChildrenQuery, ResourceRef, TableQuery};
 use crate::table::state::SortKey;
 
@@ -57,16 +61,24 @@ fn ObjectView(target: Target) -> impl IntoView {
     };
     // Snapshots too: a change between the page's first fetch and this subscription
     // arrives in the snapshot, not as a delta.
-    on_server_events(
-        crate::base::url(&format!("/api/live/table?{}", watch.to_query_string())),
-        &["snapshot", "delta"],
-        move |_| detail.refetch(),
-    );
+    let own = RwSignal::new(ViewState::Waiting);
+    follow(Topic::Table { query: watch }, move |message| {
+        own.update(|s| *s = s.after(&message));
+        if matches!(
+            message,
+            ServerMessage::Snapshot { .. } | ServerMessage::Delta { .. }
+        ) {
+            detail.refetch();
+        }
+    });
     let list_href = crate::base::url(&target.resource.page_path());
     let back = list_href.clone();
     view! {
         <Title text=target.name.clone()/>
-        <p class="crumbs"><a href=list_href>{target.resource.plural.clone()}</a>" / "{target.name.clone()}</p>
+        <p class="crumbs">
+            <a href=list_href>{target.resource.plural.clone()}</a>" / "{target.name.clone()}
+            " "<LiveBadge view=own testid="object-live-status"/>
+        </p>
         <Transition fallback=|| view! { <p class="empty">"Loading…"</p> }>
             {move || detail.get().map(|result| match result {
                 Ok(d) => view! { <DetailView detail=d target=target.clone()/> }.into_any(),
@@ -264,34 +276,36 @@ fn Conditions(conditions: Vec<Condition>) -> impl IntoView {
 #[component]
 fn Children(namespace: String, uid: String) -> impl IntoView {
     let children = RwSignal::new(None::<Vec<ChildEntry>>);
+    let status = RwSignal::new(ViewState::Waiting);
+    let now = ticking_clock();
     let query = ChildrenQuery { namespace, uid };
-    on_server_events(
-        crate::base::url(&format!("/api/live/children?{}", query.to_query_string())),
-        &["children"],
-        move |data| {
-            if let Ok(list) = serde_json::from_str::<Vec<ChildEntry>>(&data) {
-                children.set(Some(list));
-            }
-        },
-    );
+    follow(Topic::Children { query }, move |message| {
+        status.update(|s| *s = s.after(&message));
+        if let ServerMessage::Children { children: list, .. } = message {
+            children.set(Some(list));
+        }
+    });
     view! {
         <section class="panel">
-            <h2>"Children"</h2>
+            <h2>"Children "<LiveBadge view=status testid="children-live-status"/></h2>
             {move || match children.get() {
                 None => view! { <p class="subtle small">"Looking for owned objects…"</p> }.into_any(),
                 Some(list) if list.is_empty() => view! { <p class="subtle small" data-testid="no-children">"This object owns nothing."</p> }.into_any(),
                 Some(list) => view! {
                     <table class="grid" data-testid="children">
-                        <thead><tr><th>"Kind"</th><th>"Name"</th><th>"Status"</th></tr></thead>
+                        <thead><tr><th>"Kind"</th><th>"Name"</th><th>"Status"</th><th>"Age"</th></tr></thead>
                         <tbody>
                             {list.into_iter().map(|c| {
                                 let key = format!("{}/{}", c.kind, c.name);
                                 let indent = format!("padding-left: {}rem", f32::from(c.depth.saturating_sub(1)) * 1.25);
+                                let created = serde_json::Value::from(c.created.clone());
+                                let age = move || cell_text(&created, "date", now.get());
                                 view! {
                                 <tr class:deleting=c.deleting data-child=key data-depth=c.depth>
                                     <td class="kind" style=indent>{c.kind}</td>
                                     <td class="mono"><a href=crate::base::url(&c.href)>{c.name}</a></td>
                                     <td class="mono subtle">{c.summary}</td>
+                                    <td class="mono subtle" data-testid="child-age">{age}</td>
                                 </tr>
                                 }
                             }).collect_view()}

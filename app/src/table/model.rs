@@ -367,6 +367,9 @@ pub struct ChildEntry {
     pub href: String,
     /// `Column: value` pairs of the child's own table row, Name and Age left out.
     pub summary: String,
+    /// RFC 3339 creation time: the page shows the age, ticking.
+    #[serde(default)]
+    pub created: Option<String>,
     pub deleting: bool,
     #[serde(default = "direct")]
     pub depth: u8,

@@ -1,24 +1,19 @@
-//! `GET /api/live/children`: the objects a given uid owns, directly or through the
-//! objects it owns (a Stack → its StatefulSet → its Pods), live.
+//! The objects a given uid owns, directly or through the objects it owns (a Stack →
+//! its StatefulSet → its Pods), live.
 //! It joins the hub's shared feeds of every kind a child can be (in the owner's
 //! namespace) and sends the full, small list again whenever it changes.
 
 use std::collections::{HashMap, HashSet};
-use std::convert::Infallible;
 use std::time::Duration;
 
 use app::table::format::cell_text;
-use app::table::model::{ChildEntry, ChildrenQuery, Row, TableQuery};
+use app::table::model::{ChildEntry, Row, TableQuery};
 use app::table::state::TableState;
-use axum::extract::{Extension, Query, State};
-use axum::http::StatusCode;
-use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::{Stream, StreamExt};
 
-use super::LiveState;
-use super::hub::{FeedEvent, Next, Subscription, WatchHub};
+use super::hub::WatchHub;
 use super::limits::LimitRefused;
-use crate::kube::caller::Caller;
+use super::subscription::{Change, Subscription};
 use crate::kube::registry::ChildKind;
 
 /// Who the children's feeds run for: the client they use, the identity that client
@@ -62,35 +57,26 @@ pub fn children_stream(
         })
         .collect::<Result<_, LimitRefused>>()?;
     let count = feeds.len();
-    // One stream of (feed index, message) per kind, merged.
+    // One stream of (feed index, change) per kind, merged.
     let merged =
         futures::stream::select_all(feeds.into_iter().enumerate().map(|(i, (kind, sub))| {
-            futures::stream::unfold((sub, 0u64), move |(mut sub, seen)| async move {
-                let next = sub.next(seen).await;
-                let seen = match &next {
-                    Next::Table(_, s) | Next::Problem(_, s) => *s,
-                    Next::Delta(m) => m.seq,
-                    Next::Ended(_) => u64::MAX,
-                    Next::Closed => return None,
-                };
-                Some(((i, next), (sub, seen)))
-            })
-            .map(move |item| (kind.clone(), item))
-            .boxed()
+            sub.into_stream()
+                .map(move |update| (i, kind.clone(), update.change))
+                .boxed()
         }));
     Ok(async_stream::stream! {
         let mut tables: Vec<Option<(ChildKind, TableState)>> = vec![None; count];
         let mut last: Option<Vec<ChildEntry>> = None;
         let mut merged = Box::pin(merged);
-        while let Some((kind, (i, next))) = merged.next().await {
-            apply(&mut tables, i, kind, next);
+        while let Some((i, kind, change)) = merged.next().await {
+            apply(&mut tables, i, kind, change);
             // Take whatever else is ready before recomputing.
             let settle = tokio::time::sleep(SETTLE);
             tokio::pin!(settle);
             loop {
                 tokio::select! {
                     more = merged.next() => match more {
-                        Some((kind, (i, next))) => apply(&mut tables, i, kind, next),
+                        Some((i, kind, change)) => apply(&mut tables, i, kind, change),
                         None => break,
                     },
                     _ = &mut settle => break,
@@ -105,20 +91,24 @@ pub fn children_stream(
     })
 }
 
-fn apply(tables: &mut [Option<(ChildKind, TableState)>], i: usize, kind: ChildKind, next: Next) {
+fn apply(
+    tables: &mut [Option<(ChildKind, TableState)>],
+    i: usize,
+    kind: ChildKind,
+    change: Change,
+) {
     let Some(slot) = tables.get_mut(i) else {
         return;
     };
-    match next {
-        Next::Table(snapshot, _) => *slot = Some((kind, TableState::from_snapshot(snapshot))),
-        Next::Delta(msg) => {
-            if let (Some((_, state)), FeedEvent::Delta(d)) = (slot.as_mut(), msg.event) {
-                state.apply(d);
+    match change {
+        Change::Snapshot(snapshot) => *slot = Some((kind, TableState::from_snapshot(snapshot))),
+        Change::Delta(delta) => {
+            if let Some((_, state)) = slot.as_mut() {
+                state.apply(delta);
             }
         }
         // A kind this viewer may not list simply contributes no children.
-        Next::Problem(..) | Next::Ended(_) => *slot = None,
-        Next::Closed => {}
+        Change::Problem(_) | Change::Ended(_) => *slot = None,
     }
 }
 
@@ -204,73 +194,10 @@ fn entry(
         name: row.name.clone(),
         href: format!("{}/{namespace}/{}", kind.resource.page_path(), row.name),
         summary,
+        created: row.created.clone(),
         deleting: row.deleting,
         depth,
     }
-}
-
-pub async fn live_children(
-    State(state): State<LiveState>,
-    Extension(caller): Extension<Caller>,
-    Query(query): Query<ChildrenQuery>,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, (StatusCode, String)> {
-    if !app::table::model::is_path_segment(&query.namespace) {
-        return Err((
-            StatusCode::BAD_REQUEST,
-            "namespace must be a DNS-style name".into(),
-        ));
-    }
-    let permit = state.streams.acquire(caller.person(), &state.limits)?;
-    // Children are looked for only among the kinds this viewer may watch there (the
-    // reviews run at once: they stand between the viewer and the page's first list).
-    let candidates = state.kinds.child_kinds();
-    let checks = candidates.iter().map(|kind| {
-        let resource = &kind.resource;
-        super::access::may_watch(
-            &state,
-            &caller,
-            &resource.group,
-            &resource.plural,
-            Some(&query.namespace),
-        )
-    });
-    let allowed = futures::future::join_all(checks).await;
-    let kinds: Vec<ChildKind> = candidates
-        .into_iter()
-        .zip(allowed)
-        .filter_map(|(kind, ok)| ok.then_some(kind))
-        .collect();
-    let client = state
-        .auth
-        .pool
-        .for_caller(&caller)
-        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    if !super::access::namespace_exists(&state, &client, &query.namespace).await {
-        return Err((
-            StatusCode::NOT_FOUND,
-            format!("Namespace {} does not exist.", query.namespace),
-        ));
-    }
-    let viewer = Viewer {
-        client: &client,
-        owner: caller.feed_owner(),
-        person: caller.person(),
-    };
-    let stream = children_stream(&state.hub, viewer, kinds, query.namespace, query.uid)?
-        .take_until(state.shutdown.begun())
-        .map(move |children| {
-            // The stream holds its place among the person's live views while it runs.
-            let _held = &permit;
-            Ok(Event::default()
-                .event("children")
-                .json_data(&children)
-                .unwrap_or_else(|_| {
-                    Event::default()
-                        .event("problem")
-                        .data("Portico could not encode the children.")
-                }))
-        });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
 #[cfg(test)]

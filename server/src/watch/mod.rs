@@ -1,14 +1,25 @@
-//! Live tables: the Table API client, the hub that shares one upstream watch per
-//! (resource, namespace, selectors) among all viewers, and the SSE routes. Uses `auth`
-//! (a viewer's access is reviewed before a feed is joined) and `kube`.
+//! Live views: the Table API client ([`table_api`], behind [`source`]), the feeds
+//! that keep one upstream watch per (resource, namespace, selectors) and identity
+//! ([`feed`], shared through [`hub`]), a viewer's side of a feed ([`subscription`]),
+//! the checks that open a view ([`views`]) and the two transports: the tab's
+//! WebSocket ([`socket`]) and SSE for scripts ([`sse`]). Uses `auth` (a viewer's
+//! access is reviewed before a feed is joined) and `kube`.
 
 pub(crate) mod access;
 pub mod children;
 pub(crate) mod coalesce;
+pub mod feed;
 pub mod hub;
 pub mod limits;
+pub(crate) mod socket;
+pub mod source;
 pub(crate) mod sse;
+pub mod subscription;
 pub mod table_api;
+pub(crate) mod views;
+
+#[cfg(test)]
+mod tests;
 
 use std::future::Future;
 use std::sync::Arc;

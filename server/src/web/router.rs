@@ -253,7 +253,8 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(health::readyz))
         .route("/api/live/table", get(watch::sse::live_table))
         .route("/api/live/crds", get(watch::sse::live_crds))
-        .route("/api/live/children", get(watch::children::live_children))
+        .route("/api/live/children", get(watch::sse::live_children))
+        .route("/api/live", get(watch::socket::live_socket))
         // axum's Sse answers `no-cache` (revalidate, but keep); a stream of someone's
         // cluster view must not be kept at all. Applies to the routes above.
         .route_layer(SetResponseHeaderLayer::overriding(

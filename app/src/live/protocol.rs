@@ -1,0 +1,162 @@
+//! What crosses a tab's one live connection (a WebSocket at `/api/live`): the page
+//! subscribes to topics by a number it chooses, and every message the server sends
+//! names the subscription it belongs to. Text frames, one JSON message each.
+
+use serde::{Deserialize, Serialize};
+
+use crate::table::model::{ChildEntry, ChildrenQuery, TableDelta, TableQuery, TableSnapshot};
+
+/// How far a viewer has come in one feed: the feed's run and the last change it
+/// received. Sent back on reconnect, it brings only what was missed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Position {
+    pub feed: String,
+    pub seq: u64,
+}
+
+impl Position {
+    /// `feed.seq`, as an SSE event id (`Last-Event-ID` on reconnect).
+    pub fn to_event_id(&self) -> String {
+        format!("{}.{}", self.feed, self.seq)
+    }
+
+    pub fn from_event_id(id: &str) -> Option<Self> {
+        let (feed, seq) = id.split_once('.')?;
+        Some(Self {
+            feed: feed.to_string(),
+            seq: seq.parse().ok()?,
+        })
+    }
+}
+
+/// What a live view follows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "topic", rename_all = "snake_case")]
+pub enum Topic {
+    /// A live table (`kubectl get`'s columns), as snapshot and deltas.
+    Table { query: TableQuery },
+    /// The objects a uid owns, directly or further down, sent whole on each change.
+    Children { query: ChildrenQuery },
+    /// A signal whenever the CRD catalog changes (the navigation refetches).
+    Crds,
+}
+
+/// The page to the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ClientMessage {
+    Subscribe {
+        id: u32,
+        #[serde(flatten)]
+        topic: Topic,
+        /// Where a previous connection left off (tables only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resume: Option<Position>,
+    },
+    Unsubscribe {
+        id: u32,
+    },
+}
+
+/// The server to the page; `id` names the subscription.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    Snapshot {
+        id: u32,
+        at: Position,
+        table: TableSnapshot,
+    },
+    /// Changes since the last message; empty when a resume missed nothing.
+    Delta {
+        id: u32,
+        at: Position,
+        delta: TableDelta,
+    },
+    Children {
+        id: u32,
+        children: Vec<ChildEntry>,
+    },
+    /// The CRD catalog changed.
+    Changed {
+        id: u32,
+    },
+    /// The view cannot be served now (the resource is gone, listing fails); a
+    /// sentence. A snapshot follows if it recovers.
+    Problem {
+        id: u32,
+        message: String,
+    },
+    /// The view was refused or ended for good (permission, limits, sign-in); a
+    /// sentence. The subscription is over.
+    Refused {
+        id: u32,
+        message: String,
+    },
+}
+
+impl ServerMessage {
+    pub fn id(&self) -> u32 {
+        match self {
+            Self::Snapshot { id, .. }
+            | Self::Delta { id, .. }
+            | Self::Children { id, .. }
+            | Self::Changed { id }
+            | Self::Problem { id, .. }
+            | Self::Refused { id, .. } => *id,
+        }
+    }
+}
+
+/// The longest message a page may send: a subscription with the longest selectors.
+pub const MAX_CLIENT_MESSAGE: usize = 16 * 1024;
+/// Subscriptions one connection may hold at once (a page needs five at most).
+pub const MAX_SUBSCRIPTIONS: usize = 32;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_subscription_reads_as_flat_json() {
+        let message: ClientMessage = serde_json::from_str(
+            r#"{"op":"subscribe","id":3,"topic":"table","query":{"group":"","version":"v1",
+                "plural":"pods","namespace":"default","label_selector":null,"field_selector":null},
+                "resume":{"feed":"ab","seq":7}}"#,
+        )
+        .expect("parses");
+        let ClientMessage::Subscribe { id, topic, resume } = message else {
+            panic!("a subscription expected");
+        };
+        assert_eq!(id, 3);
+        assert!(matches!(topic, Topic::Table { query } if query.plural == "pods"));
+        assert_eq!(
+            resume,
+            Some(Position {
+                feed: "ab".into(),
+                seq: 7
+            })
+        );
+        let crds: ClientMessage =
+            serde_json::from_str(r#"{"op":"subscribe","id":1,"topic":"crds"}"#).expect("parses");
+        assert!(matches!(
+            crds,
+            ClientMessage::Subscribe {
+                topic: Topic::Crds,
+                resume: None,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn event_ids_round_trip_and_garbage_is_none() {
+        let p = Position {
+            feed: "0f1e".into(),
+            seq: 42,
+        };
+        assert_eq!(Position::from_event_id(&p.to_event_id()), Some(p));
+        assert_eq!(Position::from_event_id("12345"), None);
+        assert_eq!(Position::from_event_id("ab.x"), None);
+    }
+}

@@ -1,0 +1,230 @@
+//! The tab's one WebSocket. Subscriptions are kept here by number; when the socket
+//! opens (first time or again) each is sent, tables with the position they reached,
+//! so a reconnect brings only what was missed. A lost socket is retried with backoff.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
+use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
+
+use super::SocketState;
+use super::protocol::{ClientMessage, Position, ServerMessage, Topic};
+
+const RETRY_MIN_MS: f64 = 500.0;
+const RETRY_MAX_MS: f64 = 10_000.0;
+
+type Handler = Rc<dyn Fn(ServerMessage)>;
+
+struct Entry {
+    topic: Topic,
+    /// Where this table's updates reached (sent back on reconnect).
+    at: Option<Position>,
+    handler: Handler,
+}
+
+/// An open (or opening) socket and the handlers it holds.
+struct Open {
+    socket: WebSocket,
+    _on_open: Closure<dyn FnMut(Event)>,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_close: Closure<dyn FnMut(CloseEvent)>,
+}
+
+#[derive(Default)]
+struct Connection {
+    socket: Option<Open>,
+    entries: HashMap<u32, Entry>,
+    next_id: u32,
+    attempt: u32,
+    lost_at: Option<f64>,
+    retry_pending: bool,
+}
+
+thread_local! {
+    static CONNECTION: RefCell<Connection> = RefCell::default();
+    static STATE: ArcRwSignal<SocketState> = ArcRwSignal::new(SocketState::Connecting);
+}
+
+pub fn state() -> Signal<SocketState> {
+    let state = STATE.with(Clone::clone);
+    Signal::derive(move || state.get())
+}
+
+fn set_state(next: SocketState) {
+    STATE.with(|s| s.set(next));
+}
+
+/// Held by a [`super::Subscription`]; unsubscribes when dropped.
+pub struct Held(u32);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let id = self.0;
+        CONNECTION.with(|c| {
+            let mut c = c.borrow_mut();
+            c.entries.remove(&id);
+            c.send(&ClientMessage::Unsubscribe { id });
+        });
+    }
+}
+
+pub fn subscribe(topic: Topic, handler: impl Fn(ServerMessage) + 'static) -> Held {
+    let id = CONNECTION.with(|c| {
+        let mut c = c.borrow_mut();
+        c.next_id += 1;
+        let id = c.next_id;
+        c.send(&ClientMessage::Subscribe {
+            id,
+            topic: topic.clone(),
+            resume: None,
+        });
+        c.entries.insert(
+            id,
+            Entry {
+                topic,
+                at: None,
+                handler: Rc::new(handler),
+            },
+        );
+        id
+    });
+    connect_unless_connected();
+    Held(id)
+}
+
+impl Connection {
+    /// Sends `message` if the socket is open; otherwise it goes out on open.
+    fn send(&self, message: &ClientMessage) {
+        let Some(open) = &self.socket else { return };
+        if open.socket.ready_state() != WebSocket::OPEN {
+            return;
+        }
+        if let Ok(text) = serde_json::to_string(message) {
+            let _ = open.socket.send_with_str(&text);
+        }
+    }
+}
+
+fn connect_unless_connected() {
+    let idle = CONNECTION.with(|c| {
+        let c = c.borrow();
+        c.socket.is_none() && !c.retry_pending
+    });
+    if idle {
+        connect();
+    }
+}
+
+fn socket_url() -> Option<String> {
+    let location = web_sys::window()?.location();
+    let scheme = if location.protocol().ok()? == "https:" {
+        "wss"
+    } else {
+        "ws"
+    };
+    let host = location.host().ok()?;
+    Some(format!(
+        "{scheme}://{host}{}",
+        crate::base::url("/api/live")
+    ))
+}
+
+fn connect() {
+    let Some(socket) = socket_url().and_then(|url| WebSocket::new(&url).ok()) else {
+        lost();
+        return;
+    };
+    let on_open = Closure::<dyn FnMut(Event)>::new(move |_| opened());
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+        if let Some(text) = ev.data().as_string()
+            && let Ok(message) = serde_json::from_str::<ServerMessage>(&text)
+        {
+            received(message);
+        }
+    });
+    let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |_| lost());
+    socket.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+    socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+    CONNECTION.with(|c| {
+        c.borrow_mut().socket = Some(Open {
+            socket,
+            _on_open: on_open,
+            _on_message: on_message,
+            _on_close: on_close,
+        })
+    });
+}
+
+/// The socket opened: (re)send every subscription, tables from where they were.
+fn opened() {
+    CONNECTION.with(|c| {
+        let mut c = c.borrow_mut();
+        c.attempt = 0;
+        c.lost_at = None;
+        let mut ids: Vec<u32> = c.entries.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            if let Some(entry) = c.entries.get(&id) {
+                c.send(&ClientMessage::Subscribe {
+                    id,
+                    topic: entry.topic.clone(),
+                    resume: entry.at.clone(),
+                });
+            }
+        }
+    });
+    set_state(SocketState::Open);
+}
+
+fn received(message: ServerMessage) {
+    let id = message.id();
+    let handler = CONNECTION.with(|c| {
+        let mut c = c.borrow_mut();
+        let entry = c.entries.get_mut(&id)?;
+        match &message {
+            ServerMessage::Snapshot { at, .. } | ServerMessage::Delta { at, .. } => {
+                entry.at = Some(at.clone());
+            }
+            // A problem replaces the table when it recovers: no position to keep.
+            ServerMessage::Problem { .. } => entry.at = None,
+            _ => {}
+        }
+        let handler = entry.handler.clone();
+        if matches!(message, ServerMessage::Refused { .. }) {
+            // Over for good: not sent again on reconnect.
+            c.entries.remove(&id);
+        }
+        Some(handler)
+    });
+    // Called with the connection released: a handler may subscribe or unsubscribe.
+    if let Some(handler) = handler {
+        handler(message);
+    }
+}
+
+/// The socket closed (or never opened): retry after a backoff that doubles.
+fn lost() {
+    let (attempt, since) = CONNECTION.with(|c| {
+        let mut c = c.borrow_mut();
+        c.socket = None;
+        c.attempt += 1;
+        let since = *c.lost_at.get_or_insert_with(super::now_ms);
+        c.retry_pending = true;
+        (c.attempt, since)
+    });
+    set_state(SocketState::Reconnecting { attempt, since });
+    let wait =
+        (RETRY_MIN_MS * 2f64.powi(attempt.saturating_sub(1).min(10) as i32)).min(RETRY_MAX_MS);
+    let retry = move || {
+        CONNECTION.with(|c| c.borrow_mut().retry_pending = false);
+        connect();
+    };
+    if set_timeout_with_handle(retry, std::time::Duration::from_millis(wait as u64)).is_err() {
+        CONNECTION.with(|c| c.borrow_mut().retry_pending = false);
+    }
+}

@@ -1,0 +1,161 @@
+//! `GET /api/live`: a tab's one live connection, a WebSocket carrying every view the
+//! page holds (tables, children, the navigation), so any number of tabs fits in the
+//! browser's six HTTP/1.1 connections per host. Views are opened and closed by
+//! messages (see [`app::live::protocol`]); each runs as its own stream, merged
+//! into the socket, and an unsubscribed view stops at once. A slow socket holds up
+//! only itself: its views fall behind in their feeds' queues and are resynchronised.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use app::live::protocol::{
+    ClientMessage, MAX_CLIENT_MESSAGE, MAX_SUBSCRIPTIONS, Position, ServerMessage, Topic,
+};
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Extension, State};
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use futures::stream::{AbortHandle, BoxStream, SelectAll};
+use futures::{SinkExt, StreamExt};
+
+use super::LiveState;
+use super::subscription::{Change, Update};
+use super::views;
+use crate::kube::caller::Caller;
+
+/// How often an idle socket is pinged, so proxies do not close it and a vanished
+/// peer is noticed.
+const PING_EVERY: Duration = Duration::from_secs(25);
+
+pub async fn live_socket(
+    State(state): State<LiveState>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    // A WebSocket is not bound by the same-origin policy: a page on another site
+    // could open one with this person's cookie. Its handshake always carries Origin.
+    if let Some(reason) = crate::auth::csrf::cross_site_reason(&Method::POST, &headers) {
+        tracing::warn!(reason, "refused a cross-site live connection");
+        return (
+            StatusCode::FORBIDDEN,
+            "Portico refuses live connections from other sites.",
+        )
+            .into_response();
+    }
+    upgrade
+        .max_message_size(MAX_CLIENT_MESSAGE)
+        .max_frame_size(MAX_CLIENT_MESSAGE)
+        .on_upgrade(move |socket| serve(socket, state, caller, headers))
+}
+
+type Views = SelectAll<BoxStream<'static, ServerMessage>>;
+
+#[tracing::instrument(name = "live_socket", skip_all, fields(caller = caller.name()))]
+async fn serve(socket: WebSocket, state: LiveState, caller: Caller, headers: HeaderMap) {
+    let (mut sink, mut incoming) = socket.split();
+    let mut views: Views = SelectAll::new();
+    let mut open: HashMap<u32, AbortHandle> = HashMap::new();
+    let mut ping = tokio::time::interval(PING_EVERY);
+    let shutdown = state.shutdown.begun();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            frame = incoming.next() => {
+                let text = match frame {
+                    Some(Ok(Message::Text(text))) => text,
+                    Some(Ok(Message::Close(_)) | Err(_)) | None => break,
+                    Some(Ok(_)) => continue,
+                };
+                match serde_json::from_str::<ClientMessage>(text.as_str()) {
+                    Ok(ClientMessage::Subscribe { id, topic, resume }) => {
+                        if let Some(old) = open.remove(&id) {
+                            old.abort();
+                        }
+                        open.retain(|_, handle| !handle.is_aborted());
+                        let view = if open.len() >= MAX_SUBSCRIPTIONS {
+                            refused(id, format!("A page may hold {MAX_SUBSCRIPTIONS} live views at most."))
+                        } else {
+                            view(&state, &caller, &headers, id, topic, resume)
+                        };
+                        let (view, handle) = futures::stream::abortable(view);
+                        open.insert(id, handle);
+                        views.push(view.boxed());
+                    }
+                    Ok(ClientMessage::Unsubscribe { id }) => {
+                        if let Some(handle) = open.remove(&id) {
+                            handle.abort();
+                        }
+                    }
+                    Err(error) => {
+                        tracing::debug!(%error, "unreadable live message; closing");
+                        break;
+                    }
+                }
+            }
+            Some(message) = views.next(), if !views.is_empty() => {
+                let Ok(text) = serde_json::to_string(&message) else { continue };
+                if sink.send(Message::Text(text.into())).await.is_err() {
+                    break;
+                }
+            }
+            _ = ping.tick() => {
+                if sink.send(Message::Ping(Default::default())).await.is_err() {
+                    break;
+                }
+            }
+            _ = &mut shutdown => break,
+        }
+    }
+    let _ = sink.send(Message::Close(None)).await;
+}
+
+fn refused(id: u32, message: String) -> BoxStream<'static, ServerMessage> {
+    futures::stream::once(async move { ServerMessage::Refused { id, message } }).boxed()
+}
+
+/// One view as messages for subscription `id`; opened inside the stream, so its
+/// checks (access reviews) do not hold up the socket's other views.
+fn view(
+    state: &LiveState,
+    caller: &Caller,
+    headers: &HeaderMap,
+    id: u32,
+    topic: Topic,
+    resume: Option<Position>,
+) -> BoxStream<'static, ServerMessage> {
+    let (state, caller, headers) = (state.clone(), caller.clone(), headers.clone());
+    match topic {
+        Topic::Crds => views::crd_changes(&state)
+            .map(move |_| ServerMessage::Changed { id })
+            .boxed(),
+        Topic::Table { query } => futures::stream::once(async move {
+            match views::table(&state, caller, query, headers, resume).await {
+                Ok(updates) => updates.map(move |u| table_message(id, u)).boxed(),
+                Err((_, message)) => refused(id, message),
+            }
+        })
+        .flatten()
+        .boxed(),
+        Topic::Children { query } => futures::stream::once(async move {
+            match views::children(&state, caller, query).await {
+                Ok(children) => children
+                    .map(move |children| ServerMessage::Children { id, children })
+                    .boxed(),
+                Err((_, message)) => refused(id, message),
+            }
+        })
+        .flatten()
+        .boxed(),
+    }
+}
+
+fn table_message(id: u32, update: Update) -> ServerMessage {
+    let at = update.at;
+    match update.change {
+        Change::Snapshot(table) => ServerMessage::Snapshot { id, at, table },
+        Change::Delta(delta) => ServerMessage::Delta { id, at, delta },
+        Change::Problem(message) => ServerMessage::Problem { id, message },
+        Change::Ended(message) => ServerMessage::Refused { id, message },
+    }
+}

@@ -1,0 +1,218 @@
+//! A viewer's membership of a feed: it owns the sequence bookkeeping (skip what a
+//! snapshot already holds, resynchronise after a relist or after falling behind),
+//! merges bursts into one delta, and resumes from a [`Position`] when the feed still
+//! has the history. Read it with [`Subscription::next`] or as a `Stream`.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use app::live::protocol::Position;
+use app::table::model::{TableDelta, TableSnapshot};
+use futures::Stream;
+use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
+
+use super::coalesce::Coalescer;
+use super::feed::{Current, Feed, FeedEvent, FeedMessage};
+use super::hub::{FeedKey, WatchHub};
+
+/// Upper bound of deltas merged into one update.
+const MAX_MERGED: usize = 512;
+
+/// What a viewer receives, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// Replace the whole table (first, after a relist, after falling behind).
+    Snapshot(TableSnapshot),
+    /// What changed since the previous update (possibly nothing: a resume that
+    /// missed nothing says so).
+    Delta(TableDelta),
+    /// The feed cannot serve this now (e.g. the resource is gone); a sentence. A
+    /// snapshot follows if it recovers.
+    Problem(String),
+    /// The feed stopped for good (the viewer's credentials were refused).
+    Ended(String),
+}
+
+/// A change and the position it brings the viewer to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Update {
+    pub change: Change,
+    pub at: Position,
+}
+
+/// Dropping it releases the viewer (the feed stops a grace period after its last).
+pub struct Subscription {
+    pub(crate) hub: WatchHub,
+    pub(crate) key: FeedKey,
+    pub(crate) feed: Arc<Feed>,
+    pub(crate) rx: broadcast::Receiver<Arc<FeedMessage>>,
+    /// The last sequence number this viewer's copy contains.
+    seen: u64,
+    started: bool,
+    ended: bool,
+    resume: Option<Position>,
+}
+
+impl Subscription {
+    pub(crate) fn new(hub: WatchHub, key: FeedKey, feed: Arc<Feed>) -> Self {
+        // Subscribe before the first copy is taken: whatever is published in between
+        // is in both, and the sequence number lets the viewer skip it.
+        let rx = feed.tx.subscribe();
+        Self {
+            hub,
+            key,
+            feed,
+            rx,
+            seen: 0,
+            started: false,
+            ended: false,
+            resume: None,
+        }
+    }
+
+    /// Starts from `position` (the last update a previous connection received) when
+    /// the feed still holds everything after it; else from a snapshot as usual.
+    pub fn resuming(mut self, position: Option<Position>) -> Self {
+        self.resume = position;
+        self
+    }
+
+    fn at(&self) -> Position {
+        Position {
+            feed: self.feed.id.clone(),
+            seq: self.seen,
+        }
+    }
+
+    fn update(&self, change: Change) -> Update {
+        Update {
+            change,
+            at: self.at(),
+        }
+    }
+
+    /// The next update; `None` once the feed has ended or closed.
+    pub async fn next(&mut self) -> Option<Update> {
+        if self.ended {
+            return None;
+        }
+        if !self.started {
+            self.started = true;
+            if let Some(update) = self.first() {
+                return Some(self.finish(update));
+            }
+        }
+        loop {
+            let message = match self.rx.recv().await {
+                Ok(m) if m.seq <= self.seen => continue,
+                Ok(m) => m,
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "viewer fell behind; resynchronising");
+                    match self.resync() {
+                        Some(update) => return Some(self.finish(update)),
+                        None => continue,
+                    }
+                }
+                Err(RecvError::Closed) => return None,
+            };
+            let FeedEvent::Delta(first) = &message.event else {
+                match self.resync() {
+                    Some(update) => return Some(self.finish(update)),
+                    None => continue,
+                }
+            };
+            self.seen = message.seq;
+            let mut merged = Coalescer::default();
+            merged.push(first);
+            if self.merge_queued(&mut merged) {
+                return Some(self.update(Change::Delta(merged.finish())));
+            }
+            // A relist or a gap came up while merging: a snapshot supersedes it all.
+            if let Some(update) = self.resync() {
+                return Some(self.finish(update));
+            }
+        }
+    }
+
+    /// Consumes the subscription as a stream of updates.
+    pub fn into_stream(self) -> impl Stream<Item = Update> + Send + use<> {
+        futures::stream::unfold(self, |mut sub| async move {
+            let update = sub.next().await?;
+            Some((update, sub))
+        })
+    }
+
+    fn finish(&mut self, update: Update) -> Update {
+        self.ended = matches!(update.change, Change::Ended(_));
+        update
+    }
+
+    /// Merges deltas already queued into `merged`; false when something other than
+    /// a delta (or a gap) was found, so the viewer needs a snapshot instead.
+    fn merge_queued(&mut self, merged: &mut Coalescer) -> bool {
+        while merged.merged() < MAX_MERGED {
+            match self.rx.try_recv() {
+                Ok(m) if m.seq <= self.seen => continue,
+                Ok(m) => match &m.event {
+                    FeedEvent::Delta(d) => {
+                        self.seen = m.seq;
+                        merged.push(d);
+                    }
+                    _ => return false,
+                },
+                Err(TryRecvError::Empty) | Err(TryRecvError::Closed) => return true,
+                Err(TryRecvError::Lagged(_)) => return false,
+            }
+        }
+        true
+    }
+
+    /// The first update: what was missed since the resume position, or the current
+    /// state; `None` while the first list is still under way.
+    fn first(&mut self) -> Option<Update> {
+        if let Some(position) = self.resume.take()
+            && position.feed == self.feed.id
+        {
+            let missed = self.feed.read().missed_since(position.seq);
+            if let Some(missed) = missed {
+                let mut merged = Coalescer::default();
+                self.seen = position.seq;
+                for message in &missed {
+                    if let FeedEvent::Delta(d) = &message.event {
+                        merged.push(d);
+                    }
+                    self.seen = message.seq;
+                }
+                return Some(self.update(Change::Delta(merged.finish())));
+            }
+        }
+        self.current()
+    }
+
+    /// A fresh copy of the feed's state, dropping whatever is queued (the copy holds
+    /// it); `None` while the feed has not listed yet.
+    fn resync(&mut self) -> Option<Update> {
+        self.rx = self.rx.resubscribe();
+        self.current()
+    }
+
+    fn current(&mut self) -> Option<Update> {
+        let (current, seq) = self.feed.current();
+        self.seen = seq;
+        let change = match current {
+            Current::Table(t) => Change::Snapshot(t),
+            Current::Problem(p) => Change::Problem(p),
+            Current::Ended(p) => Change::Ended(p),
+            Current::Pending => return None,
+        };
+        Some(self.update(change))
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if self.feed.viewers.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.hub.last_viewer_left(&self.key, &self.feed);
+        }
+    }
+}

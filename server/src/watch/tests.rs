@@ -1,0 +1,341 @@
+//! The hub over a scripted source: the recovery paths a real API server reaches only
+//! by chance (410 Gone, printer columns changing under a watch, a viewer falling
+//! behind the queue, an upstream failing N times) and resuming, deterministically.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use app::live::protocol::Position;
+use app::model::ApiRejection;
+use app::table::model::{Column, Row, TableQuery, TableSnapshot};
+use app::table::state::TableState;
+use futures::StreamExt;
+use kube::core::WatchEvent;
+use tokio::sync::mpsc;
+
+use super::feed::VIEWER_QUEUE;
+use super::hub::WatchHub;
+use super::source::{FeedSource, WatchEvents};
+use super::subscription::{Change, Subscription, Update};
+use super::table_api::{RawTable, TableError};
+
+type Event = Result<WatchEvent<RawTable>, TableError>;
+
+/// Answers lists from a queue, in order; each watch delivers what the test sends on
+/// its channel, when the test sends it. Once a queue is empty, calls wait forever (an
+/// idle API server).
+#[derive(Default)]
+struct Script {
+    lists: Mutex<VecDeque<Result<TableSnapshot, TableError>>>,
+    watches: Mutex<VecDeque<mpsc::UnboundedReceiver<Event>>>,
+    list_calls: AtomicUsize,
+}
+
+impl Script {
+    fn new(lists: Vec<Result<TableSnapshot, TableError>>) -> Arc<Self> {
+        Arc::new(Self {
+            lists: Mutex::new(lists.into()),
+            ..Self::default()
+        })
+    }
+
+    /// The next watch's events: sent by the test, delivered as they come.
+    fn next_watch(&self) -> mpsc::UnboundedSender<Event> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.watches.lock().unwrap().push_back(rx);
+        tx
+    }
+}
+
+#[async_trait::async_trait]
+impl FeedSource for Script {
+    async fn list(&self, _: &TableQuery) -> Result<TableSnapshot, TableError> {
+        self.list_calls.fetch_add(1, Ordering::SeqCst);
+        let next = self.lists.lock().unwrap().pop_front();
+        match next {
+            Some(answer) => answer,
+            None => futures::future::pending().await,
+        }
+    }
+
+    async fn watch(&self, _: &TableQuery, _: &str) -> Result<WatchEvents, TableError> {
+        let next = self.watches.lock().unwrap().pop_front();
+        match next {
+            // The watch stays open after its events, as a real one does.
+            Some(events) => Ok(futures::stream::unfold(events, |mut events| async move {
+                Some((events.recv().await?, events))
+            })
+            .chain(futures::stream::pending())
+            .boxed()),
+            None => futures::future::pending().await,
+        }
+    }
+}
+
+fn hub(script: &Arc<Script>) -> WatchHub {
+    WatchHub::over(script.clone(), Duration::from_secs(1), 10, 10)
+}
+
+fn query() -> TableQuery {
+    TableQuery {
+        group: "example.com".into(),
+        version: "v1".into(),
+        plural: "widgets".into(),
+        namespace: Some("default".into()),
+        label_selector: None,
+        field_selector: None,
+    }
+}
+
+fn column(name: &str) -> Column {
+    Column {
+        name: name.into(),
+        kind: "string".into(),
+        format: String::new(),
+        description: String::new(),
+        priority: 0,
+    }
+}
+
+fn row(name: &str, rv: u64) -> Row {
+    Row {
+        uid: format!("uid-{name}"),
+        name: name.into(),
+        namespace: Some("default".into()),
+        resource_version: rv.to_string(),
+        created: None,
+        deleting: false,
+        owners: vec![],
+        cells: vec![serde_json::json!(name)],
+    }
+}
+
+fn snapshot(columns: &[&str], names: &[&str], rv: u64) -> TableSnapshot {
+    TableSnapshot {
+        columns: columns.iter().map(|c| column(c)).collect(),
+        rows: names.iter().map(|n| row(n, rv)).collect(),
+        resource_version: rv.to_string(),
+    }
+}
+
+/// A watch event as the API server sends it: a one-row Table.
+fn event(kind: &str, name: &str, rv: u64, columns: &[&str]) -> Event {
+    let columns: Vec<serde_json::Value> = columns
+        .iter()
+        .map(|c| serde_json::json!({"name": c, "type": "string"}))
+        .collect();
+    let line = serde_json::json!({"type": kind, "object": {
+        "kind": "Table", "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": rv.to_string()},
+        "columnDefinitions": if columns.is_empty() { serde_json::Value::Null } else { columns.into() },
+        "rows": [{"cells": [name], "object": {"metadata": {
+            "name": name, "namespace": "default", "uid": format!("uid-{name}"),
+            "resourceVersion": rv.to_string()}}}]}});
+    Ok(serde_json::from_value(line).expect("a watch event"))
+}
+
+fn gone() -> Event {
+    Ok(
+        serde_json::from_value(serde_json::json!({"type": "ERROR", "object": {
+        "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 410,
+        "reason": "Expired", "message": "too old resource version"}}))
+        .expect("an error event"),
+    )
+}
+
+async fn next(sub: &mut Subscription) -> Update {
+    tokio::time::timeout(Duration::from_secs(60), sub.next())
+        .await
+        .expect("an update")
+        .expect("the feed goes on")
+}
+
+fn names(table: &TableState) -> Vec<String> {
+    table
+        .view("", None, false, 0)
+        .into_iter()
+        .map(|r| r.name.clone())
+        .collect()
+}
+
+fn snapshot_names(update: &Update) -> Vec<String> {
+    match &update.change {
+        Change::Snapshot(t) => names(&TableState::from_snapshot(t.clone())),
+        other => panic!("a snapshot expected, got {other:?}"),
+    }
+}
+
+/// Reads updates into `table` until it holds `n` rows.
+async fn read_until_len(sub: &mut Subscription, table: &mut TableState, n: usize) {
+    while table.len() != n {
+        match next(sub).await.change {
+            Change::Snapshot(t) => *table = TableState::from_snapshot(t),
+            Change::Delta(d) => table.apply(d),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_410_gone_relists_and_viewers_get_the_new_snapshot() {
+    let script = Script::new(vec![
+        Ok(snapshot(&["Name"], &["a"], 1)),
+        Ok(snapshot(&["Name"], &["a", "b"], 5)),
+    ]);
+    let watch = script.next_watch();
+    let hub = hub(&script);
+    let mut sub = hub.subscribe(query()).unwrap();
+    assert_eq!(snapshot_names(&next(&mut sub).await), ["a"]);
+    watch.send(gone()).unwrap();
+    assert_eq!(snapshot_names(&next(&mut sub).await), ["a", "b"]);
+    assert_eq!(script.list_calls.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn changed_printer_columns_relist_with_the_new_columns() {
+    let script = Script::new(vec![
+        Ok(snapshot(&["Name"], &["a"], 1)),
+        Ok(snapshot(&["Name", "Phase"], &["a"], 2)),
+    ]);
+    let watch = script.next_watch();
+    let hub = hub(&script);
+    let mut sub = hub.subscribe(query()).unwrap();
+    let Change::Snapshot(t) = next(&mut sub).await.change else {
+        panic!("a snapshot first")
+    };
+    assert_eq!(t.columns, [column("Name")]);
+    watch
+        .send(event("MODIFIED", "a", 2, &["Name", "Phase"]))
+        .unwrap();
+    let Change::Snapshot(t) = next(&mut sub).await.change else {
+        panic!("a new snapshot, not a delta with cells for columns the viewer lacks")
+    };
+    assert_eq!(t.columns, [column("Name"), column("Phase")]);
+    assert_eq!(script.list_calls.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_viewer_that_falls_behind_the_queue_is_resynchronised_with_a_snapshot() {
+    let script = Script::new(vec![Ok(snapshot(&["Name"], &[], 1))]);
+    let watch = script.next_watch();
+    let hub = hub(&script);
+    let mut slow = hub.subscribe(query()).unwrap();
+    let mut fast = hub.subscribe(query()).unwrap();
+    assert_eq!(snapshot_names(&next(&mut slow).await), Vec::<String>::new());
+    let mut table = TableState::default();
+    read_until_len(&mut fast, &mut table, 0).await;
+    let burst = VIEWER_QUEUE + 10;
+    for i in 0..burst {
+        watch
+            .send(event("ADDED", &format!("w{i}"), 10 + i as u64, &[]))
+            .unwrap();
+    }
+    read_until_len(&mut fast, &mut table, burst).await;
+    // The slow viewer read nothing meanwhile: more than the queue holds went by, so
+    // it gets the whole table at once rather than a partial run of deltas.
+    let caught_up = next(&mut slow).await;
+    assert_eq!(snapshot_names(&caught_up), names(&table));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_upstream_failing_n_times_is_retried_until_it_answers() {
+    let failures = 4;
+    let mut lists: Vec<Result<TableSnapshot, TableError>> = (0..failures)
+        .map(|_| Err(TableError::Request("connection refused".into())))
+        .collect();
+    lists.push(Ok(snapshot(&["Name"], &["a"], 1)));
+    let script = Script::new(lists);
+    let hub = hub(&script);
+    let mut sub = hub.subscribe(query()).unwrap();
+    assert_eq!(snapshot_names(&next(&mut sub).await), ["a"]);
+    assert_eq!(script.list_calls.load(Ordering::SeqCst), failures + 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn refused_credentials_end_the_feed_with_the_reason() {
+    let refused = ApiRejection {
+        code: 403,
+        reason: "Forbidden".into(),
+        message: "widgets is forbidden".into(),
+        causes: vec![],
+    };
+    let script = Script::new(vec![Err(TableError::Rejected(refused))]);
+    let hub = hub(&script);
+    let mut sub = hub.subscribe(query()).unwrap();
+    let update = next(&mut sub).await;
+    assert!(matches!(&update.change, Change::Ended(m) if m.contains("widgets is forbidden")));
+    assert!(sub.next().await.is_none(), "nothing after the end");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_resumed_viewer_gets_only_what_it_missed() {
+    let script = Script::new(vec![Ok(snapshot(&["Name"], &["a"], 1))]);
+    let watch = script.next_watch();
+    let hub = hub(&script);
+    let mut first = hub.subscribe(query()).unwrap();
+    let start = next(&mut first).await;
+    let mut table = TableState::default();
+    if let Change::Snapshot(t) = start.change.clone() {
+        table = TableState::from_snapshot(t);
+    }
+    watch.send(event("ADDED", "b", 2, &[])).unwrap();
+    watch.send(event("ADDED", "c", 3, &[])).unwrap();
+    read_until_len(&mut first, &mut table, 3).await;
+
+    // Back from where the snapshot left it: the two rows since, and nothing else.
+    let mut resumed = hub
+        .subscribe(query())
+        .unwrap()
+        .resuming(Some(start.at.clone()));
+    let update = next(&mut resumed).await;
+    let Change::Delta(missed) = update.change else {
+        panic!("a delta, not a snapshot")
+    };
+    let upserted: Vec<&str> = missed.upserts.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(upserted, ["b", "c"]);
+
+    // Up to date: an empty delta confirms it.
+    let mut current = hub
+        .subscribe(query())
+        .unwrap()
+        .resuming(Some(update.at.clone()));
+    assert_eq!(
+        next(&mut current).await.change,
+        Change::Delta(Default::default())
+    );
+
+    // A position from another run of the feed (a restarted server) gets a snapshot.
+    let stranger = Position {
+        feed: "another-run".into(),
+        seq: start.at.seq,
+    };
+    let mut other = hub.subscribe(query()).unwrap().resuming(Some(stranger));
+    assert_eq!(snapshot_names(&next(&mut other).await), ["a", "b", "c"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_position_from_before_a_relist_gets_a_snapshot() {
+    let script = Script::new(vec![
+        Ok(snapshot(&["Name"], &["a"], 1)),
+        Ok(snapshot(&["Name"], &["a", "z"], 9)),
+    ]);
+    let watch = script.next_watch();
+    let hub = hub(&script);
+    let mut sub = hub.subscribe(query()).unwrap();
+    let start = next(&mut sub).await;
+    watch.send(event("ADDED", "b", 2, &[])).unwrap();
+    watch.send(gone()).unwrap();
+    let mut table = TableState::default();
+    while names(&table) != ["a", "z"] {
+        match next(&mut sub).await.change {
+            Change::Snapshot(t) => table = TableState::from_snapshot(t),
+            Change::Delta(d) => table.apply(d),
+            other => panic!("{other:?}"),
+        }
+    }
+    let mut resumed = hub.subscribe(query()).unwrap().resuming(Some(start.at));
+    assert_eq!(snapshot_names(&next(&mut resumed).await), ["a", "z"]);
+}

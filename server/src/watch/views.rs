@@ -1,0 +1,198 @@
+//! Opening a live view for a viewer, whatever carries it (the tab's WebSocket or an
+//! SSE stream): the checks (valid query, limits, permission, namespace), the shared
+//! feeds, the periodic re-check that ends a view whose permission was withdrawn, and
+//! the end at shutdown. Each view holds its place among the person's views while
+//! it runs.
+
+use app::live::protocol::Position;
+use app::table::model::{ChildEntry, ChildrenQuery, MAX_SELECTOR_LEN, TableQuery};
+use axum::http::{HeaderMap, StatusCode};
+use futures::{Stream, StreamExt};
+
+use super::LiveState;
+use super::children::{Viewer, children_stream};
+use super::subscription::{Change, Update};
+use crate::kube::caller::Caller;
+
+/// Why a view was refused: the status an HTTP route answers, and the sentence.
+pub type Refusal = (StatusCode, String);
+
+/// A live table for `caller`, from `resume` if the feed still has the history.
+/// `headers` are the request's (in token mode the view ends with its session).
+pub async fn table(
+    state: &LiveState,
+    caller: Caller,
+    query: TableQuery,
+    headers: HeaderMap,
+    resume: Option<Position>,
+) -> Result<impl Stream<Item = Update> + Send + use<>, Refusal> {
+    if !query.is_valid() {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            format!(
+                "group, version, plural and namespace must be DNS-style names, and selectors at most {MAX_SELECTOR_LEN} bytes"
+            ),
+        ));
+    }
+    let permit = state.streams.acquire(caller.person(), &state.limits)?;
+    // A shared feed serves this viewer only if the API server says they may watch it.
+    if !super::access::may_watch(
+        state,
+        &caller,
+        &query.group,
+        &query.plural,
+        query.namespace.as_deref(),
+    )
+    .await
+    {
+        let scope = query
+            .namespace
+            .as_deref()
+            .map(|ns| format!(" in namespace {ns}"))
+            .unwrap_or_default();
+        return Err((
+            StatusCode::FORBIDDEN,
+            format!("{} may not watch {}{scope}.", caller.name(), query.plural),
+        ));
+    }
+    let client = state
+        .auth
+        .pool
+        .for_caller(&caller)
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    if let Some(ns) = &query.namespace
+        && !super::access::namespace_exists(state, &client, ns).await
+    {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("Namespace {ns} does not exist."),
+        ));
+    }
+    let revoked = format!(
+        "Your permission to watch {} here was withdrawn, or your sign-in ended; this view has stopped.",
+        query.plural
+    );
+    let (group, plural, namespace) = (
+        query.group.clone(),
+        query.plural.clone(),
+        query.namespace.clone(),
+    );
+    let subscription = state
+        .hub
+        .subscribe_as(query, &client, caller.feed_owner(), caller.person())?
+        .resuming(resume);
+    let recheck_state = state.clone();
+    let still_allowed = move || {
+        let (state, caller) = (recheck_state.clone(), caller.clone());
+        let (group, plural, namespace) = (group.clone(), plural.clone(), namespace.clone());
+        let signed_in =
+            !matches!(caller, Caller::Bearer { .. }) || state.auth.session(&headers).is_some();
+        async move {
+            signed_in
+                && super::access::still_may_watch(
+                    &state,
+                    &caller,
+                    &group,
+                    &plural,
+                    namespace.as_deref(),
+                )
+                .await
+        }
+    };
+    let every = state.limits.recheck;
+    let updates = async_stream::stream! {
+        let _permit = permit;
+        let mut updates = std::pin::pin!(subscription.into_stream());
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut at = None;
+        loop {
+            tokio::select! {
+                update = updates.next() => match update {
+                    Some(update) => {
+                        at = Some(update.at.clone());
+                        yield update;
+                    }
+                    None => break,
+                },
+                _ = ticks.tick() => {
+                    if !still_allowed().await {
+                        let at = at.clone().unwrap_or(Position { feed: String::new(), seq: 0 });
+                        yield Update { change: Change::Ended(revoked.clone()), at };
+                        break;
+                    }
+                }
+            }
+        }
+    };
+    Ok(updates.take_until(state.shutdown.begun()))
+}
+
+/// The live list of the objects `query.uid` owns, among the kinds the viewer may
+/// watch in the namespace.
+pub async fn children(
+    state: &LiveState,
+    caller: Caller,
+    query: ChildrenQuery,
+) -> Result<impl Stream<Item = Vec<ChildEntry>> + Send + use<>, Refusal> {
+    if !app::table::model::is_path_segment(&query.namespace) {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "namespace must be a DNS-style name".into(),
+        ));
+    }
+    let permit = state.streams.acquire(caller.person(), &state.limits)?;
+    // The reviews run at once: they stand between the viewer and the page's first list.
+    let candidates = state.kinds.child_kinds();
+    let checks = candidates.iter().map(|kind| {
+        let resource = &kind.resource;
+        super::access::may_watch(
+            state,
+            &caller,
+            &resource.group,
+            &resource.plural,
+            Some(&query.namespace),
+        )
+    });
+    let allowed = futures::future::join_all(checks).await;
+    let kinds = candidates
+        .into_iter()
+        .zip(allowed)
+        .filter_map(|(kind, ok)| ok.then_some(kind))
+        .collect();
+    let client = state
+        .auth
+        .pool
+        .for_caller(&caller)
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    if !super::access::namespace_exists(state, &client, &query.namespace).await {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("Namespace {} does not exist.", query.namespace),
+        ));
+    }
+    let viewer = Viewer {
+        client: &client,
+        owner: caller.feed_owner(),
+        person: caller.person(),
+    };
+    let stream = children_stream(&state.hub, viewer, kinds, query.namespace, query.uid)?;
+    Ok(stream
+        .map(move |children| {
+            let _held = &permit;
+            children
+        })
+        .take_until(state.shutdown.begun()))
+}
+
+/// The CRD catalog's version, each time it changes.
+pub fn crd_changes(state: &LiveState) -> impl Stream<Item = u64> + Send + use<> {
+    let mut changes = state.kinds.changes();
+    let updates = async_stream::stream! {
+        while changes.changed().await.is_ok() {
+            let version = *changes.borrow_and_update();
+            yield version;
+        }
+    };
+    updates.take_until(state.shutdown.begun())
+}
