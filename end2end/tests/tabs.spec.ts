@@ -1,0 +1,176 @@
+// Live views at scale in the browser: every tab holds one WebSocket for all of its
+// live views, so tabs never starve each other (or server functions) of the six
+// HTTP/1.1 connections a browser allows per host; and a tab that loses its connection
+// resumes each table from where it was instead of receiving it again.
+import type { Page, WebSocket } from '@playwright/test';
+import { test, expect } from './fixtures';
+import { Kube } from './kube';
+
+const ats = (ns: string) => `/apis/cnat.study.jayground8/v1alpha1/namespaces/${ns}/ats`;
+const at = (name: string, command = 'echo hi') => ({
+  apiVersion: 'cnat.study.jayground8/v1alpha1',
+  kind: 'At',
+  metadata: { name },
+  spec: { schedule: '2030-01-01T00:00:00Z', command },
+});
+
+/** Runs `work` over `items`, `width` at a time. */
+async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<unknown>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const item = items[next++];
+        await work(item);
+      }
+    }),
+  );
+}
+
+/** Every live view of an object page says Live. */
+async function allLive(page: Page, timeout?: number) {
+  for (const id of ['object-live-status', 'children-live-status', 'live-status']) {
+    await expect(page.getByTestId(id)).toHaveText('Live', { timeout });
+  }
+}
+
+test('twelve tabs on object pages leave room for a thirteenth, and a change reaches all of them', async ({
+  page,
+  context,
+}) => {
+  test.setTimeout(120_000);
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('tabs');
+  const created = await kube.ok('POST', ats(ns), at('shared'));
+  const url = `/r/cnat.study.jayground8/v1alpha1/ats/${ns}/shared`;
+
+  // Each object page follows four live views: the navigation, the object, its
+  // children and its Events. With EventSources that was 48 held connections.
+  const sockets: WebSocket[] = [];
+  context.on('page', (p) => p.on('websocket', (ws) => sockets.push(ws)));
+  page.on('websocket', (ws) => sockets.push(ws));
+  const tabs = [page];
+  for (let i = 1; i < 12; i++) tabs.push(await context.newPage());
+  for (const tab of tabs) {
+    await tab.goto(url);
+    await allLive(tab);
+  }
+  expect(sockets.filter((ws) => !ws.isClosed())).toHaveLength(12);
+
+  const thirteenth = await context.newPage();
+  const started = Date.now();
+  await thirteenth.goto(url);
+  await allLive(thirteenth, 3_000);
+  expect(Date.now() - started, 'the 13th tab hydrated and went live within 3 s').toBeLessThan(3_000);
+  tabs.push(thirteenth);
+
+  // A change through the API: an Event about the object (its live Events table) and a
+  // label (the page refetches the object through a server function).
+  const now = new Date().toISOString();
+  await kube.ok('POST', `/api/v1/namespaces/${ns}/events`, {
+    metadata: { name: 'shared.tabs' },
+    involvedObject: {
+      apiVersion: 'cnat.study.jayground8/v1alpha1',
+      kind: 'At',
+      name: 'shared',
+      namespace: ns,
+      uid: created.metadata.uid,
+    },
+    reason: 'Poked',
+    message: 'seen by every tab',
+    type: 'Normal',
+    firstTimestamp: now,
+    lastTimestamp: now,
+    count: 1,
+    source: { component: 'tabs-spec' },
+  });
+  await kube.ok('PATCH', `${ats(ns)}/shared`, { metadata: { labels: { seen: 'everywhere' } } }, {
+    'content-type': 'application/merge-patch+json',
+  });
+  for (const tab of tabs) {
+    await expect(tab.locator('tr[data-name="shared.tabs"]')).toHaveCount(1);
+    await expect(tab.locator('.labels')).toContainText('seen=everywhere');
+  }
+  await thirteenth.screenshot({ path: 'test-results/thirteenth-tab.png', fullPage: true });
+  for (const tab of tabs.slice(1)) await tab.close();
+});
+
+test('a tab that loses its connection during a burst resumes with what it missed, not the table again', async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('resume');
+  const total = 3000;
+  const names = Array.from({ length: total }, (_, i) => `at-${i}`);
+  await inParallel(names, 16, (name) => kube.ok('POST', ats(ns), at(name)));
+
+  // Remember the page's sockets, to cut one as a network failure would.
+  await page.addInitScript(() => {
+    const Native = window.WebSocket;
+    const open: WebSocket[] = [];
+    (window as any).__sockets = open;
+    (window as any).WebSocket = class extends Native {
+      constructor(url: string | URL, protocols?: string | string[]) {
+        super(url, protocols);
+        open.push(this);
+      }
+    };
+  });
+  const frames: { socket: number; text: string }[] = [];
+  let socketCount = 0;
+  page.on('websocket', (ws) => {
+    const socket = socketCount++;
+    ws.on('framereceived', ({ payload }) => frames.push({ socket, text: payload.toString() }));
+  });
+  await page.goto(`/r/cnat.study.jayground8/v1alpha1/ats?ns=${ns}`);
+  await expect(page.getByTestId('live-status')).toHaveText('Live');
+  await expect(page.getByTestId('row-count')).toHaveText(`${total} objects`);
+  const snapshot = frames.find((f) => f.socket === 0 && JSON.parse(f.text).type === 'snapshot');
+  expect(snapshot, 'the table came as a snapshot').toBeTruthy();
+  const tableId = JSON.parse(snapshot!.text).id;
+
+  // A burst of 500 changes: 400 edits, 50 new objects, 50 deletions. The connection
+  // is cut a fifth of the way in.
+  const edits = names.slice(0, 400);
+  const deletions = names.slice(400, 450);
+  const additions = Array.from({ length: 50 }, (_, i) => `new-${i}`);
+  type Change = () => Promise<unknown>;
+  const changes: Change[] = [
+    ...edits.map((n) => () =>
+      kube.ok('PATCH', `${ats(ns)}/${n}`, { spec: { command: 'echo v2' } }, {
+        'content-type': 'application/merge-patch+json',
+      }),
+    ),
+    ...deletions.map((n) => () => kube.ok('DELETE', `${ats(ns)}/${n}`)),
+    ...additions.map((n) => () => kube.ok('POST', ats(ns), at(n, 'echo v2'))),
+  ];
+  let done = 0;
+  let cut: Promise<unknown> | undefined;
+  await inParallel(changes, 8, async (change) => {
+    await change();
+    done += 1;
+    if (done === 100) cut = page.evaluate(() => (window as any).__sockets.at(-1).close());
+  });
+  await cut;
+  await expect(page.getByTestId('live-status')).toHaveText('Live');
+
+  // The table equals the API's list: every object, every edit.
+  const listed = await kube.ok('GET', ats(ns));
+  expect(listed.items).toHaveLength(total);
+  await expect(page.getByTestId('row-count')).toHaveText(`${total} objects`);
+  await page.getByPlaceholder('Filter').fill('v2');
+  await expect(page.getByTestId('row-count')).toHaveText(`${edits.length + additions.length} of ${total} objects`);
+
+  // What the new connection brought for the table: a delta of what was missed (and
+  // live deltas after it), a small fraction of the snapshot.
+  const after = frames.filter((f) => f.socket === 1 && JSON.parse(f.text).id === tableId);
+  expect(after.length, 'the table was resubscribed on the new connection').toBeGreaterThan(0);
+  expect(after.map((f) => JSON.parse(f.text).type)).not.toContain('snapshot');
+  const resent = after.reduce((sum, f) => sum + f.text.length, 0);
+  const ratio = resent / snapshot!.text.length;
+  console.log(
+    `resume: snapshot ${snapshot!.text.length} bytes; after the reconnect ${resent} bytes in ${after.length} messages (${(ratio * 100).toFixed(1)} %)`,
+  );
+  expect(ratio).toBeLessThan(0.25);
+});
