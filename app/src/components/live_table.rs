@@ -25,6 +25,23 @@ pub fn now_seconds() -> i64 {
     }
 }
 
+/// The height of one row in pixels; `style/main.css` gives `tr.row` this height, so
+/// a scroll offset maps to a row index.
+pub const ROW_PX: f64 = 34.0;
+/// Rows rendered beyond the visible ones on each side, so fast scrolling shows rows
+/// rather than blank space.
+const OVERSCAN: usize = 10;
+/// The window's height until the browser's is known.
+const DEFAULT_VIEWPORT_PX: f64 = 1080.0;
+
+/// The key a row is selected and deep-linked by: `namespace/name`, or `name`.
+fn row_key(row: &Row) -> String {
+    match &row.namespace {
+        Some(ns) => format!("{ns}/{}", row.name),
+        None => row.name.clone(),
+    }
+}
+
 #[component]
 pub fn LiveTable(
     query: Signal<TableQuery>,
@@ -36,8 +53,14 @@ pub fn LiveTable(
     /// Whether rows link to their detail pages.
     #[prop(default = true)]
     link_rows: bool,
+    /// The selected row's key (`namespace/name`), e.g. from the URL, and where a new
+    /// selection goes; kept inside the table when not given.
+    #[prop(optional, into)]
+    selected: Option<Signal<Option<String>>>,
+    #[prop(optional)] on_select: Option<Callback<Option<String>>>,
 ) -> impl IntoView {
     let table = RwSignal::new(TableState::default());
+    let complete = RwSignal::new(false);
     let status = RwSignal::new(ViewState::Waiting);
     let now = ticking_clock();
     follow_signal(
@@ -45,12 +68,34 @@ pub fn LiveTable(
         move |message| {
             status.update(|s| *s = s.after(&message));
             match message {
-                ServerMessage::Snapshot { table: t, .. } => table.set(TableState::from_snapshot(t)),
+                ServerMessage::Snapshot {
+                    table: t,
+                    complete: whole,
+                    ..
+                } => {
+                    table.set(TableState::from_snapshot(t));
+                    complete.set(whole);
+                }
+                ServerMessage::Rows {
+                    rows,
+                    complete: whole,
+                    ..
+                } => {
+                    table.update(|t| t.extend(rows));
+                    complete.set(whole);
+                }
                 ServerMessage::Delta { delta, .. } => table.update(|t| t.apply(delta)),
                 _ => {}
             }
         },
     );
+
+    let own_selection = RwSignal::new(None::<String>);
+    let selected = selected.unwrap_or_else(|| own_selection.into());
+    let select = move |key: Option<String>| match on_select {
+        Some(on_select) => on_select.run(key),
+        None => own_selection.set(key),
+    };
 
     let columns = Memo::new(move |_| {
         table.with(|t| {
@@ -60,51 +105,181 @@ pub fn LiveTable(
                 .collect::<Vec<(usize, Column)>>()
         })
     });
-    let rows = Memo::new(move |_| {
+    // The whole filtered, sorted order, as row keys; only a window of it is rendered.
+    let order = Memo::new(move |_| {
         let f = filter.get();
         let s = sort.get();
         let w = wide.get();
         table.with(|t| {
             t.view(&f, s.as_ref(), w, now.get_untracked())
                 .into_iter()
-                .cloned()
-                .collect::<Vec<Row>>()
+                .map(|r| (r.uid.clone(), row_key(r)))
+                .collect::<Vec<(String, String)>>()
         })
     });
     let total = Memo::new(move |_| table.with(TableState::len));
     let resource = Memo::new(move |_| query.with(TableQuery::resource));
+
+    let scroller = NodeRef::<leptos::html::Div>::new();
+    let scroll_top = RwSignal::new(0.0_f64);
+    let viewport = RwSignal::new(DEFAULT_VIEWPORT_PX);
+    let window = Memo::new(move |_| {
+        let len = order.with(Vec::len);
+        let first = (scroll_top.get() / ROW_PX).floor().max(0.0) as usize;
+        let shown = (viewport.get() / ROW_PX).ceil() as usize;
+        let start = first.saturating_sub(OVERSCAN).min(len);
+        let end = (first + shown + OVERSCAN).min(len);
+        (start, end, len)
+    });
+    let rows = Memo::new(move |_| {
+        let (start, end, _) = window.get();
+        order.with(|o| {
+            table.with(|t| {
+                o.get(start..end)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|(uid, _)| t.row(uid).cloned())
+                    .collect::<Vec<Row>>()
+            })
+        })
+    });
+    let position_of = move |key: &str| order.with(|o| o.iter().position(|(_, k)| k == key));
+
+    // Brings row `index` into view, scrolling as little as needed.
+    let reveal = move |index: usize| {
+        let Some(el) = scroller.get_untracked() else {
+            return;
+        };
+        let top = index as f64 * ROW_PX;
+        let height = f64::from(el.client_height());
+        let current = f64::from(el.scroll_top());
+        let header = ROW_PX;
+        if top < current {
+            el.set_scroll_top(top as i32);
+        } else if top + ROW_PX + header > current + height {
+            el.set_scroll_top((top + ROW_PX + header - height) as i32);
+        }
+    };
+    // A deep link names a row: scroll to it once it has arrived.
+    let revealed = RwSignal::new(false);
+    Effect::new(move |_| {
+        if revealed.get_untracked() {
+            return;
+        }
+        let Some(key) = selected.get() else { return };
+        if let Some(index) = position_of(&key) {
+            revealed.set(true);
+            reveal(index);
+        }
+    });
+    // The window can show at most the browser window's height of rows (the table's
+    // own height, before its rows arrive, says nothing).
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        let height = web_sys::window()
+            .and_then(|w| w.inner_height().ok())
+            .and_then(|h| h.as_f64());
+        if let Some(height) = height {
+            viewport.set(height.max(ROW_PX));
+        }
+    });
+
+    let navigate = leptos_router::hooks::use_navigate();
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        let len = order.with(Vec::len);
+        if len == 0 {
+            return;
+        }
+        let page = ((viewport.get_untracked() / ROW_PX) as usize)
+            .saturating_sub(1)
+            .max(1);
+        let current = selected.get_untracked().and_then(|k| position_of(&k));
+        let next = match (ev.key().as_str(), current) {
+            ("ArrowDown", Some(i)) => (i + 1).min(len - 1),
+            ("ArrowUp", Some(i)) => i.saturating_sub(1),
+            ("PageDown", Some(i)) => (i + page).min(len - 1),
+            ("PageUp", Some(i)) => i.saturating_sub(page),
+            ("ArrowDown" | "PageDown" | "Home", None) | ("Home", Some(_)) => 0,
+            ("ArrowUp" | "PageUp" | "End", None) | ("End", Some(_)) => len - 1,
+            ("Enter", Some(i)) if link_rows => {
+                let href = order.with(|o| {
+                    o.get(i).map(|(_, key)| {
+                        let (ns, name) = key.split_once('/').unwrap_or(("_", key));
+                        format!("{}/{ns}/{name}", resource.get_untracked().page_path())
+                    })
+                });
+                if let Some(href) = href {
+                    navigate(&href, Default::default());
+                }
+                return;
+            }
+            _ => return,
+        };
+        ev.prevent_default();
+        select(order.with(|o| o.get(next).map(|(_, k)| k.clone())));
+        reveal(next);
+    };
 
     view! {
         <div class="table-toolbar">
             <LiveBadge view=status/>
             <span class="count" data-testid="row-count">
                 {move || {
-                    let shown = rows.with(Vec::len);
+                    let shown = order.with(Vec::len);
                     let all = total.get();
                     let noun = if all == 1 { "object" } else { "objects" };
-                    if shown == all { format!("{all} {noun}") } else { format!("{shown} of {all} {noun}") }
+                    let counted = if shown == all { format!("{all} {noun}") } else { format!("{shown} of {all} {noun}") };
+                    if complete.get() { counted } else { format!("{counted} so far…") }
                 }}
             </span>
         </div>
-        <table class="grid live" data-testid="live-table">
-            <thead>
-                <tr>
-                    <For each=move || columns.get() key=|(i, c)| (*i, c.name.clone()) let:((_, column))>
-                        <HeaderCell column sort on_sort/>
+        <div
+            class="table-window"
+            node_ref=scroller
+            tabindex="0"
+            role="grid"
+            aria-label="Objects; arrow keys move the selection, Enter opens it"
+            aria-rowcount=move || window.get().2
+            on:scroll=move |_| {
+                if let Some(el) = scroller.get_untracked() {
+                    scroll_top.set(f64::from(el.scroll_top()));
+                }
+            }
+            on:keydown=on_key
+        >
+            <table class="grid live" data-testid="live-table">
+                <thead>
+                    <tr>
+                        <For each=move || columns.get() key=|(i, c)| (*i, c.name.clone()) let:((_, column))>
+                            <HeaderCell column sort on_sort/>
+                        </For>
+                    </tr>
+                </thead>
+                <tbody>
+                    <tr class="spacer" aria-hidden="true" style=move || format!("height: {}px", window.get().0 as f64 * ROW_PX)></tr>
+                    <For
+                        each=move || rows.get()
+                        key=|row| (row.uid.clone(), row.resource_version.clone())
+                        let:row
+                    >
+                        {
+                            let key = row_key(&row);
+                            let key_for_click = key.clone();
+                            let is_selected = Signal::derive(move || selected.with(|s| s.as_deref() == Some(key.as_str())));
+                            view! {
+                                <LiveRow row columns=columns.into() now=now.into() resource link_rows
+                                    selected=is_selected on_click=Callback::new(move |()| select(Some(key_for_click.clone())))/>
+                            }
+                        }
                     </For>
-                </tr>
-            </thead>
-            <tbody>
-                <For
-                    each=move || rows.get()
-                    key=|row| (row.uid.clone(), row.resource_version.clone())
-                    let:row
-                >
-                    <LiveRow row columns=columns.into() now=now.into() resource link_rows/>
-                </For>
-            </tbody>
-        </table>
-        <Show when=move || status.with(|s| *s == ViewState::Live) && rows.with(Vec::is_empty)>
+                    <tr class="spacer" aria-hidden="true" style=move || {
+                        let (_, end, len) = window.get();
+                        format!("height: {}px", (len - end) as f64 * ROW_PX)
+                    }></tr>
+                </tbody>
+            </table>
+        </div>
+        <Show when=move || status.with(|s| *s == ViewState::Live) && order.with(Vec::is_empty)>
             <p class="empty">
                 {move || if total.get() == 0 { "No objects." } else { "No object matches the filter." }}
             </p>
@@ -151,6 +326,8 @@ fn LiveRow(
     now: Signal<i64>,
     resource: Memo<ResourceRef>,
     link_rows: bool,
+    selected: Signal<bool>,
+    on_click: Callback<()>,
 ) -> impl IntoView {
     let row = StoredValue::new(row);
     let href = move || {
@@ -178,7 +355,9 @@ fn LiveRow(
                 if is_name && link_rows {
                     view! { <td class="name"><a href=href>{text}</a></td> }.into_any()
                 } else {
-                    view! { <td>{text}</td> }.into_any()
+                    // Long cells are cut to the row's one line; the title shows all.
+                    let title = text.clone();
+                    view! { <td title=title>{text}</td> }.into_any()
                 }
             })
             .collect_view()
@@ -186,7 +365,11 @@ fn LiveRow(
     let deleting = row.with_value(|r| r.deleting);
     view! {
         <tr
+            class="row"
             class:deleting=deleting
+            class:selected=move || selected.get()
+            aria-selected=move || selected.get().to_string()
+            on:click=move |_| on_click.run(())
             data-uid=row.with_value(|r| r.uid.clone())
             data-name=row.with_value(|r| r.name.clone())
         >

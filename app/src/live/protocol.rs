@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::table::model::{ChildEntry, ChildrenQuery, TableDelta, TableQuery, TableSnapshot};
+use crate::table::model::{ChildEntry, ChildrenQuery, Row, TableDelta, TableQuery, TableSnapshot};
 
 /// How far a viewer has come in one feed: the feed's run and the last change it
 /// received. Sent back on reconnect, it brings only what was missed.
@@ -62,10 +62,20 @@ pub enum ClientMessage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMessage {
+    /// The table, whole or (for a large one) its first rows in namespace and name
+    /// order, so the page shows something at once; `Rows` bring the rest.
     Snapshot {
         id: u32,
         at: Position,
         table: TableSnapshot,
+        #[serde(default = "whole")]
+        complete: bool,
+    },
+    /// More rows of the snapshot before it; deltas come only after the last part.
+    Rows {
+        id: u32,
+        rows: Vec<Row>,
+        complete: bool,
     },
     /// Changes since the last message; empty when a resume missed nothing.
     Delta {
@@ -99,6 +109,7 @@ impl ServerMessage {
     pub fn id(&self) -> u32 {
         match self {
             Self::Snapshot { id, .. }
+            | Self::Rows { id, .. }
             | Self::Delta { id, .. }
             | Self::Children { id, .. }
             | Self::Changed { id }
@@ -106,6 +117,10 @@ impl ServerMessage {
             | Self::Refused { id, .. } => *id,
         }
     }
+}
+
+fn whole() -> bool {
+    true
 }
 
 /// The longest message a page may send: a subscription with the longest selectors.

@@ -32,6 +32,8 @@ pub fn ResourcePage() -> impl IntoView {
     let (filter, set_filter) = query_signal_with_options::<String>("q", quiet());
     let (sort, set_sort) = query_signal_with_options::<String>("sort", quiet());
     let (selector, set_selector) = query_signal_with_options::<String>("selector", quiet());
+    // The selected row (`namespace/name`): a link to it opens the table scrolled there.
+    let (row, set_row) = query_signal_with_options::<String>("row", quiet());
 
     let kinds = Resource::new(|| (), |_| list_resources());
     let namespaces = Resource::new(|| (), |_| list_namespaces());
@@ -179,6 +181,8 @@ pub fn ResourcePage() -> impl IntoView {
             filter=Signal::derive(move || filter.get().unwrap_or_default())
             sort=sort_key
             on_sort
+            selected=row
+            on_select=Callback::new(move |key| set_row.set(key))
         />
         </Transition>
     }

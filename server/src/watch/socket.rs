@@ -131,7 +131,9 @@ fn view(
             .boxed(),
         Topic::Table { query } => futures::stream::once(async move {
             match views::table(&state, caller, query, headers, resume).await {
-                Ok(updates) => updates.map(move |u| table_message(id, u)).boxed(),
+                Ok(updates) => updates
+                    .flat_map(move |u| futures::stream::iter(table_messages(id, u)))
+                    .boxed(),
                 Err((_, message)) => refused(id, message),
             }
         })
@@ -150,12 +152,44 @@ fn view(
     }
 }
 
-fn table_message(id: u32, update: Update) -> ServerMessage {
+/// A snapshot larger than this comes in parts: the first this many rows (in
+/// namespace and name order, the table's default), then [`LATER_PART`] at a time.
+const FIRST_PART: usize = 200;
+const LATER_PART: usize = 10_000;
+
+fn table_messages(id: u32, update: Update) -> Vec<ServerMessage> {
     let at = update.at;
     match update.change {
-        Change::Snapshot(table) => ServerMessage::Snapshot { id, at, table },
-        Change::Delta(delta) => ServerMessage::Delta { id, at, delta },
-        Change::Problem(message) => ServerMessage::Problem { id, message },
-        Change::Ended(message) => ServerMessage::Refused { id, message },
+        Change::Snapshot(mut table) if table.rows.len() > FIRST_PART => {
+            table
+                .rows
+                .sort_unstable_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+            let rest = table.rows.split_off(FIRST_PART);
+            let parts = rest.len().div_ceil(LATER_PART);
+            let mut rest = rest.into_iter();
+            let mut messages = vec![ServerMessage::Snapshot {
+                id,
+                at,
+                table,
+                complete: false,
+            }];
+            for part in 0..parts {
+                messages.push(ServerMessage::Rows {
+                    id,
+                    rows: rest.by_ref().take(LATER_PART).collect(),
+                    complete: part + 1 == parts,
+                });
+            }
+            messages
+        }
+        Change::Snapshot(table) => vec![ServerMessage::Snapshot {
+            id,
+            at,
+            table,
+            complete: true,
+        }],
+        Change::Delta(delta) => vec![ServerMessage::Delta { id, at, delta }],
+        Change::Problem(message) => vec![ServerMessage::Problem { id, message }],
+        Change::Ended(message) => vec![ServerMessage::Refused { id, message }],
     }
 }
