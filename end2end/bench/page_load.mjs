@@ -9,19 +9,12 @@
 // wire (Chromium's encodedDataLength, headers included) for a cold first visit and a warm
 // second one; and the time from navigation start to hydrated (the App's effect has run)
 // on the CRD page and on the largest form, median and worst of BENCH_RUNS (default 7).
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync, constants } from 'node:zlib';
-import { chromium } from '@playwright/test';
+import { builds, launchChromium, startPortico } from './portico.mjs';
 
-const root = join(import.meta.dirname, '..', '..');
 const runs = Number(process.env.BENCH_RUNS ?? 7);
-const builds = {
-  debug: { binary: join(root, 'target', 'debug', 'portico'), site: join(root, 'target', 'site') },
-  release: { binary: join(root, 'target', 'bundle', 'portico'), site: join(root, 'target', 'bundle', 'site') },
-};
 const pages = {
   'CRD page': '/crds',
   'largest form (DatabaseCluster, 377 fields)': '/r/data.example.com/v1/databaseclusters/new?ns=default',
@@ -30,33 +23,6 @@ const pages = {
 if (!process.env.KUBECONFIG) {
   console.error('KUBECONFIG is not set: run this under portico-control-plane exec (see the top of this file)');
   process.exit(2);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
-
-async function startPortico({ binary, site }) {
-  const port = await freePort();
-  const child = spawn(binary, [], {
-    env: { ...process.env, PORTICO_LISTEN: `127.0.0.1:${port}`, PORTICO_SITE_ROOT: site, PORTICO_RECONCILER: 'off', PORTICO_LOG: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const origin = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const status = await fetch(`${origin}/readyz`).then((r) => r.status, () => 0);
-    if (status === 200) return { child, origin };
-    if (Date.now() > deadline) throw new Error(`${binary} was not ready in 30 s`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /** Sizes of the bundle files: raw, and compressed at the levels a server would use. */
@@ -113,11 +79,7 @@ async function newWatchedContext(browser) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const browser = await launchChromium();
 const chromiumVersion = browser.version();
 const results = {};
 try {

@@ -1,11 +1,14 @@
 //! Benchmark of the live-table path, against a real kube-apiserver and the real
 //! `portico` binary. Prints its figures; run with
 //! `cargo bench -p server --bench live_tables` (env BENCH_OBJECTS, BENCH_VIEWERS,
-//! BENCH_RATE, BENCH_SECONDS change the load).
+//! BENCH_RATE, BENCH_SECONDS change the load; BENCH_TRANSPORT=sse measures the SSE
+//! routes instead of the browser's WebSocket).
 //!
 //! 1. N objects of one CRD; time until a new viewer holds the complete table
-//!    (connect → snapshot parsed), cold (upstream list) and warm (shared feed).
-//! 2. V concurrent SSE viewers while R updates/s are written for S seconds:
+//!    (connect → every part of the snapshot parsed), cold (upstream list) and warm
+//!    (shared feed).
+//! 2. V concurrent viewers, each on its own connection, while R updates/s are written
+//!    for S seconds:
 //!    write-to-viewer latency p50/p99/max, upstream watches on the API server,
 //!    the server's RSS.
 // Tests and benchmarks stop loudly at the first surprise.
@@ -24,7 +27,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
+use app::live::protocol::{ClientMessage, ServerMessage, Topic};
+use app::table::model::{TableDelta, TableQuery, TableSnapshot};
+use futures::{SinkExt, StreamExt};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::discovery::ApiResource;
 use portico_control_plane::{ControlPlane, apply};
@@ -56,6 +61,117 @@ fn object(i: usize) -> DynamicObject {
     .expect("object")
 }
 
+/// What a viewer received: the whole table (and its size in bytes), or a delta.
+enum Got {
+    Table(TableSnapshot, usize),
+    Delta(TableDelta),
+}
+
+/// The transport a viewer uses: the tab's WebSocket, or the SSE route.
+#[derive(Clone, Copy, PartialEq)]
+enum Transport {
+    Socket,
+    Sse,
+}
+
+/// One viewer's connection, subscribed to the table.
+enum Viewer {
+    Socket(
+        Box<
+            tokio_tungstenite::WebSocketStream<
+                tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+            >,
+        >,
+    ),
+    Sse(SseReader),
+}
+
+impl Viewer {
+    async fn open(
+        transport: Transport,
+        http: &reqwest::Client,
+        base: &str,
+        query: &TableQuery,
+    ) -> Self {
+        match transport {
+            Transport::Sse => Self::Sse(SseReader::new(
+                http.get(format!("{base}/api/live/table?{}", query.to_query_string()))
+                    .send()
+                    .await
+                    .and_then(reqwest::Response::error_for_status)
+                    .expect("viewer admitted"),
+            )),
+            Transport::Socket => {
+                let url = format!("{}/api/live", base.replacen("http", "ws", 1));
+                let (mut socket, _) = tokio_tungstenite::connect_async(url)
+                    .await
+                    .expect("socket admitted");
+                let subscribe = ClientMessage::Subscribe {
+                    id: 1,
+                    topic: Topic::Table {
+                        query: query.clone(),
+                    },
+                    resume: None,
+                };
+                let text = serde_json::to_string(&subscribe).expect("encode");
+                socket
+                    .send(tokio_tungstenite::tungstenite::Message::text(text))
+                    .await
+                    .expect("subscribe");
+                Self::Socket(Box::new(socket))
+            }
+        }
+    }
+
+    async fn next(&mut self) -> Option<Got> {
+        match self {
+            Self::Sse(reader) => loop {
+                let (name, data) = reader.next().await?;
+                match name.as_str() {
+                    "snapshot" => {
+                        let table = serde_json::from_str(&data).expect("snapshot");
+                        return Some(Got::Table(table, data.len()));
+                    }
+                    "delta" => {
+                        return Some(Got::Delta(serde_json::from_str(&data).expect("delta")));
+                    }
+                    _ => continue,
+                }
+            },
+            Self::Socket(socket) => {
+                let mut partial: Option<(TableSnapshot, usize)> = None;
+                loop {
+                    let frame = socket.next().await?.ok()?;
+                    let tokio_tungstenite::tungstenite::Message::Text(text) = frame else {
+                        continue;
+                    };
+                    match serde_json::from_str::<ServerMessage>(&text).expect("message") {
+                        ServerMessage::Snapshot {
+                            table, complete, ..
+                        } => {
+                            if complete {
+                                return Some(Got::Table(table, text.len()));
+                            }
+                            partial = Some((table, text.len()));
+                        }
+                        ServerMessage::Rows { rows, complete, .. } => {
+                            let (mut table, bytes) = partial.take().expect("rows after a snapshot");
+                            table.rows.extend(rows);
+                            let bytes = bytes + text.len();
+                            if complete {
+                                return Some(Got::Table(table, bytes));
+                            }
+                            partial = Some((table, bytes));
+                        }
+                        ServerMessage::Delta { delta, .. } => return Some(Got::Delta(delta)),
+                        _ => continue,
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Reads SSE events (name, data) from a streaming response.
 struct SseReader {
     body: std::pin::Pin<Box<dyn futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
@@ -63,7 +179,6 @@ struct SseReader {
     /// Where the search for the next blank line resumes (no rescans of a large snapshot).
     scanned: usize,
 }
-
 impl SseReader {
     fn new(resp: reqwest::Response) -> Self {
         Self {
@@ -208,25 +323,35 @@ async fn main() {
     {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let url = format!(
-        "{base}/api/live/table?group=iksoon.test.com&version=v1&plural=crdplural&namespace=default"
+    let transport = match std::env::var("BENCH_TRANSPORT").as_deref() {
+        Ok("sse") => Transport::Sse,
+        _ => Transport::Socket,
+    };
+    println!(
+        "transport: {}",
+        if transport == Transport::Sse {
+            "SSE (/api/live/table)"
+        } else {
+            "WebSocket (/api/live)"
+        }
     );
+    let query = TableQuery {
+        group: "iksoon.test.com".into(),
+        version: "v1".into(),
+        plural: "crdplural".into(),
+        namespace: Some("default".into()),
+        label_selector: None,
+        field_selector: None,
+    };
 
     // 1. Complete table.
     let mut keep = Vec::new();
     for round in 0..4 {
         let t = Instant::now();
-        let mut reader = SseReader::new(
-            http.get(&url)
-                .send()
-                .await
-                .and_then(reqwest::Response::error_for_status)
-                .expect("viewer admitted"),
-        );
-        let (name, data) = reader.next().await.expect("snapshot");
-        assert_eq!(name, "snapshot");
-        let snapshot: app::table::model::TableSnapshot =
-            serde_json::from_str(&data).expect("parse");
+        let mut reader = Viewer::open(transport, &http, &base, &query).await;
+        let Some(Got::Table(snapshot, bytes)) = reader.next().await else {
+            panic!("a snapshot first");
+        };
         assert_eq!(snapshot.rows.len(), objects);
         let label = if round == 0 {
             "cold (upstream list)"
@@ -237,7 +362,7 @@ async fn main() {
             "complete table, {label}: {:.0} ms ({} rows, {:.1} MB of JSON)",
             t.elapsed().as_secs_f64() * 1000.0,
             snapshot.rows.len(),
-            data.len() as f64 / 1e6
+            bytes as f64 / 1e6
         );
         keep.push(reader); // hold the feed open so later rounds are warm
     }
@@ -252,28 +377,20 @@ async fn main() {
     let mut tasks = Vec::new();
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<()>(viewers);
     for _ in 0..viewers {
-        let (http, url, sent, latencies, ready) = (
+        let (http, base, query, sent, latencies, ready) = (
             http.clone(),
-            url.clone(),
+            base.clone(),
+            query.clone(),
             sent.clone(),
             latencies.clone(),
             ready_tx.clone(),
         );
         tasks.push(tokio::spawn(async move {
-            let mut reader = SseReader::new(
-                http.get(&url)
-                    .send()
-                    .await
-                    .and_then(reqwest::Response::error_for_status)
-                    .expect("viewer admitted"),
-            );
+            let mut reader = Viewer::open(transport, &http, &base, &query).await;
             let _ = reader.next().await; // snapshot
             let _ = ready.send(()).await;
-            while let Some((name, data)) = reader.next().await {
-                if name != "delta" {
-                    continue;
-                }
-                let Ok(delta) = serde_json::from_str::<app::table::model::TableDelta>(&data) else {
+            while let Some(got) = reader.next().await {
+                let Got::Delta(delta) = got else {
                     continue;
                 };
                 let now = Instant::now();

@@ -7,7 +7,7 @@ use crate::components::live_badge::LiveBadge;
 use crate::live::protocol::{ServerMessage, Topic};
 use crate::live::{ViewState, follow_signal};
 use crate::table::format::cell_text;
-use crate::table::model::{Column, ResourceRef, Row, TableQuery};
+use crate::table::model::{Column, ResourceRef, Row, TableDelta, TableQuery};
 use crate::table::state::{SortKey, TableState};
 
 /// Seconds since the epoch, on either side.
@@ -63,6 +63,15 @@ pub fn LiveTable(
     let complete = RwSignal::new(false);
     let status = RwSignal::new(ViewState::Waiting);
     let now = ticking_clock();
+    // Deltas are applied once per frame, however many arrived: each application
+    // re-sorts and re-filters every row, which at 50,000 rows takes a frame or more.
+    let pending = StoredValue::new(Vec::<TableDelta>::new());
+    let apply_pending = move || {
+        let deltas = pending.try_update_value(std::mem::take).unwrap_or_default();
+        if !deltas.is_empty() {
+            table.update(|t| deltas.into_iter().for_each(|d| t.apply(d)));
+        }
+    };
     follow_signal(
         Signal::derive(move || Topic::Table { query: query.get() }),
         move |message| {
@@ -73,6 +82,8 @@ pub fn LiveTable(
                     complete: whole,
                     ..
                 } => {
+                    // The snapshot holds every change still waiting.
+                    pending.update_value(Vec::clear);
                     table.set(TableState::from_snapshot(t));
                     complete.set(whole);
                 }
@@ -84,7 +95,17 @@ pub fn LiveTable(
                     table.update(|t| t.extend(rows));
                     complete.set(whole);
                 }
-                ServerMessage::Delta { delta, .. } => table.update(|t| t.apply(delta)),
+                ServerMessage::Delta { delta, .. } => {
+                    let first = pending.try_update_value(|p| {
+                        p.push(delta);
+                        p.len() == 1
+                    });
+                    if first == Some(true) {
+                        // Background tabs get no frames: a timer stands in for them.
+                        request_animation_frame(apply_pending);
+                        set_timeout(apply_pending, std::time::Duration::from_millis(250));
+                    }
+                }
                 _ => {}
             }
         },

@@ -49,13 +49,17 @@ pub async fn live_socket(
         .on_upgrade(move |socket| serve(socket, state, caller, headers))
 }
 
-type Views = SelectAll<BoxStream<'static, ServerMessage>>;
+/// Every open view's messages, merged: (subscription id, which opening of it, the
+/// message, or `None` once the view has ended).
+type Views = SelectAll<BoxStream<'static, (u32, u64, Option<ServerMessage>)>>;
 
 #[tracing::instrument(name = "live_socket", skip_all, fields(caller = caller.name()))]
 async fn serve(socket: WebSocket, state: LiveState, caller: Caller, headers: HeaderMap) {
     let (mut sink, mut incoming) = socket.split();
     let mut views: Views = SelectAll::new();
-    let mut open: HashMap<u32, AbortHandle> = HashMap::new();
+    // The views open now, by id, with the opening they came from (an id may be reused).
+    let mut open: HashMap<u32, (u64, AbortHandle)> = HashMap::new();
+    let mut openings = 0u64;
     let mut ping = tokio::time::interval(PING_EVERY);
     let shutdown = state.shutdown.begun();
     tokio::pin!(shutdown);
@@ -69,21 +73,23 @@ async fn serve(socket: WebSocket, state: LiveState, caller: Caller, headers: Hea
                 };
                 match serde_json::from_str::<ClientMessage>(text.as_str()) {
                     Ok(ClientMessage::Subscribe { id, topic, resume }) => {
-                        if let Some(old) = open.remove(&id) {
+                        if let Some((_, old)) = open.remove(&id) {
                             old.abort();
                         }
-                        open.retain(|_, handle| !handle.is_aborted());
                         let view = if open.len() >= MAX_SUBSCRIPTIONS {
                             refused(id, format!("A page may hold {MAX_SUBSCRIPTIONS} live views at most."))
                         } else {
                             view(&state, &caller, &headers, id, topic, resume)
                         };
+                        openings += 1;
+                        let opening = openings;
                         let (view, handle) = futures::stream::abortable(view);
-                        open.insert(id, handle);
-                        views.push(view.boxed());
+                        open.insert(id, (opening, handle));
+                        let ended = futures::stream::once(async move { (id, opening, None) });
+                        views.push(view.map(move |m| (id, opening, Some(m))).chain(ended).boxed());
                     }
                     Ok(ClientMessage::Unsubscribe { id }) => {
-                        if let Some(handle) = open.remove(&id) {
+                        if let Some((_, handle)) = open.remove(&id) {
                             handle.abort();
                         }
                     }
@@ -93,7 +99,14 @@ async fn serve(socket: WebSocket, state: LiveState, caller: Caller, headers: Hea
                     }
                 }
             }
-            Some(message) = views.next(), if !views.is_empty() => {
+            Some((id, opening, message)) = views.next(), if !views.is_empty() => {
+                let Some(message) = message else {
+                    // A view that ended (refused, or its feed ended) no longer counts.
+                    if open.get(&id).is_some_and(|(o, _)| *o == opening) {
+                        open.remove(&id);
+                    }
+                    continue;
+                };
                 let Ok(text) = serde_json::to_string(&message) else { continue };
                 if sink.send(Message::Text(text.into())).await.is_err() {
                     break;
