@@ -34,6 +34,39 @@ const OVERSCAN: usize = 10;
 /// The window's height until the browser's is known.
 const DEFAULT_VIEWPORT_PX: f64 = 1080.0;
 
+/// What arrived since the table was last updated.
+#[derive(Default)]
+struct Pending {
+    rows: Vec<Row>,
+    deltas: Vec<TableDelta>,
+    /// Whether the snapshot is whole, as the latest part said.
+    complete: Option<bool>,
+}
+
+impl Pending {
+    fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.deltas.is_empty() && self.complete.is_none()
+    }
+
+    /// Adds to what waits in `pending`; the first addition schedules `apply`.
+    fn add(
+        pending: StoredValue<Pending>,
+        apply: impl Fn() + Copy + 'static,
+        add: impl FnOnce(&mut Pending),
+    ) {
+        let first = pending.try_update_value(|p| {
+            let idle = p.is_empty();
+            add(p);
+            idle
+        });
+        if first == Some(true) {
+            // Background tabs get no frames: a timer stands in for them.
+            request_animation_frame(apply);
+            set_timeout(apply, std::time::Duration::from_millis(250));
+        }
+    }
+}
+
 /// The key a row is selected and deep-linked by: `namespace/name`, or `name`.
 fn row_key(row: &Row) -> String {
     match &row.namespace {
@@ -63,13 +96,25 @@ pub fn LiveTable(
     let complete = RwSignal::new(false);
     let status = RwSignal::new(ViewState::Waiting);
     let now = ticking_clock();
-    // Deltas are applied once per frame, however many arrived: each application
-    // re-sorts and re-filters every row, which at 50,000 rows takes a frame or more.
-    let pending = StoredValue::new(Vec::<TableDelta>::new());
+    // Snapshot parts and deltas are applied once per frame, however many arrived:
+    // each application re-sorts and re-filters every row, which at 50,000 rows takes
+    // a frame or more. Parts always come before deltas, so applying in that order
+    // keeps the server's order.
+    let pending = StoredValue::new(Pending::default());
     let apply_pending = move || {
-        let deltas = pending.try_update_value(std::mem::take).unwrap_or_default();
-        if !deltas.is_empty() {
-            table.update(|t| deltas.into_iter().for_each(|d| t.apply(d)));
+        let Pending {
+            rows,
+            deltas,
+            complete: whole,
+        } = pending.try_update_value(std::mem::take).unwrap_or_default();
+        if !rows.is_empty() || !deltas.is_empty() {
+            table.update(|t| {
+                t.extend(rows);
+                deltas.into_iter().for_each(|d| t.apply(d));
+            });
+        }
+        if let Some(whole) = whole {
+            complete.set(whole);
         }
     };
     follow_signal(
@@ -83,7 +128,7 @@ pub fn LiveTable(
                     ..
                 } => {
                     // The snapshot holds every change still waiting.
-                    pending.update_value(Vec::clear);
+                    pending.set_value(Pending::default());
                     table.set(TableState::from_snapshot(t));
                     complete.set(whole);
                 }
@@ -92,19 +137,13 @@ pub fn LiveTable(
                     complete: whole,
                     ..
                 } => {
-                    table.update(|t| t.extend(rows));
-                    complete.set(whole);
+                    Pending::add(pending, apply_pending, |p| {
+                        p.rows.extend(rows);
+                        p.complete = Some(whole);
+                    });
                 }
                 ServerMessage::Delta { delta, .. } => {
-                    let first = pending.try_update_value(|p| {
-                        p.push(delta);
-                        p.len() == 1
-                    });
-                    if first == Some(true) {
-                        // Background tabs get no frames: a timer stands in for them.
-                        request_animation_frame(apply_pending);
-                        set_timeout(apply_pending, std::time::Duration::from_millis(250));
-                    }
+                    Pending::add(pending, apply_pending, |p| p.deltas.push(delta));
                 }
                 _ => {}
             }
