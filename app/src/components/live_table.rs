@@ -1,6 +1,8 @@
 //! A table kept live over the tab's connection: kubectl's columns, sortable headers,
 //! a text filter, ages that tick, and a badge saying how live it is.
 
+use std::time::Duration;
+
 use leptos::prelude::*;
 
 use crate::components::live_badge::LiveBadge;
@@ -34,6 +36,9 @@ const OVERSCAN: usize = 10;
 /// The window's height until the browser's is known.
 const DEFAULT_VIEWPORT_PX: f64 = 1080.0;
 
+/// How often a snapshot that arrives in parts is shown so far.
+const PARTS_EVERY: Duration = Duration::from_millis(300);
+
 /// What arrived since the table was last updated.
 #[derive(Default)]
 struct Pending {
@@ -48,10 +53,12 @@ impl Pending {
         self.rows.is_empty() && self.deltas.is_empty() && self.complete.is_none()
     }
 
-    /// Adds to what waits in `pending`; the first addition schedules `apply`.
+    /// Adds to what waits in `pending`; the first addition schedules `apply`, after
+    /// `wait` or else at the next frame.
     fn add(
         pending: StoredValue<Pending>,
         apply: impl Fn() + Copy + 'static,
+        wait: Option<Duration>,
         add: impl FnOnce(&mut Pending),
     ) {
         let first = pending.try_update_value(|p| {
@@ -59,10 +66,16 @@ impl Pending {
             add(p);
             idle
         });
-        if first == Some(true) {
-            // Background tabs get no frames: a timer stands in for them.
-            request_animation_frame(apply);
-            set_timeout(apply, std::time::Duration::from_millis(250));
+        if first != Some(true) {
+            return;
+        }
+        match wait {
+            Some(wait) => set_timeout(apply, wait),
+            None => {
+                // Background tabs get no frames: a timer stands in for them.
+                request_animation_frame(apply);
+                set_timeout(apply, Duration::from_millis(250));
+            }
         }
     }
 }
@@ -137,13 +150,19 @@ pub fn LiveTable(
                     complete: whole,
                     ..
                 } => {
-                    Pending::add(pending, apply_pending, |p| {
+                    // While a large snapshot streams in, the table is re-sorted a few
+                    // times a second, not once per part; the last part shows at once.
+                    let wait = (!whole).then_some(PARTS_EVERY);
+                    Pending::add(pending, apply_pending, wait, |p| {
                         p.rows.extend(rows);
                         p.complete = Some(whole);
                     });
+                    if whole {
+                        apply_pending();
+                    }
                 }
                 ServerMessage::Delta { delta, .. } => {
-                    Pending::add(pending, apply_pending, |p| p.deltas.push(delta));
+                    Pending::add(pending, apply_pending, None, |p| p.deltas.push(delta));
                 }
                 _ => {}
             }
@@ -444,11 +463,8 @@ pub fn ticking_clock() -> RwSignal<i64> {
     let now = RwSignal::new(now_seconds());
     #[cfg(feature = "hydrate")]
     {
-        let ticker = set_interval_with_handle(
-            move || now.set(now_seconds()),
-            std::time::Duration::from_secs(1),
-        )
-        .ok();
+        let ticker =
+            set_interval_with_handle(move || now.set(now_seconds()), Duration::from_secs(1)).ok();
         on_cleanup(move || {
             if let Some(t) = ticker {
                 t.clear();
