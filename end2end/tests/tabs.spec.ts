@@ -61,7 +61,9 @@ test('twelve tabs on object pages leave room for a thirteenth, and a change reac
   const started = Date.now();
   await thirteenth.goto(url);
   await allLive(thirteenth, 3_000);
-  expect(Date.now() - started, 'the 13th tab hydrated and went live within 3 s').toBeLessThan(3_000);
+  const took = Date.now() - started;
+  console.log(`13th tab: navigation to every view live in ${took} ms`);
+  expect(took, 'the 13th tab hydrated and went live within 3 s').toBeLessThan(3_000);
   tabs.push(thirteenth);
 
   // A change through the API: an Event about the object (its live Events table) and a
