@@ -47,6 +47,8 @@ test('a large table renders a window of rows, and sorting, filtering, selection 
   await expect(page.getByTestId('row-count')).toHaveText(`10 of ${total} objects`);
   await page.getByPlaceholder('Filter rows').fill('');
   await page.locator('th[data-column="Name"]').click(); // back to unsorted
+  await expect(rows.first()).toHaveAttribute('data-name', 'at-000');
+  await expect(page.getByTestId('row-count')).toHaveText(`${total} objects`);
 
   // The keyboard: Home selects the first row, arrows move, End goes to the last row
   // (rendered and selected though it was far out of view). The URL keeps it.

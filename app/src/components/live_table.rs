@@ -169,11 +169,32 @@ pub fn LiveTable(
         },
     );
 
-    let own_selection = RwSignal::new(None::<String>);
-    let selected = selected.unwrap_or_else(|| own_selection.into());
-    let select = move |key: Option<String>| match on_select {
-        Some(on_select) => on_select.run(key),
-        None => own_selection.set(key),
+    // The selection as the table shows it, changed at once by a click or a key; the
+    // `selected` prop (the URL) follows a little later. A change of the prop that is
+    // not the echo of one made here (a deep link, going back) moves the selection.
+    let cursor = RwSignal::new(selected.and_then(|s| s.get_untracked()));
+    let echoes = StoredValue::new(std::collections::VecDeque::<Option<String>>::new());
+    Effect::new(move |_| {
+        let Some(prop) = selected else { return };
+        let value = prop.get();
+        let echo = echoes
+            .try_update_value(|q| {
+                q.iter().position(|v| *v == value).map(|i| {
+                    q.drain(..=i);
+                })
+            })
+            .flatten()
+            .is_some();
+        if !echo {
+            cursor.set(value);
+        }
+    });
+    let select = move |key: Option<String>| {
+        cursor.set(key.clone());
+        if let Some(on_select) = on_select {
+            echoes.update_value(|q| q.push_back(key.clone()));
+            on_select.run(key);
+        }
     };
 
     let columns = Memo::new(move |_| {
@@ -245,7 +266,7 @@ pub fn LiveTable(
         if revealed.get_untracked() {
             return;
         }
-        let Some(key) = selected.get() else { return };
+        let Some(key) = cursor.get() else { return };
         if let Some(index) = position_of(&key) {
             revealed.set(true);
             reveal(index);
@@ -272,7 +293,7 @@ pub fn LiveTable(
         let page = ((viewport.get_untracked() / ROW_PX) as usize)
             .saturating_sub(1)
             .max(1);
-        let current = selected.get_untracked().and_then(|k| position_of(&k));
+        let current = cursor.get_untracked().and_then(|k| position_of(&k));
         let next = match (ev.key().as_str(), current) {
             ("ArrowDown", Some(i)) => (i + 1).min(len - 1),
             ("ArrowUp", Some(i)) => i.saturating_sub(1),
@@ -344,7 +365,7 @@ pub fn LiveTable(
                         {
                             let key = row_key(&row);
                             let key_for_click = key.clone();
-                            let is_selected = Signal::derive(move || selected.with(|s| s.as_deref() == Some(key.as_str())));
+                            let is_selected = Signal::derive(move || cursor.with(|s| s.as_deref() == Some(key.as_str())));
                             view! {
                                 <LiveRow row columns=columns.into() now=now.into() resource link_rows
                                     selected=is_selected on_click=Callback::new(move |()| select(Some(key_for_click.clone())))/>

@@ -16,13 +16,16 @@ use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use futures::stream::{AbortHandle, BoxStream, SelectAll};
+use futures::stream::{AbortHandle, BoxStream, SelectAll, SplitSink};
 use futures::{SinkExt, StreamExt};
 
 use super::LiveState;
 use super::subscription::{Change, Update};
 use super::views;
 use crate::kube::caller::Caller;
+
+/// How long one message may take to leave before the socket is given up.
+const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How often an idle socket is pinged, so proxies do not close it and a vanished
 /// peer is noticed.
@@ -110,19 +113,29 @@ async fn serve(socket: WebSocket, state: LiveState, caller: Caller, headers: Hea
                     continue;
                 };
                 let Ok(text) = serde_json::to_string(&message) else { continue };
-                if sink.send(Message::Text(text.into())).await.is_err() {
+                if !sent(&mut sink, Message::Text(text.into())).await {
                     break;
                 }
             }
             _ = ping.tick() => {
-                if sink.send(Message::Ping(Default::default())).await.is_err() {
+                if !sent(&mut sink, Message::Ping(Default::default())).await {
                     break;
                 }
             }
             _ = &mut shutdown => break,
         }
     }
-    let _ = sink.send(Message::Close(None)).await;
+    let _ = sent(&mut sink, Message::Close(None)).await;
+}
+
+/// Sends `message`; false when the socket failed, or when the page has not taken it
+/// within [`SEND_TIMEOUT`] (a page that stopped reading must not hold the socket's
+/// task, and its views' places, forever; shutdown waits for nothing longer).
+async fn sent(sink: &mut SplitSink<WebSocket, Message>, message: Message) -> bool {
+    matches!(
+        tokio::time::timeout(SEND_TIMEOUT, sink.send(message)).await,
+        Ok(Ok(()))
+    )
 }
 
 fn refused(id: u32, message: String) -> BoxStream<'static, ServerMessage> {
