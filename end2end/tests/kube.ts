@@ -77,3 +77,14 @@ export class Kube {
     return ns.metadata.name;
   }
 }
+
+/** The collection path of the seed CRD `At` (cnat) in `ns`. */
+export const ats = (ns: string) => `/apis/cnat.study.jayground8/v1alpha1/namespaces/${ns}/ats`;
+
+/** An `At` object named `name`, running `command`. */
+export const at = (name: string, command = 'echo hi') => ({
+  apiVersion: 'cnat.study.jayground8/v1alpha1',
+  kind: 'At',
+  metadata: { name },
+  spec: { schedule: '2030-01-01T00:00:00Z', command },
+});

@@ -1,13 +1,5 @@
 import { test, expect } from './fixtures';
-import { Kube } from './kube';
-
-const ats = (ns: string) => `/apis/cnat.study.jayground8/v1alpha1/namespaces/${ns}/ats`;
-const at = (name: string, command = 'echo hi') => ({
-  apiVersion: 'cnat.study.jayground8/v1alpha1',
-  kind: 'At',
-  metadata: { name },
-  spec: { schedule: '2030-01-01T00:00:00Z', command },
-});
+import { Kube, at, ats } from './kube';
 
 test('rows appear, change and vanish as the API server changes them', async ({ page }) => {
   const kube = new Kube();

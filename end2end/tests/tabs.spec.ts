@@ -4,15 +4,7 @@
 // resumes each table from where it was instead of receiving it again.
 import type { Page, WebSocket } from '@playwright/test';
 import { test, expect } from './fixtures';
-import { Kube } from './kube';
-
-const ats = (ns: string) => `/apis/cnat.study.jayground8/v1alpha1/namespaces/${ns}/ats`;
-const at = (name: string, command = 'echo hi') => ({
-  apiVersion: 'cnat.study.jayground8/v1alpha1',
-  kind: 'At',
-  metadata: { name },
-  spec: { schedule: '2030-01-01T00:00:00Z', command },
-});
+import { Kube, at, ats } from './kube';
 
 /** Runs `work` over `items`, `width` at a time. */
 async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<unknown>) {

@@ -2,15 +2,7 @@
 // cover every row, a selected row is kept in the URL (a link to it opens the table
 // scrolled there), and the keyboard moves through all of them.
 import { test, expect } from './fixtures';
-import { Kube } from './kube';
-
-const ats = (ns: string) => `/apis/cnat.study.jayground8/v1alpha1/namespaces/${ns}/ats`;
-const at = (name: string) => ({
-  apiVersion: 'cnat.study.jayground8/v1alpha1',
-  kind: 'At',
-  metadata: { name },
-  spec: { schedule: '2030-01-01T00:00:00Z', command: `echo ${name}` },
-});
+import { Kube, at, ats } from './kube';
 
 test('a large table renders a window of rows, and sorting, filtering, selection and the keyboard cover all of them', async ({
   page,
@@ -21,7 +13,7 @@ test('a large table renders a window of rows, and sorting, filtering, selection 
   const total = 400;
   const names = Array.from({ length: total }, (_, i) => `at-${String(i).padStart(3, '0')}`);
   for (let i = 0; i < names.length; i += 20) {
-    await Promise.all(names.slice(i, i + 20).map((n) => kube.ok('POST', ats(ns), at(n))));
+    await Promise.all(names.slice(i, i + 20).map((n) => kube.ok('POST', ats(ns), at(n, `echo ${n}`))));
   }
   const list = `/r/cnat.study.jayground8/v1alpha1/ats?ns=${ns}`;
   await page.goto(list);

@@ -261,14 +261,14 @@ pub fn LiveTable(
         }
     };
     // A deep link names a row: scroll to it once it has arrived.
-    let revealed = RwSignal::new(false);
+    let revealed = StoredValue::new(false);
     Effect::new(move |_| {
-        if revealed.get_untracked() {
+        if revealed.get_value() {
             return;
         }
         let Some(key) = cursor.get() else { return };
         if let Some(index) = position_of(&key) {
-            revealed.set(true);
+            revealed.set_value(true);
             reveal(index);
         }
     });
@@ -303,9 +303,11 @@ pub fn LiveTable(
             ("ArrowUp" | "PageUp" | "End", None) | ("End", Some(_)) => len - 1,
             ("Enter", Some(i)) if link_rows => {
                 let href = order.with(|o| {
-                    o.get(i).map(|(_, key)| {
-                        let (ns, name) = key.split_once('/').unwrap_or(("_", key));
-                        format!("{}/{ns}/{name}", resource.get_untracked().page_path())
+                    let (uid, _) = o.get(i)?;
+                    table.with(|t| {
+                        let r = t.row(uid)?;
+                        let resource = resource.get_untracked();
+                        Some(resource.object_path(r.namespace.as_deref(), &r.name))
                     })
                 });
                 if let Some(href) = href {
@@ -433,11 +435,9 @@ fn LiveRow(
     let href = move || {
         row.with_value(|r| {
             format!(
-                "{}{}/{}/{}",
+                "{}{}",
                 crate::base::get(),
-                resource.get().page_path(),
-                r.namespace.as_deref().unwrap_or("_"),
-                r.name
+                resource.get().object_path(r.namespace.as_deref(), &r.name)
             )
         })
     };

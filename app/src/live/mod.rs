@@ -151,16 +151,8 @@ pub fn subscribe(topic: Topic, handler: impl Fn(ServerMessage) + 'static) -> Opt
 }
 
 /// Subscribes for as long as the calling component lives.
-pub fn follow(topic: Topic, handler: impl Fn(ServerMessage) + 'static) {
-    #[cfg(feature = "hydrate")]
-    {
-        let held = send_wrapper::SendWrapper::new(subscribe(topic, handler));
-        on_cleanup(move || drop(held));
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        let _ = (topic, handler);
-    }
+pub fn follow(topic: Topic, handler: impl Fn(ServerMessage) + Clone + 'static) {
+    follow_signal(Signal::stored(topic), handler);
 }
 
 /// A subscription that follows a changing topic: the old one ends as the new begins,

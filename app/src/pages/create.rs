@@ -327,11 +327,7 @@ fn ObjectForm(
             match verdict {
                 Ok(SubmitOutcome::Accepted { name, namespace }) => {
                     navigate(
-                        &format!(
-                            "{}/{}/{name}",
-                            resource.page_path(),
-                            namespace.as_deref().unwrap_or("_")
-                        ),
+                        &resource.object_path(namespace.as_deref(), &name),
                         Default::default(),
                     );
                 }

@@ -98,11 +98,11 @@ fn ObjectView(target: Target) -> impl IntoView {
 #[component]
 fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
     let edit_href = format!(
-        "{}{}/{}/{}/edit",
+        "{}{}/edit",
         crate::base::get(),
-        target.resource.page_path(),
-        target.namespace.as_deref().unwrap_or("_"),
-        target.name
+        target
+            .resource
+            .object_path(target.namespace.as_deref(), &target.name)
     );
     let perms_target = target.clone();
     let may = Resource::new(

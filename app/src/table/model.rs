@@ -68,6 +68,12 @@ impl ResourceRef {
     pub fn page_path(&self) -> String {
         format!("/r/{}/{}/{}", self.url_group(), self.version, self.plural)
     }
+
+    /// Portico's page for one object of this resource (`_` for a cluster-scoped one's
+    /// namespace).
+    pub fn object_path(&self, namespace: Option<&str>, name: &str) -> String {
+        format!("{}/{}/{name}", self.page_path(), namespace.unwrap_or("_"))
+    }
 }
 
 /// A column as the Table API defines it.

@@ -192,7 +192,7 @@ fn entry(
     ChildEntry {
         kind: kind.kind.clone(),
         name: row.name.clone(),
-        href: format!("{}/{namespace}/{}", kind.resource.page_path(), row.name),
+        href: kind.resource.object_path(Some(namespace), &row.name),
         summary,
         created: row.created.clone(),
         deleting: row.deleting,

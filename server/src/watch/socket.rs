@@ -17,7 +17,7 @@ use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::stream::{AbortHandle, BoxStream, SelectAll, SplitSink};
-use futures::{SinkExt, StreamExt};
+use futures::{SinkExt, Stream, StreamExt};
 
 use super::LiveState;
 use super::subscription::{Change, Update};
@@ -157,27 +157,33 @@ fn view(
         Topic::Crds => views::crd_changes(&state)
             .map(move |_| ServerMessage::Changed { id })
             .boxed(),
-        Topic::Table { query } => futures::stream::once(async move {
-            match views::table(&state, caller, query, headers, resume).await {
-                Ok(updates) => updates
-                    .flat_map(move |u| futures::stream::iter(table_messages(id, u)))
-                    .boxed(),
-                Err((_, message)) => refused(id, message),
-            }
-        })
-        .flatten()
-        .boxed(),
-        Topic::Children { query } => futures::stream::once(async move {
-            match views::children(&state, caller, query).await {
-                Ok(children) => children
-                    .map(move |children| ServerMessage::Children { id, children })
-                    .boxed(),
-                Err((_, message)) => refused(id, message),
-            }
-        })
-        .flatten()
-        .boxed(),
+        Topic::Table { query } => opened(id, async move {
+            let updates = views::table(&state, caller, query, headers, resume).await?;
+            Ok(updates.flat_map(move |u| futures::stream::iter(table_messages(id, u))))
+        }),
+        Topic::Children { query } => opened(id, async move {
+            let children = views::children(&state, caller, query).await?;
+            Ok(children.map(move |children| ServerMessage::Children { id, children }))
+        }),
     }
+}
+
+/// The messages of a view once `open` has admitted it, or its refusal.
+fn opened<S>(
+    id: u32,
+    open: impl Future<Output = Result<S, views::Refusal>> + Send + 'static,
+) -> BoxStream<'static, ServerMessage>
+where
+    S: Stream<Item = ServerMessage> + Send + 'static,
+{
+    futures::stream::once(async move {
+        match open.await {
+            Ok(messages) => messages.boxed(),
+            Err((_, message)) => refused(id, message),
+        }
+    })
+    .flatten()
+    .boxed()
 }
 
 /// A snapshot larger than this comes in parts: the first this many rows (in

@@ -42,10 +42,10 @@ pub struct Update {
 
 /// Dropping it releases the viewer (the feed stops a grace period after its last).
 pub struct Subscription {
-    pub(crate) hub: WatchHub,
-    pub(crate) key: FeedKey,
-    pub(crate) feed: Arc<Feed>,
-    pub(crate) rx: broadcast::Receiver<Arc<FeedMessage>>,
+    hub: WatchHub,
+    key: FeedKey,
+    feed: Arc<Feed>,
+    rx: broadcast::Receiver<Arc<FeedMessage>>,
     /// The last sequence number this viewer's copy contains.
     seen: u64,
     started: bool,

@@ -191,12 +191,7 @@ async fn owner_chain(
                 Some(kind) => {
                     let ns = if kind.namespaced { namespace } else { None };
                     let page = kind.resource(Some(version));
-                    link.href = Some(format!(
-                        "{}/{}/{}",
-                        page.page_path(),
-                        ns.unwrap_or("_"),
-                        r.name
-                    ));
+                    link.href = Some(page.object_path(ns, &r.name));
                     if r.uid == next.uid && seen.insert(r.uid.clone()) {
                         let api = objects::api_for(client, &objects::api_resource(&page), ns);
                         match api.get(&r.name).await {
