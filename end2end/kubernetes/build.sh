@@ -4,14 +4,16 @@
 #   kube-apiserver (default), kube-controller-manager, kube-scheduler, kubectl:
 #     the wrapper module here, pinned to one Kubernetes version; they share packages,
 #     so Go's build cache compiles the common ones once.
+#   kubelet, kube-proxy: the real node's agents, from the same wrapper module.
 #   kwok: KWOK's controller (simulated nodes), pinned in ../kwok/go.mod.
+#   coredns: the cluster's DNS on the real node, pinned in ../coredns/go.mod.
 # A component is rebuilt only when its pin changes (the version is in the file name).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 what="${1:-kube-apiserver}"
 pinned() { awk -v m="$2" '$1==m{print $2; exit}' "$1"; }
 case "$what" in
-  kube-apiserver|kube-controller-manager|kube-scheduler|kubectl)
+  kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy)
     module="$here"
     package="./$what"
     version="$(pinned "$here/go.mod" k8s.io/kubernetes)"
@@ -24,7 +26,13 @@ case "$what" in
     version="$(pinned "$module/go.mod" sigs.k8s.io/kwok)"
     ldflags="-s -w"
     ;;
-  *) echo "usage: build.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kwok]" >&2; exit 2 ;;
+  coredns)
+    module="$here/../coredns"
+    package=github.com/coredns/coredns
+    version="$(pinned "$module/go.mod" github.com/coredns/coredns)"
+    ldflags="-s -w"
+    ;;
+  *) echo "usage: build.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy|kwok|coredns]" >&2; exit 2 ;;
 esac
 cache="${PORTICO_CACHE_DIR:-$HOME/.cache/portico}"
 out="$cache/$what-$version"

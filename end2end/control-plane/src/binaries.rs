@@ -20,6 +20,14 @@ pub fn pinned_kwok_version() -> &'static str {
     pinned(include_str!("../../kwok/go.mod"), "sigs.k8s.io/kwok")
 }
 
+/// The CoreDNS release the real node runs (from its wrapper's go.mod).
+pub fn pinned_coredns_version() -> &'static str {
+    pinned(
+        include_str!("../../coredns/go.mod"),
+        "github.com/coredns/coredns",
+    )
+}
+
 fn pinned(go_mod: &'static str, module: &str) -> &'static str {
     go_mod
         .lines()
@@ -37,6 +45,9 @@ pub enum Built {
     KubeControllerManager,
     KubeScheduler,
     Kwok,
+    Kubelet,
+    KubeProxy,
+    CoreDns,
 }
 
 impl Built {
@@ -47,12 +58,16 @@ impl Built {
             Built::KubeControllerManager => "kube-controller-manager",
             Built::KubeScheduler => "kube-scheduler",
             Built::Kwok => "kwok",
+            Built::Kubelet => "kubelet",
+            Built::KubeProxy => "kube-proxy",
+            Built::CoreDns => "coredns",
         }
     }
 
     fn version(self) -> &'static str {
         match self {
             Built::Kwok => pinned_kwok_version(),
+            Built::CoreDns => pinned_coredns_version(),
             _ => pinned_kubernetes_version(),
         }
     }
@@ -173,6 +188,25 @@ impl Binaries {
     }
 }
 
+/// The real node's programs built here (containerd, runc and the CNI plugins come
+/// from Debian's packages).
+#[derive(Debug, Clone)]
+pub struct NodeBinaries {
+    pub kubelet: PathBuf,
+    pub kube_proxy: PathBuf,
+    pub coredns: PathBuf,
+}
+
+impl NodeBinaries {
+    pub fn locate() -> Result<Self, ControlPlaneError> {
+        Ok(Self {
+            kubelet: Built::Kubelet.cached_or_built()?,
+            kube_proxy: Built::KubeProxy.cached_or_built()?,
+            coredns: Built::CoreDns.cached_or_built()?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,6 +215,7 @@ mod tests {
     fn versions_come_from_the_pins() {
         assert!(pinned_kubernetes_version().starts_with("v1."));
         assert!(pinned_kwok_version().starts_with("v0."));
+        assert!(pinned_coredns_version().starts_with("v1."));
         assert_eq!(
             pinned("require (\n\tfoo v1.2.3 // indirect\n)", "foo"),
             "v1.2.3"

@@ -51,14 +51,18 @@ impl CertificateAuthority {
         self.key.serialize_pem()
     }
 
-    /// A serving certificate valid for the loopback names the API server listens on.
-    pub fn serving_cert(&self) -> Result<CertPair, CertError> {
-        let mut params = CertificateParams::new(vec![
+    /// A serving certificate valid for the loopback names the API server listens on,
+    /// and for `extra` names and addresses (the real node's side of the forwarder, or
+    /// kubelet's own address).
+    pub fn serving_cert(&self, extra: &[String]) -> Result<CertPair, CertError> {
+        let mut names = vec![
             "localhost".to_string(),
             "127.0.0.1".to_string(),
             "kubernetes".to_string(),
             "kubernetes.default.svc".to_string(),
-        ])?;
+        ];
+        names.extend_from_slice(extra);
+        let mut params = CertificateParams::new(names)?;
         params
             .distinguished_name
             .push(DnType::CommonName, "kube-apiserver");

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::{ControlPlane, ControlPlaneError, apply, kubeconfig};
+use crate::{ControlPlane, ControlPlaneError, Nodes, StartOptions, apply, kubeconfig};
 
 /// Portico's own CRDs (`deploy/crds`), installed before the controllers start (see
 /// [`ControlPlane::start_with`]).
@@ -41,6 +41,32 @@ impl TestCluster {
                     #[allow(clippy::panic)]
                     Err(e) => panic!("the local control plane could not start: {e}"),
                 },
+            },
+        )
+    }
+
+    /// A cluster with one real node, where containers run, started on first use and
+    /// shared by the binary's tests. With KUBECONFIG set, that cluster (it must have
+    /// nodes that run the local catalog's images). Panics with the reason otherwise.
+    pub fn shared_real() -> &'static TestCluster {
+        static CLUSTER: OnceLock<TestCluster> = OnceLock::new();
+        CLUSTER.get_or_init(
+            || match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+                Some(path) => TestCluster::External(PathBuf::from(path)),
+                None => {
+                    let started = portico_crds().and_then(|objects| {
+                        ControlPlane::start_opts(StartOptions {
+                            objects,
+                            nodes: Nodes::Real,
+                        })
+                    });
+                    match started {
+                        Ok(plane) => TestCluster::Local(Box::new(plane)),
+                        // Tests cannot run without a cluster: stop them with the reason.
+                        #[allow(clippy::panic)]
+                        Err(e) => panic!("the local cluster with a real node could not start: {e}"),
+                    }
+                }
             },
         )
     }

@@ -1,9 +1,11 @@
 //! A small, real, local Kubernetes cluster: etcd, kube-apiserver,
 //! kube-controller-manager and kube-scheduler on free loopback ports, with generated
 //! certificates, RBAC, service-account signing keys, an admin kubeconfig and client
-//! certificates for extra users; and simulated nodes (KWOK) on which the scheduler's
-//! Pods go Running and Ready. No container runs: every other object the API shows is
-//! made by the real controllers.
+//! certificates for extra users; and either one real node ([`node`]: kubelet,
+//! containerd, kube-proxy, CoreDNS, where containers really run) or simulated nodes
+//! (KWOK) on which the scheduler's Pods go Running and Ready without any container
+//! ([`Nodes`] decides). Every other object the API shows is made by the real
+//! controllers.
 //!
 //! Binaries: see [`binaries`]. Every process is tied to this one (it dies with it).
 
@@ -13,6 +15,7 @@ pub mod certs;
 pub mod cluster;
 pub mod corpus;
 pub mod kubeconfig;
+pub mod node;
 pub mod nodes;
 pub mod process;
 mod readiness;
@@ -68,7 +71,7 @@ pub enum ControlPlaneError {
     Client(String),
 }
 
-fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ControlPlaneError {
+pub(crate) fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ControlPlaneError {
     let what = what.into();
     move |source| ControlPlaneError::Io { what, source }
 }
@@ -117,10 +120,10 @@ fn remove_abandoned_dirs() {
 /// The cluster's processes, stopped in reverse order of start when dropped (so a
 /// start-up that fails half-way leaves nothing running either).
 #[derive(Default)]
-struct Processes(Vec<(&'static str, Child)>);
+pub(crate) struct Processes(pub(crate) Vec<(&'static str, Child)>);
 
 impl Processes {
-    fn get(&mut self, name: &str) -> Result<&mut Child, ControlPlaneError> {
+    pub(crate) fn get(&mut self, name: &str) -> Result<&mut Child, ControlPlaneError> {
         self.0
             .iter_mut()
             .find(|(n, _)| *n == name)
@@ -151,11 +154,31 @@ struct Files {
 
 /// The service and pod address ranges (they must not overlap).
 const SERVICE_RANGE: &str = "10.0.0.0/16";
-const POD_RANGE: &str = "10.244.0.0/16";
+pub(crate) const POD_RANGE: &str = "10.244.0.0/16";
+
+/// Where the cluster's Pods run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Nodes {
+    /// [`nodes::DEFAULT_NODES`] KWOK nodes: Pods report Running and Ready, no
+    /// container runs. For benchmarks of thousands of Pods, and without root.
+    #[default]
+    Simulated,
+    /// One real node: containers run (needs root; see [`node::unavailable`]).
+    Real,
+}
+
+/// How to start a cluster.
+#[derive(Default)]
+pub struct StartOptions {
+    /// Applied once the API server is ready, before the controllers start.
+    pub objects: Vec<kube::api::DynamicObject>,
+    pub nodes: Nodes,
+}
 
 /// A running local cluster. Dropping it stops every process and removes its files.
 pub struct ControlPlane {
-    // Declared first: processes stop before their directory is removed.
+    // Declared first: the node stops, then the control plane, then the directory goes.
+    node: Option<node::RealNode>,
     processes: Processes,
     dir: tempfile::TempDir,
     apiserver_args: Vec<String>,
@@ -178,7 +201,22 @@ impl ControlPlane {
     /// learns the cluster's kinds when it starts and then only every 30 seconds, as in
     /// any cluster; kinds installed this way own objects from the first second.
     pub fn start_with(objects: Vec<kube::api::DynamicObject>) -> Result<Self, ControlPlaneError> {
+        Self::start_opts(StartOptions {
+            objects,
+            nodes: Nodes::Simulated,
+        })
+    }
+
+    /// Starts a cluster as `options` say (see [`ControlPlane::start_with`]).
+    pub fn start_opts(options: StartOptions) -> Result<Self, ControlPlaneError> {
+        let StartOptions { objects, nodes } = options;
         let binaries = Binaries::locate()?;
+        // The real node's namespaces come first: the API server's certificate names
+        // the address the node reaches it on.
+        let sandbox = match nodes {
+            Nodes::Real => Some(node::Sandbox::create()?),
+            Nodes::Simulated => None,
+        };
         remove_abandoned_dirs();
         let dir = tempfile::Builder::new()
             .prefix(DIR_PREFIX)
@@ -194,7 +232,8 @@ impl ControlPlane {
         };
 
         let ca = CertificateAuthority::new()?;
-        let serving = ca.serving_cert()?;
+        let extra_names: Vec<String> = sandbox.iter().map(|s| s.host_ip().to_string()).collect();
+        let serving = ca.serving_cert(&extra_names)?;
         let (sa_private, sa_public) = certs::service_account_keys()?;
         let files = Files {
             ca: write("ca.crt", &ca.cert_pem())?,
@@ -250,7 +289,6 @@ impl ControlPlane {
             format!("--client-ca-file={}", files.ca.display()),
             format!("--service-cluster-ip-range={SERVICE_RANGE}"),
             "--allow-privileged=true".into(),
-            "--authorization-mode=RBAC".into(),
             format!("--service-account-issuer={server_url}"),
             format!("--service-account-key-file={}", sa_pub.display()),
             format!(
@@ -261,6 +299,25 @@ impl ControlPlane {
             "--enable-priority-and-fairness=false".into(),
             "--profiling=false".into(),
         ];
+        let mut apiserver_args = apiserver_args;
+        if sandbox.is_some() {
+            // kubelet gets what its node needs and no more (the Node authorizer and
+            // NodeRestriction); the API server reaches kubelet (logs, exec) on the
+            // node's address, as a client kubelet's webhook authenticates.
+            let kubelet_client =
+                ca.client_cert("kube-apiserver-kubelet-client", Some("system:masters"))?;
+            let cert = write("kubelet-client.crt", &kubelet_client.cert_pem)?;
+            let key = write("kubelet-client.key", &kubelet_client.key_pem)?;
+            apiserver_args.extend([
+                "--authorization-mode=Node,RBAC".to_string(),
+                "--enable-admission-plugins=NodeRestriction".to_string(),
+                "--kubelet-preferred-address-types=InternalIP".to_string(),
+                format!("--kubelet-client-certificate={}", cert.display()),
+                format!("--kubelet-client-key={}", key.display()),
+            ]);
+        } else {
+            apiserver_args.push("--authorization-mode=RBAC".into());
+        }
 
         let admin = ca.client_cert("portico-admin", Some("system:masters"))?;
         let admin_kubeconfig = root.join("admin.kubeconfig");
@@ -278,6 +335,7 @@ impl ControlPlane {
             Self::spawn_apiserver(&binaries, root, &apiserver_args)?,
         ));
         let mut plane = Self {
+            node: None,
             processes,
             dir,
             apiserver_args,
@@ -290,13 +348,34 @@ impl ControlPlane {
         if !objects.is_empty() {
             plane.apply(objects)?;
         }
-        plane.start_controllers(&files)?;
+        plane.start_controllers(&files, sandbox.is_none())?;
+        if let Some(sandbox) = sandbox {
+            let link = node::ControlPlaneLink {
+                root: plane.dir.path(),
+                api_port: port,
+                ca: &plane.ca,
+                ca_file: &files.ca,
+                admin_kubeconfig: &plane.admin_kubeconfig,
+            };
+            let real = node::RealNode::start(sandbox, &link)?;
+            plane.node = Some(real);
+        }
         Ok(plane)
     }
 
-    /// kube-controller-manager, kube-scheduler and KWOK; then the simulated nodes and
-    /// the default StorageClass; waits until all are healthy and the nodes Ready.
-    fn start_controllers(&mut self, files: &Files) -> Result<(), ControlPlaneError> {
+    /// The real node, when the cluster has one.
+    pub fn real_node(&self) -> Option<&node::RealNode> {
+        self.node.as_ref()
+    }
+
+    /// kube-controller-manager, kube-scheduler and (`simulated`) KWOK; then the
+    /// simulated nodes and the default StorageClass; waits until all are healthy and
+    /// the simulated nodes Ready.
+    fn start_controllers(
+        &mut self,
+        files: &Files,
+        simulated: bool,
+    ) -> Result<(), ControlPlaneError> {
         let root = self.dir.path().to_path_buf();
         let [kcm_port, scheduler_port] = free_ports()?;
         let serving = |port: u16| {
@@ -372,22 +451,24 @@ impl ControlPlane {
             .0
             .push(("kube-scheduler", spawn_logged(scheduler, &scheduler_log)?));
 
-        let mut kwok = Command::new(&self.binaries.kwok);
-        kwok.arg(format!("--kubeconfig={}", kwok_kubeconfig.display()))
-            .arg(format!("--config={}", self.binaries.kwok_stages.display()))
-            .arg("--manage-all-nodes=false")
-            .arg(format!(
-                "--manage-nodes-with-annotation-selector={}={}",
-                nodes::KWOK_ANNOTATION.0,
-                nodes::KWOK_ANNOTATION.1
-            ))
-            .arg(format!("--cidr={POD_RANGE}"))
-            .arg("--node-ip=10.1.0.1")
-            .arg("--node-lease-duration-seconds=40");
         let kwok_log = root.join("kwok.log");
-        self.processes
-            .0
-            .push(("kwok", spawn_logged(kwok, &kwok_log)?));
+        if simulated {
+            let mut kwok = Command::new(&self.binaries.kwok);
+            kwok.arg(format!("--kubeconfig={}", kwok_kubeconfig.display()))
+                .arg(format!("--config={}", self.binaries.kwok_stages.display()))
+                .arg("--manage-all-nodes=false")
+                .arg(format!(
+                    "--manage-nodes-with-annotation-selector={}={}",
+                    nodes::KWOK_ANNOTATION.0,
+                    nodes::KWOK_ANNOTATION.1
+                ))
+                .arg(format!("--cidr={POD_RANGE}"))
+                .arg("--node-ip=10.1.0.1")
+                .arg("--node-lease-duration-seconds=40");
+            self.processes
+                .0
+                .push(("kwok", spawn_logged(kwok, &kwok_log)?));
+        }
 
         let ca = self.ca.cert_pem();
         let admin = self
@@ -407,6 +488,15 @@ impl ControlPlane {
                         message: e.to_string(),
                     })
             };
+            if !simulated {
+                for (path, object) in node::config::rbac() {
+                    post(path, object)?;
+                }
+                return post(
+                    "/apis/storage.k8s.io/v1/storageclasses",
+                    node::volumes::storage_class(),
+                );
+            }
             for i in 0..nodes::DEFAULT_NODES {
                 let node = nodes::node(&format!("kwok-node-{i}"), &nodes::Capacity::default());
                 post("/api/v1/nodes", node)?;
@@ -438,6 +528,9 @@ impl ControlPlane {
             None,
             healthz(scheduler_port),
         )?;
+        if !simulated {
+            return Ok(());
+        }
         let nodes_url = format!(
             "{base}/api/v1/nodes?labelSelector={}%3D{}",
             nodes::NODE_LABEL.0,
@@ -573,7 +666,7 @@ impl ControlPlane {
     }
 }
 
-fn spawn_logged(mut cmd: Command, log: &Path) -> Result<Child, ControlPlaneError> {
+pub(crate) fn spawn_logged(mut cmd: Command, log: &Path) -> Result<Child, ControlPlaneError> {
     let out = std::fs::File::create(log).map_err(io_err(format!("creating {}", log.display())))?;
     let err = out
         .try_clone()

@@ -7,13 +7,17 @@ use std::process::Command;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use portico_control_plane::{ControlPlane, apply, corpus};
+use portico_control_plane::{ControlPlane, Nodes, StartOptions, apply, corpus, node};
 
 #[derive(Parser)]
 #[command(
-    about = "A small local Kubernetes cluster (real control plane, simulated nodes) for Portico's dev command and tests"
+    about = "A small local Kubernetes cluster (real control plane, a real or simulated node) for Portico's dev command and tests"
 )]
 struct Cli {
+    /// Where Pods run: one real node (kubelet, containerd; needs root), simulated
+    /// KWOK nodes (no container runs), or auto: real when this machine can.
+    #[arg(long, global = true, value_enum, default_value_t = NodeChoice::Auto)]
+    nodes: NodeChoice,
     /// Apply every *.yaml in this directory after start-up (repeatable; CRDs first).
     #[arg(long = "apply", global = true)]
     apply_dirs: Vec<PathBuf>,
@@ -29,6 +33,31 @@ struct Cli {
     kubeconfig_out: Option<PathBuf>,
     #[command(subcommand)]
     command: Mode,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum NodeChoice {
+    Auto,
+    Real,
+    Simulated,
+}
+
+impl NodeChoice {
+    fn decide(self) -> Nodes {
+        match self {
+            NodeChoice::Real => Nodes::Real,
+            NodeChoice::Simulated => Nodes::Simulated,
+            NodeChoice::Auto => match node::unavailable() {
+                None => Nodes::Real,
+                Some(why) => {
+                    eprintln!(
+                        "No real node ({why}): Pods run on simulated KWOK nodes, no container starts."
+                    );
+                    Nodes::Simulated
+                }
+            },
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -70,11 +99,14 @@ fn main() -> anyhow::Result<()> {
     }
     let count = objects.len();
     let started = std::time::Instant::now();
-    let plane = ControlPlane::start_with(objects).context("starting the control plane")?;
+    let nodes = cli.nodes.decide();
+    let plane = ControlPlane::start_opts(StartOptions { objects, nodes })
+        .context("starting the control plane")?;
     tracing::info!(
         server = plane.server_url(),
         version = portico_control_plane::pinned_kubernetes_version(),
         applied = count,
+        nodes = ?nodes,
         elapsed_ms = started.elapsed().as_millis() as u64,
         "cluster ready"
     );

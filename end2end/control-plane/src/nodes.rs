@@ -97,15 +97,17 @@ pub fn all_ready(list: &Value, count: usize) -> bool {
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    items.len() >= count
-        && items.iter().all(|node| {
-            node.pointer("/status/conditions")
-                .and_then(Value::as_array)
-                .is_some_and(|conditions| {
-                    conditions
-                        .iter()
-                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
-                })
+    items.len() >= count && items.iter().all(is_ready)
+}
+
+/// Whether a Node reports the condition Ready=True.
+pub fn is_ready(node: &Value) -> bool {
+    node.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
         })
 }
 

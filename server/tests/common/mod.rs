@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod pki;
+pub mod stacks;
 
 use portico_server::auth::identity::IdentityConfig;
 use portico_server::auth::proxy_tls::ProxyTls;

@@ -1,0 +1,301 @@
+//! The local cluster's one real node: containerd with runc, the CNI bridge, kubelet,
+//! kube-proxy and CoreDNS, in namespaces of their own ([`sandbox`]), running images
+//! built on this machine from Debian packages (`end2end/images/build.sh`). Persistent
+//! volumes are directories of the node ([`volumes`]).
+//!
+//! The API server listens on loopback only; the node reaches it through a forwarder
+//! on the host's end of its veth pair, and the API server reaches kubelet (logs, exec)
+//! on the node's address.
+
+pub mod config;
+pub mod images;
+pub mod sandbox;
+pub mod volumes;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::binaries::NodeBinaries;
+use crate::certs::CertificateAuthority;
+use crate::readiness::{Waited, answers_ok, wait_until};
+use crate::{ControlPlaneError, POD_RANGE, Processes, io_err, kubeconfig, spawn_logged};
+use config::Layout;
+pub use sandbox::Sandbox;
+
+/// The real node's name (and its hostname inside its namespace).
+pub const NODE_NAME: &str = "portico-node";
+
+/// What the node needs of the control plane that started it.
+pub struct ControlPlaneLink<'a> {
+    pub root: &'a Path,
+    pub api_port: u16,
+    pub ca: &'a CertificateAuthority,
+    pub ca_file: &'a Path,
+    pub admin_kubeconfig: &'a Path,
+}
+
+/// A running real node. Dropping it stops every process of it and ends its namespaces.
+pub struct RealNode {
+    // Declared first: the processes stop before the namespaces end. Held for its Drop.
+    #[allow(dead_code)]
+    processes: Processes,
+    provisioner: volumes::Provisioner,
+    sandbox: Sandbox,
+    layout: Layout,
+}
+
+impl RealNode {
+    /// Starts containerd, imports the images, and starts kubelet, kube-proxy and
+    /// CoreDNS in `sandbox`; waits until the Node is Ready and DNS answers.
+    pub fn start(sandbox: Sandbox, link: &ControlPlaneLink<'_>) -> Result<Self, ControlPlaneError> {
+        let binaries = NodeBinaries::locate()?;
+        let layout = Layout {
+            dir: link.root.join("node"),
+        };
+        for sub in [
+            "manifests",
+            "pod-logs",
+            "volumes",
+            "cni",
+            "cni-ipam",
+            "kubelet",
+        ] {
+            let path = layout.dir.join(sub);
+            std::fs::create_dir_all(&path)
+                .map_err(io_err(format!("creating {}", path.display())))?;
+        }
+        let write = |path: PathBuf, contents: String| -> Result<PathBuf, ControlPlaneError> {
+            std::fs::write(&path, contents)
+                .map_err(io_err(format!("writing {}", path.display())))?;
+            Ok(path)
+        };
+        let node_ip = sandbox.node_ip();
+        let server = format!("https://{}:{}", sandbox.host_ip(), link.api_port);
+        let component_kubeconfig =
+            |name: &str, user: &str, group: Option<&str>| -> Result<PathBuf, ControlPlaneError> {
+                let pair = link.ca.client_cert(user, group)?;
+                let path = layout.dir.join(format!("{name}.kubeconfig"));
+                kubeconfig::write(&path, &server, &link.ca.cert_pem(), user, &pair)
+                    .map_err(io_err(format!("writing the {name} kubeconfig")))?;
+                Ok(path)
+            };
+
+        write(layout.containerd_config(), config::containerd(&layout))?;
+        write(
+            layout.cni_dir().join("10-portico.conflist"),
+            config::cni(&layout).to_string(),
+        )?;
+        let serving = link
+            .ca
+            .serving_cert(&[node_ip.to_string(), NODE_NAME.into()])?;
+        let kubelet_settings = config::KubeletSettings {
+            node_ip,
+            cgroup_root: sandbox.cgroup_root(),
+            client_ca: link.ca_file,
+            serving_cert: &write(layout.dir.join("kubelet.crt"), serving.cert_pem)?,
+            serving_key: &write(layout.dir.join("kubelet.key"), serving.key_pem)?,
+        };
+        write(
+            layout.kubelet_config(),
+            config::kubelet(&layout, &kubelet_settings).to_string(),
+        )?;
+        let kubelet_kubeconfig = component_kubeconfig(
+            "kubelet",
+            &format!("system:node:{NODE_NAME}"),
+            Some("system:nodes"),
+        )?;
+        let proxy_kubeconfig = component_kubeconfig("kube-proxy", "system:kube-proxy", None)?;
+        write(
+            layout.proxy_config(),
+            config::kube_proxy(&proxy_kubeconfig, node_ip, POD_RANGE).to_string(),
+        )?;
+        // CoreDNS only reads (Services, EndpointSlices, Namespaces): the view role.
+        let dns_kubeconfig = component_kubeconfig("coredns", "portico:coredns", None)?;
+        write(
+            layout.corefile(),
+            config::corefile(&dns_kubeconfig, node_ip),
+        )?;
+
+        let mut processes = Processes::default();
+        // The API server, forwarded onto the node's network.
+        let mut forwarder = Command::new("socat");
+        forwarder
+            .arg(format!(
+                "TCP-LISTEN:{},bind={},fork,reuseaddr",
+                link.api_port,
+                sandbox.host_ip()
+            ))
+            .arg(format!("TCP:127.0.0.1:{}", link.api_port));
+        processes.0.push((
+            "api-forwarder",
+            spawn_logged(forwarder, &layout.log("api-forwarder"))?,
+        ));
+
+        let mut containerd = sandbox.command("containerd");
+        containerd.arg("--config").arg(layout.containerd_config());
+        let containerd_log = layout.log("containerd");
+        processes
+            .0
+            .push(("containerd", spawn_logged(containerd, &containerd_log)?));
+        let socket = layout.containerd_socket();
+        wait_until(
+            Waited {
+                component: "containerd",
+                child: processes.get("containerd")?,
+                log: &containerd_log,
+            },
+            None,
+            None,
+            |_| {
+                images::ctr(&socket)
+                    .arg("version")
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+            },
+        )?;
+        images::import_all(&socket)?;
+
+        let mut kubelet = sandbox.command(&binaries.kubelet);
+        kubelet
+            .arg(format!("--config={}", layout.kubelet_config().display()))
+            .arg(format!("--kubeconfig={}", kubelet_kubeconfig.display()))
+            .arg(format!("--root-dir={}", layout.kubelet_root().display()))
+            .arg(format!("--hostname-override={NODE_NAME}"))
+            .arg(format!("--node-ip={node_ip}"))
+            .arg("--v=1");
+        let kubelet_log = layout.log("kubelet");
+        processes
+            .0
+            .push(("kubelet", spawn_logged(kubelet, &kubelet_log)?));
+
+        let mut proxy = sandbox.command(&binaries.kube_proxy);
+        proxy.arg(format!("--config={}", layout.proxy_config().display()));
+        let proxy_log = layout.log("kube-proxy");
+        processes
+            .0
+            .push(("kube-proxy", spawn_logged(proxy, &proxy_log)?));
+
+        let mut dns = sandbox.command(&binaries.coredns);
+        dns.arg("-conf").arg(layout.corefile());
+        let dns_log = layout.log("coredns");
+        processes.0.push(("coredns", spawn_logged(dns, &dns_log)?));
+
+        let provisioner = volumes::Provisioner::start(
+            link.admin_kubeconfig.to_path_buf(),
+            NODE_NAME.into(),
+            layout.volumes(),
+        )?;
+
+        let admin = link
+            .ca
+            .client_cert("portico-node-setup", Some("system:masters"))?;
+        let ca = link.ca.cert_pem();
+        let node_url = format!(
+            "https://127.0.0.1:{}/api/v1/nodes/{NODE_NAME}",
+            link.api_port
+        );
+        wait_until(
+            Waited {
+                component: "kubelet (the real node)",
+                child: processes.get("kubelet")?,
+                log: &kubelet_log,
+            },
+            Some(&ca),
+            Some(&admin),
+            move |client| {
+                client
+                    .get(&node_url)
+                    .send()
+                    .and_then(|r| r.json::<serde_json::Value>())
+                    .is_ok_and(|node| crate::nodes::is_ready(&node))
+            },
+        )?;
+        wait_until(
+            Waited {
+                component: "kube-proxy",
+                child: processes.get("kube-proxy")?,
+                log: &proxy_log,
+            },
+            None,
+            None,
+            answers_ok(format!(
+                "http://{node_ip}:{}/healthz",
+                config::PROXY_HEALTH_PORT
+            )),
+        )?;
+        wait_until(
+            Waited {
+                component: "coredns",
+                child: processes.get("coredns")?,
+                log: &dns_log,
+            },
+            None,
+            None,
+            answers_ok(format!("http://{node_ip}:{}/ready", config::DNS_READY_PORT)),
+        )?;
+        Ok(Self {
+            processes,
+            provisioner,
+            sandbox,
+            layout,
+        })
+    }
+
+    /// The node's address (its InternalIP): NodePorts answer here, from the host.
+    pub fn ip(&self) -> std::net::Ipv4Addr {
+        self.sandbox.node_ip()
+    }
+
+    /// The node's directory (its logs: containerd.log, kubelet.log, …).
+    pub fn dir(&self) -> &Path {
+        &self.layout.dir
+    }
+
+    /// The namespaces' sandbox (its interface and cgroup names, for tests).
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// Stops the volume provisioner first (it talks to the API server).
+    fn stop(&mut self) {
+        self.provisioner.stop();
+    }
+}
+
+impl Drop for RealNode {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Whether this process may make a real node (root, and the programs it runs are
+/// installed); otherwise why not, in one line.
+pub fn unavailable() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root".into());
+    }
+    let missing: Vec<&str> = [
+        "containerd",
+        "runc",
+        "ctr",
+        "unshare",
+        "nsenter",
+        "tini",
+        "socat",
+        "ip",
+        "iptables",
+    ]
+    .into_iter()
+    .filter(|program| !on_path(program))
+    .collect();
+    if !Path::new("/usr/lib/cni/bridge").is_file() {
+        return Some("the CNI plugins are not installed (containernetworking-plugins)".into());
+    }
+    (!missing.is_empty()).then(|| format!("{} not installed", missing.join(", ")))
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
