@@ -65,11 +65,26 @@ if ! cmp -s "$binaryen/package-lock.json" "$binaryen/node_modules/.installed-fro
   cp "$binaryen/package-lock.json" "$binaryen/node_modules/.installed-from-lock"
 fi
 
+# The local cluster's real node needs root (namespaces, cgroups, veth): without it
+# the local cluster runs simulated nodes only, and says so when it starts.
+real_node=false
+[ "$(id -u)" = 0 ] && real_node=true
+
 if $control_plane; then
+  components=(kube-apiserver kube-controller-manager kube-scheduler kwok)
+  if $real_node; then
+    # The real node: containerd, runc and the CNI plugins from Debian; kubelet,
+    # kube-proxy and CoreDNS built like the rest; its images built from Debian
+    # packages (end2end/images/build.sh: no registry is reachable).
+    apt_install containerd runc containernetworking-plugins tini socat iproute2 iptables \
+      util-linux debootstrap
+    components+=(kubelet kube-proxy coredns)
+  fi
   # The local cluster's components, built from source through the module proxy once
-  # per pinned version (end2end/kubernetes/go.mod, end2end/kwok/go.mod). An envtest
-  # KUBEBUILDER_ASSETS directory supplies what it has (etcd, kube-apiserver).
-  for component in kube-apiserver kube-controller-manager kube-scheduler kwok; do
+  # per pinned version (end2end/kubernetes/go.mod, end2end/kwok/go.mod,
+  # end2end/coredns/go.mod). An envtest KUBEBUILDER_ASSETS directory supplies what it
+  # has (etcd, kube-apiserver).
+  for component in "${components[@]}"; do
     if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
       [ -x "$KUBEBUILDER_ASSETS/$component" ] && continue
       echo "$component is not in KUBEBUILDER_ASSETS ($KUBEBUILDER_ASSETS): building it from source" >&2
@@ -77,6 +92,10 @@ if $control_plane; then
     command -v go >/dev/null || apt_install golang-go
     end2end/kubernetes/build.sh "$component" >/dev/null
   done
+  if $real_node; then
+    step "the real node's images (end2end/images/build.sh; cached)"
+    bash end2end/images/build.sh >/dev/null
+  fi
 fi
 
 if $for_tests; then
@@ -86,7 +105,8 @@ if $for_tests; then
   end2end/kubernetes/build.sh kubectl >/dev/null
   step "the CRD corpus's Go modules (end2end/crd-corpus)"
   bash end2end/crd-corpus/fetch.sh >/dev/null
-  apt_install chromium
+  # The real-node tests connect to the MySQL they provision with Debian's client.
+  apt_install chromium mariadb-client
   if [ ! -d end2end/node_modules/@playwright/test ]; then
     step "npm ci (Playwright's test runner; browsers come from Debian)"
     (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)

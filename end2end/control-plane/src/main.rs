@@ -28,6 +28,10 @@ struct Cli {
     /// Write the corpus's CRDs (kind, plural, served versions, sample) here as JSON.
     #[arg(long, global = true, requires = "corpus")]
     corpus_out: Option<PathBuf>,
+    /// With a real node, `exec` gives its command this Stack catalog
+    /// (PORTICO_STACK_CATALOG): images that exist on the node, built here.
+    #[arg(long, global = true)]
+    real_node_catalog: Option<PathBuf>,
     /// Also copy the admin kubeconfig here.
     #[arg(long, global = true)]
     kubeconfig_out: Option<PathBuf>,
@@ -125,16 +129,29 @@ fn main() -> anyhow::Result<()> {
             runtime.block_on(shutdown_signal());
             0
         }
-        Mode::Exec { command } => runtime.block_on(run_child(&command, &kubeconfig))?,
+        Mode::Exec { command } => {
+            let catalog = match nodes {
+                Nodes::Real => cli.real_node_catalog.as_deref(),
+                Nodes::Simulated => None,
+            };
+            runtime.block_on(run_child(&command, &kubeconfig, catalog))?
+        }
     };
     drop(plane);
     std::process::exit(code);
 }
 
-async fn run_child(command: &[String], kubeconfig: &std::path::Path) -> anyhow::Result<i32> {
+async fn run_child(
+    command: &[String],
+    kubeconfig: &std::path::Path,
+    catalog: Option<&std::path::Path>,
+) -> anyhow::Result<i32> {
     let (program, args) = command.split_first().context("no command given")?;
     let mut cmd = Command::new(program);
     cmd.args(args).env("KUBECONFIG", kubeconfig);
+    if let Some(catalog) = catalog {
+        cmd.env("PORTICO_STACK_CATALOG", catalog);
+    }
     let mut child = portico_control_plane::process::spawn_tied(cmd)
         .with_context(|| format!("starting {program}"))?;
     let pid = i32::try_from(child.id()).context("child pid out of range")?;

@@ -130,11 +130,15 @@ pub async fn subject_may(
 
 /// The admin client of the shared test cluster, with Portico's Stack CRD applied.
 pub async fn admin_with_stack_crd() -> kube::Client {
-    use portico_control_plane::{apply, cluster::TestCluster};
-    let client = TestCluster::shared()
-        .admin_client()
-        .await
-        .expect("admin client");
+    admin_with_stack_crd_on(portico_control_plane::cluster::TestCluster::shared()).await
+}
+
+/// The admin client of `cluster`, with Portico's Stack CRD applied.
+pub async fn admin_with_stack_crd_on(
+    cluster: &portico_control_plane::cluster::TestCluster,
+) -> kube::Client {
+    use portico_control_plane::apply;
+    let client = cluster.admin_client().await.expect("admin client");
     let crd =
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/crds/stack.yaml");
     apply::apply_all(&client, apply::read_documents(&crd).expect("Stack CRD"))

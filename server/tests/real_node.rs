@@ -1,0 +1,339 @@
+//! What a person provisions really runs: Stacks on the local cluster's real node
+//! (kubelet, containerd, runc, kube-proxy, CoreDNS), from the local catalog's images
+//! built on this machine (`end2end/catalog/stacks.yaml`). A Stack is Ready only when
+//! its container's real readiness probe passes; the credentials it shows open the
+//! database through its Service; the data survives the Pod.
+// Tests and benchmarks stop loudly at the first surprise.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::stacks::*;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Pod, Secret, Service};
+use kube::api::{Api, DeleteParams, LogParams, Patch, PatchParams, PostParams};
+use kube::runtime::wait::await_condition;
+use portico_control_plane::cluster::TestCluster;
+use portico_server::reconcile::catalog::Catalog;
+use portico_server::reconcile::stack::Stack;
+use serde_json::json;
+
+/// Real containers start, initialise a database and pass probes that run every 10 s.
+const REAL_WAIT: Duration = Duration::from_secs(240);
+
+async fn admin() -> kube::Client {
+    common::admin_with_stack_crd_on(TestCluster::shared_real()).await
+}
+
+fn local_catalog() -> Catalog {
+    let path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end/catalog/stacks.yaml");
+    Catalog::load(Some(&path)).expect("the local catalog")
+}
+
+fn reconciler(client: &kube::Client, ns: &str) -> Instance {
+    Instance::start_with_catalog(client, ns, "real-node", Arc::default(), local_catalog())
+}
+
+async fn ready_stack(client: &kube::Client, ns: &str, name: &str, replicas: i32) -> Stack {
+    until_within::<Stack>(client, ns, name, "Ready on the real node", REAL_WAIT, |s| {
+        ready_with(s, replicas)
+    })
+    .await;
+    Api::<Stack>::namespaced(client.clone(), ns)
+        .get(name)
+        .await
+        .expect("Stack")
+}
+
+/// The one Pod of Stack `name`, checked to be a real container that runs and is ready.
+async fn running_pod(client: &kube::Client, ns: &str, name: &str) -> Pod {
+    let pods = pods_of(client, ns, name).await;
+    let live: Vec<&Pod> = pods
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .collect();
+    let [pod] = live.as_slice() else {
+        panic!("one Pod of {name}, got {pods:?}")
+    };
+    let status = pod.status.as_ref().expect("Pod status");
+    let container = &status.container_statuses.as_ref().expect("containers")[0];
+    assert!(
+        container
+            .container_id
+            .as_deref()
+            .is_some_and(|id| id.starts_with("containerd://")),
+        "a container of the real runtime: {container:?}"
+    );
+    assert!(container.ready, "ready by its probe: {container:?}");
+    (*pod).clone()
+}
+
+/// The NodePort address of the Stack's Service, as the test process reaches it: the
+/// address of the node its Pod runs on.
+fn node_address(pod: &Pod, stack: &Stack) -> (String, i32) {
+    let host = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.host_ip.clone())
+        .expect("the Pod's node address");
+    let port = stack
+        .status
+        .as_ref()
+        .and_then(|s| s.endpoint.as_ref())
+        .and_then(|e| e.node_port)
+        .expect("a NodePort in the Stack's endpoint");
+    (host, port)
+}
+
+/// Runs SQL with Debian's `mariadb` client as root; the password goes by environment
+/// (never on a command line). Returns stdout, trimmed.
+async fn sql(host: &str, port: i32, password: &str, statement: &str) -> String {
+    let out = tokio::process::Command::new("mariadb")
+        .args(["-h", host, "-P", &port.to_string(), "-u", "root"])
+        .args([
+            "--batch",
+            "--skip-column-names",
+            "--connect-timeout=10",
+            "-e",
+        ])
+        .arg(statement)
+        .env("MYSQL_PWD", password)
+        .output()
+        .await
+        .expect("the mariadb client runs (install.sh --for-tests installs it)");
+    assert!(
+        out.status.success(),
+        "{statement}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+async fn password(client: &kube::Client, ns: &str, stack: &Stack) -> String {
+    let name = stack
+        .status
+        .as_ref()
+        .and_then(|s| s.credentials_secret.clone())
+        .expect("the Stack names its credentials Secret");
+    let secret = Api::<Secret>::namespaced(client.clone(), ns)
+        .get(&name)
+        .await
+        .expect("credentials Secret");
+    let bytes = &secret.data.expect("data")["password"].0;
+    String::from_utf8(bytes.clone()).expect("a text password")
+}
+
+/// Runs a client Pod (the MariaDB image's `mariadb`) that reads through the Stack's
+/// Service by its DNS name, with the password from the Stack's Secret; returns what
+/// it printed (read through the API server from kubelet, as `kubectl logs` does).
+async fn query_from_a_pod(client: &kube::Client, ns: &str, stack: &str, statement: &str) -> String {
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"generateName": "client-"},
+        "spec": {
+            "restartPolicy": "Never",
+            "automountServiceAccountToken": false,
+            "containers": [{
+                "name": "client",
+                "image": "portico.local/mariadb:10.11",
+                "command": ["mariadb", "-h", format!("{stack}.{ns}.svc"), "-P", "3306", "-u", "root",
+                            "--batch", "--skip-column-names", "--connect-timeout=10", "-e", statement],
+                "env": [{"name": "MYSQL_PWD", "valueFrom": {"secretKeyRef": {
+                    "name": format!("{stack}-credentials"), "key": "password"}}}],
+                "securityContext": {"runAsUser": 999, "runAsNonRoot": true,
+                    "allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}},
+            }],
+        },
+    }))
+    .expect("client Pod");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let name = pods
+        .create(&PostParams::default(), &pod)
+        .await
+        .expect("create the client Pod")
+        .metadata
+        .name
+        .expect("generated name");
+    let finished = |p: Option<&Pod>| {
+        matches!(
+            p.and_then(|p| p.status.as_ref()?.phase.as_deref()),
+            Some("Succeeded" | "Failed")
+        )
+    };
+    tokio::time::timeout(REAL_WAIT, await_condition(pods.clone(), &name, finished))
+        .await
+        .expect("the client Pod finishes")
+        .expect("watching the client Pod");
+    let logs = pods
+        .logs(&name, &LogParams::default())
+        .await
+        .expect("the client's log through the API server");
+    let phase = pods.get(&name).await.expect("client Pod").status;
+    assert_eq!(
+        phase.and_then(|s| s.phase).as_deref(),
+        Some("Succeeded"),
+        "the client Pod failed: {logs}"
+    );
+    logs.trim().to_string()
+}
+
+#[tokio::test]
+async fn mysql_runs_answers_with_the_credentials_it_shows_and_keeps_its_data() {
+    let client = admin().await;
+    let ns = common::fresh_namespace(&client, "real-mysql").await;
+    let reconciler = reconciler(&client, &ns);
+    create_stack(
+        &client,
+        &ns,
+        "db",
+        json!({"choice": "mysql", "exposure": "NodePort"}),
+    )
+    .await;
+    let stack = ready_stack(&client, &ns, "db", 1).await;
+    let pod = running_pod(&client, &ns, "db").await;
+    let (host, port) = node_address(&pod, &stack);
+    let password = password(&client, &ns, &stack).await;
+
+    // From the test process, through the Service's NodePort on the node (kube-proxy).
+    let row = "written through the NodePort";
+    sql(
+        &host,
+        port,
+        &password,
+        &format!("CREATE TABLE app.notes (v VARCHAR(64)); INSERT INTO app.notes VALUES ('{row}')"),
+    )
+    .await;
+    assert_eq!(
+        sql(&host, port, &password, "SELECT v FROM app.notes").await,
+        row
+    );
+    // A wrong password is refused: the credentials are the ones that count.
+    let refused = tokio::process::Command::new("mariadb")
+        .args([
+            "-h",
+            &host,
+            "-P",
+            &port.to_string(),
+            "-u",
+            "root",
+            "-e",
+            "SELECT 1",
+        ])
+        .env("MYSQL_PWD", "not-the-password")
+        .output()
+        .await
+        .expect("mariadb");
+    assert!(!refused.status.success(), "a wrong password gets in");
+
+    // From another Pod, by the Service's DNS name (CoreDNS) and ClusterIP.
+    assert_eq!(
+        query_from_a_pod(&client, &ns, "db", "SELECT v FROM app.notes").await,
+        row
+    );
+
+    // The Pod goes; the StatefulSet brings it back on the same claim; the row stays.
+    let old_uid = pod.metadata.uid.clone();
+    Api::<Pod>::namespaced(client.clone(), &ns)
+        .delete("db-0", &DeleteParams::default())
+        .await
+        .expect("delete the MySQL Pod");
+    until_within::<Pod>(&client, &ns, "db-0", "a new db-0, ready", REAL_WAIT, |p| {
+        p.is_some_and(|p| {
+            p.metadata.uid != old_uid
+                && p.status
+                    .as_ref()
+                    .and_then(|s| s.container_statuses.as_ref())
+                    .is_some_and(|c| c.iter().all(|c| c.ready))
+        })
+    })
+    .await;
+    assert_eq!(
+        sql(&host, port, &password, "SELECT v FROM app.notes").await,
+        row,
+        "the row survives the Pod"
+    );
+    reconciler.shut_down().await;
+}
+
+#[tokio::test]
+async fn tomcat_answers_http_and_drift_is_put_back_with_real_pods() {
+    let client = admin().await;
+    let ns = common::fresh_namespace(&client, "real-tomcat").await;
+    let reconciler = reconciler(&client, &ns);
+    create_stack(
+        &client,
+        &ns,
+        "web",
+        json!({"choice": "tomcat", "exposure": "NodePort"}),
+    )
+    .await;
+    let stack = ready_stack(&client, &ns, "web", 1).await;
+    let pod = running_pod(&client, &ns, "web").await;
+    let (host, port) = node_address(&pod, &stack);
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("client");
+    let url = format!("http://{host}:{port}/");
+    let answer = http.get(&url).send().await.expect("Tomcat answers");
+    assert_eq!(answer.status(), 200, "{url}");
+
+    // Seed 003's drift, with real Pods: the Service deleted by hand comes back, and a
+    // workload scaled to zero by hand runs its replica again and turns Ready.
+    let services: Api<Service> = Api::namespaced(client.clone(), &ns);
+    let old_service = services.get("web").await.expect("Service").metadata.uid;
+    services
+        .delete("web", &DeleteParams::default())
+        .await
+        .expect("delete the Service");
+    until::<Service>(&client, &ns, "web", "the Service put back", |s| {
+        s.is_some_and(|s| s.metadata.uid != old_service)
+    })
+    .await;
+    Api::<Deployment>::namespaced(client.clone(), &ns)
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 0}})),
+        )
+        .await
+        .expect("scale to zero by hand");
+    until_within::<Deployment>(
+        &client,
+        &ns,
+        "web",
+        "a replica running again",
+        REAL_WAIT,
+        |d| {
+            d.is_some_and(|d| {
+                let observed = d.status.as_ref().and_then(|s| s.observed_generation);
+                d.spec.as_ref().and_then(|s| s.replicas) == Some(1)
+                    && observed >= d.metadata.generation
+                    && d.status.as_ref().and_then(|s| s.ready_replicas) == Some(1)
+            })
+        },
+    )
+    .await;
+    ready_stack(&client, &ns, "web", 1).await;
+    let node_port = services
+        .get("web")
+        .await
+        .expect("Service")
+        .spec
+        .and_then(|s| s.ports)
+        .and_then(|p| p.first()?.node_port)
+        .expect("the new Service's NodePort");
+    let url = format!("http://{host}:{node_port}/");
+    let answer = http.get(&url).send().await.expect("Tomcat answers again");
+    assert_eq!(answer.status(), 200, "{url}");
+    reconciler.shut_down().await;
+}
