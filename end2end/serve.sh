@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Serves Portico on 127.0.0.1:$1 for the browser tests: against $KUBECONFIG's cluster
-# when set, otherwise against a fresh local control plane loaded with the seeds.
+# when set, otherwise against a fresh local cluster with a real node (root needed),
+# loaded with the seeds.
 # PORTICO_E2E_BUILD picks what is served: `debug` (default: target/debug/portico with
 # target/site, after `cargo leptos build --frontend-only`) or `release` (the directory
 # scripts/release.sh assembles, exactly what the image holds).
@@ -19,7 +20,9 @@ if [ -n "${KUBECONFIG:-}" ]; then
   exec "$portico"
 fi
 mkdir -p "$root/end2end/.state"
-exec "$root/target/debug/portico-control-plane" \
+# A real node: the Stacks the tests provision run (local catalog, images built here).
+exec "$root/target/debug/portico-control-plane" --nodes real \
+  --real-node-catalog "$root/end2end/catalog/stacks.yaml" \
   --apply "$root/deploy/crds" --apply "$root/end2end/fixtures/seeds" --apply "$root/end2end/fixtures/large" \
   --corpus "$root/end2end/crd-corpus" --corpus-out "$root/end2end/.state/corpus.json" \
   --kubeconfig-out "$root/end2end/.state/kubeconfig.json" \

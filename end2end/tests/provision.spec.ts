@@ -1,15 +1,21 @@
+import { execFileSync } from 'node:child_process';
 import { test, expect } from './fixtures';
 import { Kube } from './kube';
 
+// Real containers on the local cluster's real node: MariaDB initialises its volume and
+// its probe runs every 10 s; Tomcat starts a JVM.
+const REAL = { timeout: 180_000 };
+
 const merge = { 'content-type': 'application/merge-patch+json' };
 
-test('provision a MySQL from the catalog and watch its page reach Ready', async ({ page }) => {
+test('provision a MySQL from the catalog, watch it reach Ready and connect with what its page shows', async ({ page }) => {
+  test.setTimeout(300_000);
   const kube = new Kube();
   const ns = await kube.freshNamespace('prov');
   await page.goto('/provision');
   await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
   await expect(page.locator('.offer')).toHaveCount(2);
-  await expect(page.locator('.offer[data-choice="mysql"]')).toContainText('docker.io/library/mysql:8.4');
+  await expect(page.locator('.offer[data-choice="mysql"]')).toContainText('portico.local/mariadb:10.11');
   await page.screenshot({ path: 'test-results/provision.png' });
   await page.locator('.offer[data-choice="mysql"]').getByRole('link').click();
 
@@ -18,15 +24,17 @@ test('provision a MySQL from the catalog and watch its page reach Ready', async 
   await page.locator('#f-metadata-name').fill('shop-db');
   await page.locator('#f-metadata-namespace').selectOption(ns);
   await page.locator('#f-spec-storage').fill('2Gi');
+  await page.locator('#f-spec-exposure').selectOption('"NodePort"');
   await page.getByRole('button', { name: 'Create' }).click();
   await expect(page).toHaveURL(new RegExp(`/r/portico.dev/v1alpha1/stacks/${ns}/shop-db$`));
 
-  // The reconciler creates the children; the cluster's controllers, scheduler and
-  // simulated nodes take the StatefulSet to a Ready Pod, and the page follows live:
-  // the Pod and its claim appear below the StatefulSet that owns them.
+  // The reconciler creates the children; the cluster's controllers and scheduler place
+  // the StatefulSet's Pod on the real node, whose MariaDB turns Ready when its
+  // readiness probe passes; the page follows live: the Pod and its claim appear below
+  // the StatefulSet that owns them.
   const children = page.locator('[data-testid="children"]');
   await expect(children.locator('tr[data-child="StatefulSet/shop-db"][data-depth="1"]')).toBeVisible();
-  await expect(page.getByTestId('stack-phase')).toHaveText('Ready');
+  await expect(page.getByTestId('stack-phase')).toHaveText('Ready', REAL);
   await expect(page.getByTestId('conditions')).toContainText('AllReplicasReady');
   const pod = children.locator('tr[data-child="Pod/shop-db-0"][data-depth="2"]');
   await expect(pod).toContainText('Running');
@@ -42,13 +50,28 @@ test('provision a MySQL from the catalog and watch its page reach Ready', async 
   await page.getByTestId('reveal-password').click();
   await expect(page.getByTestId('password')).toHaveText(password);
   await page.screenshot({ path: 'test-results/stack-ready.png', fullPage: true });
+
+  // What the page shows opens the database: its node port on the node's address, the
+  // user it names, the revealed password (given to the client by environment).
+  const shown = await page.getByTestId('password').textContent();
+  const nodePort = (await page.getByTestId('node-port').textContent())?.trim() ?? '';
+  const user = (await page.getByTestId('stack-user').textContent())?.trim() ?? '';
+  const hostIP = (await kube.ok('GET', `/api/v1/namespaces/${ns}/pods/shop-db-0`)).status.hostIP;
+  const out = execFileSync(
+    'mariadb',
+    ['-h', hostIP, '-P', nodePort, '-u', user, '--batch', '--skip-column-names', '-e',
+      "CREATE TABLE app.orders (item VARCHAR(32)); INSERT INTO app.orders VALUES ('written by the browser test'); SELECT item FROM app.orders"],
+    { env: { ...process.env, MYSQL_PWD: shown ?? '' }, encoding: 'utf8' },
+  );
+  expect(out.trim()).toBe('written by the browser test');
 });
 
 test('a Stack no node can hold says why on its page, live, and turns Ready when it asks for less', async ({ page }) => {
+  test.setTimeout(300_000);
   const kube = new Kube();
   const ns = await kube.freshNamespace('sched');
   const stacks = `/apis/portico.dev/v1alpha1/namespaces/${ns}/stacks`;
-  // Within the catalog's ceiling (4 CPUs), beyond any simulated node (2 CPUs).
+  // Within the catalog's ceiling (4 CPUs), beyond the real node (this machine's 2).
   await kube.ok('POST', stacks, {
     apiVersion: 'portico.dev/v1alpha1', kind: 'Stack',
     metadata: { name: 'big' },
@@ -60,16 +83,17 @@ test('a Stack no node can hold says why on its page, live, and turns Ready when 
   await expect(page.getByTestId('stack-phase')).toHaveText('Degraded', { timeout: 20_000 });
   // The scheduler's own words, in the conditions and in the Events.
   await expect(page.getByTestId('conditions')).toContainText('Unschedulable');
-  await expect(page.getByTestId('conditions')).toContainText('Pod big-0 cannot be placed: 0/3 nodes are available: 3 Insufficient cpu');
+  await expect(page.getByTestId('conditions')).toContainText('Pod big-0 cannot be placed: 0/1 nodes are available: 1 Insufficient cpu');
   await expect(page.locator('[data-testid="children"] tr[data-child="Pod/big-0"]')).toContainText('Pending');
   await page.screenshot({ path: 'test-results/stack-unschedulable.png', fullPage: true });
 
   await kube.ok('PATCH', `${stacks}/big`, { spec: { resources: { requests: { cpu: '250m' } } } }, merge);
-  await expect(page.getByTestId('stack-phase')).toHaveText('Ready');
+  await expect(page.getByTestId('stack-phase')).toHaveText('Ready', REAL);
   await expect(page.locator('[data-testid="children"] tr[data-child="Pod/big-0"]')).toContainText('Running');
 });
 
 test('deleting a Stack from its page removes everything it owned', async ({ page }) => {
+  test.setTimeout(300_000);
   const kube = new Kube();
   const ns = await kube.freshNamespace('gc');
   const stacks = `/apis/portico.dev/v1alpha1/namespaces/${ns}/stacks`;
@@ -79,7 +103,7 @@ test('deleting a Stack from its page removes everything it owned', async ({ page
   });
   await page.goto(`/r/portico.dev/v1alpha1/stacks/${ns}/shop`);
   await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
-  await expect(page.getByTestId('stack-phase')).toHaveText('Ready');
+  await expect(page.getByTestId('stack-phase')).toHaveText('Ready', REAL);
   // Stack → Deployment → ReplicaSet → two Pods.
   await expect(page.locator('[data-testid="children"] tr[data-child^="Pod/shop-"][data-depth="3"]')).toHaveCount(2);
   const pods = (await kube.ok('GET', `/api/v1/namespaces/${ns}/pods?labelSelector=portico.dev%2Fstack%3Dshop`)).items;

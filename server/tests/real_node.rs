@@ -337,3 +337,122 @@ async fn tomcat_answers_http_and_drift_is_put_back_with_real_pods() {
     assert_eq!(answer.status(), 200, "{url}");
     reconciler.shut_down().await;
 }
+
+/// The local catalog with `edit` applied to its YAML (a version whose image does not
+/// exist, an entry misconfigured): what a platform team's mistake looks like.
+fn catalog_with(edit: impl Fn(&mut serde_yaml::Value)) -> Catalog {
+    let path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end/catalog/stacks.yaml");
+    let mut yaml: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(path).expect("catalog")).expect("YAML");
+    edit(&mut yaml);
+    Catalog::parse(&serde_yaml::to_string(&yaml).expect("YAML")).expect("catalog")
+}
+
+/// Waits until Stack `name` is Degraded for `reason`; returns the message, checked to
+/// be told as a Warning Event on the Stack too.
+async fn degraded_for(client: &kube::Client, ns: &str, name: &str, reason: &str) -> String {
+    until_within::<Stack>(client, ns, name, reason, REAL_WAIT, |s| {
+        s.and_then(|s| s.status.as_ref()).is_some_and(|s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == "Degraded" && c.status == "True" && c.reason == reason)
+        })
+    })
+    .await;
+    let stack = Api::<Stack>::namespaced(client.clone(), ns)
+        .get(name)
+        .await
+        .expect("Stack");
+    let condition = stack
+        .status
+        .expect("status")
+        .conditions
+        .into_iter()
+        .find(|c| c.type_ == "Degraded")
+        .expect("Degraded");
+    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), ns)
+        .list(&kube::api::ListParams::default())
+        .await
+        .expect("Events");
+    assert!(
+        events.items.iter().any(|e| {
+            e.reason.as_deref() == Some(reason)
+                && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
+                && e.note.as_deref() == Some(condition.message.as_str())
+        }),
+        "a Warning Event says it: {events:?}"
+    );
+    condition.message
+}
+
+#[tokio::test]
+async fn an_image_that_cannot_be_pulled_is_said_in_plain_words() {
+    let client = admin().await;
+    let ns = common::fresh_namespace(&client, "real-pull").await;
+    let catalog = catalog_with(|yaml| {
+        yaml["mysql"]["versions"]["9.9"] = "portico.local/mariadb:9.9-not-built".into();
+    });
+    let reconciler =
+        Instance::start_with_catalog(&client, &ns, "real-node", Arc::default(), catalog);
+    create_stack(
+        &client,
+        &ns,
+        "db",
+        json!({"choice": "mysql", "version": "9.9"}),
+    )
+    .await;
+    let message = degraded_for(&client, &ns, "db", "ImageUnavailable").await;
+    assert!(
+        message.starts_with(
+            "Pod db-0 cannot start: the image portico.local/mariadb:9.9-not-built cannot be pulled ("
+        ),
+        "{message}"
+    );
+    reconciler.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_container_that_exits_gives_its_code_and_the_end_of_its_log() {
+    let client = admin().await;
+    let ns = common::fresh_namespace(&client, "real-crash").await;
+    // An entry that forgets the password variable: the image refuses to start.
+    let catalog = catalog_with(|yaml| {
+        if let Some(entry) = yaml["mysql"].as_mapping_mut() {
+            entry.remove("passwordEnv");
+        }
+    });
+    let reconciler =
+        Instance::start_with_catalog(&client, &ns, "real-node", Arc::default(), catalog);
+    create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    let message = degraded_for(&client, &ns, "db", "ContainerExiting").await;
+    assert!(
+        message.starts_with("Pod db-0 keeps failing: container mysql exited with code 1 ("),
+        "{message}"
+    );
+    assert!(
+        message.contains("its log ends: ") && message.contains("MYSQL_ROOT_PASSWORD"),
+        "the entrypoint's own words: {message}"
+    );
+    reconciler.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_readiness_probe_that_never_passes_is_said_after_its_grace() {
+    let client = admin().await;
+    let ns = common::fresh_namespace(&client, "real-probe").await;
+    let catalog = catalog_with(|yaml| {
+        yaml["tomcat"]["readiness"]["httpGet"] = "/no-such-page".into();
+    });
+    let reconciler =
+        Instance::start_with_catalog(&client, &ns, "real-node", Arc::default(), catalog);
+    create_stack(&client, &ns, "web", json!({"choice": "tomcat"})).await;
+    let message = degraded_for(&client, &ns, "web", "NeverReady").await;
+    assert!(
+        message.contains("container tomcat has run for ")
+            && message
+                .ends_with("and its readiness probe (HTTP GET /no-such-page) has not passed."),
+        "{message}"
+    );
+    reconciler.shut_down().await;
+}

@@ -16,23 +16,14 @@ mod common;
 use common::stacks::*;
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use kube::Resource;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::runtime::wait::await_condition;
-use portico_server::reconcile::catalog::{Catalog, LiveCatalog};
-use portico_server::reconcile::controller::{ReconcileStats, Settings};
-use portico_server::reconcile::leader::LeaseSettings;
 use portico_server::reconcile::metrics::{self, Metrics};
-use portico_server::reconcile::run_elected;
 use portico_server::reconcile::stack::Stack;
 use serde_json::json;
-use tokio::sync::watch;
 
 #[tokio::test]
 async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift() {

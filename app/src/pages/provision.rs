@@ -76,6 +76,7 @@ pub fn StackConnection(namespace: String, name: String, status: Value) -> impl I
     let service = text_at(&status, "/endpoint/service");
     let port = text_at(&status, "/endpoint/port");
     let node_port = text_at(&status, "/endpoint/nodePort");
+    let user = text_at(&status, "/endpoint/user");
     let secret = text_at(&status, "/credentialsSecret");
     let host = service
         .as_ref()
@@ -110,6 +111,7 @@ pub fn StackConnection(namespace: String, name: String, status: Value) -> impl I
                 <dt>"Host"</dt><dd class="mono">{host.unwrap_or_else(|| "not yet assigned".into())}</dd>
                 <dt>"Port"</dt><dd class="mono">{port.unwrap_or_else(|| "—".into())}</dd>
                 {node_port.map(|p| view! { <dt>"Node port"</dt><dd class="mono" data-testid="node-port">{p}</dd> })}
+                {user.map(|u| view! { <dt>"User"</dt><dd class="mono" data-testid="stack-user">{u}</dd> })}
                 {kubectl.map(|k| view! {
                     <dt>"Password"</dt>
                     <dd>

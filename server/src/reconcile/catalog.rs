@@ -47,6 +47,9 @@ pub struct CatalogEntry {
     /// Where the workload mounts its volume (stateful entries).
     #[serde(default)]
     pub data_path: Option<String>,
+    /// The user the generated password is for (shown with the connection details).
+    #[serde(default)]
+    pub user: Option<String>,
     /// The environment variable that receives the generated password; entries
     /// without one get no credentials Secret.
     #[serde(default)]
@@ -171,6 +174,18 @@ pub struct ProbeSpec {
     pub http_get: Option<String>,
     #[serde(default)]
     pub tcp: bool,
+}
+
+impl ProbeSpec {
+    /// The probe in a few words, for a person reading why a Stack is not ready
+    /// ("exec: mysqladmin ping -h 127.0.0.1 --silent", "HTTP GET /", "TCP connect").
+    pub fn describe(&self) -> String {
+        match (&self.exec, &self.http_get) {
+            (Some(command), _) => format!("exec: {}", command.join(" ")),
+            (None, Some(path)) => format!("HTTP GET {path}"),
+            (None, None) => "TCP connect".into(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -278,6 +278,9 @@ pub fn desired(
         liveness_probe: entry.liveness.as_ref().map(|p| probe(p, entry.port, 30)),
         resources: resources(spec.resources.as_ref()),
         security_context: Some(container_security(entry.run_as_user)),
+        // A container that fails leaves the end of its log as its termination
+        // message, which the Stack's status quotes (no log read needed).
+        termination_message_policy: Some("FallbackToLogsOnError".into()),
         volume_mounts: entry.stateful.then(|| {
             vec![VolumeMount {
                 name: data_volume.into(),

@@ -34,9 +34,9 @@ use super::catalog::LiveCatalog;
 use super::children::{self, STACK_LABEL, Workload};
 use super::metrics::{Metrics, Outcome};
 use super::plan::{Blocked, Kind, Stale, World, controlled_by, plan};
-use super::scheduling;
 use super::stack::{Endpoint, Stack, StackStatus};
 use super::status::{Observed, Problem, derive};
+use super::{containers, scheduling};
 use crate::kube::error::{Failure, failure};
 
 /// Stacks reconciled at the same time, by default. Measured (`cargo bench -p server
@@ -317,8 +317,8 @@ pub async fn run(
         |_| {},
         applied.clone(),
     );
-    // Pods only for whether they can be placed: everything else about them shows in
-    // the workload's status, which is watched above.
+    // Pods only for whether they can be placed and what their containers report
+    // (status, not spec): everything else shows in the workload's status, watched above.
     let (pods, pod_changes) = cache::watched(
         scoped::<Pod>(&client, ns),
         children,
@@ -550,12 +550,14 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
         }
     };
     // The catalog the plan was made from, not a newer one.
-    let port = catalog.get(&stack.spec.choice).map(|e| e.port);
+    let entry = catalog.get(&stack.spec.choice);
+    let port = entry.map(|e| e.port);
+    let user = entry.and_then(|e| e.user.clone());
     let observed = Observed {
         replicas: stack.spec.replicas,
         ready_replicas,
         rolled_out,
-        endpoint: endpoint_of(&service, port),
+        endpoint: endpoint_of(&service, port, user),
         credentials_secret,
     };
     // A Pod the scheduler cannot place keeps the Stack from ever being Ready: say so,
@@ -619,7 +621,7 @@ fn observe_cached(stack: &Stack, ctx: &Context) -> Observed {
         .unwrap_or((0, false));
     let endpoint = cached(&stores.services, &namespace, &name)
         .filter(|s| controlled_by(&s.metadata, &uid))
-        .and_then(|service| endpoint_of(&service, None));
+        .and_then(|service| endpoint_of(&service, None, None));
     let secret = children::secret_name(&name);
     let credentials_secret = cached(&stores.secrets, &namespace, &secret)
         .filter(|s| controlled_by(&s.metadata, &uid))
@@ -672,10 +674,14 @@ impl Relevant for Secret {
     }
 }
 
-/// Pods only for whether they can be placed.
+/// Pods only for what they tell the Stack's status: whether they can be placed, a
+/// container trouble, a container running but not ready yet.
 impl Relevant for Pod {
     fn relevant(&self) -> u64 {
-        cache::hash_of(&scheduling::unschedulable(self))
+        cache::hash_of(&(
+            scheduling::pod_problem(self),
+            containers::unready_since(self),
+        ))
     }
 }
 
@@ -705,7 +711,7 @@ fn deployment_readiness(deployment: &Deployment) -> (i32, bool) {
 
 /// Where a Stack is reached: its Service and the Service's first port, else
 /// `fallback`; none when there is neither.
-fn endpoint_of(service: &Service, fallback: Option<i32>) -> Option<Endpoint> {
+fn endpoint_of(service: &Service, fallback: Option<i32>, user: Option<String>) -> Option<Endpoint> {
     let port = service
         .spec
         .as_ref()
@@ -715,6 +721,7 @@ fn endpoint_of(service: &Service, fallback: Option<i32>) -> Option<Endpoint> {
         service: service.name_any(),
         port: port.map(|p| p.port).or(fallback)?,
         node_port: port.and_then(|p| p.node_port),
+        user,
     })
 }
 

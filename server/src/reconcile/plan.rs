@@ -11,8 +11,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
-use super::catalog::Catalog;
+use super::catalog::{Catalog, ProbeSpec};
 use super::children::{self, Children, ChildrenError, Workload};
+use super::containers::{self, Health};
 use super::scheduling::{self, Placement};
 use super::stack::Stack;
 use super::status::Problem;
@@ -112,9 +113,10 @@ pub struct Plan {
     pub children: Children,
     pub stale: Vec<Stale>,
     /// A Pod of this Stack the scheduler has not placed for [`scheduling::GRACE`], in
-    /// its words.
+    /// its words; else what its containers show ([`containers::health`]).
     pub unplaceable: Option<Problem>,
-    /// When to look again: a Pod is unplaced, but not for the grace period yet.
+    /// When to look again: a Pod is unplaced, or a container unready, but not for its
+    /// grace period yet.
     pub look_again_in: Option<std::time::Duration>,
 }
 
@@ -206,7 +208,7 @@ pub fn plan(
     })
     .collect();
     let pods = world.pods(namespace, name);
-    let (unplaceable, look_again_in) =
+    let (unplaceable, placement_again) =
         match scheduling::placement(pods.iter().map(Arc::as_ref), now) {
             Placement::Placed => (None, None),
             Placement::Waiting(left) => (None, Some(left)),
@@ -215,6 +217,31 @@ pub fn plan(
                 (Some(Problem { reason, message }), None)
             }
         };
+    // Placed Pods that do not serve: the scheduler's word comes first (a Pod it
+    // cannot place has no containers to speak of).
+    let probe = entry
+        .readiness
+        .as_ref()
+        .map(ProbeSpec::describe)
+        .unwrap_or_else(|| "none".into());
+    let (unplaceable, health_again) = match unplaceable {
+        Some(problem) => (Some(problem), None),
+        None => match containers::health(pods.iter().map(Arc::as_ref), now, &probe) {
+            Health::Fine => (None, None),
+            Health::Waiting(left) => (None, Some(left)),
+            Health::Troubled(reason, message) => (
+                Some(Problem {
+                    reason: reason.into(),
+                    message,
+                }),
+                None,
+            ),
+        },
+    };
+    let look_again_in = match (placement_again, health_again) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     Ok(Some(Plan {
         children: desired,
         stale,

@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::{Pod, PodCondition};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
+use super::containers;
 use super::stack::Stack;
 
 /// The reason a Stack's Degraded condition carries while a Pod cannot be placed.
@@ -89,21 +90,38 @@ fn unplaced_since(pod: &Pod) -> Option<Timestamp> {
     unplaced(pod)?.last_transition_time.as_ref().map(|t| t.0)
 }
 
-/// Whether a change to one of `stack`'s Pods should reconcile it: the Pod cannot be
-/// placed and the status does not say so yet (or says it differently), or the status
-/// says a Pod cannot be placed and this one now has been. Any other Pod change shows
-/// in the workload's own status, which the reconciler already watches.
+/// What `pod` says its Stack's Degraded condition should say, from its own state: that
+/// it cannot be placed, or what its containers show at once (an image, a container
+/// that cannot start or keeps exiting: [`containers::immediate`]).
+pub fn pod_problem(pod: &Pod) -> Option<String> {
+    unschedulable(pod).or_else(|| containers::immediate(pod).map(|(_, message)| message))
+}
+
+/// Degraded reasons that come from one Pod's own state.
+const POD_REASONS: [&str; 4] = [
+    REASON,
+    containers::IMAGE_REASON,
+    containers::START_REASON,
+    containers::EXIT_REASON,
+];
+
+/// Whether a change to one of `stack`'s Pods should reconcile it: the Pod has a
+/// problem ([`pod_problem`]) the status does not say yet (or says differently), the
+/// status names this Pod's problem and it is gone, or a container started and is not
+/// ready yet (the reconcile then looks again when [`containers::READY_GRACE`] ends).
+/// Any other Pod change shows in the workload's own status, which the reconciler
+/// already watches.
 pub fn pod_changes_status(pod: &Pod, stack: Option<&Stack>) -> bool {
     let recorded = stack
         .and_then(|s| s.status.as_ref())
         .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Degraded"))
-        .filter(|c| c.status == "True" && c.reason == REASON)
+        .filter(|c| c.status == "True" && POD_REASONS.contains(&c.reason.as_str()))
         .map(|c| c.message.as_str());
-    match (unschedulable(pod), recorded) {
+    match (pod_problem(pod), recorded) {
         (Some(now), Some(said)) => now != said,
         (Some(_), None) => true,
         (None, Some(said)) => said.starts_with(&format!("Pod {} ", pod.name_any())),
-        (None, None) => false,
+        (None, None) => !containers::unready_since(pod).is_empty(),
     }
 }
 

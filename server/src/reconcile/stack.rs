@@ -87,4 +87,7 @@ pub struct Endpoint {
     pub port: i32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_port: Option<i32>,
+    /// Who the credentials Secret's password is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
 }
