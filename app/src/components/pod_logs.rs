@@ -18,64 +18,151 @@ const TAILS: [(Option<u32>, &str); 5] = [
     (None, "all"),
 ];
 
-#[component]
-pub fn PodLogs(namespace: String, pod: String) -> impl IntoView {
-    // `None` until the server names the Pod's default container.
-    let container = RwSignal::new(None::<String>);
-    let previous = RwSignal::new(false);
-    let tail = RwSignal::new(Some(200u32));
-    // Bumped by "Follow again": the same query, subscribed anew.
-    let again = RwSignal::new(0u32);
-    let containers = RwSignal::new(Vec::<LogContainer>::new());
-    let following = RwSignal::new(None::<String>);
-    let buffer = RwSignal::new(LogBuffer::default());
-    let status = RwSignal::new(ViewState::Waiting);
-    let ended = RwSignal::new(None::<String>);
-    let search = RwSignal::new(String::new());
-    let stick = RwSignal::new(true);
-    let scroller = NodeRef::<leptos::html::Div>::new();
+/// One log view's state and subscription. Held by the object page ([`LogViews`]),
+/// not by the view: the page redraws its parts whenever the object changes (a Pod's
+/// status does often), and the log must not start over each time.
+#[derive(Clone, Copy)]
+struct LogState {
+    /// `None` until the server names the Pod's default container.
+    container: RwSignal<Option<String>>,
+    previous: RwSignal<bool>,
+    tail: RwSignal<Option<u32>>,
+    /// Bumped by "Follow again": the same query, subscribed anew.
+    again: RwSignal<u32>,
+    containers: RwSignal<Vec<LogContainer>>,
+    following: RwSignal<Option<String>>,
+    buffer: RwSignal<LogBuffer>,
+    status: RwSignal<ViewState>,
+    ended: RwSignal<Option<String>>,
+    search: RwSignal<String>,
+}
 
-    let file_name = {
-        let pod = pod.clone();
-        move || format!("{pod}-{}.log", following.get().unwrap_or_default())
-    };
-    let topic = Signal::derive(move || {
-        again.track();
-        Topic::Logs {
-            query: LogQuery {
-                namespace: namespace.clone(),
-                pod: pod.clone(),
-                container: container.get(),
-                previous: previous.get(),
-                tail_lines: tail.get(),
-            },
-        }
-    });
-    follow_signal(topic, move |message| {
-        status.update(|s| *s = s.after(&message));
+impl LogState {
+    fn new(namespace: String, pod: String) -> Self {
+        let state = Self {
+            container: RwSignal::new(None),
+            previous: RwSignal::new(false),
+            tail: RwSignal::new(Some(200)),
+            again: RwSignal::new(0),
+            containers: RwSignal::new(Vec::new()),
+            following: RwSignal::new(None),
+            buffer: RwSignal::new(LogBuffer::default()),
+            status: RwSignal::new(ViewState::Waiting),
+            ended: RwSignal::new(None),
+            search: RwSignal::new(String::new()),
+        };
+        let topic = Signal::derive(move || {
+            state.again.track();
+            Topic::Logs {
+                query: LogQuery {
+                    namespace: namespace.clone(),
+                    pod: pod.clone(),
+                    container: state.container.get(),
+                    previous: state.previous.get(),
+                    tail_lines: state.tail.get(),
+                },
+            }
+        });
+        follow_signal(topic, move |message| state.received(message));
+        state
+    }
+
+    fn received(self, message: ServerMessage) {
+        self.status.update(|s| *s = s.after(&message));
         match message {
             ServerMessage::LogOpened {
-                container: name,
-                containers: list,
+                container,
+                containers,
                 ..
             } => {
                 // A view (re)starts from its tail: what was shown would repeat.
-                buffer.update(LogBuffer::clear);
-                ended.set(None);
-                following.set(Some(name));
-                if !list.is_empty() {
-                    containers.set(list);
+                self.buffer.update(LogBuffer::clear);
+                self.ended.set(None);
+                self.following.set(Some(container));
+                if !containers.is_empty() {
+                    self.containers.set(containers);
                 }
             }
             ServerMessage::Log { lines, skipped, .. } => {
-                buffer.update(|b| b.push(lines, skipped));
+                self.buffer.update(|b| b.push(lines, skipped));
             }
             ServerMessage::LogEnded { message, .. } | ServerMessage::Refused { message, .. } => {
-                ended.set(Some(message));
+                self.ended.set(Some(message));
             }
             _ => {}
         }
-    });
+    }
+}
+
+/// The log view an object page holds (one at a time: a Pod's, or the chosen Pod of a
+/// Stack), kept across redraws of the page's parts. Provided by the object page.
+#[derive(Clone, Copy)]
+pub struct LogViews {
+    current: StoredValue<Option<(String, Owner, LogState)>>,
+    owner: StoredValue<Option<Owner>>,
+    /// The Pod chosen among a Stack's (kept across redraws too).
+    pub chosen_pod: RwSignal<Option<String>>,
+}
+
+impl LogViews {
+    /// Makes log views outlive redraws below the calling component.
+    pub fn provide() {
+        provide_context(Self {
+            current: StoredValue::new(None),
+            owner: StoredValue::new(Owner::current()),
+            chosen_pod: RwSignal::new(None),
+        });
+    }
+
+    /// The state of `pod`'s log: the one held, or a new one (ending the old).
+    fn state(self, namespace: &str, pod: &str) -> LogState {
+        let key = format!("{namespace}/{pod}");
+        if let Some(state) = self
+            .current
+            .with_value(|c| c.as_ref().filter(|(k, ..)| *k == key).map(|(.., s)| *s))
+        {
+            return state;
+        }
+        if let Some((_, old, _)) = self.current.get_value() {
+            // After the old view is gone: its effects still read this state until then.
+            #[cfg(feature = "hydrate")]
+            queue_microtask(move || old.cleanup());
+            #[cfg(not(feature = "hydrate"))]
+            old.cleanup();
+        }
+        let owner = self
+            .owner
+            .get_value()
+            .map(|o| o.child())
+            .unwrap_or_default();
+        let (namespace, pod) = (namespace.to_string(), pod.to_string());
+        let state = owner.with(|| LogState::new(namespace, pod));
+        self.current.set_value(Some((key, owner, state)));
+        state
+    }
+}
+
+#[component]
+pub fn PodLogs(namespace: String, pod: String) -> impl IntoView {
+    let state = match use_context::<LogViews>() {
+        Some(views) => views.state(&namespace, &pod),
+        None => LogState::new(namespace.clone(), pod.clone()),
+    };
+    let LogState {
+        container,
+        previous,
+        tail,
+        again,
+        containers,
+        following,
+        buffer,
+        status,
+        ended,
+        search,
+    } = state;
+    let stick = RwSignal::new(true);
+    let scroller = NodeRef::<leptos::html::Div>::new();
+    let file_name = move || format!("{pod}-{}.log", following.get().unwrap_or_default());
 
     // Keep to the newest line while the person has not scrolled up.
     Effect::new(move |_| {
@@ -83,14 +170,15 @@ pub fn PodLogs(namespace: String, pod: String) -> impl IntoView {
         search.track();
         if stick.get_untracked() {
             request_animation_frame(move || {
-                if let Some(el) = scroller.get_untracked() {
+                // The view may be gone by the next frame (the page redrew it).
+                if let Some(el) = scroller.try_get_untracked().flatten() {
                     el.set_scroll_top(el.scroll_height());
                 }
             });
         }
     });
     let on_scroll = move |_| {
-        if let Some(el) = scroller.get_untracked() {
+        if let Some(el) = scroller.try_get_untracked().flatten() {
             let at_bottom = el.scroll_top() + el.client_height() >= el.scroll_height() - 8;
             stick.set(at_bottom);
         }
@@ -126,7 +214,7 @@ pub fn PodLogs(namespace: String, pod: String) -> impl IntoView {
         .iter()
         .map(|(n, label)| {
             let value = n.map(|n| n.to_string()).unwrap_or_default();
-            let selected = *n == Some(200);
+            let selected = *n == tail.get_untracked();
             view! { <option value=value selected=selected>{*label}</option> }
         })
         .collect_view();

@@ -10,7 +10,7 @@ use crate::components::error_banner::ErrorBanner;
 use crate::components::live_badge::LiveBadge;
 use crate::components::live_table::LiveTable;
 use crate::components::live_table::ticking_clock;
-use crate::components::pod_logs::PodLogs;
+use crate::components::pod_logs::{LogViews, PodLogs};
 use crate::error::BackendError;
 use crate::live::protocol::{ServerMessage, Topic};
 use crate::live::{ViewState, follow};
@@ -72,6 +72,8 @@ fn ObjectView(target: Target) -> impl IntoView {
             detail.refetch();
         }
     });
+    // The detail below is redrawn on every change of the object; its log view is not.
+    LogViews::provide();
     let list_href = crate::base::url(&target.resource.page_path());
     let back = list_href.clone();
     view! {
@@ -344,7 +346,9 @@ fn Children(namespace: String, uid: String, pod_logs: bool) -> impl IntoView {
 /// The logs of a Stack's Pods, one Pod at a time (a tab each).
 #[component]
 fn StackLogs(namespace: String, pods: Memo<Vec<String>>) -> impl IntoView {
-    let chosen = RwSignal::new(None::<String>);
+    let chosen = use_context::<LogViews>()
+        .map(|v| v.chosen_pod)
+        .unwrap_or_else(|| RwSignal::new(None));
     // The chosen Pod, or the first while none is chosen or the chosen one went away.
     let shown = Memo::new(move |_| {
         pods.with(|list| {
