@@ -6,4 +6,5 @@ pub mod error_banner;
 pub mod form_fields;
 pub mod live_badge;
 pub mod live_table;
+pub mod pod_logs;
 pub mod resource_nav;

@@ -3,6 +3,7 @@
 //! resumes each table where it left off. [`follow`] ties a subscription to the
 //! component that made it; [`ViewState`] and [`SocketState`] say how live a view is.
 
+pub mod log_buffer;
 pub mod protocol;
 #[cfg(feature = "hydrate")]
 mod socket;
@@ -35,6 +36,8 @@ pub enum ViewState {
     },
     /// Refused or ended for good, with the reason.
     Refused(String),
+    /// Came to its end (a log whose container stopped), with the reason.
+    Ended(String),
 }
 
 impl ViewState {
@@ -50,6 +53,7 @@ impl ViewState {
                 },
             },
             ServerMessage::Refused { message, .. } => Self::Refused(message.clone()),
+            ServerMessage::LogEnded { message, .. } => Self::Ended(message.clone()),
             _ => Self::Live,
         }
     }
@@ -59,6 +63,7 @@ impl ViewState {
 pub fn badge(socket: &SocketState, view: &ViewState) -> (&'static str, String) {
     match (view, socket) {
         (ViewState::Refused(reason), _) => ("badge problem", format!("Refused: {reason}")),
+        (ViewState::Ended(_), _) => ("badge ended", "Ended".to_string()),
         (_, SocketState::Reconnecting { attempt, since }) => (
             "badge pending",
             format!(
@@ -204,5 +209,10 @@ mod tests {
         });
         assert!(badge(&open, &problem).1.ends_with(": gone"));
         assert!(badge(&open, &problem).1.starts_with("Stale since "));
+        let ended = ViewState::Live.after(&ServerMessage::LogEnded {
+            id: 1,
+            message: "Container app stopped.".into(),
+        });
+        assert_eq!(badge(&lost, &ended), ("badge ended", "Ended".to_string()));
     }
 }

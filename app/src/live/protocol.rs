@@ -39,6 +39,48 @@ pub enum Topic {
     Children { query: ChildrenQuery },
     /// A signal whenever the CRD catalog changes (the navigation refetches).
     Crds,
+    /// One container's log, followed as it grows (see [`LogQuery`]).
+    Logs { query: LogQuery },
+}
+
+/// Which log a `logs` view follows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogQuery {
+    pub namespace: String,
+    pub pod: String,
+    /// `None`: the Pod's default container (its `kubectl.kubernetes.io/default-container`
+    /// annotation, else its first).
+    #[serde(default)]
+    pub container: Option<String>,
+    /// The log of the container's previous run (after a restart); it does not grow.
+    #[serde(default)]
+    pub previous: bool,
+    /// Start this many lines back; `None`: the whole log.
+    #[serde(default)]
+    pub tail_lines: Option<u32>,
+}
+
+impl LogQuery {
+    /// Whether the names are plausible API path segments (a crafted value cannot
+    /// steer the request to another API path).
+    pub fn is_valid(&self) -> bool {
+        use crate::table::model::is_path_segment;
+        is_path_segment(&self.namespace)
+            && is_path_segment(&self.pod)
+            && self.container.as_deref().is_none_or(is_path_segment)
+    }
+}
+
+/// A container a Pod's log can be read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogContainer {
+    pub name: String,
+    /// An init container (runs to completion before the others).
+    #[serde(default)]
+    pub init: bool,
+    /// How often it has restarted (a previous log exists only after one).
+    #[serde(default)]
+    pub restarts: i32,
 }
 
 /// The page to the server.
@@ -97,6 +139,27 @@ pub enum ServerMessage {
         id: u32,
         message: String,
     },
+    /// A log view starts (again, after a reconnect): the page drops the lines it
+    /// shows. `container` is the one followed, `containers` those the Pod has.
+    LogOpened {
+        id: u32,
+        container: String,
+        containers: Vec<LogContainer>,
+    },
+    /// The next lines of a log, oldest first; `skipped` lines were dropped just
+    /// before them (the viewer or the bound could not keep up).
+    Log {
+        id: u32,
+        lines: Vec<String>,
+        #[serde(default)]
+        skipped: u64,
+    },
+    /// The log ended (the container stopped, or a previous run's log was read to
+    /// its end); a sentence. The subscription is over.
+    LogEnded {
+        id: u32,
+        message: String,
+    },
     /// The view was refused or ended for good (permission, limits, sign-in); a
     /// sentence. The subscription is over.
     Refused {
@@ -113,6 +176,9 @@ impl ServerMessage {
             | Self::Delta { id, .. }
             | Self::Children { id, .. }
             | Self::Changed { id }
+            | Self::LogOpened { id, .. }
+            | Self::Log { id, .. }
+            | Self::LogEnded { id, .. }
             | Self::Problem { id, .. }
             | Self::Refused { id, .. } => *id,
         }
@@ -162,6 +228,30 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn a_log_subscription_reads_with_defaults_and_refuses_crafted_names() {
+        let message: ClientMessage = serde_json::from_str(
+            r#"{"op":"subscribe","id":4,"topic":"logs","query":{"namespace":"team","pod":"web-0"}}"#,
+        )
+        .expect("parses");
+        let ClientMessage::Subscribe {
+            topic: Topic::Logs { query },
+            ..
+        } = message
+        else {
+            panic!("a log subscription expected");
+        };
+        assert_eq!(query.container, None);
+        assert!(!query.previous);
+        assert_eq!(query.tail_lines, None);
+        assert!(query.is_valid());
+        let crafted = LogQuery {
+            container: Some("../../secrets".into()),
+            ..query
+        };
+        assert!(!crafted.is_valid());
     }
 
     #[test]

@@ -195,7 +195,10 @@ fn received(message: ServerMessage) {
             _ => {}
         }
         let handler = entry.handler.clone();
-        if matches!(message, ServerMessage::Refused { .. }) {
+        if matches!(
+            message,
+            ServerMessage::Refused { .. } | ServerMessage::LogEnded { .. }
+        ) {
             // Over for good: not sent again on reconnect.
             c.entries.remove(&id);
         }

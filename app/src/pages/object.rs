@@ -10,6 +10,7 @@ use crate::components::error_banner::ErrorBanner;
 use crate::components::live_badge::LiveBadge;
 use crate::components::live_table::LiveTable;
 use crate::components::live_table::ticking_clock;
+use crate::components::pod_logs::{LogViews, PodLogs};
 use crate::error::BackendError;
 use crate::live::protocol::{ServerMessage, Topic};
 use crate::live::{ViewState, follow};
@@ -71,6 +72,8 @@ fn ObjectView(target: Target) -> impl IntoView {
             detail.refetch();
         }
     });
+    // The detail below is redrawn on every change of the object; its log view is not.
+    LogViews::provide();
     let list_href = crate::base::url(&target.resource.page_path());
     let back = list_href.clone();
     view! {
@@ -127,6 +130,10 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
         events_sort.update(|s| *s = SortKey::toggled(s.as_ref(), column))
     });
     let stack_namespace = detail.namespace.clone().filter(|_| detail.flags.is_stack);
+    let pod_namespace = detail
+        .namespace
+        .clone()
+        .filter(|_| target.resource.group.is_empty() && target.resource.plural == "pods");
     let namespace = detail
         .namespace
         .clone()
@@ -165,7 +172,15 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
             <StackConnection namespace=ns name=detail.name.clone() status=detail.status.clone()/>
         })}
         <Labels labels=detail.labels.clone()/>
-        {detail.namespace.clone().filter(|_| detail.flags.can_own).map(|ns| view! { <Children namespace=ns uid=detail.uid.clone()/> })}
+        {pod_namespace.map(|ns| view! {
+            <section class="panel">
+                <h2>"Logs"</h2>
+                <PodLogs namespace=ns pod=detail.name.clone()/>
+            </section>
+        })}
+        {detail.namespace.clone().filter(|_| detail.flags.can_own).map(|ns| view! {
+            <Children namespace=ns uid=detail.uid.clone() pod_logs=detail.flags.is_stack/>
+        })}
         <section class="panel">
             <h2>"Conditions"</h2>
             <Conditions conditions=detail.conditions.clone()/>
@@ -272,12 +287,22 @@ fn Conditions(conditions: Vec<Condition>) -> impl IntoView {
 }
 
 /// Objects this one owns, and what those own in turn (a Stack's StatefulSet and its
-/// Pods), live, indented by depth.
+/// Pods), live, indented by depth; with `pod_logs`, the logs of the Pods among them.
 #[component]
-fn Children(namespace: String, uid: String) -> impl IntoView {
+fn Children(namespace: String, uid: String, pod_logs: bool) -> impl IntoView {
     let children = RwSignal::new(None::<Vec<ChildEntry>>);
     let status = RwSignal::new(ViewState::Waiting);
     let now = ticking_clock();
+    let pods = Memo::new(move |_| {
+        children.with(|list| {
+            list.iter()
+                .flatten()
+                .filter(|c| c.kind == "Pod" && !c.deleting)
+                .map(|c| c.name.clone())
+                .collect::<Vec<_>>()
+        })
+    });
+    let logs_namespace = namespace.clone();
     let query = ChildrenQuery { namespace, uid };
     follow(Topic::Children { query }, move |message| {
         status.update(|s| *s = s.after(&message));
@@ -314,6 +339,44 @@ fn Children(namespace: String, uid: String) -> impl IntoView {
                 }.into_any(),
             }}
         </section>
+        {pod_logs.then(|| view! { <StackLogs namespace=logs_namespace pods=pods/> })}
+    }
+}
+
+/// The logs of a Stack's Pods, one Pod at a time (a tab each).
+#[component]
+fn StackLogs(namespace: String, pods: Memo<Vec<String>>) -> impl IntoView {
+    let chosen = use_context::<LogViews>()
+        .map(|v| v.chosen_pod)
+        .unwrap_or_else(|| RwSignal::new(None));
+    // The chosen Pod, or the first while none is chosen or the chosen one went away.
+    let shown = Memo::new(move |_| {
+        pods.with(|list| {
+            chosen
+                .get()
+                .filter(|c| list.contains(c))
+                .or_else(|| list.first().cloned())
+        })
+    });
+    move || {
+        let namespace = namespace.clone();
+        (!pods.with(Vec::is_empty)).then(move || view! {
+            <section class="panel" data-testid="stack-logs">
+                <h2>"Logs"</h2>
+                <div class="log-tabs pod-tabs" role="tablist">
+                    {move || pods.get().into_iter().map(|name| {
+                        let active = shown.with(|s| s.as_deref() == Some(name.as_str()));
+                        let pick = name.clone();
+                        view! {
+                            <button type="button" class="log-tab" class:active=active role="tab"
+                                aria-selected=active.to_string()
+                                on:click=move |_| chosen.set(Some(pick.clone()))>{name}</button>
+                        }
+                    }).collect_view()}
+                </div>
+                {move || shown.get().map(|pod| view! { <PodLogs namespace=namespace.clone() pod=pod/> })}
+            </section>
+        })
     }
 }
 

@@ -21,6 +21,8 @@ pub struct AccessQuestion {
     pub verb: String,
     pub group: String,
     pub resource: String,
+    /// E.g. `log` for `pods/log`.
+    pub subresource: Option<String>,
     pub namespace: Option<String>,
 }
 
@@ -72,6 +74,7 @@ impl AccessReviews {
                     verb: Some(question.verb.clone()),
                     group: Some(question.group.clone()),
                     resource: Some(question.resource.clone()),
+                    subresource: question.subresource.clone(),
                     namespace: question.namespace.clone(),
                     ..Default::default()
                 }),

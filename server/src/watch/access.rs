@@ -51,6 +51,7 @@ async fn watch_review(
         verb: "watch".into(),
         group: group.into(),
         resource: plural.into(),
+        subresource: None,
         namespace: namespace.map(str::to_string),
     };
     state

@@ -1,7 +1,8 @@
 //! Live views: the Table API client ([`table_api`], behind [`source`]), the feeds
 //! that keep one upstream watch per (resource, namespace, selectors) and identity
 //! ([`feed`], shared through [`hub`]), a viewer's side of a feed ([`subscription`]),
-//! the checks that open a view ([`views`]) and the two transports: the tab's
+//! the checks that open a view ([`views`]), container logs ([`logs`], split into
+//! lines by [`log_lines`] and bounded by [`log_flow`]) and the two transports: the tab's
 //! WebSocket ([`socket`]) and SSE for scripts ([`sse`]). Uses `auth` (a viewer's
 //! access is reviewed before a feed is joined) and `kube`.
 
@@ -11,6 +12,9 @@ pub(crate) mod coalesce;
 pub mod feed;
 pub mod hub;
 pub mod limits;
+pub mod log_flow;
+pub mod log_lines;
+pub(crate) mod logs;
 pub(crate) mod socket;
 pub mod source;
 pub(crate) mod sse;

@@ -20,6 +20,7 @@ use futures::stream::{AbortHandle, BoxStream, SelectAll, SplitSink};
 use futures::{SinkExt, Stream, StreamExt};
 
 use super::LiveState;
+use super::logs::{self, LogUpdate};
 use super::subscription::{Change, Update};
 use super::views;
 use crate::kube::caller::Caller;
@@ -165,6 +166,10 @@ fn view(
             let children = views::children(&state, caller, query).await?;
             Ok(children.map(move |children| ServerMessage::Children { id, children }))
         }),
+        Topic::Logs { query } => opened(id, async move {
+            let updates = logs::open(&state, caller, query, headers).await?;
+            Ok(updates.map(move |u| log_message(id, u)))
+        }),
     }
 }
 
@@ -195,6 +200,22 @@ const LATER_PART: usize = 500;
 /// The page sends only small messages; the default 128 KiB read buffer per socket
 /// would be most of a socket's memory.
 const READ_BUFFER: usize = 4 * 1024;
+
+fn log_message(id: u32, update: LogUpdate) -> ServerMessage {
+    match update {
+        LogUpdate::Opened {
+            container,
+            containers,
+        } => ServerMessage::LogOpened {
+            id,
+            container,
+            containers,
+        },
+        LogUpdate::Lines { lines, skipped } => ServerMessage::Log { id, lines, skipped },
+        LogUpdate::Waiting(message) => ServerMessage::Problem { id, message },
+        LogUpdate::Ended(message) => ServerMessage::LogEnded { id, message },
+    }
+}
 
 fn table_messages(id: u32, update: Update) -> Vec<ServerMessage> {
     let at = update.at;

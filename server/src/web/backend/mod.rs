@@ -98,6 +98,7 @@ impl Backend for ClusterBackend {
             verb: verb.into(),
             group: resource.group.clone(),
             resource: resource.plural.clone(),
+            subresource: None,
             namespace: namespace.clone(),
         };
         let (create, update, delete) = (ask("create"), ask("update"), ask("delete"));

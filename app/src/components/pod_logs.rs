@@ -1,0 +1,349 @@
+//! A Pod's container logs, followed live over the tab's socket: a tab per container,
+//! the previous run, how far back to start, search and download of the shown lines,
+//! and a view that keeps to the newest line until the person scrolls up.
+
+use leptos::prelude::*;
+
+use crate::components::live_badge::LiveBadge;
+use crate::live::log_buffer::{LogBuffer, LogLine, MAX_LINES, highlight};
+use crate::live::protocol::{LogContainer, LogQuery, ServerMessage, Topic};
+use crate::live::{ViewState, follow_signal};
+
+/// Where a log starts: lines back from the end (`None`: all of it).
+const TAILS: [(Option<u32>, &str); 5] = [
+    (Some(100), "100"),
+    (Some(200), "200"),
+    (Some(500), "500"),
+    (Some(1000), "1000"),
+    (None, "all"),
+];
+
+/// One log view's state and subscription. Held by the object page ([`LogViews`]),
+/// not by the view: the page redraws its parts whenever the object changes (a Pod's
+/// status does often), and the log must not start over each time.
+#[derive(Clone, Copy)]
+struct LogState {
+    /// `None` until the server names the Pod's default container.
+    container: RwSignal<Option<String>>,
+    previous: RwSignal<bool>,
+    tail: RwSignal<Option<u32>>,
+    /// Bumped by "Follow again": the same query, subscribed anew.
+    again: RwSignal<u32>,
+    containers: RwSignal<Vec<LogContainer>>,
+    following: RwSignal<Option<String>>,
+    buffer: RwSignal<LogBuffer>,
+    status: RwSignal<ViewState>,
+    ended: RwSignal<Option<String>>,
+    search: RwSignal<String>,
+}
+
+impl LogState {
+    fn new(namespace: String, pod: String) -> Self {
+        let state = Self {
+            container: RwSignal::new(None),
+            previous: RwSignal::new(false),
+            tail: RwSignal::new(Some(200)),
+            again: RwSignal::new(0),
+            containers: RwSignal::new(Vec::new()),
+            following: RwSignal::new(None),
+            buffer: RwSignal::new(LogBuffer::default()),
+            status: RwSignal::new(ViewState::Waiting),
+            ended: RwSignal::new(None),
+            search: RwSignal::new(String::new()),
+        };
+        let topic = Signal::derive(move || {
+            state.again.track();
+            Topic::Logs {
+                query: LogQuery {
+                    namespace: namespace.clone(),
+                    pod: pod.clone(),
+                    container: state.container.get(),
+                    previous: state.previous.get(),
+                    tail_lines: state.tail.get(),
+                },
+            }
+        });
+        follow_signal(topic, move |message| state.received(message));
+        state
+    }
+
+    fn received(self, message: ServerMessage) {
+        self.status.update(|s| *s = s.after(&message));
+        match message {
+            ServerMessage::LogOpened {
+                container,
+                containers,
+                ..
+            } => {
+                // A view (re)starts from its tail: what was shown would repeat.
+                self.buffer.update(LogBuffer::clear);
+                self.ended.set(None);
+                self.following.set(Some(container));
+                if !containers.is_empty() {
+                    self.containers.set(containers);
+                }
+            }
+            ServerMessage::Log { lines, skipped, .. } => {
+                self.buffer.update(|b| b.push(lines, skipped));
+            }
+            ServerMessage::LogEnded { message, .. } | ServerMessage::Refused { message, .. } => {
+                self.ended.set(Some(message));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The log view an object page holds (one at a time: a Pod's, or the chosen Pod of a
+/// Stack), kept across redraws of the page's parts. Provided by the object page.
+#[derive(Clone, Copy)]
+pub struct LogViews {
+    current: StoredValue<Option<(String, Owner, LogState)>>,
+    owner: StoredValue<Option<Owner>>,
+    /// The Pod chosen among a Stack's (kept across redraws too).
+    pub chosen_pod: RwSignal<Option<String>>,
+}
+
+impl LogViews {
+    /// Makes log views outlive redraws below the calling component.
+    pub fn provide() {
+        provide_context(Self {
+            current: StoredValue::new(None),
+            owner: StoredValue::new(Owner::current()),
+            chosen_pod: RwSignal::new(None),
+        });
+    }
+
+    /// The state of `pod`'s log: the one held, or a new one (ending the old).
+    fn state(self, namespace: &str, pod: &str) -> LogState {
+        let key = format!("{namespace}/{pod}");
+        if let Some(state) = self
+            .current
+            .with_value(|c| c.as_ref().filter(|(k, ..)| *k == key).map(|(.., s)| *s))
+        {
+            return state;
+        }
+        if let Some((_, old, _)) = self.current.get_value() {
+            // After the old view is gone: its effects still read this state until then.
+            #[cfg(feature = "hydrate")]
+            queue_microtask(move || old.cleanup());
+            #[cfg(not(feature = "hydrate"))]
+            old.cleanup();
+        }
+        let owner = self
+            .owner
+            .get_value()
+            .map(|o| o.child())
+            .unwrap_or_default();
+        let (namespace, pod) = (namespace.to_string(), pod.to_string());
+        let state = owner.with(|| LogState::new(namespace, pod));
+        self.current.set_value(Some((key, owner, state)));
+        state
+    }
+}
+
+#[component]
+pub fn PodLogs(namespace: String, pod: String) -> impl IntoView {
+    let state = match use_context::<LogViews>() {
+        Some(views) => views.state(&namespace, &pod),
+        None => LogState::new(namespace.clone(), pod.clone()),
+    };
+    let LogState {
+        container,
+        previous,
+        tail,
+        again,
+        containers,
+        following,
+        buffer,
+        status,
+        ended,
+        search,
+    } = state;
+    let stick = RwSignal::new(true);
+    let scroller = NodeRef::<leptos::html::Div>::new();
+    let file_name = move || format!("{pod}-{}.log", following.get().unwrap_or_default());
+
+    // Keep to the newest line while the person has not scrolled up.
+    Effect::new(move |_| {
+        buffer.track();
+        search.track();
+        if stick.get_untracked() {
+            request_animation_frame(move || {
+                // The view may be gone by the next frame (the page redrew it).
+                if let Some(el) = scroller.try_get_untracked().flatten() {
+                    el.set_scroll_top(el.scroll_height());
+                }
+            });
+        }
+    });
+    let on_scroll = move |_| {
+        if let Some(el) = scroller.try_get_untracked().flatten() {
+            let at_bottom = el.scroll_top() + el.client_height() >= el.scroll_height() - 8;
+            stick.set(at_bottom);
+        }
+    };
+
+    let tabs = move || {
+        let chosen = following.get();
+        containers
+            .get()
+            .into_iter()
+            .map(|c| {
+                let active = chosen.as_deref() == Some(c.name.as_str());
+                let name = c.name.clone();
+                let label = format!(
+                    "{}{}{}",
+                    c.name,
+                    if c.init { " (init)" } else { "" },
+                    if c.restarts > 0 {
+                        format!(" ↻{}", c.restarts)
+                    } else {
+                        String::new()
+                    }
+                );
+                view! {
+                    <button type="button" class="log-tab" class:active=active role="tab"
+                        aria-selected=active.to_string() data-container=c.name.clone()
+                        on:click=move |_| container.set(Some(name.clone()))>{label}</button>
+                }
+            })
+            .collect_view()
+    };
+    let tail_options = TAILS
+        .iter()
+        .map(|(n, label)| {
+            let value = n.map(|n| n.to_string()).unwrap_or_default();
+            let selected = *n == tail.get_untracked();
+            view! { <option value=value selected=selected>{*label}</option> }
+        })
+        .collect_view();
+    let download = move |_| {
+        let text = buffer.with_untracked(LogBuffer::text);
+        save(&file_name(), &text);
+    };
+
+    view! {
+        <div class="pod-logs" data-testid="pod-logs">
+            <div class="log-toolbar">
+                <div class="log-tabs" role="tablist">{tabs}</div>
+                <label class="control checkbox">
+                    <input type="checkbox" data-testid="log-previous"
+                        prop:checked=move || previous.get()
+                        on:change:target=move |ev| previous.set(ev.target().checked())/>
+                    "Previous run"
+                </label>
+                <label class="control inline">
+                    "Start"
+                    <select aria-label="Lines to start from" data-testid="log-tail"
+                        on:change:target=move |ev| tail.set(ev.target().value().parse().ok())>
+                        {tail_options}
+                    </select>
+                    "lines back"
+                </label>
+                <input type="search" class="filter log-search" placeholder="Search shown lines"
+                    aria-label="Search shown lines" data-testid="log-search"
+                    prop:value=move || search.get()
+                    on:input:target=move |ev| search.set(ev.target().value())/>
+                <button type="button" class="small-btn" data-testid="log-download"
+                    on:click=download>"Download"</button>
+                <LiveBadge view=status testid="log-live-status"/>
+            </div>
+            <div class="log-lines" node_ref=scroller on:scroll=on_scroll data-testid="log-lines">
+                {move || {
+                    // A new term redraws every line; new lines alone add rows.
+                    let term = search.get();
+                    view! {
+                        <For
+                            each=move || buffer.with(|b| b.matching(&term))
+                            key=|line: &LogLine| line.seq
+                            children=move |line: LogLine| view! { <LogRow line=line term=search.get_untracked()/> }
+                        />
+                    }
+                }}
+                {move || buffer.with(LogBuffer::is_empty).then(|| view! {
+                    <div class="log-empty subtle">{move || if ended.with(Option::is_none) { "No lines yet." } else { "" }}</div>
+                })}
+            </div>
+            <div class="log-footer">
+                <span class="subtle small" data-testid="log-count">{move || buffer.with(|b| {
+                    let dropped = if b.dropped() > 0 {
+                        format!(" · {} older lines dropped (the view keeps {MAX_LINES} at most)", b.dropped())
+                    } else {
+                        String::new()
+                    };
+                    format!("{} lines{dropped}", b.len())
+                })}</span>
+                {move || ended.get().map(|message| view! {
+                    <span class="log-end" data-testid="log-ended">
+                        {message}" "
+                        <button type="button" class="log-action" on:click=move |_| again.update(|n| *n += 1)>"Follow again"</button>
+                    </span>
+                })}
+                {move || (!stick.get()).then(|| view! {
+                    <button type="button" class="log-action" on:click=move |_| {
+                        stick.set(true);
+                        if let Some(el) = scroller.get_untracked() {
+                            el.set_scroll_top(el.scroll_height());
+                        }
+                    }>"↓ Newest"</button>
+                })}
+            </div>
+        </div>
+    }
+}
+
+#[component]
+fn LogRow(line: LogLine, term: String) -> impl IntoView {
+    let pieces = if line.marker {
+        vec![(line.text.to_string(), false)]
+    } else {
+        highlight(&line.text, &term)
+    };
+    view! {
+        <div class="log-line" class:log-marker=line.marker data-testid="log-line">
+            {pieces.into_iter().map(|(text, hit)| if hit {
+                view! { <mark>{text}</mark> }.into_any()
+            } else {
+                text.into_any()
+            }).collect_view()}
+        </div>
+    }
+}
+
+/// Offers `text` as a file download, made in the browser (a Blob link).
+fn save(file_name: &str, text: &str) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+        let options = web_sys::BlobPropertyBag::new();
+        options.set_type("text/plain;charset=utf-8");
+        let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options) else {
+            return;
+        };
+        let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+            return;
+        };
+        let link = document()
+            .create_element("a")
+            .ok()
+            .and_then(|a| a.dyn_into::<web_sys::HtmlAnchorElement>().ok());
+        if let Some(link) = link {
+            link.set_href(&url);
+            link.set_download(file_name);
+            link.click();
+        }
+        // Revoked a little later: some browsers read the URL after click() returns.
+        set_timeout(
+            move || {
+                let _ = web_sys::Url::revoke_object_url(&url);
+            },
+            std::time::Duration::from_secs(10),
+        );
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (file_name, text);
+    }
+}

@@ -1,0 +1,467 @@
+//! A live log view: one container's log, read with the viewer's own client (so the
+//! API server decides, and audits, who reads what) after an access review for
+//! `pods/log` `get`, followed as it grows and sent within [`log_flow`]'s bounds.
+//! Counts among the person's live views while open.
+//!
+//! [`log_flow`]: super::log_flow
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use app::live::protocol::{LogContainer, LogQuery};
+use axum::http::{HeaderMap, StatusCode};
+use futures::{AsyncBufRead, AsyncBufReadExt, Stream, StreamExt};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, LogParams};
+use tracing::Instrument;
+
+use super::LiveState;
+use super::limits::LimitRefused;
+use super::log_flow::{Bounds, Flow, Queue, batches};
+use super::log_lines::Lines;
+use super::views::Refusal;
+use crate::auth::access::AccessQuestion;
+use crate::kube::caller::Caller;
+use crate::kube::error::{Failure, failure};
+
+/// How often a container that has not started yet is asked for its log again.
+const WAITING_RETRY: Duration = Duration::from_secs(2);
+
+/// What a log view sends, in order: `Opened`, then lines (or `Waiting` while the
+/// container has not started), and `Ended` last.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogUpdate {
+    Opened {
+        container: String,
+        containers: Vec<LogContainer>,
+    },
+    Lines {
+        lines: Vec<String>,
+        skipped: u64,
+    },
+    /// The log cannot be read yet; a sentence. Lines follow once it can.
+    Waiting(String),
+    Ended(String),
+}
+
+/// Why a log view could not open, or why it ended early; the text is shown.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("namespace, pod and container must be DNS-style names")]
+    InvalidQuery,
+    #[error(transparent)]
+    Limit(#[from] LimitRefused),
+    #[error("You may not read logs of pods in namespace {0} (pods/log get).")]
+    Forbidden(String),
+    #[error("Portico could not ask the API server whether you may read this log: {0}")]
+    Review(#[source] kube::Error),
+    #[error("Portico cannot act as you towards the API server: {0}")]
+    Client(#[source] kube::Error),
+    #[error("Pod {pod} does not exist in namespace {namespace}.")]
+    NoPod { namespace: String, pod: String },
+    #[error("Pod {pod} has no container named {container}.")]
+    NoContainer { pod: String, container: String },
+    #[error("Pod {0} has no containers.")]
+    NoContainers(String),
+    #[error(
+        "Container {0} has no previous run to show: it has not restarted since the Pod was made, or the node no longer keeps that log."
+    )]
+    NoPrevious(String),
+    #[error("Container {container} has not started yet: {detail}")]
+    NotStarted { container: String, detail: String },
+    #[error("The API server would not give the log: {0}")]
+    Api(String),
+}
+
+impl LogError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::InvalidQuery | Self::NoContainer { .. } | Self::NoContainers(_) => {
+                StatusCode::BAD_REQUEST
+            }
+            Self::Limit(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NoPod { .. } | Self::NoPrevious(_) => StatusCode::NOT_FOUND,
+            Self::NotStarted { .. } => StatusCode::CONFLICT,
+            Self::Review(_) | Self::Client(_) | Self::Api(_) => StatusCode::BAD_GATEWAY,
+        }
+    }
+
+    /// The API server's refusal of a log request, in words about this container.
+    fn of_request(error: kube::Error, namespace: &str, container: &str) -> Self {
+        let message = match &error {
+            kube::Error::Api(status) => status.message.clone(),
+            other => other.to_string(),
+        };
+        match failure(&error) {
+            Failure::Forbidden | Failure::Unauthorized => Self::Forbidden(namespace.to_string()),
+            // 400s name what is wrong only in their text.
+            Failure::Invalid if message.contains("previous terminated container") => {
+                Self::NoPrevious(container.to_string())
+            }
+            Failure::Invalid
+                if message.contains("is waiting to start")
+                    || message.contains("ContainerCreating")
+                    || message.contains("PodInitializing") =>
+            {
+                Self::NotStarted {
+                    container: container.to_string(),
+                    detail: message,
+                }
+            }
+            _ => Self::Api(message),
+        }
+    }
+}
+
+impl From<LogError> for Refusal {
+    fn from(error: LogError) -> Self {
+        (error.status(), error.to_string())
+    }
+}
+
+/// Opens a log view for `caller`: checks first (valid names, the person's live view
+/// limit, `pods/log` `get`, the Pod and container), then the stream.
+/// `headers` are the request's (in token mode the view ends with the session).
+#[tracing::instrument(name = "log_view", skip_all, fields(
+    caller = caller.name(), namespace = %query.namespace, pod = %query.pod,
+))]
+pub async fn open(
+    state: &LiveState,
+    caller: Caller,
+    query: LogQuery,
+    headers: HeaderMap,
+) -> Result<impl Stream<Item = LogUpdate> + Send + use<>, Refusal> {
+    if !query.is_valid() {
+        return Err(LogError::InvalidQuery.into());
+    }
+    let permit = state
+        .streams
+        .acquire(caller.person(), &state.limits)
+        .map_err(LogError::from)?;
+    if !may_read_logs(state, &caller, &query.namespace).await? {
+        return Err(LogError::Forbidden(query.namespace.clone()).into());
+    }
+    let client = state
+        .auth
+        .pool
+        .for_caller(&caller)
+        .map_err(LogError::Client)?;
+    let pods: Api<Pod> = Api::namespaced(client, &query.namespace);
+    let (container, containers) = container_of(&pods, &query).await?;
+    let params = LogParams {
+        container: Some(container.clone()),
+        // A previous run's log does not grow.
+        follow: !query.previous,
+        previous: query.previous,
+        tail_lines: query.tail_lines.map(i64::from),
+        timestamps: false,
+        ..LogParams::default()
+    };
+    let recheck = Recheck {
+        state: state.clone(),
+        caller,
+        headers,
+        namespace: query.namespace.clone(),
+    };
+    let every = state.limits.recheck;
+    let (pod, namespace) = (query.pod, query.namespace);
+    let span = tracing::Span::current();
+    let updates = async_stream::stream! {
+        let _permit = permit;
+        yield LogUpdate::Opened { container: container.clone(), containers };
+        // A container that has not started yet has no log: ask again until it has.
+        let reader = loop {
+            match pods.log_stream(&pod, &params).await {
+                Ok(reader) => break Ok(reader),
+                Err(error) => match LogError::of_request(error, &namespace, &container) {
+                    waiting @ LogError::NotStarted { .. } => {
+                        yield LogUpdate::Waiting(waiting.to_string());
+                        tokio::time::sleep(WAITING_RETRY).await;
+                    }
+                    other => break Err(other),
+                },
+            }
+        };
+        let reader = match reader {
+            Ok(reader) => reader,
+            Err(error) => {
+                yield LogUpdate::Ended(error.to_string());
+                return;
+            }
+        };
+        let bounds = Bounds::default();
+        let queue = Queue::new(&bounds);
+        let ended = if params.follow {
+            format!("Container {container} stopped; its log ends here.")
+        } else {
+            format!("End of the log of container {container}'s previous run.")
+        };
+        let reading = tokio::spawn(read(reader, queue.clone(), ended).instrument(span));
+        let _stop_reading = AbortOnDrop(reading);
+        let mut flow = std::pin::pin!(batches(queue, bounds));
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                item = flow.next() => match item {
+                    Some(Flow::Batch { lines, skipped }) => yield LogUpdate::Lines { lines, skipped },
+                    Some(Flow::Ended(reason)) => {
+                        yield LogUpdate::Ended(reason);
+                        break;
+                    }
+                    None => break,
+                },
+                _ = ticks.tick() => {
+                    if !recheck.still_allowed().await {
+                        yield LogUpdate::Ended(
+                            "Your permission to read this log was withdrawn, or your sign-in ended; this view has stopped.".into(),
+                        );
+                        break;
+                    }
+                }
+            }
+        }
+    };
+    Ok(updates.take_until(state.shutdown.begun()))
+}
+
+/// Whether `caller` may `get` `pods/log` in `namespace` (the portal's own identity
+/// is not asked: it is the identity the request would use anyway).
+async fn may_read_logs(
+    state: &LiveState,
+    caller: &Caller,
+    namespace: &str,
+) -> Result<bool, LogError> {
+    if *caller == Caller::Portal {
+        return Ok(true);
+    }
+    let question = AccessQuestion {
+        verb: "get".into(),
+        group: String::new(),
+        resource: "pods".into(),
+        subresource: Some("log".into()),
+        namespace: Some(namespace.to_string()),
+    };
+    state
+        .auth
+        .reviews
+        .allowed_within(caller, &question, state.limits.recheck)
+        .await
+        .map_err(LogError::Review)
+}
+
+/// The container to read (the one asked for, else the Pod's default) and the
+/// containers the Pod has. A viewer who may read logs but not the Pod itself gets
+/// the container asked for and no list.
+async fn container_of(
+    pods: &Api<Pod>,
+    query: &LogQuery,
+) -> Result<(String, Vec<LogContainer>), LogError> {
+    let pod = match pods.get_opt(&query.pod).await {
+        Ok(Some(pod)) => pod,
+        Ok(None) => {
+            return Err(LogError::NoPod {
+                namespace: query.namespace.clone(),
+                pod: query.pod.clone(),
+            });
+        }
+        Err(e) if matches!(failure(&e), Failure::Forbidden) => {
+            let container = query
+                .container
+                .clone()
+                .ok_or_else(|| LogError::NoContainers(query.pod.clone()))?;
+            return Ok((container, Vec::new()));
+        }
+        Err(e) => return Err(LogError::Api(e.to_string())),
+    };
+    let containers = containers(&pod);
+    let chosen = match &query.container {
+        Some(name) if containers.iter().any(|c| &c.name == name) => name.clone(),
+        Some(name) => {
+            return Err(LogError::NoContainer {
+                pod: query.pod.clone(),
+                container: name.clone(),
+            });
+        }
+        None => default_container(&pod, &containers)
+            .ok_or_else(|| LogError::NoContainers(query.pod.clone()))?,
+    };
+    Ok((chosen, containers))
+}
+
+/// Init containers first (they run first), then the others, with their restarts.
+pub fn containers(pod: &Pod) -> Vec<LogContainer> {
+    let status = pod.status.as_ref();
+    let restarts = |statuses: Option<&Vec<k8s_openapi::api::core::v1::ContainerStatus>>,
+                    name: &str| {
+        statuses
+            .and_then(|s| s.iter().find(|c| c.name == name))
+            .map_or(0, |c| c.restart_count)
+    };
+    let Some(spec) = pod.spec.as_ref() else {
+        return Vec::new();
+    };
+    let init = spec.init_containers.iter().flatten().map(|c| LogContainer {
+        name: c.name.clone(),
+        init: true,
+        restarts: restarts(
+            status.and_then(|s| s.init_container_statuses.as_ref()),
+            &c.name,
+        ),
+    });
+    let main = spec.containers.iter().map(|c| LogContainer {
+        name: c.name.clone(),
+        init: false,
+        restarts: restarts(status.and_then(|s| s.container_statuses.as_ref()), &c.name),
+    });
+    init.chain(main).collect()
+}
+
+/// The container `kubectl logs` would pick: the one the
+/// `kubectl.kubernetes.io/default-container` annotation names, else the first.
+fn default_container(pod: &Pod, containers: &[LogContainer]) -> Option<String> {
+    let annotated = pod
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get("kubectl.kubernetes.io/default-container"))
+        .filter(|name| containers.iter().any(|c| &c.name == *name));
+    annotated
+        .cloned()
+        .or_else(|| containers.iter().find(|c| !c.init).map(|c| c.name.clone()))
+        .or_else(|| containers.first().map(|c| c.name.clone()))
+}
+
+/// Reads the log as it comes, into `queue` (which drops what the page cannot take),
+/// so a slow page never holds up the API server's stream; ends the queue with
+/// `ended`, or with the failure.
+async fn read(reader: impl AsyncBufRead, queue: Arc<Queue>, ended: String) {
+    let mut reader = std::pin::pin!(reader);
+    let mut lines = Lines::default();
+    loop {
+        let (read, out) = match reader.as_mut().fill_buf().await {
+            Ok([]) => break,
+            Ok(chunk) => {
+                let mut out = Vec::new();
+                lines.push(chunk, &mut |line| out.push(line));
+                (chunk.len(), out)
+            }
+            Err(error) => {
+                tracing::debug!(%error, "log stream broke off");
+                queue.push(lines.finish());
+                queue.end(format!("The log stream broke off: {error}"));
+                return;
+            }
+        };
+        reader.as_mut().consume(read);
+        queue.push(out);
+    }
+    queue.push(lines.finish());
+    queue.end(ended);
+}
+
+/// Stops the reading task when the view goes away.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Whether an open view may go on: still signed in (token mode), still allowed.
+struct Recheck {
+    state: LiveState,
+    caller: Caller,
+    headers: HeaderMap,
+    namespace: String,
+}
+
+impl Recheck {
+    async fn still_allowed(&self) -> bool {
+        let signed_in = !matches!(self.caller, Caller::Bearer { .. })
+            || self.state.auth.session(&self.headers).is_some();
+        // A failed review keeps the view: an API server restart must not end them all.
+        signed_in
+            && may_read_logs(&self.state, &self.caller, &self.namespace)
+                .await
+                .unwrap_or(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(json: serde_json::Value) -> Pod {
+        serde_json::from_value(json).expect("a pod")
+    }
+
+    #[test]
+    fn the_default_container_is_the_annotated_one_else_the_first_that_is_not_init() {
+        let spec = serde_json::json!({
+            "initContainers": [{"name": "setup"}],
+            "containers": [{"name": "app"}, {"name": "sidecar"}]
+        });
+        let plain = pod(serde_json::json!({"spec": spec, "status": {
+            "containerStatuses": [{"name": "sidecar", "restartCount": 3, "image": "", "imageID": "", "ready": true}]
+        }}));
+        let list = containers(&plain);
+        assert_eq!(
+            list.iter()
+                .map(|c| (c.name.as_str(), c.init, c.restarts))
+                .collect::<Vec<_>>(),
+            [("setup", true, 0), ("app", false, 0), ("sidecar", false, 3)]
+        );
+        assert_eq!(default_container(&plain, &list).as_deref(), Some("app"));
+        let annotated = pod(
+            serde_json::json!({"spec": spec, "metadata": {"annotations": {
+                "kubectl.kubernetes.io/default-container": "sidecar"
+            }}}),
+        );
+        assert_eq!(
+            default_container(&annotated, &containers(&annotated)).as_deref(),
+            Some("sidecar")
+        );
+    }
+
+    #[test]
+    fn refusals_of_a_log_request_are_said_about_the_container() {
+        let api = |code: u16, message: &str| {
+            kube::Error::Api(Box::new(
+                serde_json::from_value(serde_json::json!({
+                    "code": code, "message": message, "reason": "BadRequest", "status": "Failure"
+                }))
+                .expect("status"),
+            ))
+        };
+        let none = LogError::of_request(
+            api(
+                400,
+                "previous terminated container \"app\" in pod \"web\" not found",
+            ),
+            "team",
+            "app",
+        );
+        assert!(
+            matches!(none, LogError::NoPrevious(ref c) if c == "app"),
+            "{none}"
+        );
+        assert!(none.to_string().contains("no previous run"));
+        let waiting = LogError::of_request(
+            api(
+                400,
+                "container \"app\" in pod \"web\" is waiting to start: ContainerCreating",
+            ),
+            "team",
+            "app",
+        );
+        assert!(matches!(waiting, LogError::NotStarted { .. }), "{waiting}");
+        let forbidden = LogError::of_request(api(403, "forbidden"), "team", "app");
+        assert_eq!(
+            forbidden.to_string(),
+            "You may not read logs of pods in namespace team (pods/log get)."
+        );
+    }
+}

@@ -1,0 +1,459 @@
+//! Live container logs over the tab's socket (`/api/live`, topic `logs`), against the
+//! local cluster's real node, where containers run and kubelet serves their logs:
+//! following lines as they are written, the previous run after a restart, a person
+//! without `pods/log` refused with a sentence, and the per-view bound on a flood.
+// Tests and benchmarks stop loudly at the first surprise.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use app::live::protocol::{ClientMessage, LogQuery, ServerMessage, Topic};
+use futures::{SinkExt, StreamExt};
+use k8s_openapi::api::authentication::v1::TokenRequest;
+use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
+use kube::api::{Api, PostParams};
+use portico_control_plane::cluster::TestCluster;
+use portico_server::auth::identity::{IdentityConfig, IdentityMode};
+use portico_server::auth::session::SessionKey;
+use serde_json::json;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+const WAIT: Duration = Duration::from_secs(20);
+/// Real containers: an image from the node's store, a sandbox, a process.
+const START_WAIT: Duration = Duration::from_secs(120);
+const IMAGE: &str = "portico.local/mariadb:10.11";
+
+async fn admin() -> kube::Client {
+    common::admin_with_stack_crd_on(TestCluster::shared_real()).await
+}
+
+async fn connect(origin: &str, cookie: Option<&str>) -> Socket {
+    let mut request = format!("{}/api/live", origin.replacen("http", "ws", 1))
+        .into_client_request()
+        .expect("request");
+    if let Some(cookie) = cookie {
+        request
+            .headers_mut()
+            .insert("cookie", cookie.parse().expect("header"));
+    }
+    tokio_tungstenite::connect_async(request)
+        .await
+        .expect("the socket opens")
+        .0
+}
+
+async fn subscribe(socket: &mut Socket, id: u32, query: LogQuery) {
+    let message = ClientMessage::Subscribe {
+        id,
+        topic: Topic::Logs { query },
+        resume: None,
+    };
+    let text = serde_json::to_string(&message).expect("encode");
+    socket.send(Message::text(text)).await.expect("send");
+}
+
+/// The next message and its size on the wire; `None` once the socket is closed.
+async fn receive_sized(socket: &mut Socket) -> Option<(ServerMessage, usize)> {
+    loop {
+        let frame = tokio::time::timeout(WAIT, socket.next())
+            .await
+            .expect("a message in time");
+        match frame {
+            Some(Ok(Message::Text(text))) => {
+                return Some((
+                    serde_json::from_str(&text).expect("a server message"),
+                    text.len(),
+                ));
+            }
+            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return None,
+            Some(Ok(_)) => continue,
+        }
+    }
+}
+
+async fn receive(socket: &mut Socket) -> ServerMessage {
+    receive_sized(socket).await.expect("the socket is open").0
+}
+
+fn query(ns: &str, pod: &str) -> LogQuery {
+    LogQuery {
+        namespace: ns.into(),
+        pod: pod.into(),
+        container: None,
+        previous: false,
+        tail_lines: Some(5),
+    }
+}
+
+/// A Pod of one container `app` running `script` in `sh`.
+async fn run_pod(client: &kube::Client, ns: &str, name: &str, script: &str) {
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {
+            "restartPolicy": "Always",
+            "automountServiceAccountToken": false,
+            "terminationGracePeriodSeconds": 1,
+            "containers": [{"name": "app", "image": IMAGE, "imagePullPolicy": "Never",
+                            "command": ["sh", "-c", script]}],
+        },
+    }))
+    .expect("pod");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    // A fresh namespace's default ServiceAccount, which admission wants, comes shortly.
+    let deadline = Instant::now() + WAIT;
+    while let Err(error) = pods.create(&PostParams::default(), &pod).await {
+        assert!(Instant::now() < deadline, "create {name}: {error}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Waits until `name`'s container `app` is running and has restarted `restarts` times.
+async fn until_running(client: &kube::Client, ns: &str, name: &str, restarts: i32) {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let deadline = Instant::now() + START_WAIT;
+    loop {
+        let pod = pods.get(name).await.expect("pod");
+        let status = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.container_statuses.as_ref())
+            .and_then(|s| s.first().cloned());
+        if let Some(s) = &status
+            && s.restart_count >= restarts
+            && s.state.as_ref().and_then(|s| s.running.as_ref()).is_some()
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} never ran with {restarts} restarts: {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The number in a `line N` line.
+fn number(line: &str) -> Option<u64> {
+    line.strip_prefix("line ")?.parse().ok()
+}
+
+#[tokio::test]
+async fn a_running_containers_log_follows_what_it_writes_after_the_view_opened() {
+    let client = admin().await;
+    let (origin, state) = common::serve(&client, None).await;
+    let ns = common::fresh_namespace(&client, "logs-follow").await;
+    run_pod(
+        &client,
+        &ns,
+        "writer",
+        // Colour codes, as many programs write them: the page gets plain text.
+        r#"i=0; while true; do printf '\033[32mline %d\033[0m\n' $i; i=$((i+1)); sleep 0.3; done"#,
+    )
+    .await;
+    until_running(&client, &ns, "writer", 0).await;
+
+    let mut socket = connect(&origin, None).await;
+    subscribe(&mut socket, 1, query(&ns, "writer")).await;
+    let ServerMessage::LogOpened {
+        id: 1,
+        container,
+        containers,
+    } = receive(&mut socket).await
+    else {
+        panic!("the view opens with the Pod's containers");
+    };
+    assert_eq!(container, "app");
+    assert_eq!(containers.len(), 1);
+    assert_eq!(state.live.streams.open_for(&None), 1, "a live view counted");
+
+    // The tail first (at most 5 lines), then lines written after it, in order.
+    let mut seen: Vec<u64> = Vec::new();
+    let mut first_batch = None;
+    while seen.len() < 12 {
+        match receive(&mut socket).await {
+            ServerMessage::Log {
+                id: 1,
+                lines,
+                skipped,
+            } => {
+                assert_eq!(skipped, 0);
+                for line in &lines {
+                    assert!(!line.contains('\u{1b}'), "escapes stripped: {line:?}");
+                    seen.push(number(line).unwrap_or_else(|| panic!("a numbered line: {line:?}")));
+                }
+                first_batch.get_or_insert(lines.len());
+            }
+            other => panic!("lines expected, got {other:?}"),
+        }
+    }
+    assert!(
+        first_batch.is_some_and(|n| n <= 5),
+        "the tail: {first_batch:?}"
+    );
+    assert!(
+        seen.windows(2).all(|w| w[1] == w[0] + 1),
+        "consecutive: {seen:?}"
+    );
+
+    // Closing the view gives its place back.
+    let text = serde_json::to_string(&ClientMessage::Unsubscribe { id: 1 }).expect("encode");
+    socket.send(Message::text(text)).await.expect("send");
+    let deadline = Instant::now() + WAIT;
+    while state.live.streams.open_for(&None) != 0 {
+        assert!(Instant::now() < deadline, "the view was not released");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // It never restarted: no previous run, said plainly.
+    subscribe(
+        &mut socket,
+        2,
+        LogQuery {
+            previous: true,
+            ..query(&ns, "writer")
+        },
+    )
+    .await;
+    assert!(matches!(
+        receive(&mut socket).await,
+        ServerMessage::LogOpened { id: 2, .. }
+    ));
+    let ServerMessage::LogEnded { id: 2, message } = receive(&mut socket).await else {
+        panic!("no previous log");
+    };
+    assert!(message.contains("no previous run"), "{message}");
+
+    // An unknown container, and a Pod that is not there, are refused with a sentence.
+    subscribe(
+        &mut socket,
+        3,
+        LogQuery {
+            container: Some("nope".into()),
+            ..query(&ns, "writer")
+        },
+    )
+    .await;
+    let ServerMessage::Refused { id: 3, message } = receive(&mut socket).await else {
+        panic!("refused");
+    };
+    assert_eq!(message, "Pod writer has no container named nope.");
+    subscribe(&mut socket, 4, query(&ns, "ghost")).await;
+    let ServerMessage::Refused { id: 4, message } = receive(&mut socket).await else {
+        panic!("refused");
+    };
+    assert_eq!(
+        message,
+        format!("Pod ghost does not exist in namespace {ns}.")
+    );
+}
+
+#[tokio::test]
+async fn the_previous_run_shows_what_the_container_wrote_before_it_exited() {
+    let client = admin().await;
+    let (origin, _state) = common::serve(&client, None).await;
+    let ns = common::fresh_namespace(&client, "logs-previous").await;
+    // Each run writes when it started, then fails; kubelet restarts it.
+    run_pod(
+        &client,
+        &ns,
+        "crasher",
+        r#"echo "run started $(date +%s%N)"; sleep 2; echo "exiting with 1"; exit 1"#,
+    )
+    .await;
+    until_running(&client, &ns, "crasher", 1).await;
+
+    let mut socket = connect(&origin, None).await;
+    subscribe(
+        &mut socket,
+        1,
+        LogQuery {
+            previous: true,
+            tail_lines: None,
+            ..query(&ns, "crasher")
+        },
+    )
+    .await;
+    let ServerMessage::LogOpened { containers, .. } = receive(&mut socket).await else {
+        panic!("opened");
+    };
+    assert!(containers.first().is_some_and(|c| c.restarts >= 1));
+    let mut lines = Vec::new();
+    let ended = loop {
+        match receive(&mut socket).await {
+            ServerMessage::Log { lines: more, .. } => lines.extend(more),
+            ServerMessage::LogEnded { message, .. } => break message,
+            other => panic!("lines or the end expected, got {other:?}"),
+        }
+    };
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].starts_with("run started "), "{lines:?}");
+    assert_eq!(lines[1], "exiting with 1");
+    assert!(ended.contains("previous run"), "{ended}");
+}
+
+#[tokio::test]
+async fn a_person_without_pods_log_is_refused_with_a_sentence() {
+    let admin = admin().await;
+    let ns = common::fresh_namespace(&admin, "logs-refused").await;
+    run_pod(&admin, &ns, "quiet", "sleep 3600").await;
+    // A ServiceAccount that may read Pods, but not their logs.
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), &ns);
+    accounts
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "viewer"}})).expect("sa"),
+        )
+        .await
+        .expect("service account");
+    portico_control_plane::apply::apply_all(
+        &admin,
+        vec![
+            serde_json::from_value(json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": "pod-viewer", "namespace": ns},
+                "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
+            }))
+            .expect("role"),
+            serde_json::from_value(json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": "pod-viewer", "namespace": ns},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pod-viewer"},
+                "subjects": [{"kind": "ServiceAccount", "name": "viewer", "namespace": ns}]
+            }))
+            .expect("binding"),
+        ],
+    )
+    .await
+    .expect("RBAC applies");
+    let who = format!("system:serviceaccount:{ns}:viewer");
+    common::until_subject_may(&admin, (&who, &[]), "get", ("", "pods"), Some(&ns)).await;
+    let request: TokenRequest =
+        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 3600}}))
+            .expect("token request");
+    let token = accounts
+        .create_token_request("viewer", &PostParams::default(), &request)
+        .await
+        .expect("token")
+        .status
+        .expect("status")
+        .token;
+
+    let identity = IdentityConfig {
+        mode: IdentityMode::Token,
+        sessions: Some(SessionKey::random().expect("key")),
+        ..IdentityConfig::local()
+    };
+    let config = portico_server::kube::config::config(
+        Some(TestCluster::shared_real().admin_kubeconfig()),
+        None,
+    )
+    .await
+    .expect("admin config");
+    let (origin, _state) = common::serve(&admin, Some((identity, config))).await;
+    let signed_in = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("http")
+        .post(format!("{origin}/auth/login"))
+        .header("origin", &origin)
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .expect("sign in");
+    assert_eq!(signed_in.status().as_u16(), 303);
+    let cookie = signed_in.headers()["set-cookie"]
+        .to_str()
+        .expect("cookie")
+        .split(';')
+        .next()
+        .expect("pair")
+        .to_string();
+
+    let mut socket = connect(&origin, Some(&cookie)).await;
+    subscribe(&mut socket, 1, query(&ns, "quiet")).await;
+    let ServerMessage::Refused { id: 1, message } = receive(&mut socket).await else {
+        panic!("refused");
+    };
+    assert_eq!(
+        message,
+        format!("You may not read logs of pods in namespace {ns} (pods/log get).")
+    );
+}
+
+/// A container writing as fast as it can: what reaches the page stays within the
+/// view's bound (256 KiB at once, then 128 KiB/s), in messages of at most 64 KiB,
+/// and the rest is reported as skipped lines rather than buffered.
+#[tokio::test]
+async fn a_flooding_container_is_sent_within_the_bound_and_the_rest_skipped() {
+    let client = admin().await;
+    let (origin, _state) = common::serve(&client, None).await;
+    let ns = common::fresh_namespace(&client, "logs-flood").await;
+    // Waits for the view, then 6 MB of 100-byte lines as fast as it can, then idles.
+    run_pod(
+        &client,
+        &ns,
+        "flood",
+        &format!(
+            "sleep 8; yes {} | head -n 60000; echo flood-done; sleep 3600",
+            "x".repeat(99)
+        ),
+    )
+    .await;
+    until_running(&client, &ns, "flood", 0).await;
+    let mut socket = connect(&origin, None).await;
+    subscribe(&mut socket, 1, query(&ns, "flood")).await;
+    assert!(matches!(
+        receive(&mut socket).await,
+        ServerMessage::LogOpened { .. }
+    ));
+    let mut start = None;
+    let (mut bytes, mut lines, mut skipped, mut largest) = (0usize, 0usize, 0u64, 0usize);
+    loop {
+        let (message, size) = receive_sized(&mut socket).await.expect("open");
+        let ServerMessage::Log {
+            lines: batch,
+            skipped: s,
+            ..
+        } = message
+        else {
+            panic!("lines expected, got {message:?}");
+        };
+        let start = *start.get_or_insert_with(Instant::now);
+        bytes += batch.iter().map(|l| l.len() + 1).sum::<usize>();
+        lines += batch.len();
+        skipped += s;
+        largest = largest.max(size);
+        let elapsed = start.elapsed().as_secs_f64();
+        // The first message starts the clock; allow it and one batch of slack.
+        assert!(
+            bytes as f64 <= (256.0 + 64.0 + 128.0 * elapsed) * 1024.0,
+            "{bytes} bytes after {elapsed:.2} s"
+        );
+        if batch.iter().any(|l| l == "flood-done") {
+            break;
+        }
+    }
+    let elapsed = start.map(|s| s.elapsed()).unwrap_or_default();
+    eprintln!(
+        "flood: {lines} lines ({bytes} bytes) sent in {:.2} s, {skipped} skipped, largest message {largest} bytes; {:.0} lines/s",
+        elapsed.as_secs_f64(),
+        lines as f64 / elapsed.as_secs_f64().max(0.001),
+    );
+    assert!(
+        largest <= 64 * 1024 + 64 * 1024 / 8,
+        "a message of {largest} bytes"
+    );
+    assert!(skipped > 0, "a flood is skipped, not buffered");
+    assert_eq!(lines as u64 + skipped, 60_001, "every line sent or counted");
+}
