@@ -26,4 +26,4 @@ exec "$root/target/debug/portico-control-plane" --nodes real \
   --apply "$root/deploy/crds" --apply "$root/end2end/fixtures/seeds" --apply "$root/end2end/fixtures/large" \
   --corpus "$root/end2end/crd-corpus" --corpus-out "$root/end2end/.state/corpus.json" \
   --kubeconfig-out "$root/end2end/.state/kubeconfig.json" \
-  --nodes real exec -- "$portico"
+  exec -- "$portico"
