@@ -14,7 +14,7 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::stacks::*;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -92,6 +92,58 @@ fn node_address(pod: &Pod, stack: &Stack) -> (String, i32) {
         .and_then(|e| e.node_port)
         .expect("a NodePort in the Stack's endpoint");
     (host, port)
+}
+
+/// Waits until the Service `name` sends to `pod` (its EndpointSlice lists the Pod's
+/// address as ready), then until kube-proxy on the node has caught up: its rules are
+/// written after the slice changes, with no event to wait on, so the Service's port
+/// is tried until it accepts a connection (at most 30 s).
+async fn served_by(client: &kube::Client, ns: &str, name: &str, pod: &Pod) {
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    let ip = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.pod_ip.clone())
+        .expect("the Pod's address");
+    until_listed::<EndpointSlice>(
+        client,
+        ns,
+        &format!("kubernetes.io/service-name={name}"),
+        "the Service's endpoints list the new Pod",
+        |slices| {
+            slices.iter().flat_map(|s| &s.endpoints).any(|e| {
+                e.addresses.contains(&ip)
+                    && e.conditions.as_ref().and_then(|c| c.ready) == Some(true)
+            })
+        },
+    )
+    .await;
+    let service = Api::<Service>::namespaced(client.clone(), ns)
+        .get(name)
+        .await
+        .expect("Service");
+    let (host, port) = (
+        pod.status
+            .as_ref()
+            .and_then(|s| s.host_ip.clone())
+            .expect("node address"),
+        service
+            .spec
+            .and_then(|s| s.ports)
+            .and_then(|p| p.first()?.node_port)
+            .expect("a NodePort"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while tokio::net::TcpStream::connect((host.as_str(), port as u16))
+        .await
+        .is_err()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "{host}:{port} never accepted a connection"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// Runs SQL with Debian's `mariadb` client as root; the password goes by environment
@@ -255,6 +307,8 @@ async fn mysql_runs_answers_with_the_credentials_it_shows_and_keeps_its_data() {
         })
     })
     .await;
+    let pod = running_pod(&client, &ns, "db").await;
+    served_by(&client, &ns, "db", &pod).await;
     assert_eq!(
         sql(&host, port, &password, "SELECT v FROM app.notes").await,
         row,
