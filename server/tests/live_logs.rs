@@ -457,3 +457,31 @@ async fn a_flooding_container_is_sent_within_the_bound_and_the_rest_skipped() {
     assert!(skipped > 0, "a flood is skipped, not buffered");
     assert_eq!(lines as u64 + skipped, 60_001, "every line sent or counted");
 }
+
+#[tokio::test]
+async fn a_log_opened_before_its_container_runs_follows_it_once_it_does() {
+    let client = admin().await;
+    let (origin, _state) = common::serve(&client, None).await;
+    let ns = common::fresh_namespace(&client, "logs-early").await;
+    // The view opens as the Pod is made, as a Stack's page opens its new Pod's log:
+    // kubelet answers a follow of a container that is not running yet with an empty,
+    // finished log, which must not end the view while the container then runs.
+    run_pod(
+        &client,
+        &ns,
+        "early",
+        "i=0; while true; do echo \"line $i\"; i=$((i+1)); sleep 0.3; done",
+    )
+    .await;
+    let mut socket = connect(&origin, None).await;
+    subscribe(&mut socket, 1, query(&ns, "early")).await;
+    let mut seen = 0;
+    while seen < 5 {
+        match receive(&mut socket).await {
+            ServerMessage::Log { id: 1, lines, .. } => seen += lines.len(),
+            ServerMessage::LogEnded { id: 1, message } => panic!("ended: {message}"),
+            // Opened, and "not started yet" while the container is created.
+            _ => {}
+        }
+    }
+}

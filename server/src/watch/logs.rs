@@ -102,7 +102,9 @@ impl LogError {
             Failure::Invalid
                 if message.contains("is waiting to start")
                     || message.contains("ContainerCreating")
-                    || message.contains("PodInitializing") =>
+                    || message.contains("PodInitializing")
+                    // Not placed on a node yet.
+                    || message.contains("does not have a host assigned") =>
             {
                 Self::NotStarted {
                     container: container.to_string(),
@@ -197,7 +199,8 @@ pub async fn open(
         } else {
             format!("End of the log of container {container}'s previous run.")
         };
-        let reading = tokio::spawn(read(reader, queue.clone(), ended).instrument(span));
+        let following = Following { pods: pods.clone(), pod: pod.clone(), container: container.clone(), params: params.clone() };
+        let reading = tokio::spawn(following.run(reader, queue.clone(), ended).instrument(span));
         let _stop_reading = AbortOnDrop(reading);
         let mut flow = std::pin::pin!(batches(queue, bounds));
         let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
@@ -333,12 +336,67 @@ fn default_container(pod: &Pod, containers: &[LogContainer]) -> Option<String> {
         .or_else(|| containers.first().map(|c| c.name.clone()))
 }
 
+/// One container's log being followed, for as long as the container runs.
+struct Following {
+    pods: Api<Pod>,
+    pod: String,
+    container: String,
+    params: LogParams,
+}
+
+impl Following {
+    /// Reads `first` into `queue`, then, while following: kubelet ends a followed
+    /// log at once when the container was not running at the moment the request
+    /// reached it (created, not started yet: a new Pod's first second), so a log
+    /// that ends while its container runs is followed again (at most once a second;
+    /// lines already shown are not asked for again). Ends the queue with `ended`, or
+    /// with the failure.
+    async fn run(mut self, first: impl AsyncBufRead, queue: Arc<Queue>, ended: String) {
+        let mut shown = match read(first, &queue).await {
+            Ok(bytes) => bytes,
+            Err(broke) => return queue.end(broke),
+        };
+        while self.params.follow && self.running().await {
+            if shown > 0 {
+                self.params.tail_lines = Some(0);
+            }
+            tokio::time::sleep(REFOLLOW_EVERY).await;
+            let Ok(reader) = self.pods.log_stream(&self.pod, &self.params).await else {
+                break;
+            };
+            match read(reader, &queue).await {
+                Ok(bytes) => shown += bytes,
+                Err(broke) => return queue.end(broke),
+            }
+        }
+        queue.end(ended);
+    }
+
+    /// Whether the container runs now (as the API server last heard from kubelet).
+    async fn running(&self) -> bool {
+        let Ok(pod) = self.pods.get(&self.pod).await else {
+            return false;
+        };
+        pod.status
+            .and_then(|s| s.container_statuses)
+            .into_iter()
+            .flatten()
+            .find(|c| c.name == self.container)
+            .and_then(|c| c.state?.running)
+            .is_some()
+    }
+}
+
+/// How soon a log that ended while its container runs is followed again.
+const REFOLLOW_EVERY: Duration = Duration::from_secs(1);
+
 /// Reads the log as it comes, into `queue` (which drops what the page cannot take),
-/// so a slow page never holds up the API server's stream; ends the queue with
-/// `ended`, or with the failure.
-async fn read(reader: impl AsyncBufRead, queue: Arc<Queue>, ended: String) {
+/// so a slow page never holds up the API server's stream. The bytes read, or why the
+/// stream broke off.
+async fn read(reader: impl AsyncBufRead, queue: &Queue) -> Result<usize, String> {
     let mut reader = std::pin::pin!(reader);
     let mut lines = Lines::default();
+    let mut total = 0;
     loop {
         let (read, out) = match reader.as_mut().fill_buf().await {
             Ok([]) => break,
@@ -350,15 +408,15 @@ async fn read(reader: impl AsyncBufRead, queue: Arc<Queue>, ended: String) {
             Err(error) => {
                 tracing::debug!(%error, "log stream broke off");
                 queue.push(lines.finish());
-                queue.end(format!("The log stream broke off: {error}"));
-                return;
+                return Err(format!("The log stream broke off: {error}"));
             }
         };
         reader.as_mut().consume(read);
+        total += read;
         queue.push(out);
     }
     queue.push(lines.finish());
-    queue.end(ended);
+    Ok(total)
 }
 
 /// Stops the reading task when the view goes away.
