@@ -71,12 +71,18 @@ pub fn node(name: &str, capacity: &Capacity) -> Value {
     })
 }
 
-/// The default StorageClass: the controller-manager's test-only hostPath provisioner
-/// makes a volume for a claim once the scheduler has placed the claim's first Pod (as
-/// kind's default class does). Binding at once instead made the scheduler call a Pod
-/// unschedulable ("unbound immediate PersistentVolumeClaims") for as long as its
-/// claim took to bind, and retry only after its backoff.
+/// The default StorageClass of simulated nodes: the controller-manager's test-only
+/// hostPath provisioner (see [`storage_class_of`]).
 pub fn storage_class() -> Value {
+    storage_class_of("kubernetes.io/host-path")
+}
+
+/// The default StorageClass, served by `provisioner`, which makes a volume for a claim
+/// once the scheduler has placed the claim's first Pod (as kind's default class does).
+/// Binding at once instead made the scheduler call a Pod unschedulable ("unbound
+/// immediate PersistentVolumeClaims") for as long as its claim took to bind, and retry
+/// only after its backoff.
+pub fn storage_class_of(provisioner: &str) -> Value {
     json!({
         "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",
@@ -84,7 +90,7 @@ pub fn storage_class() -> Value {
             "name": "standard",
             "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
         },
-        "provisioner": "kubernetes.io/host-path",
+        "provisioner": provisioner,
         "reclaimPolicy": "Delete",
         "volumeBindingMode": "WaitForFirstConsumer",
     })

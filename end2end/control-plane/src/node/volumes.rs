@@ -25,20 +25,9 @@ const PROVISIONED_BY: &str = "pv.kubernetes.io/provisioned-by";
 const SELECTED_NODE: &str = "volume.kubernetes.io/selected-node";
 const STORAGE_PROVISIONER: &str = "volume.kubernetes.io/storage-provisioner";
 
-/// The default StorageClass of a cluster with a real node. Waits for the first
-/// consumer, so the claim's node is known (the scheduler names it).
+/// The default StorageClass of a cluster with a real node.
 pub fn storage_class() -> Value {
-    json!({
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "StorageClass",
-        "metadata": {
-            "name": "standard",
-            "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
-        },
-        "provisioner": PROVISIONER,
-        "reclaimPolicy": "Delete",
-        "volumeBindingMode": "WaitForFirstConsumer",
-    })
+    crate::nodes::storage_class_of(PROVISIONER)
 }
 
 /// The provisioner, on a thread of its own with its own runtime. Stops when dropped.
