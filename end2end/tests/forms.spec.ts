@@ -85,7 +85,11 @@ test('an edit that conflicts keeps the user\'s edits, then saves on top; delete 
   const deployment = `/apis/apps/v1/namespaces/${ns}/deployments/edit-me`;
   await kube.ok('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, {
     metadata: { name: 'edit-me', ownerReferences: [owner], finalizers: ['example.com/hold'] },
-    spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'db', image: 'mysql:8.4' }] } } },
+    spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: {
+      // An image the local cluster's real node has (no registry is reachable here).
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: 'db', image: 'portico.local/mariadb:10.11', command: ['sleep', 'infinity'] }],
+    } } },
   });
   await kube.ok('POST', `/api/v1/namespaces/${ns}/services`, {
     metadata: { name: 'edit-me', ownerReferences: [owner] },
