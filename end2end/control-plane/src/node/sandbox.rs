@@ -62,8 +62,7 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    /// Makes the namespaces, the veth pair and the cgroup root. `dir` is the node's
-    /// directory (for nothing but error messages today).
+    /// Makes the namespaces, the veth pair and the cgroup root.
     pub fn create() -> Result<Self, ControlPlaneError> {
         let mut cmd = Command::new("unshare");
         cmd.args([
