@@ -14,12 +14,14 @@
 //! ```
 //!
 //! `watch` may use `auth` (a viewer's access is reviewed); `reconcile` uses neither
-//! `watch` nor `auth`. `config` and `telemetry` belong to the binary's edge.
+//! `watch` nor `auth`. `terminal` (plain text of what programs print) is a leaf any
+//! layer may use. `config` and `telemetry` belong to the binary's edge.
 
 pub mod auth;
 pub mod config;
 pub mod kube;
 pub mod reconcile;
 pub mod telemetry;
+pub mod terminal;
 pub mod watch;
 pub mod web;

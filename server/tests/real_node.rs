@@ -33,10 +33,12 @@ async fn admin() -> kube::Client {
     common::admin_with_stack_crd_on(TestCluster::shared_real()).await
 }
 
+fn local_catalog_path() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end/catalog/stacks.yaml")
+}
+
 fn local_catalog() -> Catalog {
-    let path =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end/catalog/stacks.yaml");
-    Catalog::load(Some(&path)).expect("the local catalog")
+    Catalog::load(Some(&local_catalog_path())).expect("the local catalog")
 }
 
 fn reconciler(client: &kube::Client, ns: &str) -> Instance {
@@ -395,10 +397,8 @@ async fn tomcat_answers_http_and_drift_is_put_back_with_real_pods() {
 /// The local catalog with `edit` applied to its YAML (a version whose image does not
 /// exist, an entry misconfigured): what a platform team's mistake looks like.
 fn catalog_with(edit: impl Fn(&mut serde_yaml::Value)) -> Catalog {
-    let path =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end/catalog/stacks.yaml");
-    let mut yaml: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(path).expect("catalog")).expect("YAML");
+    let text = std::fs::read_to_string(local_catalog_path()).expect("catalog");
+    let mut yaml: serde_yaml::Value = serde_yaml::from_str(&text).expect("YAML");
     edit(&mut yaml);
     Catalog::parse(&serde_yaml::to_string(&yaml).expect("YAML")).expect("catalog")
 }

@@ -278,7 +278,7 @@ impl ControlPlane {
         )?;
 
         let server_url = format!("https://127.0.0.1:{port}");
-        let apiserver_args: Vec<String> = vec![
+        let mut apiserver_args: Vec<String> = vec![
             format!("--etcd-servers={etcd_url}"),
             format!("--secure-port={port}"),
             "--bind-address=127.0.0.1".into(),
@@ -299,7 +299,6 @@ impl ControlPlane {
             "--enable-priority-and-fairness=false".into(),
             "--profiling=false".into(),
         ];
-        let mut apiserver_args = apiserver_args;
         if sandbox.is_some() {
             // kubelet gets what its node needs and no more (the Node authorizer and
             // NodeRestriction); the API server reaches kubelet (logs, exec) on the

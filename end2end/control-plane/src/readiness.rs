@@ -39,7 +39,11 @@ pub(crate) fn http_client(
 
 /// The last lines of a log file; the file itself goes away with the control plane.
 pub(crate) fn log_tail(log: &Path) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
+    last_lines(&std::fs::read_to_string(log).unwrap_or_default())
+}
+
+/// The last 15 lines of `text`: enough to say why a program failed.
+pub(crate) fn last_lines(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let from = lines.len().saturating_sub(15);
     lines.get(from..).unwrap_or_default().join("\n")

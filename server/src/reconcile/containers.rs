@@ -191,8 +191,8 @@ fn container_unready_since(c: &ContainerStatus) -> Option<Timestamp> {
         .map(|t| t.0)
 }
 
-/// The last lines of a log, on one line, without control characters (a terminal's
-/// colour codes included), at most [`LOG_CHARS`] characters from the end.
+/// The last lines of a log, on one line, without escape sequences or control
+/// characters, at most [`LOG_CHARS`] characters from the end.
 fn log_tail(log: &str) -> String {
     let lines: Vec<&str> = log
         .lines()
@@ -201,34 +201,16 @@ fn log_tail(log: &str) -> String {
         .collect();
     let from = lines.len().saturating_sub(LOG_LINES);
     let joined = lines.get(from..).unwrap_or_default().join(" | ");
-    let clean: String = strip_ansi(&joined)
+    // On one line: the tabs `clean` keeps go too.
+    let clean: String = crate::terminal::clean(&joined)
         .chars()
-        .filter(|ch| !ch.is_control())
+        .filter(|ch| *ch != '\t')
         .collect();
     let count = clean.chars().count();
     match count.checked_sub(LOG_CHARS) {
         Some(skip) if skip > 0 => format!("…{}", clean.chars().skip(skip).collect::<String>()),
         _ => clean,
     }
-}
-
-/// Removes CSI escape sequences (`ESC [ … letter`), the colour codes programs print.
-fn strip_ansi(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(ch) = chars.next() {
-        if ch == '\u{1b}' && chars.peek() == Some(&'[') {
-            chars.next();
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-            continue;
-        }
-        out.push(ch);
-    }
-    out
 }
 
 fn shorten(text: &str) -> String {

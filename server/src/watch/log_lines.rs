@@ -1,9 +1,10 @@
 //! A container's log bytes as lines a page can show: split at newlines, each line cut
 //! at [`MAX_LINE`] bytes (a line without newlines must not grow without bound), made
 //! UTF-8, and stripped of terminal escape sequences (colours, cursor moves) and other
-//! control characters. Tabs stay: Java stack traces start their lines with one.
-//!
-//! Not `strip-ansi-escapes`: it drops tabs along with the escapes.
+//! control characters ([`clean`]). Tabs stay: Java stack traces start their lines
+//! with one.
+
+use crate::terminal::clean;
 
 /// The longest line kept, in bytes of the container's output; the rest is cut.
 pub const MAX_LINE: usize = 8 * 1024;
@@ -57,59 +58,6 @@ impl Lines {
         self.cut = 0;
         text
     }
-}
-
-/// `text` without terminal escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL`
-/// or `ESC \`, and the short `ESC` forms) and without control characters but tab.
-pub fn clean(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => match chars.next() {
-                // CSI: parameters and intermediates up to a final byte in @..~.
-                Some('[') => {
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                // OSC (window titles, hyperlinks): up to BEL or ST (ESC \).
-                Some(']') => {
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' {
-                            break;
-                        }
-                        if c == '\u{1b}' {
-                            if chars.peek() == Some(&'\\') {
-                                chars.next();
-                            }
-                            break;
-                        }
-                    }
-                }
-                // ESC, intermediates (0x20..0x2F), a final: e.g. ESC ( B.
-                Some(c) if (' '..='/').contains(&c) => {
-                    while chars.next_if(|c| (' '..='/').contains(c)).is_some() {}
-                    chars.next();
-                }
-                Some(_) | None => {}
-            },
-            // C1 CSI, as some programs write it.
-            '\u{9b}' => {
-                for c in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
-                }
-            }
-            '\t' => out.push(c),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -24,14 +24,9 @@ pub fn built() -> Result<Vec<(String, String)>, ControlPlaneError> {
         .output()
         .map_err(io_err(format!("running {}", script.display())))?;
     if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let lines: Vec<&str> = stderr.lines().collect();
-        let tail = lines
-            .get(lines.len().saturating_sub(15)..)
-            .unwrap_or_default();
         return Err(ControlPlaneError::Setup {
             what: "building the node's images (end2end/images/build.sh)",
-            message: tail.join("\n"),
+            message: crate::readiness::last_lines(&String::from_utf8_lossy(&out.stderr)),
         });
     }
     Ok(String::from_utf8_lossy(&out.stdout)
