@@ -216,8 +216,10 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
 
     // The reconciler: Stacks, their children, Events, its Lease; nothing outside that.
     let reconciler = "system:serviceaccount:portico:portico-reconciler";
-    let reconciler_may: [(&str, &str, &str, Option<&str>); 8] = [
+    let reconciler_may: [(&str, &str, &str, Option<&str>); 10] = [
         ("watch", "portico.dev", "stacks", None),
+        ("get", "", "persistentvolumeclaims", Some("team")),
+        ("list", "", "events", Some("team")),
         ("watch", "", "pods", None),
         ("watch", "", "persistentvolumeclaims", None),
         ("patch", "portico.dev", "stacks/status", Some("team")),
@@ -232,8 +234,9 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
             "the reconciler needs to {verb} {group}/{resource} in {ns:?}"
         );
     }
-    let reconciler_may_not: [(&str, &str, &str, Option<&str>); 11] = [
+    let reconciler_may_not: [(&str, &str, &str, Option<&str>); 12] = [
         ("create", "portico.dev", "stacks", Some("team")),
+        ("delete", "", "events", Some("team")),
         (
             "update",
             "coordination.k8s.io",

@@ -510,3 +510,26 @@ async fn a_readiness_probe_that_never_passes_is_said_after_its_grace() {
     );
     reconciler.shut_down().await;
 }
+
+#[tokio::test]
+async fn a_claim_that_cannot_bind_is_said_in_the_volume_controllers_words() {
+    let client = admin().await;
+    let ns = common::fresh_namespace(&client, "real-claim").await;
+    // A platform team names a class the cluster does not have.
+    let class = format!("{ns}-missing");
+    let catalog = catalog_with(|yaml| {
+        yaml["mysql"]["storageClass"] = class.clone().into();
+    });
+    let reconciler =
+        Instance::start_with_catalog(&client, &ns, "real-node", Arc::default(), catalog);
+    create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    let message = degraded_for(&client, &ns, "db", "VolumeUnbound").await;
+    assert_eq!(
+        message,
+        format!(
+            "Pod db-0 cannot start: its volume claim data-db-0 is not bound (storage class \
+             {class}): storageclass.storage.k8s.io \"{class}\" not found"
+        )
+    );
+    reconciler.shut_down().await;
+}

@@ -44,6 +44,10 @@ pub struct CatalogEntry {
     pub stateful: bool,
     #[serde(default)]
     pub default_storage: Option<String>,
+    /// The StorageClass of the volumes (stateful entries); none means the cluster's
+    /// default class.
+    #[serde(default)]
+    pub storage_class: Option<String>,
     /// Where the workload mounts its volume (stateful entries).
     #[serde(default)]
     pub data_path: Option<String>,

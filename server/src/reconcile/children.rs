@@ -345,6 +345,7 @@ pub fn desired(
                     },
                     spec: Some(PersistentVolumeClaimSpec {
                         access_modes: Some(vec!["ReadWriteOnce".into()]),
+                        storage_class_name: entry.storage_class.clone(),
                         resources: Some(VolumeResourceRequirements {
                             requests: Some([("storage".to_string(), Quantity(size))].into()),
                             ..Default::default()

@@ -36,7 +36,7 @@ use super::metrics::{Metrics, Outcome};
 use super::plan::{Blocked, Kind, Stale, World, controlled_by, plan};
 use super::stack::{Endpoint, Stack, StackStatus};
 use super::status::{Observed, Problem, derive};
-use super::{containers, scheduling};
+use super::{claims, containers, scheduling};
 use crate::kube::error::{Failure, failure};
 
 /// Stacks reconciled at the same time, by default. Measured (`cargo bench -p server
@@ -562,9 +562,28 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
     };
     // A Pod the scheduler cannot place keeps the Stack from ever being Ready: say so,
     // in the scheduler's words, rather than "progressing" forever.
-    let unplaceable = plan
+    let mut unplaceable = plan
         .unplaceable
         .filter(|_| observed.ready_replicas < observed.replicas);
+    // A stateful Pod that cannot be placed most often waits on its volume: say why the
+    // claim does not bind, in the words of whoever failed to bind it.
+    let mut claim_again = None;
+    let stateful = matches!(desired.workload, Workload::Stateful(_));
+    if stateful
+        && unplaceable
+            .as_ref()
+            .is_some_and(|p| p.reason == scheduling::REASON)
+    {
+        match claims::unbound(&ctx.client, &namespace, &name, stack.spec.replicas).await? {
+            Some(Some(message)) => {
+                let reason = claims::REASON.into();
+                unplaceable = Some(Problem { reason, message });
+                claim_again = Some(claims::LOOK_AGAIN);
+            }
+            Some(None) => claim_again = Some(claims::LOOK_AGAIN),
+            None => {}
+        }
+    }
     let mut removed = Vec::new();
     for stale in &plan.stale {
         if delete_stale(ctx, &namespace, stale).await? {
@@ -597,7 +616,9 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
         DEBOUNCE
     } else {
         // A Pod not placed yet is looked at again when its grace period ends.
-        plan.look_again_in.unwrap_or(Duration::from_secs(300))
+        plan.look_again_in
+            .or(claim_again)
+            .unwrap_or(Duration::from_secs(300))
     };
     Ok((Action::requeue(next), outcome))
 }

@@ -6,6 +6,7 @@
 pub(crate) mod cache;
 pub mod catalog;
 pub mod children;
+pub mod claims;
 pub mod containers;
 pub mod controller;
 pub mod leader;
