@@ -74,11 +74,12 @@ if $control_plane; then
   components=(kube-apiserver kube-controller-manager kube-scheduler kwok)
   if $real_node; then
     # The real node: containerd, runc and the CNI plugins from Debian; kubelet,
-    # kube-proxy and CoreDNS built like the rest; its images built from Debian
-    # packages (end2end/images/build.sh: no registry is reachable).
+    # kube-proxy, CoreDNS and Traefik (the Ingress controller) built like the rest;
+    # its images built from Debian packages (end2end/images/build.sh: no registry is
+    # reachable).
     apt_install containerd runc containernetworking-plugins tini socat iproute2 iptables \
       util-linux debootstrap
-    components+=(kubelet kube-proxy coredns)
+    components+=(kubelet kube-proxy coredns traefik)
   fi
   # The local cluster's components, built from source through the module proxy once
   # per pinned version (end2end/kubernetes/go.mod, end2end/kwok/go.mod,
@@ -103,6 +104,8 @@ if $for_tests; then
   # kubectl from the same pinned Kubernetes version (the tables are compared with its
   # output), and the real-world CRD corpus's modules, both through the Go module proxy.
   end2end/kubernetes/build.sh kubectl >/dev/null
+  # Helm renders and installs deploy/chart in the tests (same proxy, pinned).
+  end2end/kubernetes/build.sh helm >/dev/null
   step "the CRD corpus's Go modules (end2end/crd-corpus)"
   bash end2end/crd-corpus/fetch.sh >/dev/null
   # The real-node tests connect to the MySQL they provision with Debian's client.

@@ -29,8 +29,15 @@ timed "unit and integration tests" cargo test --workspace --locked
 timed "build the binaries" cargo build --workspace --locked
 timed "build the browser bundle (cargo leptos build --frontend-only)" cargo leptos build --frontend-only
 timed "browser tests, debug build (Playwright + Chromium)" bash -c 'cd end2end && npx playwright test'
+# Portico deployed as people deploy it: its image (from the debug build) in the local
+# cluster by `kubectl apply -k deploy/overlays/local`, behind Traefik with TLS.
+timed "browser tests through the Ingress, debug image, kustomize" \
+  bash -c 'cd end2end && npx playwright test -c playwright.in-cluster.config.ts'
 # What ships: the release server and site, built by the script the Dockerfile runs,
 # then the same browser suite against that exact directory.
 timed "release build (scripts/release.sh)" bash scripts/release.sh
 timed "browser tests, release build" bash -c 'cd end2end && PORTICO_E2E_BUILD=release npx playwright test'
+timed "the image, twice from the release build (scripts/image.sh oci): one digest" bash scripts/image-twice.sh
+timed "browser tests through the Ingress, release image, helm install" bash -c \
+  'cd end2end && PORTICO_E2E_BUILD=release PORTICO_E2E_DEPLOY=helm npx playwright test -c playwright.in-cluster.config.ts'
 printf '\nAll checks passed in %ss.\n' "$SECONDS"

@@ -7,6 +7,8 @@
 #   kubelet, kube-proxy: the real node's agents, from the same wrapper module.
 #   kwok: KWOK's controller (simulated nodes), pinned in ../kwok/go.mod.
 #   coredns: the cluster's DNS on the real node, pinned in ../coredns/go.mod.
+#   traefik: the local cluster's Ingress controller, pinned in ../traefik/go.mod.
+#   helm: installs deploy/chart in the in-cluster tests, pinned in ../helm/go.mod.
 # A component is rebuilt only when its pin changes (the version is in the file name).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -32,7 +34,19 @@ case "$what" in
     version="$(pinned "$module/go.mod" github.com/coredns/coredns)"
     ldflags="-s -w"
     ;;
-  *) echo "usage: build.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy|kwok|coredns]" >&2; exit 2 ;;
+  traefik)
+    module="$here/../traefik"
+    package=github.com/traefik/traefik/v3/cmd/traefik
+    version="$(pinned "$module/go.mod" github.com/traefik/traefik/v3)"
+    ldflags="-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$version"
+    ;;
+  helm)
+    module="$here/../helm"
+    package=helm.sh/helm/v4/cmd/helm
+    version="$(pinned "$module/go.mod" helm.sh/helm/v4)"
+    ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=$version"
+    ;;
+  *) echo "usage: build.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy|kwok|coredns|traefik|helm]" >&2; exit 2 ;;
 esac
 cache="${PORTICO_CACHE_DIR:-$HOME/.cache/portico}"
 out="$cache/$what-$version"

@@ -25,17 +25,143 @@ fn deploy_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy")
 }
 
-/// The files the kustomization lists, in order.
+/// The files the base kustomization lists, in order, with those of the directories it
+/// lists (the CRDs').
 fn kustomization_files() -> Vec<PathBuf> {
-    let text =
-        std::fs::read_to_string(deploy_dir().join("kustomization.yaml")).expect("kustomization");
-    let doc: serde_yaml::Value = serde_yaml::from_str(&text).expect("YAML");
-    doc["resources"]
-        .as_sequence()
-        .expect("resources")
-        .iter()
-        .map(|r| deploy_dir().join(r.as_str().expect("a path")))
+    fn listed(dir: &std::path::Path) -> Vec<PathBuf> {
+        let text = std::fs::read_to_string(dir.join("kustomization.yaml")).expect("kustomization");
+        let doc: serde_yaml::Value = serde_yaml::from_str(&text).expect("YAML");
+        doc["resources"]
+            .as_sequence()
+            .expect("resources")
+            .iter()
+            .flat_map(|r| {
+                let path = dir.join(r.as_str().expect("a path"));
+                if path.is_dir() {
+                    listed(&path)
+                } else {
+                    vec![path]
+                }
+            })
+            .collect()
+    }
+    listed(&deploy_dir().join("base"))
+}
+
+/// A pinned tool of the local cluster's (kubectl, whose kustomize is what `kubectl
+/// apply -k` runs; helm), built once and cached by end2end/kubernetes/build.sh.
+fn tool(name: &str) -> PathBuf {
+    let script = deploy_dir().join("../end2end/kubernetes/build.sh");
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .arg(name)
+        .output()
+        .unwrap_or_else(|e| panic!("build.sh {name}: {e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// The objects a command prints as YAML documents.
+fn rendered(command: &mut std::process::Command) -> Vec<DynamicObject> {
+    let out = command.output().expect("the renderer runs");
+    assert!(
+        out.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_yaml::Deserializer::from_slice(&out.stdout)
+        .map(|doc| serde_yaml::Value::deserialize(doc).expect("YAML"))
+        .filter(|v| !v.is_null())
+        .map(|v| serde_yaml::from_value(v).expect("a rendered object"))
         .collect()
+}
+
+fn kustomized(dir: &str) -> Vec<DynamicObject> {
+    rendered(
+        std::process::Command::new(tool("kubectl"))
+            .arg("kustomize")
+            .arg(deploy_dir().join(dir)),
+    )
+}
+
+fn name_of(obj: &DynamicObject) -> String {
+    format!(
+        "{}/{}",
+        kind(obj),
+        obj.metadata.name.clone().unwrap_or_default()
+    )
+}
+
+/// Kind/name of each object, sorted.
+fn names(docs: &[DynamicObject]) -> Vec<String> {
+    let mut names: Vec<String> = docs.iter().map(name_of).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn every_kustomization_renders_the_base_with_its_changes_only() {
+    let shipped = kustomized(".");
+    assert_eq!(names(&shipped), names(&documents(&kustomization_files())));
+    // The local overlay changes the image and the host, nothing else.
+    let local = kustomized("overlays/local");
+    assert_eq!(names(&local), names(&shipped));
+    let images: Vec<&str> = local
+        .iter()
+        .filter(|d| kind(d) == "Deployment")
+        .flat_map(|d| {
+            d.data["spec"]["template"]["spec"]["containers"]
+                .as_array()
+                .expect("containers")
+        })
+        .filter_map(|c| c["image"].as_str())
+        .collect();
+    assert_eq!(images, ["portico.local/portico:dev"; 2]);
+    for dir in ["overlays/example", "overlays/oauth2-proxy"] {
+        assert!(
+            names(&kustomized(dir)).len() >= shipped.len(),
+            "{dir} keeps the base"
+        );
+    }
+}
+
+#[test]
+fn the_helm_chart_renders_the_kustomize_base_object_by_object() {
+    let chart = rendered(
+        std::process::Command::new(tool("helm"))
+            .args([
+                "template",
+                "portico",
+                "--namespace",
+                "portico",
+                "--include-crds",
+            ])
+            .arg(deploy_dir().join("chart")),
+    );
+    let by_name =
+        |docs: &[DynamicObject]| -> std::collections::BTreeMap<String, serde_json::Value> {
+            docs.iter()
+                .map(|d| (name_of(d), serde_json::to_value(d).expect("JSON")))
+                .collect()
+        };
+    let mut from_base = by_name(&kustomized("."));
+    let from_chart = by_name(&chart);
+    // Helm leaves the namespace to `helm install --create-namespace`.
+    assert!(from_base.remove("Namespace/portico").is_some());
+    assert_eq!(
+        from_chart.keys().collect::<Vec<_>>(),
+        from_base.keys().collect::<Vec<_>>()
+    );
+    for (name, object) in &from_base {
+        assert_eq!(
+            &from_chart[name], object,
+            "{name} differs between the chart and the base"
+        );
+    }
 }
 
 fn documents(files: &[PathBuf]) -> Vec<DynamicObject> {
@@ -58,11 +184,12 @@ fn the_kustomization_lists_every_manifest_and_no_role_holds_a_wildcard() {
     let base: Vec<PathBuf> = std::fs::read_dir(deploy_dir().join("base"))
         .expect("base dir")
         .map(|e| e.expect("entry").path())
+        .filter(|p| !p.ends_with("kustomization.yaml"))
         .collect();
     for file in &base {
         assert!(
             listed.contains(file),
-            "{} is not in deploy/kustomization.yaml",
+            "{} is not in deploy/base/kustomization.yaml",
             file.display()
         );
     }

@@ -86,7 +86,10 @@ pub fn manifest_files(dir: &Path) -> Result<Vec<PathBuf>, ApplyError> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            (name.ends_with(".yaml") || name.ends_with(".yml")) && !name.contains("-invalid.")
+            // A kustomization.yaml is kustomize's index of the directory, not an object.
+            (name.ends_with(".yaml") || name.ends_with(".yml"))
+                && !name.contains("-invalid.")
+                && !name.starts_with("kustomization.")
         })
         .collect();
     files.sort();

@@ -59,7 +59,12 @@ impl CertificateAuthority {
             "localhost".to_string(),
             "127.0.0.1".to_string(),
             "kubernetes".to_string(),
+            "kubernetes.default".to_string(),
             "kubernetes.default.svc".to_string(),
+            "kubernetes.default.svc.cluster.local".to_string(),
+            // The `kubernetes` Service's ClusterIP (the first of the service range),
+            // which in-cluster clients dial.
+            crate::API_SERVICE_IP.to_string(),
         ];
         names.extend_from_slice(extra);
         let mut params = CertificateParams::new(names)?;

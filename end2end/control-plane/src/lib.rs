@@ -154,6 +154,8 @@ struct Files {
 
 /// The service and pod address ranges (they must not overlap).
 const SERVICE_RANGE: &str = "10.0.0.0/16";
+/// The first address of [`SERVICE_RANGE`]: the `kubernetes` Service's ClusterIP.
+const API_SERVICE_IP: &str = "10.0.0.1";
 pub(crate) const POD_RANGE: &str = "10.244.0.0/16";
 
 /// Where the cluster's Pods run.
@@ -282,7 +284,14 @@ impl ControlPlane {
             format!("--etcd-servers={etcd_url}"),
             format!("--secure-port={port}"),
             "--bind-address=127.0.0.1".into(),
-            "--advertise-address=127.0.0.1".into(),
+            // With a real node, Pods reach the API server (the `kubernetes` Service's
+            // endpoint) on the host's end of the node's link, where it is forwarded.
+            format!(
+                "--advertise-address={}",
+                sandbox
+                    .as_ref()
+                    .map_or("127.0.0.1".to_string(), |s| s.host_ip().to_string())
+            ),
             format!("--cert-dir={}", root.join("apiserver-certs").display()),
             format!("--tls-cert-file={}", files.tls_cert.display()),
             format!("--tls-private-key-file={}", files.tls_key.display()),

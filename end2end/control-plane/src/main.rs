@@ -32,6 +32,10 @@ struct Cli {
     /// (PORTICO_STACK_CATALOG): images that exist on the node, built here.
     #[arg(long, global = true)]
     real_node_catalog: Option<PathBuf>,
+    /// Import this image archive (docker-archive or OCI, e.g. `scripts/image.sh oci`'s)
+    /// into the real node's runtime once it runs (repeatable).
+    #[arg(long = "image", global = true)]
+    images: Vec<PathBuf>,
     /// Also copy the admin kubeconfig here.
     #[arg(long, global = true)]
     kubeconfig_out: Option<PathBuf>,
@@ -114,6 +118,15 @@ fn main() -> anyhow::Result<()> {
         elapsed_ms = started.elapsed().as_millis() as u64,
         "cluster ready"
     );
+    if !cli.images.is_empty() {
+        let node = plane
+            .real_node()
+            .context("--image needs a real node (--nodes real)")?;
+        for archive in &cli.images {
+            node.import_image(archive)?;
+            tracing::info!(image = %archive.display(), "imported into the real node");
+        }
+    }
     let kubeconfig = match &cli.kubeconfig_out {
         Some(out) => {
             std::fs::copy(plane.admin_kubeconfig(), out)

@@ -135,16 +135,29 @@ impl SessionKey {
 
     /// The keys in `path` (lines of 64 hex digits, `#` comments allowed; the first
     /// seals, the others still open sessions sealed before a rotation), or a random
-    /// key when there is no path.
+    /// key when there is no path or no file there yet (the deployment mounts its
+    /// Secret as optional, so that a first `kubectl apply` starts; said in a warning,
+    /// since sessions then do not move between replicas).
     pub fn load(path: Option<&Path>) -> Result<Self, SessionError> {
         let Some(path) = path else {
             return Self::random();
         };
-        let text = std::fs::read_to_string(path).map_err(|source| SessionError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Self::parse(&text)
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(&text),
+            Err(source) if source.kind() == std::io::ErrorKind::NotFound => {
+                tracing::warn!(
+                    path = %path.display(),
+                    "no session key file: this replica seals sessions with a key of its own, so a \
+                     person whose requests reach another replica must sign in again; create the \
+                     Secret portico-session (deploy/README.md)"
+                );
+                Self::random()
+            }
+            Err(source) => Err(SessionError::Read {
+                path: path.display().to_string(),
+                source,
+            }),
+        }
     }
 
     fn parse(text: &str) -> Result<Self, SessionError> {
@@ -364,6 +377,17 @@ mod tests {
         };
         let fresh = key.renewal(&old).expect("renewed");
         assert!(key.open(&fresh).is_some_and(|s| s.renewed > old.renewed));
+    }
+
+    #[test]
+    fn a_named_key_file_not_there_yet_means_a_key_of_its_own() {
+        let missing = std::env::temp_dir().join("portico-no-such-session-key");
+        assert!(SessionKey::load(Some(&missing)).is_ok());
+        let a_directory = std::env::temp_dir();
+        assert!(matches!(
+            SessionKey::load(Some(&a_directory)),
+            Err(SessionError::Read { .. })
+        ));
     }
 
     #[test]

@@ -68,7 +68,10 @@ pub async fn try_acquire(api: &Api<Lease>, s: &LeaseSettings) -> Result<bool, ku
         };
         return match api.create(&PostParams::default(), &lease).await {
             Ok(_) => Ok(true),
-            Err(e) if failure(&e) == Failure::Conflict => Ok(false),
+            // Another replica created it first (both start at once): it leads.
+            Err(e) if matches!(failure(&e), Failure::Conflict | Failure::AlreadyExists) => {
+                Ok(false)
+            }
             Err(e) => Err(e),
         };
     };

@@ -41,21 +41,27 @@ pub fn built() -> Result<Vec<(String, String)>, ControlPlaneError> {
 /// Imports every image into the containerd listening on `socket`.
 pub fn import_all(socket: &Path) -> Result<(), ControlPlaneError> {
     for (reference, tarball) in built()? {
-        let out = ctr(socket)
-            .args(["images", "import"])
-            .arg(&tarball)
-            .output()
-            .map_err(io_err("running ctr"))?;
-        if !out.status.success() {
-            return Err(ControlPlaneError::Setup {
-                what: "importing an image into the node's containerd",
-                message: format!(
-                    "{reference} ({tarball}): {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ),
-            });
-        }
+        import(socket, Path::new(&tarball)).map_err(|message| ControlPlaneError::Setup {
+            what: "importing an image into the node's containerd",
+            message: format!("{reference} ({tarball}): {message}"),
+        })?;
         tracing::debug!(image = %reference, "imported into the real node");
     }
     Ok(())
+}
+
+/// Imports one archive (docker-archive or OCI image layout, as `docker save` and
+/// `scripts/image.sh` write) into the containerd listening on `socket`; the error is
+/// ctr's own message.
+pub fn import(socket: &Path, archive: &Path) -> Result<(), String> {
+    let out = ctr(socket)
+        .args(["images", "import"])
+        .arg(archive)
+        .output()
+        .map_err(|e| format!("running ctr: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
 }

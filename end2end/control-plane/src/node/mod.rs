@@ -241,6 +241,17 @@ impl RealNode {
         })
     }
 
+    /// Imports an image archive into the node's containerd (an image built here,
+    /// such as Portico's own: no registry is reachable).
+    pub fn import_image(&self, archive: &Path) -> Result<(), ControlPlaneError> {
+        images::import(&self.layout.containerd_socket(), archive).map_err(|message| {
+            ControlPlaneError::Setup {
+                what: "importing an image into the node's containerd",
+                message: format!("{}: {message}", archive.display()),
+            }
+        })
+    }
+
     /// The node's address (its InternalIP): NodePorts answer here, from the host.
     pub fn ip(&self) -> std::net::Ipv4Addr {
         self.sandbox.node_ip()
