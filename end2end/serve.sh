@@ -22,7 +22,7 @@ fi
 mkdir -p "$root/end2end/.state"
 # A real node: the Stacks the tests provision run (local catalog, images built here).
 exec "$root/target/debug/portico-control-plane" --nodes real \
-  --real-node-catalog "$root/end2end/catalog/stacks.yaml" \
+  --real-node-catalog "$root/deploy/overlays/local/stacks.yaml" \
   --apply "$root/deploy/crds" --apply "$root/end2end/fixtures/seeds" --apply "$root/end2end/fixtures/large" \
   --corpus "$root/end2end/crd-corpus" --corpus-out "$root/end2end/.state/corpus.json" \
   --kubeconfig-out "$root/end2end/.state/kubeconfig.json" \

@@ -3,7 +3,7 @@
 # ~/.kube/config) when there is one; otherwise starts a small local cluster loaded with
 # Portico's CRDs and the seed fixtures, and stops it when Portico stops. As root, that
 # cluster has a real node where the Stacks people provision really run (images built
-# here, end2end/catalog/stacks.yaml); otherwise simulated nodes, as it says.
+# here, deploy/overlays/local/stacks.yaml); otherwise simulated nodes, as it says.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -18,6 +18,6 @@ mkdir -p .portico
 echo "No cluster configured: starting a small local cluster (real control plane and controllers; kubeconfig: .portico/kubeconfig)" >&2
 exec target/debug/portico-control-plane \
   --apply deploy/crds --apply end2end/fixtures/seeds \
-  --real-node-catalog "$root/end2end/catalog/stacks.yaml" \
+  --real-node-catalog "$root/deploy/overlays/local/stacks.yaml" \
   --kubeconfig-out .portico/kubeconfig \
   exec -- cargo leptos watch

@@ -1,7 +1,8 @@
 // A rolling restart of the portal with tabs open, through the Ingress: `kubectl rollout
 // restart` replaces both Pods one by one (maxUnavailable 0); every tab's WebSocket is
 // cut when its Pod stops, reconnects to a new Pod through Traefik, and its views come
-// back Live with what changed meanwhile; a form being filled in keeps its text.
+// back Live with what changed meanwhile; a fourth tab, a form being filled in, keeps
+// its text and submits to the new Pods.
 import type { Page } from '@playwright/test';
 import { test, expect } from '../tests/fixtures';
 import { Kube } from '../tests/kube';
@@ -39,7 +40,7 @@ test('three tabs through a rolling restart: each is Live again, sees what change
 
   const first = await context.newPage();
   await signIn(first, token);
-  const tables = [first, await context.newPage()];
+  const tables = [first, await context.newPage(), await context.newPage()];
   for (const page of tables) {
     await page.goto(`/r/portico.dev/v1alpha1/stacks?ns=${ns}`);
     await expect(page.getByTestId('live-status')).toHaveText('Live');

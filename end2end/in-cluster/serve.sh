@@ -90,14 +90,12 @@ k create namespace portico >&2
 k -n portico create secret generic portico-session --from-literal=key="$(openssl rand -hex 32)" >&2
 k -n portico create secret tls portico-tls --cert="$state/tls.crt" --key="$state/tls.key" >&2
 # The local catalog names images built here (the shipped one names official images,
-# which cannot be pulled here): data only, as a site edits its catalog.
-catalog="$root/end2end/catalog/stacks.yaml"
+# which cannot be pulled here): the local overlay carries it, helm gets it as a value.
+catalog="$root/deploy/overlays/local/stacks.yaml"
 started=$(date +%s%3N)
 case "${PORTICO_E2E_DEPLOY:-kustomize}" in
   kustomize)
     k apply -k "$root/deploy/overlays/local" >&2
-    k -n portico create configmap portico-stack-catalog --dry-run=client -o yaml \
-      --from-file=catalog.yaml="$catalog" | k apply -f - >&2
     ;;
   helm)
     # The chart with the same changes as the local overlay, as values.

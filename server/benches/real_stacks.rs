@@ -32,8 +32,8 @@ use serde_json::json;
 const DEADLINE: Duration = Duration::from_secs(300);
 
 fn local_catalog() -> Catalog {
-    let path =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end/catalog/stacks.yaml");
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../deploy/overlays/local/stacks.yaml");
     Catalog::load(Some(&path)).expect("the local catalog")
 }
 

@@ -107,7 +107,7 @@ fn names(docs: &[DynamicObject]) -> Vec<String> {
 fn every_kustomization_renders_the_base_with_its_changes_only() {
     let shipped = kustomized(".");
     assert_eq!(names(&shipped), names(&documents(&kustomization_files())));
-    // The local overlay changes the image and the host, nothing else.
+    // The local overlay changes the image, the host and the catalog, nothing else.
     let local = kustomized("overlays/local");
     assert_eq!(names(&local), names(&shipped));
     let images: Vec<&str> = local
@@ -121,6 +121,15 @@ fn every_kustomization_renders_the_base_with_its_changes_only() {
         .filter_map(|c| c["image"].as_str())
         .collect();
     assert_eq!(images, ["portico.local/portico:dev"; 2]);
+    let catalog = local
+        .iter()
+        .find(|d| {
+            kind(d) == "ConfigMap" && d.metadata.name.as_deref() == Some("portico-stack-catalog")
+        })
+        .expect("the catalog ConfigMap");
+    let local_catalog = std::fs::read_to_string(deploy_dir().join("overlays/local/stacks.yaml"))
+        .expect("the local catalog");
+    assert_eq!(catalog.data["data"]["catalog.yaml"], local_catalog.as_str());
     for dir in ["overlays/example", "overlays/oauth2-proxy"] {
         assert!(
             names(&kustomized(dir)).len() >= shipped.len(),

@@ -1,6 +1,6 @@
 //! What a person provisions really runs: Stacks on the local cluster's real node
 //! (kubelet, containerd, runc, kube-proxy, CoreDNS), from the local catalog's images
-//! built on this machine (`end2end/catalog/stacks.yaml`). A Stack is Ready only when
+//! built on this machine (`deploy/overlays/local/stacks.yaml`). A Stack is Ready only when
 //! its container's real readiness probe passes; the credentials it shows open the
 //! database through its Service; the data survives the Pod.
 // Tests and benchmarks stop loudly at the first surprise.
@@ -34,7 +34,8 @@ async fn admin() -> kube::Client {
 }
 
 fn local_catalog_path() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end/catalog/stacks.yaml")
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../deploy/overlays/local/stacks.yaml")
 }
 
 fn local_catalog() -> Catalog {

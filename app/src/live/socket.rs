@@ -16,6 +16,10 @@ use super::protocol::{ClientMessage, Position, ServerMessage, Topic};
 
 const RETRY_MIN_MS: f64 = 500.0;
 const RETRY_MAX_MS: f64 = 10_000.0;
+/// How long a socket may take to open before it is given up and tried again: behind a
+/// proxy a handshake can hang (sent to a Pod that is going away while the proxy still
+/// lists it), and a browser waits for the proxy's own timeout, 30 s or more.
+const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 type Handler = Rc<dyn Fn(ServerMessage)>;
 
@@ -42,6 +46,8 @@ struct Connection {
     attempt: u32,
     lost_at: Option<f64>,
     retry_pending: bool,
+    /// Counts sockets made, so a timer of an earlier one leaves a newer alone.
+    generation: u64,
 }
 
 thread_local! {
@@ -150,14 +156,29 @@ fn connect() {
     socket.set_onopen(Some(on_open.as_ref().unchecked_ref()));
     socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
-    CONNECTION.with(|c| {
-        c.borrow_mut().socket = Some(Open {
+    let generation = CONNECTION.with(|c| {
+        let mut c = c.borrow_mut();
+        c.generation += 1;
+        c.socket = Some(Open {
             socket,
             _on_open: on_open,
             _on_message: on_message,
             _on_close: on_close,
-        })
+        });
+        c.generation
     });
+    // Closing a socket that has not opened fires its close event: a retry follows.
+    let give_up = move || {
+        CONNECTION.with(|c| {
+            let c = c.borrow();
+            if let Some(open) = c.socket.as_ref().filter(|_| c.generation == generation)
+                && open.socket.ready_state() == WebSocket::CONNECTING
+            {
+                let _ = open.socket.close();
+            }
+        })
+    };
+    let _ = set_timeout_with_handle(give_up, OPEN_TIMEOUT);
 }
 
 /// The socket opened: (re)send every subscription, tables from where they were.

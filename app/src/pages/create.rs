@@ -411,17 +411,32 @@ fn ObjectForm(
                 {pick_namespace.then(|| view! {
                     <div class="field">
                         <label class="field-label" for="f-metadata-namespace">"namespace"</label>
-                        <select id="f-metadata-namespace" on:change:target=move |ev| {
-                            let picked = ev.target().value();
-                            change(&mut |d| d.set_namespace(&picked));
-                        }>
-                            <Transition>
-                                {move || namespaces.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|n| {
-                                    let selected = Some(&n) == namespace.get_untracked().as_ref();
-                                    view! { <option value=n.clone() selected=selected>{n.clone()}</option> }
-                                }).collect_view()}
-                            </Transition>
-                        </select>
+                        <Transition>
+                            {move || match namespaces.get() {
+                                Some(Ok(names)) if !names.is_empty() => view! {
+                                    <select id="f-metadata-namespace" on:change:target=move |ev| {
+                                        let picked = ev.target().value();
+                                        change(&mut |d| d.set_namespace(&picked));
+                                    }>
+                                        {names.into_iter().map(|n| {
+                                            let selected = Some(&n) == namespace.get_untracked().as_ref();
+                                            view! { <option value=n.clone() selected=selected>{n.clone()}</option> }
+                                        }).collect_view()}
+                                    </select>
+                                }.into_any(),
+                                // A person whose access is to some namespaces only (a
+                                // team's) may not list them all: they name theirs.
+                                _ => view! {
+                                    <input id="f-metadata-namespace" type="text" data-testid="namespace-typed"
+                                        prop:value=move || namespace.get().unwrap_or_default()
+                                        on:input:target=move |ev| {
+                                            let typed = ev.target().value();
+                                            change(&mut |d| d.set_namespace(&typed));
+                                        }/>
+                                    <p class="field-hint">"Your access does not list namespaces: type the one to create in."</p>
+                                }.into_any(),
+                            }}
+                        </Transition>
                     </div>
                 })}
             </section>

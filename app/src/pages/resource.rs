@@ -90,21 +90,31 @@ pub fn ResourcePage() -> impl IntoView {
                 <Show when=move || namespaced.get()>
                     <label class="control">
                         "Namespace"
-                        <select
-                            aria-label="Namespace"
-                            on:change:target=move |ev| set_ns.set(non_empty(Some(ev.target().value())))
-                            prop:value=move || ns.get().unwrap_or_default()
-                        >
-                            <option value="">"All namespaces"</option>
-                            <Transition>
-                                {move || {
-                                    namespaces.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|n| {
-                                        let selected = ns.get_untracked().as_deref() == Some(n.as_str());
-                                        view! { <option value=n.clone() selected=selected>{n.clone()}</option> }
-                                    }).collect_view()
-                                }}
-                            </Transition>
-                        </select>
+                        <Transition>
+                            {move || match namespaces.get() {
+                                Some(Ok(names)) if !names.is_empty() => view! {
+                                    <select
+                                        aria-label="Namespace"
+                                        on:change:target=move |ev| set_ns.set(non_empty(Some(ev.target().value())))
+                                        prop:value=move || ns.get().unwrap_or_default()
+                                    >
+                                        <option value="">"All namespaces"</option>
+                                        {names.into_iter().map(|n| {
+                                            let selected = ns.get_untracked().as_deref() == Some(n.as_str());
+                                            view! { <option value=n.clone() selected=selected>{n.clone()}</option> }
+                                        }).collect_view()}
+                                    </select>
+                                }.into_any(),
+                                // Access to some namespaces only (a team's): no list to
+                                // pick from, so the person names theirs.
+                                _ => view! {
+                                    <input type="text" aria-label="Namespace" placeholder="namespace"
+                                        data-testid="namespace-typed"
+                                        prop:value=move || ns.get().unwrap_or_default()
+                                        on:change:target=move |ev| set_ns.set(non_empty(Some(ev.target().value())))/>
+                                }.into_any(),
+                            }}
+                        </Transition>
                     </label>
                 </Show>
                 <label class="control">

@@ -199,7 +199,7 @@ pub async fn open(
         } else {
             format!("End of the log of container {container}'s previous run.")
         };
-        let following = Following { pods: pods.clone(), pod: pod.clone(), container: container.clone(), params: params.clone() };
+        let following = Following { pods: pods.clone(), namespace: namespace.clone(), pod: pod.clone(), container: container.clone(), params: params.clone() };
         let reading = tokio::spawn(following.run(reader, queue.clone(), ended).instrument(span));
         let _stop_reading = AbortOnDrop(reading);
         let mut flow = std::pin::pin!(batches(queue, bounds));
@@ -339,6 +339,7 @@ fn default_container(pod: &Pod, containers: &[LogContainer]) -> Option<String> {
 /// One container's log being followed, for as long as the container runs.
 struct Following {
     pods: Api<Pod>,
+    namespace: String,
     pod: String,
     container: String,
     params: LogParams,
@@ -356,13 +357,18 @@ impl Following {
             Ok(bytes) => bytes,
             Err(broke) => return queue.end(broke),
         };
-        while self.params.follow && self.running().await {
+        while self.params.follow && self.runs_or_is_starting().await {
             if shown > 0 {
                 self.params.tail_lines = Some(0);
             }
             tokio::time::sleep(REFOLLOW_EVERY).await;
-            let Ok(reader) = self.pods.log_stream(&self.pod, &self.params).await else {
-                break;
+            let reader = match self.pods.log_stream(&self.pod, &self.params).await {
+                Ok(reader) => reader,
+                Err(error) => match LogError::of_request(error, &self.namespace, &self.container) {
+                    // Created but not started: kubelet's word for the next moments.
+                    LogError::NotStarted { .. } => continue,
+                    other => return queue.end(other.to_string()),
+                },
             };
             match read(reader, &queue).await {
                 Ok(bytes) => shown += bytes,
@@ -372,19 +378,45 @@ impl Following {
         queue.end(ended);
     }
 
-    /// Whether the container runs now (as the API server last heard from kubelet).
-    async fn running(&self) -> bool {
-        let Ok(pod) = self.pods.get(&self.pod).await else {
-            return false;
-        };
-        pod.status
-            .and_then(|s| s.container_statuses)
-            .into_iter()
-            .flatten()
-            .find(|c| c.name == self.container)
-            .and_then(|c| c.state?.running)
-            .is_some()
+    /// Whether the container runs now, or is about to for the first time (as the API
+    /// server last heard from kubelet, which tells it a moment after the log request
+    /// found the container created: without this a new Pod's log could end at once).
+    async fn runs_or_is_starting(&self) -> bool {
+        self.pods
+            .get(&self.pod)
+            .await
+            .is_ok_and(|pod| follow_again(&pod, &self.container))
     }
+}
+
+/// Whether a followed log that ended should be followed again: its container runs or
+/// is about to for the first time, or the Pod is still pending with no word of it yet
+/// (kubelet answers a log request of a Pod it has just been given with nothing).
+fn follow_again(pod: &Pod, container: &str) -> bool {
+    let status = pod.status.as_ref();
+    let of_container = status
+        .and_then(|s| s.container_statuses.as_ref())
+        .into_iter()
+        .flatten()
+        .find(|c| c.name == container);
+    match of_container {
+        Some(container) => runs_or_is_starting(container),
+        None => status
+            .and_then(|s| s.phase.as_deref())
+            .is_none_or(|p| p == "Pending"),
+    }
+}
+
+/// Running, or waiting to run for the first time (never restarted, never ended).
+fn runs_or_is_starting(status: &k8s_openapi::api::core::v1::ContainerStatus) -> bool {
+    let state = status.state.as_ref();
+    let first_start = status.restart_count == 0
+        && status
+            .last_state
+            .as_ref()
+            .is_none_or(|s| s.terminated.is_none())
+        && state.is_some_and(|s| s.waiting.is_some());
+    state.is_some_and(|s| s.running.is_some()) || first_start
 }
 
 /// How soon a log that ended while its container runs is followed again.
@@ -521,5 +553,44 @@ mod tests {
             forbidden.to_string(),
             "You may not read logs of pods in namespace team (pods/log get)."
         );
+    }
+
+    #[test]
+    fn a_log_is_followed_again_while_its_container_runs_or_first_starts() {
+        let status = |state: serde_json::Value,
+                      restarts: i32|
+         -> k8s_openapi::api::core::v1::ContainerStatus {
+            serde_json::from_value(
+                serde_json::json!({"name": "c", "image": "", "imageID": "", "ready": false,
+                "restartCount": restarts, "state": state}),
+            )
+            .expect("status")
+        };
+        let pod = |phase: &str| -> Pod {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "p"}, "status": {"phase": phase}}))
+            .expect("pod")
+        };
+        assert!(
+            follow_again(&pod("Pending"), "c"),
+            "a new Pod kubelet has not reported on"
+        );
+        assert!(!follow_again(&pod("Succeeded"), "c"));
+        assert!(runs_or_is_starting(&status(
+            serde_json::json!({"running": {}}),
+            0
+        )));
+        assert!(runs_or_is_starting(&status(
+            serde_json::json!({"waiting": {"reason": "ContainerCreating"}}),
+            0
+        )));
+        assert!(!runs_or_is_starting(&status(
+            serde_json::json!({"waiting": {"reason": "CrashLoopBackOff"}}),
+            3
+        )));
+        assert!(!runs_or_is_starting(&status(
+            serde_json::json!({"terminated": {"exitCode": 0}}),
+            0
+        )));
     }
 }
