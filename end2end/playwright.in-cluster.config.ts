@@ -1,5 +1,9 @@
+import { join } from 'node:path';
 import { defineConfig } from '@playwright/test';
 import { chromiumPath } from './chromium';
+
+// The admin client of the tests (tests/kube.ts) talks to the cluster serve.sh started.
+process.env.PORTICO_E2E_KUBECONFIG ??= join(__dirname, '.state', 'in-cluster', 'kubeconfig.json');
 
 // Portico deployed in the local cluster from its image and deploy/overlays/local,
 // reached through Traefik at https://portico.test (in-cluster/serve.sh). The page

@@ -1,12 +1,9 @@
 // What the in-cluster specs share: the browser pointed at the Ingress (portico.test is
-// the real node's address, whose certificate the test CA issued), the admin client of
-// the cluster serve.sh started, and a person with their own token.
-import { join } from 'node:path';
+// the real node's address, whose certificate the test CA issued), signing in, and a
+// person with their own token.
 import { expect, type Page } from '@playwright/test';
 import { chromiumArgs, chromiumPath } from '../chromium';
 import type { Kube } from '../tests/kube';
-
-process.env.PORTICO_E2E_KUBECONFIG ??= join(__dirname, '..', '.state', 'in-cluster', 'kubeconfig.json');
 
 // Set once serve.sh has printed them (the webServer's named groups); the files are
 // also loaded before it starts, to list the tests.
