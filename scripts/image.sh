@@ -95,6 +95,10 @@ case "${1:-}" in
       rootfs "$cache.part"
       mv "$cache.part" "$cache"
     fi
+    # Trees of other recipes go once unused for a day (another checkout may use one).
+    touch "$cache"
+    find "$(dirname "$cache")" -maxdepth 1 -name 'image-rootfs-*' ! -path "$cache" -mmin +1440 \
+      -exec rm -rf {} + 2>/dev/null || true
     mkdir -p "$(dirname "$out")"
     python3 "$root/scripts/image/oci.py" "$out" "$ref" "$root/Dockerfile" \
       "$cache:/" "$bundle:/app" --owner home/nonroot=65532:65532

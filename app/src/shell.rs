@@ -61,8 +61,8 @@ pub fn App() -> impl IntoView {
                     "Portico"
                 </a>
                 <nav class="topnav">
-                    <A href="/crds">"Resource types"</A>
-                    <A href="/provision">"Provision"</A>
+                    <A href=url("/crds")>"Resource types"</A>
+                    <A href=url("/provision")>"Provision"</A>
                 </nav>
             </header>
             <div class="frame">

@@ -37,6 +37,11 @@ test('under --base-path every link, asset, live stream and server call follows t
     await expect(page).toHaveURL(`${base}/r/iksoon.test.com/v1/crdplural/${ns}/made-here`);
     await expect(page.getByTestId('object-name')).toHaveText('made-here');
     await page.screenshot({ path: 'test-results/base-path.png' });
+    // The top bar's links too.
+    await page.getByRole('link', { name: 'Provision' }).click();
+    await expect(page).toHaveURL(`${base}/provision`);
+    await page.getByRole('link', { name: 'Resource types' }).click();
+    await expect(page).toHaveURL(`${base}/crds`);
     expect(failed.filter((f) => !f.endsWith('/favicon.ico'))).toEqual([]);
     expect(violations, 'the strict CSP blocks nothing Portico needs').toEqual([]);
   } finally {
