@@ -18,6 +18,13 @@ use super::children;
 /// The reason a Stack's Degraded condition carries while a claim does not bind.
 pub const REASON: &str = "VolumeUnbound";
 
+/// Set on a claim when the scheduler has chosen its Pod's node (WaitForFirstConsumer
+/// classes): from then on, binding is up to the volume's provisioner.
+const SELECTED_NODE: &str = "volume.kubernetes.io/selected-node";
+
+/// The volume controller's reasons for a claim that only waits for its Pod.
+const WAITING_FOR_THE_POD: [&str; 2] = ["WaitForFirstConsumer", "WaitForPodScheduled"];
+
 /// How soon to look again while a claim is unbound: its Event may come a few seconds
 /// after the Pod is found stuck (the volume controller retries with backoff), and a
 /// provisioner's error can change.
@@ -37,10 +44,19 @@ pub fn describe(
     }
     let newest = events
         .iter()
-        .filter_map(|e| Some((when(e)?, e.message.as_deref()?.trim())))
-        .filter(|(_, message)| !message.is_empty())
-        .max_by_key(|(at, _)| *at)
-        .map(|(_, message)| message)?;
+        .filter(|e| e.message.as_deref().is_some_and(|m| !m.trim().is_empty()))
+        .max_by_key(|e| when(e))?;
+    // A claim that waits for its Pod to be placed (WaitForFirstConsumer, no node
+    // chosen yet) is not why the Pod cannot be placed: the scheduler's words stand.
+    let node_chosen = claim
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(SELECTED_NODE));
+    if !node_chosen && WAITING_FOR_THE_POD.contains(&newest.reason.as_deref().unwrap_or_default()) {
+        return None;
+    }
+    let newest = newest.message.as_deref().unwrap_or_default().trim();
     let class = claim
         .spec
         .as_ref()
@@ -110,13 +126,45 @@ mod tests {
     }
 
     fn event(at: &str, message: &str) -> Event {
+        reason_event(at, "ProvisioningFailed", message)
+    }
+
+    fn reason_event(at: &str, reason: &str, message: &str) -> Event {
         serde_json::from_value(json!({
             "metadata": {"name": format!("e{at}")},
             "involvedObject": {"kind": "PersistentVolumeClaim", "name": "data-db-0"},
             "lastTimestamp": at,
+            "reason": reason,
             "message": message,
         }))
         .expect("event")
+    }
+
+    #[test]
+    fn a_claim_waiting_for_its_pod_to_be_placed_is_not_the_reason() {
+        let waiting = [reason_event(
+            "2026-01-01T00:00:02Z",
+            "WaitForFirstConsumer",
+            "waiting for first consumer to be created before binding",
+        )];
+        // The Pod cannot be placed for another reason (CPU): the claim waits on it.
+        assert_eq!(
+            describe("db", 0, &claim("Pending", Some("standard")), &waiting),
+            None
+        );
+        // Once the scheduler chose a node, a claim still pending is the provisioner's.
+        let mut chosen = claim("Pending", Some("standard"));
+        chosen.metadata.annotations =
+            Some([(SELECTED_NODE.to_string(), "node-1".to_string())].into());
+        let provisioning = [reason_event(
+            "2026-01-01T00:00:03Z",
+            "ExternalProvisioning",
+            "Waiting for a volume to be created either by the external provisioner 'x'",
+        )];
+        assert!(
+            describe("db", 0, &chosen, &provisioning)
+                .is_some_and(|m| m.ends_with("by the external provisioner 'x'"))
+        );
     }
 
     #[test]
