@@ -26,14 +26,18 @@ suite=bookworm
 # Every timestamp in the image: the day packages.txt was pinned.
 export SOURCE_DATE_EPOCH=1795478400 # 2026-11-24T00:00:00Z
 
+# Files this script makes get the same modes whatever the caller's umask.
+umask 022
+
 # Unpacks the pinned packages into DIR and adds what their maintainer scripts (or the
-# distroless build) would: the CA bundle, users, /tmp.
-rootfs() { # DIR
+# distroless build) would: the CA bundle, users, /tmp. A subshell, so that its scratch
+# directory goes however it ends.
+rootfs() ( # DIR
   local dir work deb name
   dir="$(realpath -m "$1")"
   work="$(mktemp -d)"
-  # shellcheck disable=SC2064 # expand now: $work is local
-  trap "rm -rf '$work'" RETURN
+  # shellcheck disable=SC2064 # expand now
+  trap "rm -rf '$work'" EXIT
   # A private apt (its own lists and cache) that reads only the pinned suite.
   mkdir -p "$work/lists/partial" "$work/archives/partial" "$work/debs"
   local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -76,7 +80,7 @@ rootfs() { # DIR
   if [ "$(id -u)" = 0 ]; then chown 65532:65532 "$dir/home/nonroot"; fi
   find "$dir" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
   echo "image: runtime filesystem in $dir ($(du -sh "$dir" | cut -f1))" >&2
-}
+)
 
 case "${1:-}" in
   rootfs)
@@ -92,8 +96,11 @@ case "${1:-}" in
     key="$(cat "${BASH_SOURCE[0]}" "$pins" | sha256sum | cut -c1-16)"
     cache="${PORTICO_CACHE_DIR:-$HOME/.cache/portico}/image-rootfs-$key"
     if [ ! -d "$cache" ]; then
-      rootfs "$cache.part"
-      mv "$cache.part" "$cache"
+      # Built beside the cache under a name of its own: two runs at once each build,
+      # the first to finish keeps its tree.
+      part="$(mktemp -d "$cache.part.XXXXXX")"
+      rootfs "$part"
+      mv -T "$part" "$cache" 2>/dev/null || rm -rf "$part"
     fi
     # Trees of other recipes go once unused for a day (another checkout may use one).
     touch "$cache"

@@ -13,6 +13,7 @@
 # (admin kubeconfig, CA, image digest) are in end2end/.state/in-cluster/.
 # Expects `cargo build -p portico-control-plane` and the chosen build to exist.
 set -euo pipefail
+umask 022 # the debug bundle's modes, whoever runs this
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 state="$root/end2end/.state/in-cluster"
 cache="${PORTICO_CACHE_DIR:-$HOME/.cache/portico}"
@@ -48,7 +49,9 @@ log "image $(cat "$state/image.json")"
 # Traefik's image: its binary alone, configured by end2end/traefik/Dockerfile.
 traefik_bin="$(bash "$root/end2end/kubernetes/build.sh" traefik)"
 traefik_version="${traefik_bin##*/traefik-}"
-traefik_image="$cache/images/traefik-$traefik_version.oci.tar"
+# Keyed by what makes it: the binary's version, its Dockerfile and the writer.
+recipe="$(cat "$root/end2end/traefik/Dockerfile" "$root/scripts/image/oci.py" | sha256sum | cut -c1-12)"
+traefik_image="$cache/images/traefik-$traefik_version-$recipe.oci.tar"
 if [ ! -s "$traefik_image" ]; then
   tree="$(mktemp -d)"
   cp "$traefik_bin" "$tree/traefik"
@@ -78,7 +81,14 @@ spki="$(openssl x509 -in "$state/tls.crt" -pubkey -noout | openssl pkey -pubin -
 plane=$!
 trap 'kill -TERM "$plane" 2>/dev/null; wait "$plane" 2>/dev/null' EXIT
 trap 'exit 143' TERM INT
-within 180 grep -q '^KUBECONFIG=' "$state/control-plane.out" || { tail -20 "$state/control-plane.log" >&2; exit 1; }
+until grep -q '^KUBECONFIG=' "$state/control-plane.out"; do
+  # A launcher that stopped (an image it could not import) is said at once.
+  if ! kill -0 "$plane" 2>/dev/null || [ "$SECONDS" -gt 180 ]; then
+    tail -20 "$state/control-plane.log" >&2
+    exit 1
+  fi
+  sleep 0.5
+done
 export KUBECONFIG="$state/kubeconfig.json"
 k() { "$kubectl" "$@"; }
 ip="$(k get node portico-node -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')"

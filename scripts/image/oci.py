@@ -19,11 +19,14 @@ import hashlib
 import io
 import json
 import os
+import platform
 import shlex
 import sys
 import tarfile
 
 EPOCH = int(os.environ.get("SOURCE_DATE_EPOCH", "0"))
+# The OCI name of this machine's architecture (the trees hold its binaries).
+ARCHITECTURE = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
 
 
 def runtime_config(dockerfile):
@@ -80,6 +83,9 @@ def layer(tree, prefix, owners):
             parts = prefix.split("/")
             entries += [("/".join(parts[: i + 1]), tree) for i in range(len(parts))]
         for name, path in sorted(entries):
+            # Each file whole, never as a link to an earlier entry: a tree copied and
+            # one hard-linked are the same layer.
+            tar.inodes.clear()
             info = tar.gettarinfo(path, arcname=name)
             info.mtime = EPOCH
             info.uid, info.gid = 0, 0
@@ -132,7 +138,7 @@ def main(argv):
     created = datetime.datetime.fromtimestamp(EPOCH, datetime.timezone.utc).strftime(
         "%Y-%m-%dT%H:%M:%SZ")
     config = {
-        "architecture": "amd64",
+        "architecture": ARCHITECTURE,
         "os": "linux",
         "created": created,
         "config": runtime_config(dockerfile),

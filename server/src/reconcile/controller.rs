@@ -574,14 +574,19 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
             .as_ref()
             .is_some_and(|p| p.reason == scheduling::REASON)
     {
-        match claims::unbound(&ctx.client, &namespace, &name, stack.spec.replicas).await? {
-            Some(Some(message)) => {
+        match claims::unbound(&ctx.client, &namespace, &name, stack.spec.replicas).await {
+            Ok(claims::Claims::Unbound(message)) => {
                 let reason = claims::REASON.into();
                 unplaceable = Some(Problem { reason, message });
                 claim_again = Some(claims::LOOK_AGAIN);
             }
-            Some(None) => claim_again = Some(claims::LOOK_AGAIN),
-            None => {}
+            Ok(claims::Claims::Unexplained) => claim_again = Some(claims::LOOK_AGAIN),
+            Ok(claims::Claims::NotTheReason) => {}
+            // Only a finer diagnosis is lost: the scheduler's words stand.
+            Err(error) => {
+                tracing::debug!(%error, "could not read the Stack's volume claims");
+                claim_again = Some(claims::LOOK_AGAIN);
+            }
         }
     }
     let mut removed = Vec::new();

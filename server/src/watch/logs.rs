@@ -395,8 +395,15 @@ impl Following {
 fn follow_again(pod: &Pod, container: &str) -> bool {
     let status = pod.status.as_ref();
     let of_container = status
-        .and_then(|s| s.container_statuses.as_ref())
         .into_iter()
+        .flat_map(|s| {
+            [
+                &s.init_container_statuses,
+                &s.container_statuses,
+                &s.ephemeral_container_statuses,
+            ]
+        })
+        .flatten()
         .flatten()
         .find(|c| c.name == container);
     match of_container {
@@ -407,15 +414,21 @@ fn follow_again(pod: &Pod, container: &str) -> bool {
     }
 }
 
-/// Running, or waiting to run for the first time (never restarted, never ended).
+/// Running, or being created to run for the first time (never restarted, never
+/// ended). A container waiting for anything else (an image that cannot be pulled, a
+/// bad configuration) is not followed again: it may wait forever.
 fn runs_or_is_starting(status: &k8s_openapi::api::core::v1::ContainerStatus) -> bool {
     let state = status.state.as_ref();
+    let being_created = state
+        .and_then(|s| s.waiting.as_ref())
+        .and_then(|w| w.reason.as_deref())
+        .is_some_and(|reason| matches!(reason, "ContainerCreating" | "PodInitializing"));
     let first_start = status.restart_count == 0
         && status
             .last_state
             .as_ref()
             .is_none_or(|s| s.terminated.is_none())
-        && state.is_some_and(|s| s.waiting.is_some());
+        && being_created;
     state.is_some_and(|s| s.running.is_some()) || first_start
 }
 
@@ -576,6 +589,13 @@ mod tests {
             "a new Pod kubelet has not reported on"
         );
         assert!(!follow_again(&pod("Succeeded"), "c"));
+        // An init container that finished is not followed again while the Pod pends.
+        let init_done: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p"}, "status": {"phase": "Pending", "initContainerStatuses": [
+                {"name": "init", "image": "", "imageID": "", "ready": false, "restartCount": 0,
+                 "state": {"terminated": {"exitCode": 0}}}]}}))
+        .expect("pod");
+        assert!(!follow_again(&init_done, "init"));
         assert!(runs_or_is_starting(&status(
             serde_json::json!({"running": {}}),
             0
@@ -587,6 +607,10 @@ mod tests {
         assert!(!runs_or_is_starting(&status(
             serde_json::json!({"waiting": {"reason": "CrashLoopBackOff"}}),
             3
+        )));
+        assert!(!runs_or_is_starting(&status(
+            serde_json::json!({"waiting": {"reason": "ImagePullBackOff"}}),
+            0
         )));
         assert!(!runs_or_is_starting(&status(
             serde_json::json!({"terminated": {"exitCode": 0}}),
