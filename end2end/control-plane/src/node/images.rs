@@ -41,27 +41,30 @@ pub fn built() -> Result<Vec<(String, String)>, ControlPlaneError> {
 /// Imports every image into the containerd listening on `socket`.
 pub fn import_all(socket: &Path) -> Result<(), ControlPlaneError> {
     for (reference, tarball) in built()? {
-        import(socket, Path::new(&tarball)).map_err(|message| ControlPlaneError::Setup {
-            what: "importing an image into the node's containerd",
-            message: format!("{reference} ({tarball}): {message}"),
-        })?;
+        import(
+            socket,
+            Path::new(&tarball),
+            &format!("{reference} ({tarball})"),
+        )?;
         tracing::debug!(image = %reference, "imported into the real node");
     }
     Ok(())
 }
 
 /// Imports one archive (docker-archive or OCI image layout, as `docker save` and
-/// `scripts/image.sh` write) into the containerd listening on `socket`; the error is
-/// ctr's own message.
-pub fn import(socket: &Path, archive: &Path) -> Result<(), String> {
+/// `scripts/image.sh` write) into the containerd listening on `socket`; a failure
+/// names the archive as `named` and quotes ctr.
+pub fn import(socket: &Path, archive: &Path, named: &str) -> Result<(), ControlPlaneError> {
     let out = ctr(socket)
         .args(["images", "import"])
         .arg(archive)
         .output()
-        .map_err(|e| format!("running ctr: {e}"))?;
+        .map_err(io_err("running ctr"))?;
     if out.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        return Ok(());
     }
+    Err(ControlPlaneError::Setup {
+        what: "importing an image into the node's containerd",
+        message: format!("{named}: {}", String::from_utf8_lossy(&out.stderr).trim()),
+    })
 }

@@ -244,12 +244,8 @@ impl RealNode {
     /// Imports an image archive into the node's containerd (an image built here,
     /// such as Portico's own: no registry is reachable).
     pub fn import_image(&self, archive: &Path) -> Result<(), ControlPlaneError> {
-        images::import(&self.layout.containerd_socket(), archive).map_err(|message| {
-            ControlPlaneError::Setup {
-                what: "importing an image into the node's containerd",
-                message: format!("{}: {message}", archive.display()),
-            }
-        })
+        let named = archive.display().to_string();
+        images::import(&self.layout.containerd_socket(), archive, &named)
     }
 
     /// The node's address (its InternalIP): NodePorts answer here, from the host.
