@@ -36,6 +36,17 @@ pub struct Config {
     #[arg(long, env = "PORTICO_LISTEN")]
     pub listen: Option<SocketAddr>,
 
+    /// Host names (comma-separated) Portico answers to besides IP addresses and
+    /// `localhost`, e.g. the Ingress' host. Requests naming any other host are refused,
+    /// so a DNS-rebinding page cannot reach Portico under a name of its own.
+    #[arg(long, env = "PORTICO_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub allowed_hosts: Vec<String>,
+
+    /// Proxies in front of Portico (an Ingress controller: 1) whose `X-Forwarded-For`
+    /// entries say who the client is; sign-in attempts are limited per client.
+    #[arg(long, env = "PORTICO_FORWARDED_HOPS", default_value_t = 0)]
+    pub forwarded_hops: usize,
+
     /// Log filter in tracing's EnvFilter syntax.
     #[arg(
         long,
@@ -296,6 +307,7 @@ impl Config {
             user_prefixes: non_empty(&self.proxy_user_prefixes),
             group_prefixes: non_empty(&self.proxy_group_prefixes),
             sessions,
+            forwarded_hops: self.forwarded_hops,
         })
     }
 

@@ -116,7 +116,8 @@ async fn run() -> anyhow::Result<()> {
     let state = state
         .with_identity(identity, kube_config)
         .with_live_limits(config.live_limits())
-        .with_base_path(base_path);
+        .with_base_path(base_path)
+        .with_allowed_hosts(&config.allowed_hosts);
     let watch_task = tokio::spawn(watches);
 
     let listener = tokio::net::TcpListener::bind(addr)

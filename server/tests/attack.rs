@@ -270,6 +270,36 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
             .header(header.0, header.1)
             .form(&[("object", object), ("dry_run", "false")])
     };
+    // DNS rebinding: a page at rebind.example:PORT re-resolved to 127.0.0.1 sends its
+    // own name as Host, and its Origin agrees with it.
+    let port = base.rsplit(':').next().unwrap_or("3000");
+    let rebound = format!("rebind.example:{port}");
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "rebound"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "system:unauthenticated"}]}).to_string();
+    let s = status(
+        plain
+            .post(format!("{base}/api/submit"))
+            .header("host", &rebound)
+            .header("origin", format!("http://{rebound}"))
+            .form(&[("object", binding.as_str()), ("dry_run", "false")]),
+    )
+    .await;
+    report.expect(
+        "local",
+        "DNS rebinding: submit a ClusterRoleBinding",
+        s,
+        &[421],
+    );
+    let s = status(
+        plain
+            .get(format!("{base}/api/live"))
+            .header("host", &rebound),
+    )
+    .await;
+    report.expect("local", "DNS rebinding: open /api/live", s, &[421]);
+    let s = status(plain.get(format!("{base}/crds")).header("host", &rebound)).await;
+    report.expect("local", "DNS rebinding: read a page", s, &[421]);
     let s = status(post(&big, ("origin", &base))).await;
     report.expect("local", "a 3 MiB body", s, &[413]);
     let s = status(post(&object, ("origin", "https://evil.example"))).await;

@@ -173,6 +173,92 @@ fn the_helm_chart_renders_the_kustomize_base_object_by_object() {
     }
 }
 
+fn portal_env(docs: &[DynamicObject], name: &str) -> Option<String> {
+    let portal = docs
+        .iter()
+        .find(|d| kind(d) == "Deployment" && d.metadata.name.as_deref() == Some("portico"))?;
+    portal.data["spec"]["template"]["spec"]["containers"][0]["env"]
+        .as_array()?
+        .iter()
+        .find(|e| e["name"] == name)
+        .and_then(|e| e["value"].as_str().map(str::to_string))
+}
+
+#[test]
+fn the_portal_answers_to_its_ingress_host_and_reaches_only_dns_and_the_api_server() {
+    for dir in [
+        ".",
+        "overlays/local",
+        "overlays/example",
+        "overlays/oauth2-proxy",
+    ] {
+        let docs = kustomized(dir);
+        let ingress_hosts: Vec<&str> = docs
+            .iter()
+            .filter(|d| kind(d) == "Ingress")
+            .flat_map(|d| d.data["spec"]["rules"].as_array().into_iter().flatten())
+            .filter_map(|r| r["host"].as_str())
+            .collect();
+        let allowed = portal_env(&docs, "PORTICO_ALLOWED_HOSTS").expect("allowed hosts");
+        for host in &ingress_hosts {
+            assert!(
+                allowed.split(',').any(|a| a == *host),
+                "{dir}: {host} not in {allowed}"
+            );
+        }
+        assert_eq!(
+            portal_env(&docs, "PORTICO_FORWARDED_HOPS").as_deref(),
+            Some("1"),
+            "{dir}"
+        );
+        let egress = docs
+            .iter()
+            .find(|d| {
+                kind(d) == "NetworkPolicy" && d.metadata.name.as_deref() == Some("portico-egress")
+            })
+            .expect("the egress policy");
+        let selected = &egress.data["spec"]["podSelector"]["matchLabels"];
+        let portico = |d: &&DynamicObject| {
+            kind(d) == "Deployment"
+                && matches!(
+                    d.metadata.name.as_deref(),
+                    Some("portico" | "portico-reconciler")
+                )
+        };
+        assert_eq!(docs.iter().filter(portico).count(), 2, "{dir}");
+        for deployment in docs.iter().filter(portico) {
+            let labels = &deployment.data["spec"]["template"]["metadata"]["labels"];
+            for (key, value) in selected.as_object().expect("labels") {
+                assert_eq!(
+                    &labels[key], value,
+                    "{dir}: {:?} is not held to the egress policy",
+                    deployment.metadata.name
+                );
+            }
+        }
+        let rules = egress.data["spec"]["egress"].as_array().expect("rules");
+        let ports: Vec<u64> = rules
+            .iter()
+            .flat_map(|r| r["ports"].as_array().into_iter().flatten())
+            .filter_map(|p| p["port"].as_u64())
+            .collect();
+        assert_eq!(ports, [53, 53, 443, 6443], "{dir}");
+        let blocks: Vec<&serde_json::Value> = rules
+            .iter()
+            .flat_map(|r| r["to"].as_array().into_iter().flatten())
+            .filter_map(|t| t.get("ipBlock"))
+            .collect();
+        for block in blocks {
+            assert!(
+                block["except"]
+                    .as_array()
+                    .is_some_and(|e| e.iter().any(|c| c == "169.254.0.0/16")),
+                "{dir}: link-local (cloud metadata) reachable"
+            );
+        }
+    }
+}
+
 fn documents(files: &[PathBuf]) -> Vec<DynamicObject> {
     files
         .iter()

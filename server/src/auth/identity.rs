@@ -30,6 +30,9 @@ pub struct IdentityConfig {
     pub group_prefixes: Vec<String>,
     /// Token mode: the key sealing session cookies.
     pub sessions: Option<SessionKey>,
+    /// Proxies in front whose `X-Forwarded-For` entries name the client (sign-in
+    /// attempts are counted per client): 1 behind an Ingress, 0 when reached directly.
+    pub forwarded_hops: usize,
 }
 
 fn allowed_by(prefixes: &[String], name: &str) -> bool {
@@ -45,6 +48,7 @@ impl IdentityConfig {
             user_prefixes: vec![],
             group_prefixes: vec![],
             sessions: None,
+            forwarded_hops: 0,
         }
     }
 
@@ -171,6 +175,7 @@ mod tests {
         Peer {
             addr: "127.0.0.1:5000".parse().expect("addr"),
             proxy: Some("portico-proxy".into()),
+            tls: false,
         }
     }
 

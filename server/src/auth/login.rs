@@ -3,8 +3,9 @@
 //! HttpOnly, Secure, SameSite=Strict cookie. The token never appears in a URL, a
 //! page or a log line.
 
+use axum::Extension;
 use axum::Form;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
@@ -15,6 +16,7 @@ use app::base::BasePath;
 
 use super::AuthState;
 use crate::auth::identity::IdentityMode;
+use crate::auth::proxy_tls::Peer;
 use crate::auth::session::MAX_COOKIE_VALUE;
 use crate::kube::caller::{Caller, Token};
 use crate::kube::error::{ApiError, Failure};
@@ -69,28 +71,37 @@ pub async fn page(State(state): State<AuthState>) -> Response {
 }
 
 /// `POST /auth/login`: checks the token and starts a session.
-pub async fn sign_in(State(state): State<AuthState>, Form(form): Form<SignIn>) -> Response {
+pub async fn sign_in(
+    State(state): State<AuthState>,
+    peer: Option<Extension<ConnectInfo<Peer>>>,
+    headers: axum::http::HeaderMap,
+    Form(form): Form<SignIn>,
+) -> Response {
     let (Some(sessions), IdentityMode::Token) = (&state.identity.sessions, state.identity.mode)
     else {
         return Redirect::to(&state.base.url("/")).into_response();
     };
-    // Each attempt costs a TokenReview at the API server: guessing at speed is refused.
-    if state.sign_ins.check().is_err() {
-        tracing::info!(target: "portico::audit", verb = "sign-in", result = "rate-limited", "audit");
+    let token = form.token.trim().to_string();
+    if token.is_empty() {
+        return (
+            StatusCode::BAD_REQUEST,
+            page_html(&state.base, Some("Paste a token first.")),
+        )
+            .into_response();
+    }
+    // Each attempt costs a review at the API server: guessing at speed is refused,
+    // per client and per claimed identity, so a flood locks out only itself.
+    let client = state
+        .sign_ins
+        .client(peer.as_ref().map(|p| &p.0.0), &headers);
+    if let Err(limited) = state.sign_ins.check(client, &token) {
+        tracing::info!(target: "portico::audit", verb = "sign-in", result = "rate-limited", ?limited, client = ?client, "audit");
         return (
             StatusCode::TOO_MANY_REQUESTS,
             page_html(
                 &state.base,
                 Some("Too many sign-in attempts just now: wait a few seconds and try again."),
             ),
-        )
-            .into_response();
-    }
-    let token = form.token.trim().to_string();
-    if token.is_empty() {
-        return (
-            StatusCode::BAD_REQUEST,
-            page_html(&state.base, Some("Paste a token first.")),
         )
             .into_response();
     }

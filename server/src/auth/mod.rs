@@ -4,12 +4,13 @@
 
 pub mod access;
 pub(crate) mod csrf;
+pub mod host;
 pub mod identity;
 pub(crate) mod login;
 pub mod proxy_tls;
 pub mod session;
+pub mod sign_in_limit;
 
-use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use app::base::BasePath;
@@ -27,35 +28,22 @@ pub struct AuthState {
     pub identity: Arc<IdentityConfig>,
     pub pool: Arc<ClientPool>,
     pub reviews: Arc<AccessReviews>,
-    /// Sign-in attempts, everyone together (each costs the API server a review).
-    pub sign_ins: Arc<governor::DefaultDirectRateLimiter>,
+    /// Sign-in attempts per client and per claimed identity.
+    pub sign_ins: Arc<sign_in_limit::SignInLimits>,
     /// The path Portico is served under: the session cookie's scope and name.
     pub base: BasePath,
-}
-
-/// Sign-in attempts accepted per second in the long run, and in a burst: plenty for
-/// people arriving at nine, far too few to guess tokens.
-const SIGN_INS_PER_SECOND: NonZeroU32 = nonzero(5);
-const SIGN_IN_BURST: NonZeroU32 = nonzero(20);
-
-const fn nonzero(n: u32) -> NonZeroU32 {
-    match NonZeroU32::new(n) {
-        Some(n) => n,
-        None => NonZeroU32::MIN,
-    }
 }
 
 impl AuthState {
     /// People identified as `identity` says, acted for through `pool`.
     pub fn new(identity: IdentityConfig, pool: ClientPool) -> Self {
         let pool = Arc::new(pool);
+        let sign_ins = Arc::new(sign_in_limit::SignInLimits::new(identity.forwarded_hops));
         Self {
             identity: Arc::new(identity),
             reviews: Arc::new(AccessReviews::new(pool.clone())),
             pool,
-            sign_ins: Arc::new(governor::RateLimiter::direct(
-                governor::Quota::per_second(SIGN_INS_PER_SECOND).allow_burst(SIGN_IN_BURST),
-            )),
+            sign_ins,
             base: BasePath::default(),
         }
     }

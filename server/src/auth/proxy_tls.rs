@@ -138,6 +138,8 @@ pub struct Peer {
     /// The allowed proxy name its client certificate proved; `None` for plain HTTP
     /// or a TLS client without an allowed certificate.
     pub proxy: Option<String>,
+    /// Whether the connection is TLS (Portico's own listener, proxy mode).
+    pub tls: bool,
 }
 
 // One impl per listener: a generic one over `Listener<Addr = Peer>` would overlap
@@ -170,13 +172,21 @@ impl axum::serve::Listener for PlainListener {
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
-        (tcp, Peer { addr, proxy: None })
+        (
+            tcp,
+            Peer {
+                addr,
+                proxy: None,
+                tls: false,
+            },
+        )
     }
 
     fn local_addr(&self) -> std::io::Result<Self::Addr> {
         Ok(Peer {
             addr: self.0.local_addr()?,
             proxy: None,
+            tls: false,
         })
     }
 }
@@ -235,7 +245,12 @@ async fn accept_loop(
                     }
                 };
             let proxy = tls.proxy_name(&stream);
-            let _ = sender.send((stream, Peer { addr, proxy })).await;
+            let peer = Peer {
+                addr,
+                proxy,
+                tls: true,
+            };
+            let _ = sender.send((stream, peer)).await;
         });
         if ready.is_closed() {
             return;
@@ -259,6 +274,7 @@ impl axum::serve::Listener for TlsListener {
         Ok(Peer {
             addr: self.local,
             proxy: None,
+            tls: true,
         })
     }
 }

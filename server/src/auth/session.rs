@@ -25,13 +25,14 @@ pub const IDLE_LIFETIME: Duration = Duration::from_secs(30 * 60);
 const RENEW_AFTER: Duration = Duration::from_secs(5 * 60);
 
 /// The session cookie's name. `__Host-` (the browser then accepts it only from this
-/// host, over HTTPS, for path `/`) when Portico serves at the root; under a base path
-/// the cookie is scoped to that path instead, which the prefix would forbid.
+/// host, over HTTPS, for path `/`) when Portico serves at the root; under a base path,
+/// which that prefix forbids, `__Secure-`: still set only over HTTPS, so a sibling
+/// subdomain served over plain HTTP cannot plant a session of its choosing.
 pub fn cookie_name(base: &BasePath) -> &'static str {
     if base.is_root() {
         "__Host-portico_session"
     } else {
-        "portico_session"
+        "__Secure-portico_session"
     }
 }
 

@@ -68,6 +68,8 @@ pub struct KindRegistry {
     loaded: tokio::sync::watch::Receiver<bool>,
     /// Bumped on every change to the set of kinds.
     changes: tokio::sync::watch::Receiver<u64>,
+    /// Whether the CRD watch's last word from the API server was good (readiness).
+    watching: tokio::sync::watch::Receiver<bool>,
 }
 
 impl KindRegistry {
@@ -81,6 +83,7 @@ impl KindRegistry {
         let (reader, writer) = reflector::store();
         let (loaded_tx, loaded) = tokio::sync::watch::channel(false);
         let (changes_tx, changes) = tokio::sync::watch::channel(0u64);
+        let (watching_tx, watching) = tokio::sync::watch::channel(false);
         let builtins: Arc<RwLock<Vec<ResourceKind>>> = Arc::default();
         let api: Api<CustomResourceDefinition> = Api::all(client.clone());
         let stream = watcher(api, watcher::Config::default())
@@ -92,6 +95,7 @@ impl KindRegistry {
             stack: (stack.0.to_string(), stack.1.to_string()),
             loaded,
             changes,
+            watching,
         };
         let driver = async move {
             let (discovered_tx, mut discovered) = tokio::sync::watch::channel(false);
@@ -104,6 +108,8 @@ impl KindRegistry {
                 }
             };
             let drive = stream.for_each(|event| {
+                watching_tx
+                    .send_if_modified(|ok| std::mem::replace(ok, event.is_ok()) != event.is_ok());
                 match event {
                     Ok(
                         watcher::Event::Apply(_)
@@ -133,6 +139,12 @@ impl KindRegistry {
     /// Whether the CRDs and the built-in kinds have both been read once.
     pub fn is_loaded(&self) -> bool {
         *self.loaded.borrow()
+    }
+
+    /// Whether the kinds were read once and the CRD watch is receiving: readiness,
+    /// answered without asking the API server (a probe costs nothing upstream).
+    pub fn is_current(&self) -> bool {
+        self.is_loaded() && *self.watching.borrow()
     }
 
     /// Waits up to `timeout` for the first read.

@@ -65,19 +65,101 @@ async fn watch_review(
         })
 }
 
-/// Whether `namespace` exists: asked with the viewer's own client, or, if the viewer
-/// may not read Namespace objects, with the portal's (which may `get` one by name).
-/// Only a clear "not found" says no; the answer is never shown beyond that refusal.
-pub async fn namespace_exists(state: &LiveState, viewer: &kube::Client, namespace: &str) -> bool {
-    for client in [viewer, &state.portal] {
-        let namespaces: Api<Namespace> = Api::all(client.clone());
-        match namespaces.get_metadata_opt(namespace).await {
-            Ok(found) => return found.is_some(),
-            Err(e) if matches!(failure(&e), Failure::Unauthorized | Failure::Forbidden) => {
-                continue;
-            }
-            Err(_) => return true,
+/// How long the portal's answer about a namespace is reused.
+const NAMESPACE_ANSWER_TTL: std::time::Duration = std::time::Duration::from_secs(10);
+/// Answers kept at most (beyond that, expired ones are dropped, then all).
+const NAMESPACE_ANSWERS: usize = 4096;
+/// Lookups made as the portal per person per second, and in a burst.
+const PORTAL_LOOKUPS_PER_SECOND: u32 = 5;
+const PORTAL_LOOKUP_BURST: u32 = 20;
+
+/// The portal's recent answers to "does this namespace exist", and how many it may be
+/// asked per person: subscribing names a namespace, and a person who may not read
+/// Namespaces would otherwise make the portal ask the API server once per message.
+pub struct NamespaceAnswers {
+    answers: std::sync::Mutex<std::collections::HashMap<String, (bool, std::time::Instant)>>,
+    lookups: governor::RateLimiter<
+        String,
+        governor::state::keyed::HashMapStateStore<String>,
+        governor::clock::DefaultClock,
+    >,
+}
+
+impl Default for NamespaceAnswers {
+    fn default() -> Self {
+        let per_second = std::num::NonZeroU32::new(PORTAL_LOOKUPS_PER_SECOND)
+            .unwrap_or(std::num::NonZeroU32::MIN);
+        let burst =
+            std::num::NonZeroU32::new(PORTAL_LOOKUP_BURST).unwrap_or(std::num::NonZeroU32::MIN);
+        Self {
+            answers: std::sync::Mutex::default(),
+            lookups: governor::RateLimiter::hashmap(
+                governor::Quota::per_second(per_second).allow_burst(burst),
+            ),
         }
     }
-    true
+}
+
+impl NamespaceAnswers {
+    fn recent(&self, namespace: &str) -> Option<bool> {
+        let answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        answers
+            .get(namespace)
+            .filter(|(_, at)| at.elapsed() < NAMESPACE_ANSWER_TTL)
+            .map(|(exists, _)| *exists)
+    }
+
+    fn remember(&self, namespace: &str, exists: bool) {
+        let mut answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        if answers.len() >= NAMESPACE_ANSWERS {
+            answers.retain(|_, (_, at)| at.elapsed() < NAMESPACE_ANSWER_TTL);
+            if answers.len() >= NAMESPACE_ANSWERS {
+                answers.clear();
+            }
+        }
+        answers.insert(namespace.to_string(), (exists, std::time::Instant::now()));
+    }
+
+    /// Whether `person` may make the portal ask once more just now.
+    fn may_ask(&self, person: &str) -> bool {
+        if self.lookups.len() >= NAMESPACE_ANSWERS {
+            self.lookups.retain_recent();
+        }
+        self.lookups.check_key(&person.to_string()).is_ok()
+    }
+}
+
+/// Whether `namespace` exists: asked with the viewer's own client, or, if the viewer
+/// may not read Namespace objects, with the portal's (which may `get` one by name;
+/// its answers are reused for a few seconds and limited per person). Only a clear
+/// "not found" says no; the answer is never shown beyond that refusal.
+pub async fn namespace_exists(
+    state: &LiveState,
+    viewer: &kube::Client,
+    person: Option<&str>,
+    namespace: &str,
+) -> bool {
+    let namespaces: Api<Namespace> = Api::all(viewer.clone());
+    match namespaces.get_metadata_opt(namespace).await {
+        Ok(found) => return found.is_some(),
+        Err(e) if matches!(failure(&e), Failure::Unauthorized | Failure::Forbidden) => {}
+        Err(_) => return true,
+    }
+    let answers = &state.namespaces;
+    if let Some(known) = answers.recent(namespace) {
+        return known;
+    }
+    // Past the person's share, assume it exists: the view then runs as the viewer, whose
+    // feeds are bounded anyway, and the portal is not made to ask.
+    if !answers.may_ask(person.unwrap_or("")) {
+        return true;
+    }
+    let namespaces: Api<Namespace> = Api::all(state.portal.clone());
+    match namespaces.get_metadata_opt(namespace).await {
+        Ok(found) => {
+            answers.remember(namespace, found.is_some());
+            found.is_some()
+        }
+        Err(_) => true,
+    }
 }

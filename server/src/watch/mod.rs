@@ -40,8 +40,9 @@ pub struct LiveState {
     pub kinds: KindRegistry,
     /// Who viewers are, their clients, and whether they may watch.
     pub auth: AuthState,
-    /// The portal's own client (whether a namespace exists).
+    /// The portal's own client (whether a namespace exists), and its recent answers.
     pub portal: kube::Client,
+    pub namespaces: Arc<access::NamespaceAnswers>,
     /// Bounds on live views, and the streams open now per identity.
     pub limits: Arc<LiveLimits>,
     pub streams: Arc<StreamCounter>,

@@ -28,6 +28,14 @@ use crate::kube::caller::Caller;
 /// How long one message may take to leave before the socket is given up.
 const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How often a socket asks whether its sign-in still holds (a local check: the
+/// session's cookie still opens), so sign-out in one tab stops the others within this.
+const SESSION_CHECK: Duration = Duration::from_secs(2);
+
+/// What every view of a socket whose sign-in ended is told before it closes.
+const SIGNED_OUT: &str =
+    "Your sign-in ended (signed out, or it expired): sign in again to see live changes.";
+
 /// How often an idle socket is pinged, so proxies do not close it and a vanished
 /// peer is noticed.
 const PING_EVERY: Duration = Duration::from_secs(25);
@@ -67,6 +75,8 @@ async fn serve(socket: WebSocket, state: LiveState, caller: Caller, headers: Hea
     let mut open: HashMap<u32, (u64, AbortHandle)> = HashMap::new();
     let mut openings = 0u64;
     let mut ping = tokio::time::interval(PING_EVERY);
+    let mut session_check = tokio::time::interval(SESSION_CHECK);
+    let has_session = matches!(caller, Caller::Bearer { .. });
     let shutdown = state.shutdown.begun();
     tokio::pin!(shutdown);
     loop {
@@ -118,6 +128,19 @@ async fn serve(socket: WebSocket, state: LiveState, caller: Caller, headers: Hea
                     break;
                 }
             }
+            _ = session_check.tick(), if has_session => {
+                if !views::signed_in(&state, &caller, &headers) {
+                    tracing::info!("sign-in ended; closing the live socket");
+                    for &id in open.keys() {
+                        let message = ServerMessage::Refused { id, message: SIGNED_OUT.into() };
+                        let Ok(text) = serde_json::to_string(&message) else { continue };
+                        if !sent(&mut sink, Message::Text(text.into())).await {
+                            break;
+                        }
+                    }
+                    break;
+                }
+            }
             _ = ping.tick() => {
                 if !sent(&mut sink, Message::Ping(Default::default())).await {
                     break;
@@ -163,8 +186,11 @@ fn view(
             Ok(updates.flat_map(move |u| futures::stream::iter(table_messages(id, u))))
         }),
         Topic::Children { query } => opened(id, async move {
-            let children = views::children(&state, caller, query).await?;
-            Ok(children.map(move |children| ServerMessage::Children { id, children }))
+            let children = views::children(&state, caller, query, headers).await?;
+            Ok(children.map(move |children| match children {
+                Ok(children) => ServerMessage::Children { id, children },
+                Err(message) => ServerMessage::Refused { id, message },
+            }))
         }),
         Topic::Logs { query } => opened(id, async move {
             let updates = logs::open(&state, caller, query, headers).await?;

@@ -50,17 +50,19 @@ pub async fn live_children(
     State(state): State<LiveState>,
     Extension(caller): Extension<Caller>,
     Query(query): Query<ChildrenQuery>,
+    headers: HeaderMap,
 ) -> Result<Events, Refusal> {
-    let children = views::children(&state, caller, query).await?;
-    Ok(sse(children.map(|children| {
-        Event::default()
+    let children = views::children(&state, caller, query, headers).await?;
+    Ok(sse(children.map(|children| match children {
+        Ok(children) => Event::default()
             .event("children")
             .json_data(&children)
             .unwrap_or_else(|_| {
                 Event::default()
                     .event(sse_event::PROBLEM)
                     .data("Portico could not encode the children.")
-            })
+            }),
+        Err(ended) => Event::default().event(sse_event::PROBLEM).data(ended),
     })))
 }
 

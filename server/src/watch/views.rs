@@ -5,7 +5,7 @@
 //! it runs.
 
 use app::live::protocol::Position;
-use app::table::model::{ChildEntry, ChildrenQuery, MAX_SELECTOR_LEN, TableQuery};
+use app::table::model::{ChildEntry, ChildrenQuery, MAX_SELECTOR_LEN, ResourceRef, TableQuery};
 use axum::http::{HeaderMap, StatusCode};
 use futures::{Stream, StreamExt};
 
@@ -13,6 +13,7 @@ use super::LiveState;
 use super::children::{Viewer, children_stream};
 use super::subscription::{Change, Update};
 use crate::kube::caller::Caller;
+use crate::kube::registry::ChildKind;
 
 /// Why a view was refused: the status an HTTP route answers, and the sentence.
 pub type Refusal = (StatusCode, String);
@@ -61,7 +62,7 @@ pub async fn table(
         .for_caller(&caller)
         .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     if let Some(ns) = &query.namespace
-        && !super::access::namespace_exists(state, &client, ns).await
+        && !super::access::namespace_exists(state, &client, caller.person().as_deref(), ns).await
     {
         return Err((
             StatusCode::NOT_FOUND,
@@ -85,8 +86,7 @@ pub async fn table(
     let still_allowed = move || {
         let (state, caller) = (recheck_state.clone(), caller.clone());
         let (group, plural, namespace) = (group.clone(), plural.clone(), namespace.clone());
-        let signed_in =
-            !matches!(caller, Caller::Bearer { .. }) || state.auth.session(&headers).is_some();
+        let signed_in = signed_in(&state, &caller, &headers);
         async move {
             signed_in
                 && super::access::still_may_watch(
@@ -129,12 +129,14 @@ pub async fn table(
 }
 
 /// The live list of the objects `query.uid` owns, among the kinds the viewer may
-/// watch in the namespace.
+/// watch in the namespace; `Err` (and the end) once the viewer's sign-in ended or a
+/// permission it was opened with was withdrawn (asked again every `recheck`).
 pub async fn children(
     state: &LiveState,
     caller: Caller,
     query: ChildrenQuery,
-) -> Result<impl Stream<Item = Vec<ChildEntry>> + Send + use<>, Refusal> {
+    headers: HeaderMap,
+) -> Result<impl Stream<Item = Result<Vec<ChildEntry>, String>> + Send + use<>, Refusal> {
     if !app::table::model::is_path_segment(&query.namespace) {
         return Err((
             StatusCode::BAD_REQUEST,
@@ -155,7 +157,7 @@ pub async fn children(
         )
     });
     let allowed = futures::future::join_all(checks).await;
-    let kinds = candidates
+    let kinds: Vec<ChildKind> = candidates
         .into_iter()
         .zip(allowed)
         .filter_map(|(kind, ok)| ok.then_some(kind))
@@ -165,7 +167,14 @@ pub async fn children(
         .pool
         .for_caller(&caller)
         .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    if !super::access::namespace_exists(state, &client, &query.namespace).await {
+    if !super::access::namespace_exists(
+        state,
+        &client,
+        caller.person().as_deref(),
+        &query.namespace,
+    )
+    .await
+    {
         return Err((
             StatusCode::NOT_FOUND,
             format!("Namespace {} does not exist.", query.namespace),
@@ -176,13 +185,58 @@ pub async fn children(
         owner: caller.feed_owner(),
         person: caller.person(),
     };
+    let watched: Vec<ResourceRef> = kinds.iter().map(|k| k.resource.clone()).collect();
+    let namespace = query.namespace.clone();
     let stream = children_stream(&state.hub, viewer, kinds, query.namespace, query.uid)?;
-    Ok(stream
-        .map(move |children| {
-            let _held = &permit;
-            children
-        })
-        .take_until(state.shutdown.begun()))
+    let (recheck_state, every) = (state.clone(), state.limits.recheck);
+    let still_allowed = move || {
+        let (state, caller, watched) = (recheck_state.clone(), caller.clone(), watched.clone());
+        let signed_in = signed_in(&state, &caller, &headers);
+        let namespace = namespace.clone();
+        async move {
+            let checks = watched.iter().map(|r| {
+                super::access::still_may_watch(
+                    &state,
+                    &caller,
+                    &r.group,
+                    &r.plural,
+                    Some(&namespace),
+                )
+            });
+            signed_in
+                && futures::future::join_all(checks)
+                    .await
+                    .into_iter()
+                    .all(|ok| ok)
+        }
+    };
+    let updates = async_stream::stream! {
+        let _permit = permit;
+        let mut children = std::pin::pin!(stream);
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                update = children.next() => match update {
+                    Some(children) => yield Ok(children),
+                    None => break,
+                },
+                _ = ticks.tick() => {
+                    if !still_allowed().await {
+                        yield Err("Your permission to watch these children was withdrawn, or your sign-in ended; this view has stopped.".to_string());
+                        break;
+                    }
+                }
+            }
+        }
+    };
+    Ok(updates.take_until(state.shutdown.begun()))
+}
+
+/// Whether the viewer's sign-in still holds: in token mode, the session the request
+/// carried is live (not signed out, not expired); other callers have no session to end.
+pub fn signed_in(state: &LiveState, caller: &Caller, headers: &HeaderMap) -> bool {
+    !matches!(caller, Caller::Bearer { .. }) || state.auth.session(headers).is_some()
 }
 
 /// The CRD catalog's version, each time it changes.

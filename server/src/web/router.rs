@@ -220,6 +220,35 @@ async fn identify(
     }
 }
 
+/// HSTS for a year on answers that went out over HTTPS: Portico's own TLS, or the
+/// Ingress' when it says so (`X-Forwarded-Proto`, believed only behind the configured
+/// proxies). Not for subdomains: other applications on them are not Portico's to bind.
+async fn strict_transport(
+    State(state): State<AppState>,
+    request: Request<Body>,
+    next: Next,
+) -> Response {
+    let own_tls = request
+        .extensions()
+        .get::<ConnectInfo<Peer>>()
+        .is_some_and(|c| c.0.tls);
+    let ingress_tls = state.auth.identity.forwarded_hops > 0
+        && request
+            .headers()
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit(',').next())
+            .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"));
+    let mut response = next.run(request).await;
+    if own_tls || ingress_tls {
+        response.headers_mut().insert(
+            header::STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static("max-age=31536000"),
+        );
+    }
+    response
+}
+
 /// Static files (the wasm bundle, CSS, top-level assets) or else a page.
 async fn static_or_page(State(state): State<AppState>, request: Request<Body>) -> Response {
     let path = request.uri().path();
@@ -237,6 +266,7 @@ pub fn router(state: AppState) -> Router {
     // Rendering spawns tasks on Leptos' executor; any error just means it is set.
     let _ = any_spawner::Executor::init_tokio();
     let base = state.base.clone();
+    let state_hosts = state.hosts.clone();
     let start_page = base.url("/crds");
     let home = move || {
         let start_page = start_page.clone();
@@ -279,7 +309,7 @@ pub fn router(state: AppState) -> Router {
         // axum's nest serves `/portico` and `/portico/...` but not `/portico/`.
         Router::new()
             .route("/healthz", get(health::healthz))
-            .route("/readyz", get(health::readyz).with_state(state))
+            .route("/readyz", get(health::readyz).with_state(state.clone()))
             .route("/", get(home.clone()))
             .route(&base.url("/"), get(home))
             .nest(base.as_str(), portico)
@@ -310,6 +340,16 @@ pub fn router(state: AppState) -> Router {
     .layer(SetResponseHeaderLayer::if_not_present(
         header::CACHE_CONTROL,
         HeaderValue::from_static(assets::NO_STORE),
+    ))
+    // Outside everything else, health checks and site files included: a rebinding page
+    // gets nothing from Portico, not even its script.
+    .layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        strict_transport,
+    ))
+    .layer(axum::middleware::from_fn_with_state(
+        state_hosts,
+        crate::auth::host::guard,
     ))
     .layer(
         TraceLayer::new_for_http()

@@ -10,6 +10,7 @@ use leptos::prelude::LeptosOptions;
 use super::assets::SiteAssets;
 use super::backend::ClusterBackend;
 use crate::auth::AuthState;
+use crate::auth::host::AllowedHosts;
 use crate::auth::identity::IdentityConfig;
 use crate::kube::caller::Caller;
 use crate::kube::pool::ClientPool;
@@ -37,6 +38,8 @@ pub struct AppState {
     pub stacks: LiveCatalog,
     pub auth: AuthState,
     pub live: LiveState,
+    /// The host names requests may name (DNS rebinding guard).
+    pub hosts: Arc<AllowedHosts>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -81,6 +84,7 @@ impl AppState {
             kinds: kinds.clone(),
             auth: auth.clone(),
             portal: client.clone(),
+            namespaces: Arc::default(),
             limits: Arc::new(limits),
             streams: Arc::default(),
             shutdown: Shutdown::default(),
@@ -94,6 +98,7 @@ impl AppState {
             stacks,
             auth,
             live,
+            hosts: Arc::default(),
         };
         (state, driver)
     }
@@ -111,6 +116,12 @@ impl AppState {
     pub fn with_live_limits(mut self, limits: LiveLimits) -> Self {
         self.live.hub = hub_for(&self.client, &limits);
         self.live.limits = Arc::new(limits);
+        self
+    }
+
+    /// Answers requests naming `names` as well as IP addresses and `localhost`.
+    pub fn with_allowed_hosts(mut self, names: &[String]) -> Self {
+        self.hosts = Arc::new(AllowedHosts::new(names));
         self
     }
 
