@@ -15,7 +15,15 @@ mod common;
 
 use common::pki::Pki;
 
+use app::live::protocol::{ClientMessage, ServerMessage, Topic};
 use app::table::model::TableQuery;
+use futures::{SinkExt, StreamExt};
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::{Api, PostParams};
@@ -416,6 +424,42 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
     let html = page.text().await.expect("html");
     assert!(!html.contains(&token), "the token is never in a page");
 
+    // A live socket of this session, with a table open, for the sign-out below.
+    let mut request = format!("{}/api/live", portal.base.replacen("http", "ws", 1))
+        .into_client_request()
+        .expect("request");
+    request
+        .headers_mut()
+        .insert("cookie", session.parse().expect("header"));
+    let (mut socket, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("the socket opens");
+    let subscribe = ClientMessage::Subscribe {
+        id: 7,
+        topic: Topic::Table {
+            query: TableQuery {
+                group: "portico.dev".into(),
+                version: "v1alpha1".into(),
+                plural: "stacks".into(),
+                namespace: Some(team.clone()),
+                label_selector: None,
+                field_selector: None,
+            },
+        },
+        resume: None,
+    };
+    socket
+        .send(Message::text(
+            serde_json::to_string(&subscribe).expect("encode"),
+        ))
+        .await
+        .expect("subscribe");
+    let first = next(&mut socket).await;
+    assert!(
+        matches!(first, Some(ServerMessage::Snapshot { id: 7, .. })),
+        "{first:?}"
+    );
+
     // Signing out ends the session on the server: a copy of the cookie is dead too.
     let signed_out = http
         .post(format!("{}/auth/logout", portal.base))
@@ -432,6 +476,15 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
     )
     .await;
     assert_eq!(status, 401, "the copied cookie no longer opens");
+    // The other tab's socket is told, then closed (within the socket's 2 s check).
+    let mut told = None;
+    while let Some(message) = next(&mut socket).await {
+        if let ServerMessage::Refused { id: 7, message } = message {
+            told = Some(message);
+        }
+    }
+    let told = told.expect("the open view is told why it ends");
+    assert!(told.contains("sign-in ended"), "{told}");
 
     // Guessing tokens at speed is refused before it reaches the API server.
     let mut outcomes = Vec::new();
@@ -450,6 +503,20 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
         outcomes.iter().all(|s| matches!(s, 401 | 429)),
         "{outcomes:?}"
     );
+}
+
+/// The socket's next message, past control frames; `None` once closed.
+async fn next(socket: &mut Socket) -> Option<ServerMessage> {
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(10), socket.next());
+        match frame.await.expect("a frame in time") {
+            Some(Ok(Message::Text(text))) => {
+                return Some(serde_json::from_str(&text).expect("a server message"));
+            }
+            Some(Ok(Message::Close(_)) | Err(_)) | None => return None,
+            Some(Ok(_)) => continue,
+        }
+    }
 }
 
 /// Runs the `portico` binary in local mode with `args` and `env`, against the test
