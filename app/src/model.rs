@@ -23,6 +23,10 @@ pub struct CrdSummary {
     pub scope: String,
     pub versions: Vec<CrdVersion>,
     pub established: bool,
+    /// Why Portico cannot use this definition fully (a schema too deep to read, or a
+    /// kind Kubernetes serves itself); shown on its row.
+    #[serde(default)]
+    pub problem: Option<String>,
 }
 
 impl CrdSummary {
@@ -107,6 +111,7 @@ mod tests {
                 },
             ],
             established: true,
+            problem: None,
         }
     }
 

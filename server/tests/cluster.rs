@@ -108,7 +108,11 @@ async fn discovery_lists_every_seed_crd_once_established() {
             .is_some(),
         "a CRD version's printer columns"
     );
-    let children: Vec<String> = catalog.child_kinds().into_iter().map(|k| k.kind).collect();
+    let children: Vec<String> = catalog
+        .child_kinds("", usize::MAX)
+        .into_iter()
+        .map(|k| k.kind)
+        .collect();
     assert!(
         children.iter().any(|k| k == "Pod") && children.iter().any(|k| k == "CrdKind"),
         "{children:?}"

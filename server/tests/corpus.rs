@@ -278,3 +278,225 @@ async fn deep_and_wide_schemas_render_without_taking_the_server_down() {
         200
     );
 }
+
+/// Sends `request` as the admin and returns the body, without decoding it (hostile
+/// CRDs are deeper than kube's JSON decoding accepts). A conflict (left from an
+/// earlier run) and a missing object count as done.
+async fn raw(client: &kube::Client, request: axum::http::Request<Vec<u8>>) {
+    match client.request_text(request).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 || status.code == 404 => {}
+        Err(e) => panic!("raw request: {e}"),
+    }
+}
+
+async fn create_crd(client: &kube::Client, crd: &Value) {
+    let request =
+        axum::http::Request::post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+            .header("content-type", "application/json")
+            .body(serde_json::to_vec(crd).expect("JSON"))
+            .expect("request");
+    raw(client, request).await;
+}
+
+async fn delete_crd(client: &kube::Client, name: &str) {
+    let request = axum::http::Request::delete(format!(
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
+    ))
+    .body(Vec::new())
+    .expect("request");
+    raw(client, request).await;
+}
+
+/// Waits (on the registry's own change signal) until `found` says yes.
+async fn until_registry<T>(
+    kinds: &portico_server::kube::registry::KindRegistry,
+    found: impl Fn(&portico_server::kube::registry::KindRegistry) -> Option<T>,
+) -> T {
+    let mut changes = kinds.changes();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if let Some(it) = found(kinds) {
+                return it;
+            }
+            changes.changed().await.expect("the registry runs");
+        }
+    })
+    .await
+    .expect("the registry saw the change within 30 s")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_too_deep_to_decode_is_listed_with_its_reason_and_the_rest_load() {
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
+    // 70 levels of `properties`: about 140 levels of JSON, past serde_json's 128.
+    let mut crd = nested_crd("abyss", 70, 0);
+    crd["spec"]["scope"] = json!("Namespaced");
+    crd["spec"]["versions"][0]["additionalPrinterColumns"] =
+        json!([{"name": "Depth", "type": "string", "jsonPath": ".spec.next.next"}]);
+    create_crd(&client, &crd).await;
+    let (origin, state) = common::serve(&client, None).await;
+    let listed = until_registry(&state.kinds, |k| {
+        k.crds()
+            .into_iter()
+            .find(|c| c.name == "abysss.hostile.test" && c.established)
+    })
+    .await;
+    let reason = listed.problem.expect("the CRD says why it is partial");
+    assert!(reason.contains("recursion limit"), "{reason}");
+    // The others loaded with it; the portal is ready; the kind's objects are a table.
+    assert!(state.kinds.lookup("portico.dev", "stacks").is_some());
+    assert!(state.kinds.lookup("hostile.test", "abysss").is_some());
+    let http = reqwest::Client::new();
+    let ready = http
+        .get(format!("{origin}/readyz"))
+        .send()
+        .await
+        .expect("up");
+    assert_eq!(ready.status(), 200);
+    let home = http
+        .get(format!("{origin}/"))
+        .send()
+        .await
+        .expect("up")
+        .text()
+        .await
+        .expect("body");
+    assert!(
+        home.contains("could not read this definition"),
+        "no reason on the list"
+    );
+    let table = http
+        .get(format!(
+            "{origin}/r/hostile.test/v1/abysss?namespace=default"
+        ))
+        .send()
+        .await
+        .expect("up");
+    assert_eq!(table.status(), 200);
+    let columns = state
+        .kinds
+        .printer_columns("hostile.test", "abysss", "v1")
+        .expect("columns");
+    assert_eq!(
+        columns.len(),
+        1,
+        "the printer column is read from the outline"
+    );
+    assert_eq!(columns[0].name, "Depth");
+    delete_crd(&client, "abysss.hostile.test").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crd_in_a_kubernetes_group_does_not_stand_in_for_the_built_in_kind() {
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
+    // Another version than the built-in v1: the aggregator then serves this one
+    // beside it, and the built-in Ingress is untouched for every other test.
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "ingresses.networking.k8s.io",
+                     "annotations": {"api-approved.kubernetes.io": "unapproved, a hostile test"}},
+        "spec": {
+            "group": "networking.k8s.io",
+            "scope": "Namespaced",
+            "names": {"plural": "ingresses", "singular": "ingress", "kind": "Ingress", "listKind": "IngressList"},
+            "versions": [{
+                "name": "v1alpha9", "served": true, "storage": true,
+                "additionalPrinterColumns": [{"name": "Hostile", "type": "string", "jsonPath": ".spec.x"}],
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
+            }]
+        }
+    });
+    create_crd(&client, &crd).await;
+    let kinds = common::kinds(&client).await;
+    let listed = until_registry(&kinds, |k| {
+        k.crds()
+            .into_iter()
+            .find(|c| c.name == "ingresses.networking.k8s.io")
+    })
+    .await;
+    let reason = listed.problem.expect("the CRD says it is ignored");
+    assert!(reason.contains("Kubernetes itself serves"), "{reason}");
+    let ingress = kinds
+        .lookup("networking.k8s.io", "ingresses")
+        .expect("the built-in kind");
+    assert!(ingress.flags.builtin, "{ingress:?}");
+    assert!(ingress.versions.contains(&"v1".to_string()));
+    assert_eq!(
+        kinds.printer_columns("networking.k8s.io", "ingresses", "v1alpha9"),
+        None
+    );
+    assert!(
+        kinds
+            .form_spec("networking.k8s.io", "ingresses", "v1alpha9")
+            .is_none()
+    );
+    delete_crd(&client, "ingresses.networking.k8s.io").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_children_view_looks_in_a_bounded_set_of_kinds_nearest_the_owner_first() {
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
+    let plain = |plural: &str, group: &str| {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.{group}")},
+            "spec": {"group": group, "scope": "Namespaced",
+                "names": {"plural": plural, "kind": plural.trim_end_matches('s').to_uppercase()},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+        })
+    };
+    // Many CRDs sorting before the owner's group, and one beside the owner.
+    let mut crds: Vec<Value> = (0..6)
+        .map(|i| plain(&format!("fars{i}"), "aaa.crowd.test"))
+        .collect();
+    crds.push(plain("kins", "near.test"));
+    crds.push(plain("owners", "near.test"));
+    let objects: Vec<DynamicObject> = crds
+        .iter()
+        .map(|c| serde_json::from_value(c.clone()).expect("CRD"))
+        .collect();
+    apply::apply_all(&client, objects)
+        .await
+        .expect("CRDs apply");
+    let kinds = common::kinds(&client).await;
+    let looked = until_registry(&kinds, |k| {
+        let all: Vec<String> = k
+            .child_kinds("near.test", usize::MAX)
+            .into_iter()
+            .map(|c| c.resource.plural)
+            .collect();
+        let every = ["kins", "owners", "fars0", "fars5"]
+            .iter()
+            .all(|p| all.contains(&p.to_string()));
+        every.then(|| k.child_kinds("near.test", 11))
+    })
+    .await;
+    let names: Vec<String> = looked
+        .iter()
+        .map(|k| format!("{}.{}", k.resource.plural, k.resource.group))
+        .collect();
+    assert_eq!(names.len(), 11, "{names:?}");
+    assert!(names.contains(&"pods.".to_string()), "{names:?}");
+    assert!(names.contains(&"kins.near.test".to_string()), "{names:?}");
+    assert!(names.contains(&"owners.near.test".to_string()), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.ends_with("crowd.test")),
+        "{names:?}"
+    );
+    for crd in &crds {
+        delete_crd(&client, crd["metadata"]["name"].as_str().expect("name")).await;
+    }
+}

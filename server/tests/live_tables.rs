@@ -286,7 +286,7 @@ async fn children_and_owners_follow_owner_references_live() {
                 owner: None,
                 person: None,
             },
-            kinds.child_kinds(),
+            kinds.child_kinds("", usize::MAX),
             ns.clone(),
             uid.clone(),
         )

@@ -72,9 +72,12 @@ fn CrdRow(crd: CrdSummary) -> impl IntoView {
             </span>
         }
     });
+    let problem = crd.problem.clone().map(|reason| {
+        view! { <p class="warn small" data-testid="crd-problem">{reason}</p> }
+    });
     view! {
         <tr data-crd=crd.name.clone()>
-            <td class="kind"><span class="kind-name">{crd.kind.clone()}</span>{pending}</td>
+            <td class="kind"><span class="kind-name">{crd.kind.clone()}</span>{pending}{problem}</td>
             <td class="mono">{crd.group.clone()}</td>
             <td>{versions}</td>
             <td>{crd.scope.clone()}</td>

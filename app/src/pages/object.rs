@@ -179,7 +179,7 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
             </section>
         })}
         {detail.namespace.clone().filter(|_| detail.flags.can_own).map(|ns| view! {
-            <Children namespace=ns uid=detail.uid.clone() pod_logs=detail.flags.is_stack/>
+            <Children namespace=ns uid=detail.uid.clone() group=target.resource.group.clone() pod_logs=detail.flags.is_stack/>
         })}
         <section class="panel">
             <h2>"Conditions"</h2>
@@ -289,7 +289,7 @@ fn Conditions(conditions: Vec<Condition>) -> impl IntoView {
 /// Objects this one owns, and what those own in turn (a Stack's StatefulSet and its
 /// Pods), live, indented by depth; with `pod_logs`, the logs of the Pods among them.
 #[component]
-fn Children(namespace: String, uid: String, pod_logs: bool) -> impl IntoView {
+fn Children(namespace: String, uid: String, group: String, pod_logs: bool) -> impl IntoView {
     let children = RwSignal::new(None::<Vec<ChildEntry>>);
     let status = RwSignal::new(ViewState::Waiting);
     let now = ticking_clock();
@@ -303,7 +303,11 @@ fn Children(namespace: String, uid: String, pod_logs: bool) -> impl IntoView {
         })
     });
     let logs_namespace = namespace.clone();
-    let query = ChildrenQuery { namespace, uid };
+    let query = ChildrenQuery {
+        namespace,
+        uid,
+        group,
+    };
     follow(Topic::Children { query }, move |message| {
         status.update(|s| *s = s.after(&message));
         if let ServerMessage::Children { children: list, .. } = message {

@@ -390,14 +390,18 @@ fn direct() -> u8 {
 pub struct ChildrenQuery {
     pub namespace: String,
     pub uid: String,
+    /// The owner's API group: kinds in it (and its domain) are looked in first.
+    #[serde(default)]
+    pub group: String,
 }
 
 impl ChildrenQuery {
     pub fn to_query_string(&self) -> String {
         format!(
-            "namespace={}&uid={}",
+            "namespace={}&uid={}&group={}",
             percent_encode(&self.namespace),
-            percent_encode(&self.uid)
+            percent_encode(&self.uid),
+            percent_encode(&self.group)
         )
     }
 }

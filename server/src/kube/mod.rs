@@ -4,6 +4,7 @@
 
 pub mod caller;
 pub mod config;
+pub mod crd_read;
 pub mod error;
 pub mod pool;
 pub mod registry;

@@ -14,6 +14,8 @@ use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceColumnDefinition, CustomResourceDefinition,
 };
+
+use super::crd_read::ReadCrd;
 use kube::Api;
 use kube::core::discovery::v2::APIGroupDiscoveryList;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
@@ -59,7 +61,7 @@ pub struct ChildKind {
 /// A shared, cheaply cloned view of every kind the cluster serves.
 #[derive(Clone)]
 pub struct KindRegistry {
-    crds: reflector::Store<CustomResourceDefinition>,
+    crds: reflector::Store<ReadCrd>,
     builtins: Arc<RwLock<Vec<ResourceKind>>>,
     /// Portico's own Stack kind, `(group, plural)`, flagged for the pages.
     stack: (String, String),
@@ -85,7 +87,8 @@ impl KindRegistry {
         let (changes_tx, changes) = tokio::sync::watch::channel(0u64);
         let (watching_tx, watching) = tokio::sync::watch::channel(false);
         let builtins: Arc<RwLock<Vec<ResourceKind>>> = Arc::default();
-        let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+        // Decoded one by one, so one hostile CRD cannot stop the rest from loading.
+        let api: Api<ReadCrd> = Api::all(client.clone());
         let stream = watcher(api, watcher::Config::default())
             .default_backoff()
             .reflect(writer);
@@ -155,37 +158,70 @@ impl KindRegistry {
             .is_ok_and(|r| r.is_ok())
     }
 
-    /// Every CRD, sorted by group then kind.
+    /// Every CRD, sorted by group then kind; one Portico cannot use says why.
     pub fn crds(&self) -> Vec<CrdSummary> {
-        let mut out: Vec<CrdSummary> = self.crds.state().iter().map(|c| summarize(c)).collect();
+        let builtins = self.builtins();
+        let mut out: Vec<CrdSummary> = self
+            .crds
+            .state()
+            .iter()
+            .map(|c| {
+                let mut summary = summarize(&c.crd);
+                summary.problem = if yields_to_builtin(&c.crd, &builtins) {
+                    Some(format!(
+                        "Kubernetes itself serves {}.{}: Portico shows the built-in kind and ignores this definition.",
+                        summary.plural, summary.group
+                    ))
+                } else {
+                    c.unreadable.clone()
+                };
+                summary
+            })
+            .collect();
         out.sort_by(|a, b| (&a.group, &a.kind).cmp(&(&b.group, &b.kind)));
         out
     }
 
     /// Every kind that can be listed: established CRDs with a served version, then the
-    /// built-in kinds a CRD does not shadow.
+    /// built-in kinds a CRD does not stand in for. A CRD naming a kind Kubernetes
+    /// serves itself stands in for nothing (see [`yields_to_builtin`]).
     pub fn kinds(&self) -> Vec<ResourceKind> {
+        let builtins = self.builtins();
         let mut kinds: Vec<ResourceKind> = self
-            .crds
-            .state()
+            .served_crds(&builtins)
             .iter()
-            .map(|c| summarize(c))
+            .map(|c| summarize(&c.crd))
             .filter(|c| c.established)
             .map(|c| self.crd_kind(c))
             .filter(|k| !k.versions.is_empty())
             .collect();
-        let builtins = self.builtins.read().unwrap_or_else(|p| p.into_inner());
-        let shadowed: Vec<(String, String)> = kinds
+        let from_crds: Vec<(String, String)> = kinds
             .iter()
             .map(|k| (k.group.clone(), k.plural.clone()))
             .collect();
         kinds.extend(
             builtins
-                .iter()
-                .filter(|b| !shadowed.contains(&(b.group.clone(), b.plural.clone())))
-                .cloned(),
+                .into_iter()
+                .filter(|b| !from_crds.contains(&(b.group.clone(), b.plural.clone()))),
         );
         kinds
+    }
+
+    fn builtins(&self) -> Vec<ResourceKind> {
+        self.builtins
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The CRDs the API server serves objects of (all but those yielding to a
+    /// built-in kind).
+    fn served_crds(&self, builtins: &[ResourceKind]) -> Vec<Arc<ReadCrd>> {
+        self.crds
+            .state()
+            .into_iter()
+            .filter(|c| !yields_to_builtin(&c.crd, builtins))
+            .collect()
     }
 
     /// The kind served as `group`/`plural`, if any.
@@ -205,7 +241,8 @@ impl KindRegistry {
 
     /// What a create form needs for one served version of a CRD.
     pub fn form_spec(&self, group: &str, plural: &str, version: &str) -> Option<FormSpec> {
-        let crd = self.crd(group, plural)?;
+        let read = self.crd(group, plural)?;
+        let crd = &read.crd;
         let v = crd
             .spec
             .versions
@@ -222,7 +259,7 @@ impl KindRegistry {
             api_version: format!("{group}/{version}"),
             namespaced: crd.spec.scope == "Namespaced",
             schema,
-            versions: summarize(&crd)
+            versions: summarize(crd)
                 .served_versions()
                 .map(|v| v.name.clone())
                 .collect(),
@@ -237,21 +274,41 @@ impl KindRegistry {
         plural: &str,
         version: &str,
     ) -> Option<Vec<CustomResourceColumnDefinition>> {
-        let crd = self.crd(group, plural)?;
-        let v = crd.spec.versions.iter().find(|v| v.name == version)?;
+        let read = self.crd(group, plural)?;
+        let v = read.crd.spec.versions.iter().find(|v| v.name == version)?;
         Some(v.additional_printer_columns.clone().unwrap_or_default())
     }
 
-    /// Where the children view looks: the built-in kinds controllers commonly create
-    /// and every namespaced CRD, each at its preferred version.
-    pub fn child_kinds(&self) -> Vec<ChildKind> {
-        self.kinds()
+    /// Where the children view of an object in `owner_group` looks: the built-in
+    /// kinds controllers commonly create, then namespaced CRDs, those nearest the
+    /// owner first (its own group, then groups under the same domain), at most `max`
+    /// kinds in all, each at its preferred version. The bound keeps a cluster with
+    /// hundreds of CRDs from making every children view exceed a person's feeds.
+    pub fn child_kinds(&self, owner_group: &str, max: usize) -> Vec<ChildKind> {
+        let mut kinds: Vec<ResourceKind> = self
+            .kinds()
             .into_iter()
             .filter(|k| k.namespaced)
             .filter(|k| {
                 !k.flags.builtin
                     || BUILTIN_CHILDREN.contains(&(k.group.as_str(), k.plural.as_str()))
             })
+            .collect();
+        kinds.sort_by_cached_key(|k| {
+            let nearness = if k.flags.builtin {
+                0
+            } else if k.group == owner_group {
+                1
+            } else if domain(&k.group) == domain(owner_group) {
+                2
+            } else {
+                3
+            };
+            (nearness, k.group.clone(), k.plural.clone())
+        });
+        kinds.truncate(max);
+        kinds
+            .into_iter()
             .map(|k| ChildKind {
                 resource: k.resource(None),
                 kind: k.kind,
@@ -259,11 +316,11 @@ impl KindRegistry {
             .collect()
     }
 
-    fn crd(&self, group: &str, plural: &str) -> Option<Arc<CustomResourceDefinition>> {
-        self.crds
-            .state()
-            .into_iter()
-            .find(|c| c.spec.group == group && c.spec.names.plural == plural)
+    fn crd(&self, group: &str, plural: &str) -> Option<Arc<ReadCrd>> {
+        let found = self
+            .crds
+            .find(|c| c.crd.spec.group == group && c.crd.spec.names.plural == plural)?;
+        (!yields_to_builtin(&found.crd, &self.builtins())).then_some(found)
     }
 
     fn crd_kind(&self, c: CrdSummary) -> ResourceKind {
@@ -282,6 +339,57 @@ impl KindRegistry {
             },
         }
     }
+}
+
+/// A group's last two labels (`acme.io` of `db.acme.io`): operators commonly put
+/// the kinds they create in sibling groups.
+fn domain(group: &str) -> &str {
+    let mut dots = group.rmatch_indices('.').map(|(at, _)| at);
+    match (dots.next(), dots.next()) {
+        (Some(_), Some(second)) => group.get(second + 1..).unwrap_or(group),
+        _ => group,
+    }
+}
+
+/// Groups Kubernetes serves itself. A CRD may be created in one (with the
+/// `api-approved.kubernetes.io` annotation), but the API server keeps serving its own
+/// kinds there, so such a CRD must not lend its columns or schema to them.
+const KUBERNETES_GROUPS: &[&str] = &[
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "apiregistration.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "certificates.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "internal.apiserver.k8s.io",
+    "metrics.k8s.io",
+    "networking.k8s.io",
+    "node.k8s.io",
+    "rbac.authorization.k8s.io",
+    "resource.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+    "storagemigration.k8s.io",
+];
+
+/// Whether something other than `crd` serves the objects it names: discovery lists
+/// its group and plural, and either the group is one of Kubernetes' own or discovery
+/// lists a version the CRD does not define (an aggregated API, or a built-in kind).
+fn yields_to_builtin(crd: &CustomResourceDefinition, discovered: &[ResourceKind]) -> bool {
+    let spec = &crd.spec;
+    discovered
+        .iter()
+        .find(|k| k.group == spec.group && k.plural == spec.names.plural)
+        .is_some_and(|k| {
+            KUBERNETES_GROUPS.contains(&spec.group.as_str())
+                || k.versions
+                    .iter()
+                    .any(|v| !spec.versions.iter().any(|c| &c.name == v))
+        })
 }
 
 /// Discovers built-in kinds now, then every [`REDISCOVER_EVERY`]; retries soon after
@@ -409,6 +517,7 @@ pub fn summarize(crd: &CustomResourceDefinition) -> CrdSummary {
             })
             .collect(),
         established,
+        problem: None,
     }
 }
 
@@ -460,5 +569,61 @@ mod tests {
         assert_eq!(hpa.versions, ["v2", "v1"]);
         assert_eq!(hpa.short_names, ["hpa"]);
         assert!(!hpa.flags.can_own);
+    }
+
+    fn crd(group: &str, plural: &str, versions: &[&str]) -> CustomResourceDefinition {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": format!("{plural}.{group}")},
+            "spec": {"group": group, "scope": "Namespaced",
+                "names": {"plural": plural, "kind": "K"},
+                "versions": versions.iter().map(|v| serde_json::json!({"name": v, "served": true, "storage": true})).collect::<Vec<_>>()}
+        }))
+        .expect("crd")
+    }
+
+    fn discovered(group: &str, plural: &str, versions: &[&str]) -> ResourceKind {
+        ResourceKind {
+            group: group.into(),
+            kind: "K".into(),
+            plural: plural.into(),
+            short_names: vec![],
+            namespaced: true,
+            versions: versions.iter().map(|v| v.to_string()).collect(),
+            flags: KindFlags::default(),
+        }
+    }
+
+    #[test]
+    fn a_crd_naming_a_kubernetes_kind_yields_to_it_even_at_the_same_version() {
+        let ingresses = [discovered("networking.k8s.io", "ingresses", &["v1"])];
+        assert!(yields_to_builtin(
+            &crd("networking.k8s.io", "ingresses", &["v1"]),
+            &ingresses
+        ));
+        // An approved CRD in a Kubernetes-run group that names no built-in kind.
+        assert!(!yields_to_builtin(
+            &crd("gateway.networking.k8s.io", "gateways", &["v1"]),
+            &[discovered("gateway.networking.k8s.io", "gateways", &["v1"])]
+        ));
+        // Elsewhere, a version served by something else (an aggregated API).
+        let metrics = [discovered("custom.example.com", "things", &["v1", "v2"])];
+        assert!(yields_to_builtin(
+            &crd("custom.example.com", "things", &["v2"]),
+            &metrics
+        ));
+        assert!(!yields_to_builtin(
+            &crd("custom.example.com", "things", &["v1", "v2"]),
+            &metrics
+        ));
+        // Not yet discovered: a new CRD is what serves its kind.
+        assert!(!yields_to_builtin(&crd("acme.io", "widgets", &["v1"]), &[]));
+    }
+
+    #[test]
+    fn a_groups_domain_is_its_last_two_labels() {
+        assert_eq!(domain("db.acme.io"), "acme.io");
+        assert_eq!(domain("acme.io"), "acme.io");
+        assert_eq!(domain("apps"), "apps");
+        assert_eq!(domain(""), "");
     }
 }

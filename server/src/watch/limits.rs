@@ -21,6 +21,9 @@ pub struct LiveLimits {
     pub feeds_per_person: usize,
     /// Upstream feeds running, everyone together.
     pub feeds_overall: usize,
+    /// Kinds one children view looks in (each a feed): built-in kinds first, then
+    /// the CRDs nearest the owner's group.
+    pub child_kinds: usize,
     /// How often an open stream asks again whether its viewer may still watch; a
     /// revoked permission ends the stream with a `problem` message.
     pub recheck: Duration,
@@ -33,6 +36,7 @@ impl Default for LiveLimits {
             streams_overall: 4096,
             feeds_per_person: 512,
             feeds_overall: 20_000,
+            child_kinds: 64,
             recheck: Duration::from_secs(30),
         }
     }

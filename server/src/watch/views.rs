@@ -145,7 +145,9 @@ pub async fn children(
     }
     let permit = state.streams.acquire(caller.person(), &state.limits)?;
     // The reviews run at once: they stand between the viewer and the page's first list.
-    let candidates = state.kinds.child_kinds();
+    let candidates = state
+        .kinds
+        .child_kinds(&query.group, state.limits.child_kinds);
     let checks = candidates.iter().map(|kind| {
         let resource = &kind.resource;
         super::access::may_watch(
