@@ -168,6 +168,16 @@ pub struct Config {
     #[arg(long, env = "PORTICO_MAX_WATCHES")]
     pub max_watches: Option<usize>,
 
+    /// MiB of live tables (rows and recent changes) kept for one person's watches;
+    /// a list that outgrows it stops with a sentence [default: 64].
+    #[arg(long, env = "PORTICO_MAX_LIVE_MIB_PER_PERSON")]
+    pub max_live_mib_per_person: Option<usize>,
+
+    /// MiB of live tables kept for everyone together; keep it well under the
+    /// container's memory limit [default: 256].
+    #[arg(long, env = "PORTICO_MAX_LIVE_MIB")]
+    pub max_live_mib: Option<usize>,
+
     /// Serve under this path (e.g. `/portico`): every link, asset and API call
     /// follows it. `/healthz` and `/readyz` also answer at the root.
     #[arg(long, env = "PORTICO_BASE_PATH", default_value = "")]
@@ -323,6 +333,12 @@ impl Config {
                 .max_watches_per_person
                 .unwrap_or(defaults.feeds_per_person),
             feeds_overall: self.max_watches.unwrap_or(defaults.feeds_overall),
+            bytes_per_person: self
+                .max_live_mib_per_person
+                .map_or(defaults.bytes_per_person, |mib| mib << 20),
+            bytes_overall: self
+                .max_live_mib
+                .map_or(defaults.bytes_overall, |mib| mib << 20),
             ..defaults
         }
     }

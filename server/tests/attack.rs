@@ -21,52 +21,73 @@ use portico_server::reconcile::stack::Stack;
 use portico_server::watch::limits::LiveLimits;
 use serde_json::json;
 
-/// One hostile request and what came of it.
-struct Attempt {
+/// One named attack, what should come of it and what did.
+struct Attack {
     mode: &'static str,
-    what: String,
-    outcome: String,
+    name: String,
+    expected: String,
+    got: String,
     held: bool,
 }
 
+/// The attacks of one test, printed as a table (`attack | expected | got`); the test
+/// fails naming every attack that got through, with what it expected and got.
 #[derive(Default)]
-struct Report(Vec<Attempt>);
+struct Report(Vec<Attack>);
 
 impl Report {
-    fn record(&mut self, mode: &'static str, what: &str, outcome: String, held: bool) {
-        self.0.push(Attempt {
+    fn record(&mut self, mode: &'static str, name: &str, expected: &str, got: String, held: bool) {
+        self.0.push(Attack {
             mode,
-            what: what.to_string(),
-            outcome,
+            name: name.to_string(),
+            expected: expected.to_string(),
+            got,
             held,
         });
     }
 
-    /// Records a request refused with one of `expected` statuses.
-    fn expect(&mut self, mode: &'static str, what: &str, status: Option<u16>, expected: &[u16]) {
-        let outcome = status.map_or("connection refused".to_string(), |s| s.to_string());
+    /// Records a request that must be refused with one of `expected` statuses (none:
+    /// the connection itself must fail).
+    fn expect(&mut self, mode: &'static str, name: &str, status: Option<u16>, expected: &[u16]) {
+        let got = status.map_or("no answer (TLS refused)".to_string(), |s| s.to_string());
         let held = status.is_none_or(|s| expected.contains(&s));
-        self.record(mode, what, outcome, held);
+        let expected = if expected.is_empty() {
+            "no answer".to_string()
+        } else {
+            expected
+                .iter()
+                .map(u16::to_string)
+                .collect::<Vec<_>>()
+                .join(" or ")
+        };
+        self.record(mode, name, &expected, got, held);
     }
 
     fn print_and_check(&self) {
-        let width = self.0.iter().map(|a| a.what.len()).max().unwrap_or(10);
-        println!(
-            "\n| mode | attempt{} | outcome | held |",
-            " ".repeat(width - 7)
-        );
-        println!("|---|{}|---|---|", "-".repeat(width + 2));
+        println!("\n| mode | attack | expected | got | refused |");
+        println!("|---|---|---|---|---|");
         for a in &self.0 {
             println!(
-                "| {} | {:width$} | {} | {} |",
+                "| {} | {} | {} | {} | {} |",
                 a.mode,
-                a.what,
-                a.outcome,
+                a.name,
+                a.expected,
+                a.got,
                 if a.held { "yes" } else { "NO" }
             );
         }
-        let broken: Vec<_> = self.0.iter().filter(|a| !a.held).map(|a| &a.what).collect();
-        assert!(broken.is_empty(), "attempts that got through: {broken:?}");
+        let broken: Vec<String> = self
+            .0
+            .iter()
+            .filter(|a| !a.held)
+            .map(|a| {
+                format!(
+                    "{} ({}): expected {}, got {}",
+                    a.name, a.mode, a.expected, a.got
+                )
+            })
+            .collect();
+        assert!(broken.is_empty(), "attacks that got through: {broken:#?}");
     }
 }
 
@@ -103,6 +124,158 @@ async fn admin_config() -> kube::Config {
         .expect("admin config")
 }
 
+/// Portico in proxy mode over TLS with `limits`: the PKI (the proxy's certificate
+/// makes identity headers count), the origin and the state.
+async fn behind_proxy(
+    admin: &kube::Client,
+    limits: LiveLimits,
+) -> (Pki, String, portico_server::web::state::AppState) {
+    let pki = Pki::new();
+    let proxy = IdentityConfig {
+        mode: IdentityMode::Proxy,
+        ..IdentityConfig::local()
+    };
+    let (base, state) = common::serve_with_tls(
+        admin,
+        Some((proxy, admin_config().await)),
+        Some(pki.tls()),
+        Some(limits),
+    )
+    .await;
+    (pki, base, state)
+}
+
+/// This process's resident memory (the portal under test runs in it), in MiB.
+fn resident_mib() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kib: usize = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS");
+    kib / 1024
+}
+
+/// Reads an SSE response until an event named `event` arrives; false at its end.
+async fn until_event(response: reqwest::Response, event: &str) -> bool {
+    use futures::StreamExt;
+    let wanted = format!("event: {event}");
+    let mut seen = String::new();
+    let mut body = response.bytes_stream();
+    while let Some(Ok(chunk)) = body.next().await {
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+        if seen.contains(&wanted) {
+            return true;
+        }
+        // Keep only a tail: snapshots of the big lists are megabytes.
+        if seen.len() > 4096 {
+            seen = seen.split_off(seen.len() - 64);
+        }
+    }
+    false
+}
+
+#[tokio::test]
+async fn one_person_cannot_fill_the_portals_memory_and_others_stay_live() {
+    let admin = common::admin_with_stack_crd().await;
+    let ns = common::fresh_namespace(&admin, "flood").await;
+    let mut report = Report::default();
+    common::bind_group_to_cluster_admin(&admin, "flood:admins").await;
+    // A kind whose table shows a 64 KiB column: 40 objects make each list ~2.5 MiB.
+    let crd: kube::api::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "blobs.flood.test"},
+        "spec": {"group": "flood.test", "scope": "Namespaced",
+            "names": {"plural": "blobs", "kind": "Blob"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "additionalPrinterColumns": [{"name": "Blob", "type": "string", "jsonPath": ".spec.blob"}],
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    }))
+    .expect("CRD");
+    portico_control_plane::apply::apply_all(&admin, vec![crd])
+        .await
+        .expect("the CRD applies");
+    let resource = kube::api::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("flood.test", "v1", "Blob"),
+        "blobs",
+    );
+    let blobs: Api<kube::api::DynamicObject> = Api::namespaced_with(admin.clone(), &ns, &resource);
+    for i in 0..40 {
+        let blob: kube::api::DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "flood.test/v1", "kind": "Blob",
+            "metadata": {"name": format!("blob-{i}")},
+            "spec": {"blob": "x".repeat(64 * 1024)}
+        }))
+        .expect("object");
+        blobs
+            .create(&Default::default(), &blob)
+            .await
+            .expect("a blob");
+    }
+    let per_person: usize = 16 << 20;
+    let limits = LiveLimits {
+        streams_per_person: 64,
+        bytes_per_person: per_person,
+        bytes_overall: per_person * 3,
+        ..LiveLimits::default()
+    };
+    let (pki, base, state) = behind_proxy(&admin, limits).await;
+    let through = pki.client(Some(&pki.proxy));
+    let table = |selector: String, user: &str| {
+        through
+            .get(format!(
+                "{base}/api/live/table?group=flood.test&version=v1&plural=blobs&namespace={ns}&label_selector={selector}"
+            ))
+            .header("x-forwarded-user", user.to_string())
+            .header("x-forwarded-groups", "flood:admins")
+    };
+    let before = resident_mib();
+    // 60 views of the same big list, each its own feed (a distinct selector that
+    // matches everything), held open.
+    let mut held = Vec::new();
+    for i in 0..60 {
+        if let Ok(response) = table(format!("!absent{i}"), "greedy").send().await {
+            held.push(until_event(response, "snapshot").await);
+        }
+    }
+    let shown = held.iter().filter(|ok| **ok).count();
+    let greedy = Some(format!("user:{}", json!(["greedy", ["flood:admins"]])));
+    let (mine, all) = state.live.hub.bytes_held(&greedy);
+    let grown = resident_mib().saturating_sub(before);
+    println!(
+        "flood: {shown} of 60 big views shown, {} MiB held for the flooder, {} MiB in all, RSS +{grown} MiB",
+        mine >> 20,
+        all >> 20
+    );
+    report.record(
+        "proxy",
+        "60 feeds of a 2.5 MiB list by one person",
+        "at most 16 MiB held for them",
+        format!("{shown} shown, {} MiB held", mine >> 20),
+        mine <= per_person && shown < 60,
+    );
+    report.record(
+        "proxy",
+        "the same flood, the portal's resident memory",
+        "grows by under 80 MiB (unbounded, measured: +184)",
+        format!("+{grown} MiB"),
+        grown < 80,
+    );
+    let other = table("!absent-ada".to_string(), "ada").send().await;
+    let live = match other {
+        Ok(response) => until_event(response, "snapshot").await,
+        Err(_) => false,
+    };
+    report.record(
+        "proxy",
+        "another person's view during the flood",
+        "live (a snapshot arrives)",
+        live.to_string(),
+        live,
+    );
+    report.print_and_check();
+}
+
 #[tokio::test]
 async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
     let admin = common::admin_with_stack_crd().await;
@@ -124,23 +297,12 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
     ];
 
     // Proxy mode: only the proxy's client certificate makes headers count.
-    let pki = Pki::new();
-    let proxy = IdentityConfig {
-        mode: IdentityMode::Proxy,
-        ..IdentityConfig::local()
-    };
     let limits = LiveLimits {
         streams_per_person: 16,
         feeds_per_person: 32,
         ..LiveLimits::default()
     };
-    let (base, _) = common::serve_with_tls(
-        &admin,
-        Some((proxy, admin_config().await)),
-        Some(pki.tls()),
-        Some(limits),
-    )
-    .await;
+    let (pki, base, _) = behind_proxy(&admin, limits).await;
     let object = stack(&ns, "pwned", json!({"choice": "tomcat"}));
     let callers = [
         ("forged headers, no client certificate", None, vec![401]),
@@ -174,6 +336,7 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
     report.record(
         "proxy",
         "system:masters group through the proxy",
+        "the API server's 403",
         format!("{}", body["Rejected"]["code"]),
         body["Rejected"]["code"] == 403,
     );
@@ -199,6 +362,7 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
     report.record(
         "proxy",
         "500 live views opened by one person",
+        "at most 16 open, the rest 429",
         format!("{} open, {refused} refused (429)", held.len()),
         held.len() <= 16 && held.len() + refused == 500,
     );
@@ -256,6 +420,7 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
     report.record(
         "token",
         "60 token guesses in a row",
+        "some 429",
         format!("{limited} refused (429) before reaching the API server"),
         limited > 0,
     );
@@ -300,6 +465,30 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
     report.expect("local", "DNS rebinding: open /api/live", s, &[421]);
     let s = status(plain.get(format!("{base}/crds")).header("host", &rebound)).await;
     report.expect("local", "DNS rebinding: read a page", s, &[421]);
+    // 40 live sockets at once by one person (in local mode, everyone is one).
+    let mut sockets = Vec::new();
+    let mut refused_sockets = Vec::new();
+    for _ in 0..40 {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let request = format!("{}/api/live", base.replacen("http", "ws", 1))
+            .into_client_request()
+            .expect("request");
+        match tokio_tungstenite::connect_async(request).await {
+            Ok((socket, _)) => sockets.push(socket),
+            Err(tokio_tungstenite::tungstenite::Error::Http(r)) => {
+                refused_sockets.push(r.status().as_u16())
+            }
+            Err(_) => refused_sockets.push(0),
+        }
+    }
+    report.record(
+        "local",
+        "40 live sockets by one person",
+        "32 open, 8 refused 429",
+        format!("{} open, refused {refused_sockets:?}", sockets.len()),
+        sockets.len() == 32 && refused_sockets == [429; 8],
+    );
+    drop(sockets);
     let s = status(post(&big, ("origin", &base))).await;
     report.expect("local", "a 3 MiB body", s, &[413]);
     let s = status(post(&object, ("origin", "https://evil.example"))).await;
@@ -318,6 +507,7 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
         report.record(
             "local",
             &format!("a Stack named {name:?}"),
+            "4xx",
             format!(
                 "{code} {}",
                 rejected.map(|c| c.to_string()).unwrap_or_default()
@@ -339,6 +529,7 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
     report.record(
         "local",
         "an object page for ..%2F..%2Fx",
+        "400/404 or says not found",
         format!("{code}, says not found: {}", body.contains("not found")),
         matches!(code, 400 | 404) || body.contains("not found"),
     );
@@ -349,6 +540,7 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
     report.record(
         "all",
         "Stacks written in the target namespace",
+        "0",
         written.len().to_string(),
         written.is_empty(),
     );

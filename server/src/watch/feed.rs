@@ -14,6 +14,7 @@ use futures::StreamExt;
 use kube::core::WatchEvent;
 use tokio::sync::broadcast;
 
+use super::memory::{MemoryBudget, delta_bytes, row_bytes};
 use super::source::FeedSource;
 use super::table_api::{RawTable, TableError};
 use crate::kube::error::Failure;
@@ -24,6 +25,8 @@ pub(crate) const VIEWER_QUEUE: usize = 1024;
 /// How many recent changes a feed keeps for viewers that reconnect. A viewer further
 /// behind (or behind a relist) gets a snapshot.
 pub(crate) const HISTORY: usize = 4096;
+/// And at most this many bytes of them (a feed of big rows keeps fewer).
+const HISTORY_BYTES: usize = 4 << 20;
 const RETRY_MIN: Duration = Duration::from_millis(200);
 const RETRY_MAX: Duration = Duration::from_secs(10);
 
@@ -57,9 +60,59 @@ pub(crate) struct FeedState {
     /// A viewer that has seen up to this sequence number (or later) can be brought
     /// up to date from `history` alone.
     history_from: u64,
+    /// About how many bytes `rows` and `history` take, and what the memory budget
+    /// was last told.
+    row_bytes: usize,
+    history_bytes: usize,
+    counted: usize,
 }
 
 impl FeedState {
+    fn put_row(&mut self, row: Row) {
+        self.row_bytes += row_bytes(&row);
+        if let Some(old) = self.rows.insert(row.uid.clone(), row) {
+            self.row_bytes = self.row_bytes.saturating_sub(row_bytes(&old));
+        }
+    }
+
+    fn remove_row(&mut self, uid: &str) {
+        if let Some(old) = self.rows.remove(uid) {
+            self.row_bytes = self.row_bytes.saturating_sub(row_bytes(&old));
+        }
+    }
+
+    fn replace_rows(&mut self, rows: Vec<Row>) {
+        self.rows.clear();
+        self.row_bytes = 0;
+        for row in rows {
+            self.put_row(row);
+        }
+    }
+
+    fn remember(&mut self, message: Arc<FeedMessage>) {
+        if let FeedEvent::Delta(d) = &message.event {
+            self.history_bytes += delta_bytes(d);
+        }
+        self.history.push_back(message);
+        while self.history.len() > HISTORY
+            || (self.history_bytes > HISTORY_BYTES && self.history.len() > 1)
+        {
+            let Some(oldest) = self.history.pop_front() else {
+                break;
+            };
+            if let FeedEvent::Delta(d) = &oldest.event {
+                self.history_bytes = self.history_bytes.saturating_sub(delta_bytes(d));
+            }
+            self.history_from = oldest.seq;
+        }
+    }
+
+    fn forget_history(&mut self) {
+        self.history.clear();
+        self.history_bytes = 0;
+        self.history_from = self.seq;
+    }
+
     pub fn snapshot(&self) -> TableSnapshot {
         TableSnapshot {
             columns: self.columns.clone(),
@@ -101,12 +154,22 @@ pub(crate) struct Feed {
     pub tx: broadcast::Sender<Arc<FeedMessage>>,
     pub viewers: AtomicUsize,
     pub task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Where the feed's bytes are counted.
+    memory: Arc<MemoryBudget>,
+}
+
+impl Drop for Feed {
+    fn drop(&mut self) {
+        let counted = self.read().counted;
+        let _ = self.memory.resize(&self.person, counted, 0);
+    }
 }
 
 impl Feed {
-    pub fn new(person: Option<String>) -> Self {
+    pub fn new(person: Option<String>, memory: Arc<MemoryBudget>) -> Self {
         Self {
             id: fresh_id(),
+            memory,
             person,
             state: RwLock::new(FeedState::default()),
             tx: broadcast::channel(VIEWER_QUEUE).0,
@@ -131,19 +194,31 @@ impl Feed {
             event,
         });
         if matches!(message.event, FeedEvent::Delta(_)) {
-            if state.history.len() >= HISTORY
-                && let Some(oldest) = state.history.pop_front()
-            {
-                state.history_from = oldest.seq;
-            }
-            state.history.push_back(message.clone());
+            state.remember(message.clone());
         } else {
             // A relist or a problem: what came before no longer adds up to the table.
-            state.history.clear();
-            state.history_from = state.seq;
+            state.forget_history();
         }
         // No receivers is fine: the state still advances for the next viewer.
         let _ = self.tx.send(message);
+        let bytes = state.row_bytes + state.history_bytes;
+        let counted = std::mem::replace(&mut state.counted, bytes);
+        if let Err(refused) = self.memory.resize(&self.person, counted, bytes) {
+            // Past the person's (or everyone's) bound: the feed ends and frees it all.
+            tracing::info!(bytes, %refused, "a live list outgrew the memory budget");
+            state.replace_rows(Vec::new());
+            state.forget_history();
+            let _ = self.memory.resize(&self.person, bytes, 0);
+            state.counted = 0;
+            let sentence = refused.to_string();
+            state.problem = Some(sentence.clone());
+            state.ended = true;
+            state.seq += 1;
+            let _ = self.tx.send(Arc::new(FeedMessage {
+                seq: state.seq,
+                event: FeedEvent::Problem(sentence),
+            }));
+        }
     }
 
     pub fn has_ended(&self) -> bool {
@@ -217,13 +292,12 @@ pub(crate) async fn run(source: Arc<dyn FeedSource>, query: TableQuery, feed: We
                 s.listed = true;
                 s.columns = snapshot.columns;
                 s.resource_version = snapshot.resource_version;
-                s.rows = snapshot
-                    .rows
-                    .into_iter()
-                    .map(|r| (r.uid.clone(), r))
-                    .collect();
+                s.replace_rows(snapshot.rows);
                 Some(FeedEvent::Reset)
             });
+            if f.has_ended() {
+                return;
+            }
         }
         loop {
             let Some(rv) = feed.upgrade().map(|f| f.read().resource_version.clone()) else {
@@ -254,6 +328,9 @@ pub(crate) async fn run(source: Arc<dyn FeedSource>, query: TableQuery, feed: We
                             continue 'relist;
                         }
                         f.publish(|s| upsert(s, t));
+                        if f.has_ended() {
+                            return;
+                        }
                     }
                     Ok(WatchEvent::Deleted(t)) => f.publish(|s| delete(s, t)),
                     Ok(WatchEvent::Bookmark(b)) => {
@@ -307,7 +384,7 @@ fn upsert(state: &mut FeedState, table: RawTable) -> Option<FeedEvent> {
     let rows = table.into_rows();
     let last = rows.last()?.resource_version.clone();
     for row in &rows {
-        state.rows.insert(row.uid.clone(), row.clone());
+        state.put_row(row.clone());
     }
     state.resource_version = last.clone();
     Some(FeedEvent::Delta(TableDelta {
@@ -322,7 +399,7 @@ fn delete(state: &mut FeedState, table: RawTable) -> Option<FeedEvent> {
     let last = rows.last()?.resource_version.clone();
     let deletes: Vec<String> = rows.into_iter().map(|r| r.uid).collect();
     for uid in &deletes {
-        state.rows.remove(uid);
+        state.remove_row(uid);
     }
     state.resource_version = last.clone();
     Some(FeedEvent::Delta(TableDelta {

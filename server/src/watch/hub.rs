@@ -13,6 +13,7 @@ use tracing::Instrument;
 
 use super::feed::{self, Feed};
 use super::limits::LimitRefused;
+use super::memory::MemoryBudget;
 use super::source::{ApiServer, FeedSource};
 use super::subscription::Subscription;
 
@@ -24,6 +25,8 @@ struct HubInner {
     /// Feeds one identity may run (lingering ones included), and all together.
     feeds_per_owner: usize,
     feeds_overall: usize,
+    /// Bytes the feeds hold, per person and overall.
+    memory: Arc<MemoryBudget>,
     /// The number of running feeds, published for tests, benchmarks and metrics.
     feed_count: tokio::sync::watch::Sender<usize>,
 }
@@ -42,6 +45,20 @@ pub struct WatchHub {
 impl WatchHub {
     pub fn new(client: kube::Client, grace: Duration) -> Self {
         Self::with_limits(client, grace, usize::MAX, usize::MAX)
+    }
+
+    /// The same hub with its feeds' bytes bounded by `memory` (set before any feed
+    /// starts; unbounded otherwise).
+    pub fn with_memory(mut self, memory: MemoryBudget) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.memory = Arc::new(memory);
+        }
+        self
+    }
+
+    /// Bytes the feeds hold for `person`, and for everyone.
+    pub fn bytes_held(&self, person: &Option<String>) -> (usize, usize) {
+        self.inner.memory.held(person)
     }
 
     /// A hub starting at most `per_owner` feeds for one identity and `overall` in all.
@@ -68,6 +85,7 @@ impl WatchHub {
                 grace,
                 feeds_per_owner: per_owner,
                 feeds_overall: overall,
+                memory: Arc::new(MemoryBudget::unbounded()),
                 feed_count: tokio::sync::watch::channel(0).0,
             }),
         }
@@ -137,7 +155,8 @@ impl WatchHub {
                 if feeds.values().filter(|f| f.person == person).count() >= per_owner {
                     return Err(LimitRefused::FeedsPerPerson(per_owner));
                 }
-                let feed = start_feed(source(), key.1.clone(), person);
+                self.inner.memory.admits(&person)?;
+                let feed = start_feed(source(), key.1.clone(), person, &self.inner.memory);
                 if let Some(old) = feeds.insert(key.clone(), feed.clone()) {
                     old.stop();
                 }
@@ -184,8 +203,13 @@ fn describe(query: &TableQuery) -> String {
     )
 }
 
-fn start_feed(source: Arc<dyn FeedSource>, query: TableQuery, person: Option<String>) -> Arc<Feed> {
-    let feed = Arc::new(Feed::new(person));
+fn start_feed(
+    source: Arc<dyn FeedSource>,
+    query: TableQuery,
+    person: Option<String>,
+    memory: &Arc<MemoryBudget>,
+) -> Arc<Feed> {
+    let feed = Arc::new(Feed::new(person, memory.clone()));
     let span = tracing::info_span!(
         "feed",
         caller = feed.person.as_deref().unwrap_or("portal"),

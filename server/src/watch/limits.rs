@@ -17,10 +17,17 @@ pub struct LiveLimits {
     pub streams_per_person: usize,
     /// Live streams open at once, everyone together.
     pub streams_overall: usize,
+    /// Live sockets (one per tab) one identity may hold open, and all together.
+    pub sockets_per_person: usize,
+    pub sockets_overall: usize,
     /// Upstream feeds (LIST+WATCH) running for one identity, lingering ones included.
     pub feeds_per_person: usize,
     /// Upstream feeds running, everyone together.
     pub feeds_overall: usize,
+    /// Bytes of live tables (rows and recent changes) kept for one identity's feeds,
+    /// lingering ones included, and for everyone's.
+    pub bytes_per_person: usize,
+    pub bytes_overall: usize,
     /// Kinds one children view looks in (each a feed): built-in kinds first, then
     /// the CRDs nearest the owner's group.
     pub child_kinds: usize,
@@ -34,9 +41,14 @@ impl Default for LiveLimits {
         Self {
             streams_per_person: 64,
             streams_overall: 4096,
+            sockets_per_person: 32,
+            sockets_overall: 4096,
             feeds_per_person: 512,
             feeds_overall: 20_000,
             child_kinds: 64,
+            // Within the Deployment's 512 MiB limit, with room for what is being sent.
+            bytes_per_person: 64 << 20,
+            bytes_overall: 256 << 20,
             recheck: Duration::from_secs(30),
         }
     }
@@ -57,6 +69,18 @@ pub enum LimitRefused {
     FeedsPerPerson(usize),
     #[error("Portico is watching the most lists it may ({0}): try again shortly.")]
     FeedsOverall(usize),
+    #[error(
+        "You have {0} Portico tabs with live connections open, the most one person may: close some tabs."
+    )]
+    SocketsPerPerson(usize),
+    #[error("Portico holds the most live connections it may ({0}): try again shortly.")]
+    SocketsOverall(usize),
+    #[error(
+        "The live lists Portico keeps for you hold {0} MiB, the most one person may: close some views (or narrow them with a label selector), or wait a minute for idle ones to stop."
+    )]
+    BytesPerPerson(usize),
+    #[error("Portico holds the most live lists it may in memory ({0} MiB): try again shortly.")]
+    BytesOverall(usize),
 }
 
 /// A refused live view is answered 429 with the sentence saying which bound was
@@ -66,6 +90,9 @@ impl From<LimitRefused> for (StatusCode, String) {
         (StatusCode::TOO_MANY_REQUESTS, refused.to_string())
     }
 }
+
+/// Which refusal a full count gives, from its bound.
+type Refusal = fn(usize) -> LimitRefused;
 
 /// Counts open streams per identity (`None`: the portal's own, local mode).
 #[derive(Debug, Default)]
@@ -87,14 +114,40 @@ impl StreamCounter {
         owner: Option<String>,
         limits: &LiveLimits,
     ) -> Result<StreamPermit, LimitRefused> {
+        self.acquire_within(
+            owner,
+            (limits.streams_per_person, limits.streams_overall),
+            (LimitRefused::StreamsPerPerson, LimitRefused::StreamsOverall),
+        )
+    }
+
+    /// A place for one more socket of `owner` (this counter counting sockets).
+    pub fn acquire_socket(
+        self: &Arc<Self>,
+        owner: Option<String>,
+        limits: &LiveLimits,
+    ) -> Result<StreamPermit, LimitRefused> {
+        self.acquire_within(
+            owner,
+            (limits.sockets_per_person, limits.sockets_overall),
+            (LimitRefused::SocketsPerPerson, LimitRefused::SocketsOverall),
+        )
+    }
+
+    fn acquire_within(
+        self: &Arc<Self>,
+        owner: Option<String>,
+        (per_person, overall): (usize, usize),
+        (mine_full, all_full): (Refusal, Refusal),
+    ) -> Result<StreamPermit, LimitRefused> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let total: usize = open.values().sum();
-        if total >= limits.streams_overall {
-            return Err(LimitRefused::StreamsOverall(limits.streams_overall));
+        if total >= overall {
+            return Err(all_full(overall));
         }
         let mine = open.entry(owner.clone()).or_default();
-        if *mine >= limits.streams_per_person {
-            return Err(LimitRefused::StreamsPerPerson(limits.streams_per_person));
+        if *mine >= per_person {
+            return Err(mine_full(per_person));
         }
         *mine += 1;
         Ok(StreamPermit {

@@ -15,6 +15,7 @@ pub mod limits;
 pub mod log_flow;
 pub mod log_lines;
 pub(crate) mod logs;
+pub mod memory;
 pub(crate) mod socket;
 pub mod source;
 pub(crate) mod sse;
@@ -46,6 +47,8 @@ pub struct LiveState {
     /// Bounds on live views, and the streams open now per identity.
     pub limits: Arc<LiveLimits>,
     pub streams: Arc<StreamCounter>,
+    /// Live sockets open now per identity.
+    pub sockets: Arc<StreamCounter>,
     pub shutdown: Shutdown,
 }
 

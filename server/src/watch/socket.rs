@@ -56,11 +56,19 @@ pub async fn live_socket(
         )
             .into_response();
     }
+    let sockets = state.sockets.acquire_socket(caller.person(), &state.limits);
+    let permit = match sockets {
+        Ok(permit) => permit,
+        Err(refused) => return <(StatusCode, String)>::from(refused).into_response(),
+    };
     upgrade
         .read_buffer_size(READ_BUFFER)
         .max_message_size(MAX_CLIENT_MESSAGE)
         .max_frame_size(MAX_CLIENT_MESSAGE)
-        .on_upgrade(move |socket| serve(socket, state, caller, headers))
+        .on_upgrade(move |socket| async move {
+            serve(socket, state, caller, headers).await;
+            drop(permit);
+        })
 }
 
 /// Every open view's messages, merged: (subscription id, which opening of it, the
@@ -178,9 +186,10 @@ fn view(
 ) -> BoxStream<'static, ServerMessage> {
     let (state, caller, headers) = (state.clone(), caller.clone(), headers.clone());
     match topic {
-        Topic::Crds => views::crd_changes(&state)
-            .map(move |_| ServerMessage::Changed { id })
-            .boxed(),
+        Topic::Crds => opened(id, async move {
+            let changes = views::crd_changes(&state, &caller)?;
+            Ok(changes.map(move |_| ServerMessage::Changed { id }))
+        }),
         Topic::Table { query } => opened(id, async move {
             let updates = views::table(&state, caller, query, headers, resume).await?;
             Ok(updates.flat_map(move |u| futures::stream::iter(table_messages(id, u))))

@@ -27,9 +27,13 @@ fn sse(stream: impl Stream<Item = Event> + Send + 'static) -> Events {
 }
 
 /// `GET /api/live/crds`: a `changed` event whenever the CRD catalog changes.
-pub async fn live_crds(State(state): State<LiveState>) -> Events {
-    sse(views::crd_changes(&state)
-        .map(|version| Event::default().event("changed").data(version.to_string())))
+pub async fn live_crds(
+    State(state): State<LiveState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Events, Refusal> {
+    Ok(sse(views::crd_changes(&state, &caller)?.map(|version| {
+        Event::default().event("changed").data(version.to_string())
+    })))
 }
 
 pub async fn live_table(

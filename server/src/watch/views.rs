@@ -241,14 +241,20 @@ pub fn signed_in(state: &LiveState, caller: &Caller, headers: &HeaderMap) -> boo
     !matches!(caller, Caller::Bearer { .. }) || state.auth.session(headers).is_some()
 }
 
-/// The CRD catalog's version, each time it changes.
-pub fn crd_changes(state: &LiveState) -> impl Stream<Item = u64> + Send + use<> {
+/// The CRD catalog's version, each time it changes; a live view like the others,
+/// counted against the caller's streams.
+pub fn crd_changes(
+    state: &LiveState,
+    caller: &Caller,
+) -> Result<impl Stream<Item = u64> + Send + use<>, Refusal> {
+    let permit = state.streams.acquire(caller.person(), &state.limits)?;
     let mut changes = state.kinds.changes();
     let updates = async_stream::stream! {
+        let _permit = permit;
         while changes.changed().await.is_ok() {
             let version = *changes.borrow_and_update();
             yield version;
         }
     };
-    updates.take_until(state.shutdown.begun())
+    Ok(updates.take_until(state.shutdown.begun()))
 }

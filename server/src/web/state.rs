@@ -87,6 +87,7 @@ impl AppState {
             namespaces: Arc::default(),
             limits: Arc::new(limits),
             streams: Arc::default(),
+            sockets: Arc::default(),
             shutdown: Shutdown::default(),
         };
         let state = Self {
@@ -157,4 +158,8 @@ fn hub_for(client: &kube::Client, limits: &LiveLimits) -> WatchHub {
         limits.feeds_per_person,
         limits.feeds_overall,
     )
+    .with_memory(crate::watch::memory::MemoryBudget::new(
+        limits.bytes_per_person,
+        limits.bytes_overall,
+    ))
 }

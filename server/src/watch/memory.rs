@@ -1,0 +1,171 @@
+//! Bytes held for live tables (every feed's rows and recent changes), counted per
+//! person and overall, so one person cannot fill a replica's memory by opening many
+//! feeds of big lists (distinct label selectors make each a feed of its own). A feed
+//! counts against the person it runs for for as long as it runs, lingering after its
+//! last viewer included; past a bound it ends with a sentence and frees its rows.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use app::table::model::{Row, TableDelta};
+
+use super::limits::LimitRefused;
+
+const MIB: usize = 1 << 20;
+
+/// The bounds and what is held now.
+#[derive(Debug)]
+pub struct MemoryBudget {
+    per_person: usize,
+    overall: usize,
+    held: Mutex<Held>,
+}
+
+#[derive(Debug, Default)]
+struct Held {
+    total: usize,
+    by_person: HashMap<Option<String>, usize>,
+}
+
+impl MemoryBudget {
+    /// At most `per_person` bytes for one person's feeds and `overall` for all.
+    pub fn new(per_person: usize, overall: usize) -> Self {
+        Self {
+            per_person,
+            overall,
+            held: Mutex::default(),
+        }
+    }
+
+    /// No bounds (tests of other things, benchmarks of the hub alone).
+    pub fn unbounded() -> Self {
+        Self::new(usize::MAX, usize::MAX)
+    }
+
+    /// Whether `person` may start another feed: both counts are below their bounds.
+    pub fn admits(&self, person: &Option<String>) -> Result<(), LimitRefused> {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if held.total >= self.overall {
+            return Err(LimitRefused::BytesOverall(self.overall / MIB));
+        }
+        if held.by_person.get(person).copied().unwrap_or(0) >= self.per_person {
+            return Err(LimitRefused::BytesPerPerson(self.per_person / MIB));
+        }
+        Ok(())
+    }
+
+    /// Moves one feed of `person` from `before` to `after` bytes. The count moves
+    /// either way; `Err` says a bound is now exceeded (and the feed should end, which
+    /// gives its bytes back).
+    pub fn resize(
+        &self,
+        person: &Option<String>,
+        before: usize,
+        after: usize,
+    ) -> Result<(), LimitRefused> {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.total = (held.total + after).saturating_sub(before);
+        let mine = held.by_person.entry(person.clone()).or_default();
+        *mine = (*mine + after).saturating_sub(before);
+        let mine = *mine;
+        if mine == 0 {
+            held.by_person.remove(person);
+        }
+        if after <= before {
+            return Ok(());
+        }
+        if mine > self.per_person {
+            return Err(LimitRefused::BytesPerPerson(self.per_person / MIB));
+        }
+        if held.total > self.overall {
+            return Err(LimitRefused::BytesOverall(self.overall / MIB));
+        }
+        Ok(())
+    }
+
+    /// Bytes held now for `person`, and for everyone.
+    pub fn held(&self, person: &Option<String>) -> (usize, usize) {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        (held.by_person.get(person).copied().unwrap_or(0), held.total)
+    }
+}
+
+/// About what a row takes in memory: its strings plus the structures around them.
+pub fn row_bytes(row: &Row) -> usize {
+    const ROW: usize = 160;
+    const STRING: usize = 24;
+    let strings = [
+        Some(&row.uid),
+        Some(&row.name),
+        row.namespace.as_ref(),
+        Some(&row.resource_version),
+        row.created.as_ref(),
+    ];
+    let text: usize = strings.iter().flatten().map(|s| s.len() + STRING).sum();
+    let owners: usize = row.owners.iter().map(|o| o.len() + STRING).sum();
+    let cells: usize = row.cells.iter().map(value_bytes).sum();
+    ROW + text + owners + cells
+}
+
+/// A delta kept in a feed's history.
+pub fn delta_bytes(delta: &TableDelta) -> usize {
+    let upserts: usize = delta.upserts.iter().map(row_bytes).sum();
+    let deletes: usize = delta.deletes.iter().map(|uid| uid.len() + 24).sum();
+    64 + upserts + deletes + delta.resource_version.len()
+}
+
+fn value_bytes(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    const VALUE: usize = 32;
+    match value {
+        Value::String(s) => VALUE + s.len(),
+        // Cells are scalars; a structured one (rare) is counted by its JSON.
+        Value::Array(_) | Value::Object(_) => VALUE + value.to_string().len() * 2,
+        _ => VALUE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_person_is_bounded_alone_and_everyone_together() {
+        let budget = MemoryBudget::new(100, 150);
+        let (ada, bob) = (Some("ada".to_string()), Some("bob".to_string()));
+        assert!(budget.resize(&ada, 0, 90).is_ok());
+        assert!(budget.admits(&ada).is_ok());
+        assert_eq!(
+            budget.resize(&ada, 90, 110),
+            Err(LimitRefused::BytesPerPerson(0))
+        );
+        assert!(budget.admits(&ada).is_err());
+        assert!(budget.admits(&bob).is_ok(), "one person's use is theirs");
+        assert_eq!(
+            budget.resize(&bob, 0, 60),
+            Err(LimitRefused::BytesOverall(0))
+        );
+        // Giving back is always allowed and frees both counts.
+        assert!(budget.resize(&ada, 110, 0).is_ok());
+        assert_eq!(budget.held(&ada), (0, 60));
+        assert!(budget.admits(&ada).is_ok());
+    }
+
+    #[test]
+    fn a_rows_size_grows_with_its_text() {
+        let row = |cell: &str| Row {
+            uid: "u".into(),
+            name: "n".into(),
+            namespace: None,
+            resource_version: "1".into(),
+            created: None,
+            deleting: false,
+            owners: vec![],
+            cells: vec![serde_json::Value::from(cell)],
+        };
+        assert_eq!(
+            row_bytes(&row(&"x".repeat(1000))) - row_bytes(&row("")),
+            1000
+        );
+    }
+}
