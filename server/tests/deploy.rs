@@ -456,7 +456,13 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
             "the reconciler needs to {verb} {group}/{resource} in {ns:?}"
         );
     }
-    let reconciler_may_not: [(&str, &str, &str, Option<&str>); 12] = [
+    let reconciler_may_not: [(&str, &str, &str, Option<&str>); 17] = [
+        // Credentials are created, never read: not Portico's own, not kube-system's.
+        ("get", "", "secrets", Some("portico")),
+        ("get", "", "secrets", Some("kube-system")),
+        ("list", "", "secrets", None),
+        ("watch", "", "secrets", Some("team")),
+        ("patch", "", "secrets", Some("team")),
         ("create", "portico.dev", "stacks", Some("team")),
         ("delete", "", "events", Some("team")),
         (
@@ -512,6 +518,200 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
             "Service {:?} selects the reconciler",
             service.metadata.name
         );
+    }
+}
+
+/// A child of the Stack `stack-uid` as the catalog makes it (labelled, controlled),
+/// with `changes` merged in.
+fn stack_child(
+    kind: &str,
+    api_version: &str,
+    ns: &str,
+    changes: serde_json::Value,
+) -> DynamicObject {
+    let mut object = serde_json::json!({
+        "apiVersion": api_version, "kind": kind,
+        "metadata": {"name": "db", "namespace": ns,
+            "labels": {"portico.dev/stack": "db"},
+            "ownerReferences": [{"apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
+                "name": "db", "uid": "0d5e6c1a-0000-4000-8000-000000000001", "controller": true}]},
+    });
+    merge(&mut object, changes);
+    serde_json::from_value(object).expect("object")
+}
+
+fn merge(into: &mut serde_json::Value, from: serde_json::Value) {
+    match (into, from) {
+        (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k).or_insert(serde_json::Value::Null), v);
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+/// A Deployment's spec as the catalog shapes one, with `pod` merged into its Pod.
+fn workload(pod: serde_json::Value) -> serde_json::Value {
+    let mut spec = serde_json::json!({"spec": {
+        "selector": {"matchLabels": {"portico.dev/stack": "db"}},
+        "template": {"metadata": {"labels": {"portico.dev/stack": "db"}},
+            "spec": {"automountServiceAccountToken": false,
+                "containers": [{"name": "app", "image": "docker.io/library/tomcat:10.1",
+                    "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}}]}}}});
+    merge(&mut spec["spec"]["template"]["spec"], pod);
+    spec
+}
+
+#[tokio::test]
+async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their_shape() {
+    use kube::api::{Api, PostParams};
+    let admin = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
+    let docs = documents(&kustomization_files());
+    let policy: Vec<DynamicObject> = docs
+        .iter()
+        .filter(|d| {
+            d.metadata.name.as_deref() == Some("portico-reconciler-writes")
+                || matches!(
+                    kind(d),
+                    "Namespace" | "ServiceAccount" | "ClusterRole" | "ClusterRoleBinding"
+                )
+        })
+        .cloned()
+        .collect();
+    apply::apply_all(&admin, policy)
+        .await
+        .expect("the policy applies");
+    let team = common::fresh_namespace(&admin, "vap").await;
+    let mut config =
+        portico_server::kube::config::config(Some(TestCluster::shared().admin_kubeconfig()), None)
+            .await
+            .expect("admin config");
+    config.auth_info.impersonate = Some("system:serviceaccount:portico:portico-reconciler".into());
+    config.auth_info.impersonate_groups = Some(vec![
+        "system:serviceaccounts".into(),
+        "system:authenticated".into(),
+    ]);
+    let reconciler = kube::Client::try_from(config).expect("client");
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let create = |object: DynamicObject| {
+        let reconciler = reconciler.clone();
+        let dry_run = dry_run.clone();
+        async move {
+            let types = object.types.clone().expect("types");
+            let (group, version) = types
+                .api_version
+                .rsplit_once('/')
+                .unwrap_or(("", &types.api_version));
+            let resource = kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+                group,
+                version,
+                &types.kind,
+            ));
+            let ns = object.metadata.namespace.clone().expect("namespace");
+            Api::<DynamicObject>::namespaced_with(reconciler, &ns, &resource)
+                .create(&dry_run, &object)
+                .await
+        }
+    };
+    let secret = |ns: &str, changes| stack_child("Secret", "v1", ns, changes);
+    let deployment = |ns: &str, pod| stack_child("Deployment", "apps/v1", ns, workload(pod));
+    // The shape the catalog produces passes (the policy takes a moment to load; each
+    // try is a dry run).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let refused = create(deployment("kube-system", serde_json::json!({})))
+            .await
+            .is_err();
+        if refused {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the policy never loaded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    create(secret(
+        &team,
+        serde_json::json!({"type": "Opaque", "stringData": {"password": "x"}}),
+    ))
+    .await
+    .expect("a Stack's credentials Secret is allowed");
+    create(deployment(&team, serde_json::json!({})))
+        .await
+        .expect("a Stack's Deployment is allowed");
+    let refused: [(&str, DynamicObject, &str); 7] = [
+        (
+            "a Deployment in kube-system",
+            deployment("kube-system", serde_json::json!({})),
+            "system namespaces",
+        ),
+        (
+            "a Secret in Portico's namespace",
+            secret("portico", serde_json::json!({"type": "Opaque"})),
+            "system namespaces",
+        ),
+        (
+            "an unlabelled Secret",
+            {
+                let mut s = secret(&team, serde_json::json!({"type": "Opaque"}));
+                s.metadata.labels = None;
+                s
+            },
+            "labelled portico.dev/stack",
+        ),
+        (
+            "a Secret no Stack controls",
+            {
+                let mut s = secret(&team, serde_json::json!({"type": "Opaque"}));
+                s.metadata.owner_references = None;
+                s
+            },
+            "controlled by a Stack",
+        ),
+        (
+            "a service account token Secret",
+            secret(
+                &team,
+                serde_json::json!({"type": "kubernetes.io/service-account-token",
+                "metadata": {"annotations": {"kubernetes.io/service-account.name": "default"}}}),
+            ),
+            "Opaque",
+        ),
+        (
+            "a privileged container",
+            deployment(
+                &team,
+                serde_json::json!({"containers": [{"name": "app", "image": "x",
+                "securityContext": {"allowPrivilegeEscalation": true, "privileged": true}}]}),
+            ),
+            "unprivileged",
+        ),
+        (
+            "a hostPath volume",
+            deployment(
+                &team,
+                serde_json::json!({"volumes": [{"name": "root", "hostPath": {"path": "/"}}]}),
+            ),
+            "hostPath",
+        ),
+    ];
+    for (what, object, says) in refused {
+        match create(object).await {
+            Err(kube::Error::Api(status)) => assert!(
+                status.code == 403 && status.message.contains(says),
+                "{what}: {}",
+                status.message
+            ),
+            other => panic!("{what} was not refused: {other:?}"),
+        }
     }
 }
 

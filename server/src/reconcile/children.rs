@@ -55,7 +55,8 @@ pub struct Children {
     pub service: Service,
 }
 
-/// The password a credentials Secret holds, if it holds a non-empty one.
+/// The password a credentials Secret holds, if it holds a non-empty one (the portal
+/// reads it as the person viewing the Stack; the reconciler never does).
 pub fn password_in(secret: &Secret) -> Option<String> {
     secret
         .data

@@ -8,7 +8,7 @@
 //! comes back; a child only when something read of it changed; and an apply that would
 //! change nothing is skipped.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,7 +19,9 @@ use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{Api, DeleteParams, PartialObjectMeta, Patch, PatchParams, Preconditions};
+use kube::api::{
+    Api, DeleteParams, PartialObjectMeta, Patch, PatchParams, PostParams, Preconditions,
+};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -106,6 +108,9 @@ struct Context {
     stores: Stores,
     stacks: Store<Stack>,
     applied: Arc<Applied>,
+    /// Stacks (by uid) whose credentials Secret is known to exist: created, or found
+    /// there by a create. The reconciler may create Secrets but never read one.
+    credentials: Mutex<HashSet<String>>,
 }
 
 /// The watches' stores of every child kind and of the Stacks' Pods (labelled objects,
@@ -114,7 +119,6 @@ struct Stores {
     statefulsets: Store<StatefulSet>,
     deployments: Store<Deployment>,
     services: Store<Service>,
-    secrets: Store<Secret>,
     pods: Store<Pod>,
     names: Names,
     /// Set once every store above holds its first list.
@@ -125,7 +129,6 @@ struct Names {
     statefulsets: Store<PartialObjectMeta<StatefulSet>>,
     deployments: Store<PartialObjectMeta<Deployment>>,
     services: Store<PartialObjectMeta<Service>>,
-    secrets: Store<PartialObjectMeta<Secret>>,
     claims: Store<PartialObjectMeta<PersistentVolumeClaim>>,
 }
 
@@ -140,7 +143,8 @@ impl World for Stores {
                 cached(&names.deployments, namespace, name).map(|o| o.metadata.clone())
             }
             Kind::Service => cached(&names.services, namespace, name).map(|o| o.metadata.clone()),
-            Kind::Secret => cached(&names.secrets, namespace, name).map(|o| o.metadata.clone()),
+            // Never read: a name clash shows as the Stack's Pods failing to start.
+            Kind::Secret => None,
             Kind::PersistentVolumeClaim => {
                 cached(&names.claims, namespace, name).map(|o| o.metadata.clone())
             }
@@ -151,18 +155,14 @@ impl World for Stores {
         cached(&self.statefulsets, namespace, name)
     }
 
-    fn secret(&self, namespace: &str, name: &str) -> Option<Arc<Secret>> {
-        cached(&self.secrets, namespace, name)
-    }
-
     fn child(&self, kind: Kind, name: &str, stack: (&str, &str, &str)) -> Option<Option<String>> {
         match kind {
             Kind::StatefulSet => child_in(&self.statefulsets, name, stack),
             Kind::Deployment => child_in(&self.deployments, name, stack),
             Kind::Service => child_in(&self.services, name, stack),
-            Kind::Secret => child_in(&self.secrets, name, stack),
-            // Claims are the StatefulSet's, not the Stack's.
-            Kind::PersistentVolumeClaim => None,
+            // Credentials are deleted by name (see `Plan::stale_credentials`); claims
+            // are the StatefulSet's, not the Stack's.
+            Kind::Secret | Kind::PersistentVolumeClaim => None,
         }
     }
 
@@ -205,12 +205,10 @@ impl Stores {
                     self.statefulsets.wait_until_ready(),
                     self.deployments.wait_until_ready(),
                     self.services.wait_until_ready(),
-                    self.secrets.wait_until_ready(),
                     self.pods.wait_until_ready(),
                     self.names.statefulsets.wait_until_ready(),
                     self.names.deployments.wait_until_ready(),
                     self.names.services.wait_until_ready(),
-                    self.names.secrets.wait_until_ready(),
                     self.names.claims.wait_until_ready(),
                 );
             })
@@ -311,12 +309,6 @@ pub async fn run(
         |_| {},
         applied.clone(),
     );
-    let (secrets, secret_changes) = cache::watched(
-        scoped::<Secret>(&client, ns),
-        children.clone(),
-        |_| {},
-        applied.clone(),
-    );
     // Pods only for whether they can be placed and what their containers report
     // (status, not spec): everything else shows in the workload's status, watched above.
     let (pods, pod_changes) = cache::watched(
@@ -330,14 +322,12 @@ pub async fn run(
     let (statefulset_names, fill_statefulsets) = cache::names(scoped(&client, ns));
     let (deployment_names, fill_deployments) = cache::names(scoped(&client, ns));
     let (service_names, fill_services) = cache::names(scoped(&client, ns));
-    let (secret_names, fill_secrets) = cache::names(scoped(&client, ns));
     let (claim_names, fill_claims) = cache::names(scoped(&client, ns));
     let fill_names = async {
         futures::join!(
             fill_statefulsets,
             fill_deployments,
             fill_services,
-            fill_secrets,
             fill_claims
         );
     };
@@ -362,26 +352,24 @@ pub async fn run(
             statefulsets,
             deployments,
             services,
-            secrets,
             pods,
             names: Names {
                 statefulsets: statefulset_names,
                 deployments: deployment_names,
                 services: service_names,
-                secrets: secret_names,
                 claims: claim_names,
             },
             first_lists: tokio::sync::OnceCell::new(),
         },
         stacks: stacks.clone(),
         applied,
+        credentials: Mutex::default(),
     });
     let pod_owners = stacks.clone();
     let controller = Controller::for_stream(stack_changes, stacks)
         .owns_stream(statefulset_changes)
         .owns_stream(deployment_changes)
         .owns_stream(service_changes)
-        .owns_stream(secret_changes)
         .watches_stream(pod_changes, move |pod: Pod| {
             let stack =
                 ObjectRef::<Stack>::new(pod.labels().get(STACK_LABEL)?).within(&pod.namespace()?);
@@ -517,7 +505,9 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
 async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), ReconcileError> {
     // A reconcile reads the stores: none before every store holds its first list.
     ctx.stores.ready().await;
-    let password = password_unless_watched(stack, ctx).await?;
+    // Used only if the Secret is new: made on every reconcile (a few microseconds)
+    // to keep the plan free of randomness.
+    let password = children::generate_password().map_err(|_| ReconcileError::Random)?;
     let catalog = ctx.catalog.current();
     let now = k8s_openapi::jiff::Timestamp::now();
     let Some(plan) = plan(stack, &catalog, &ctx.stores, (&password, now))? else {
@@ -535,7 +525,7 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
     // already select the new choice's Pods while the rest was refused.
     let mut credentials_secret = None;
     if let Some(secret) = &desired.secret {
-        credentials_secret = Some(apply(ctx, at, secret, &stores.secrets).await?.name_any());
+        credentials_secret = Some(create_credentials(ctx, stack, secret).await?);
     }
     if let Some(headless) = &desired.headless {
         apply(ctx, at, headless, &stores.services).await?;
@@ -595,6 +585,9 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
             removed.push(format!("{} {}", stale.kind.name(), stale.name));
         }
     }
+    if plan.stale_credentials && delete_credentials(ctx, stack).await? {
+        removed.push(format!("Secret {}", children::secret_name(&name)));
+    }
     if !removed.is_empty() {
         publish(
             ctx,
@@ -648,10 +641,11 @@ fn observe_cached(stack: &Stack, ctx: &Context) -> Observed {
     let endpoint = cached(&stores.services, &namespace, &name)
         .filter(|s| controlled_by(&s.metadata, &uid))
         .and_then(|service| endpoint_of(&service, None, None));
-    let secret = children::secret_name(&name);
-    let credentials_secret = cached(&stores.secrets, &namespace, &secret)
-        .filter(|s| controlled_by(&s.metadata, &uid))
-        .map(|_| secret);
+    // Secrets are never read: what status said stands.
+    let credentials_secret = stack
+        .status
+        .as_ref()
+        .and_then(|s| s.credentials_secret.clone());
     Observed {
         replicas: stack.spec.replicas,
         ready_replicas,
@@ -690,13 +684,6 @@ impl Relevant for Service {
     fn relevant(&self) -> u64 {
         let meta = &self.metadata;
         hash_json(&(&self.spec, &meta.labels, &meta.owner_references))
-    }
-}
-
-impl Relevant for Secret {
-    fn relevant(&self) -> u64 {
-        let meta = &self.metadata;
-        hash_json(&(&self.data, &meta.labels, &meta.owner_references))
     }
 }
 
@@ -751,30 +738,56 @@ fn endpoint_of(service: &Service, fallback: Option<i32>, user: Option<String>) -
     })
 }
 
-/// The password for a credentials Secret the Secrets' watch does not show: the one in
-/// this Stack's Secret when it exists without the Stack label (removed by hand) or
-/// before the watch has seen it (read from the API server: applying a new password
-/// would leave the database, which keeps the first, unreachable), else a new one (a few
-/// microseconds, made on every such reconcile to keep the plan free of randomness).
-async fn password_unless_watched(stack: &Stack, ctx: &Context) -> Result<String, ReconcileError> {
-    let namespace = stack.namespace().unwrap_or_default();
+/// Creates the Stack's credentials Secret unless it is known to exist, and names it.
+/// Never read back (the reconciler may not read Secrets): one that exists keeps the
+/// password the database started with, and a create finding it counts as done.
+async fn create_credentials(
+    ctx: &Context,
+    stack: &Stack,
+    secret: &Secret,
+) -> Result<String, kube::Error> {
+    let name = secret.name_any();
     let uid = stack.metadata.uid.clone().unwrap_or_default();
-    let name = children::secret_name(&stack.name_any());
-    let unwatched = ctx.stores.secret(&namespace, &name).is_none()
-        && ctx
-            .stores
-            .meta(Kind::Secret, &namespace, &name)
-            .is_some_and(|meta| controlled_by(&meta, &uid));
-    if unwatched
-        && let Some(secret) = Api::<Secret>::namespaced(ctx.client.clone(), &namespace)
-            .get_opt(&name)
-            .await?
-        && controlled_by(&secret.metadata, &uid)
-        && let Some(password) = children::password_in(&secret)
-    {
-        return Ok(password);
+    let known = |ctx: &Context| {
+        ctx.credentials
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&uid)
+    };
+    if known(ctx) {
+        return Ok(name);
     }
-    children::generate_password().map_err(|_| ReconcileError::Random)
+    let api = Api::<Secret>::namespaced(ctx.client.clone(), &stack.namespace().unwrap_or_default());
+    let params = PostParams {
+        field_manager: Some(MANAGER.into()),
+        ..PostParams::default()
+    };
+    match api.create(&params, secret).await {
+        Ok(_) => {}
+        Err(e) if failure(&e) == Failure::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    ctx.credentials
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(uid);
+    Ok(name)
+}
+
+/// Deletes the credentials Secret a changed choice left behind (by name: it is never
+/// read; admission lets the reconciler delete only a Stack's own children).
+async fn delete_credentials(ctx: &Context, stack: &Stack) -> Result<bool, kube::Error> {
+    let name = children::secret_name(&stack.name_any());
+    let api = Api::<Secret>::namespaced(ctx.client.clone(), &stack.namespace().unwrap_or_default());
+    ctx.credentials
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(stack.metadata.uid.as_deref().unwrap_or_default());
+    match api.delete(&name, &DeleteParams::background()).await {
+        Ok(_) => Ok(true),
+        Err(e) if failure(&e) == Failure::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// What the applies of one reconcile did.

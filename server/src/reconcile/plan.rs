@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
@@ -46,8 +46,6 @@ pub trait World {
     fn meta(&self, kind: Kind, namespace: &str, name: &str) -> Option<ObjectMeta>;
     /// A StatefulSet carrying the Stack label (every child does).
     fn statefulset(&self, namespace: &str, name: &str) -> Option<Arc<StatefulSet>>;
-    /// A Secret carrying the Stack label.
-    fn secret(&self, namespace: &str, name: &str) -> Option<Arc<Secret>>;
     /// The uid of the child of `kind` named `name` that carries the label of the Stack
     /// `(namespace, stack name, stack uid)` and that it controls, if there is one.
     fn child(&self, kind: Kind, name: &str, stack: (&str, &str, &str)) -> Option<Option<String>>;
@@ -112,6 +110,8 @@ pub struct Plan {
     /// reads the one and is reached through the others.
     pub children: Children,
     pub stale: Vec<Stale>,
+    /// The Stack's credentials Secret is to be deleted (its new choice has none).
+    pub stale_credentials: bool,
     /// A Pod of this Stack the scheduler has not placed for [`scheduling::GRACE`], in
     /// its words; else what its containers show ([`containers::health`]).
     pub unplaceable: Option<Problem>,
@@ -120,13 +120,14 @@ pub struct Plan {
     pub look_again_in: Option<std::time::Duration>,
 }
 
-/// The plan for `stack` at `now`, or why there is none. `fresh_password` fills a
-/// credentials Secret the world does not show (one it shows keeps its password).
+/// The plan for `stack` at `now`, or why there is none. `password` fills the
+/// credentials Secret, which is only ever created: the reconciler never reads Secrets,
+/// so an existing one keeps the password the database was started with.
 pub fn plan(
     stack: &Stack,
     catalog: &Catalog,
     world: &impl World,
-    (fresh_password, now): (&str, Timestamp),
+    (password, now): (&str, Timestamp),
 ) -> Result<Option<Plan>, Blocked> {
     let (Some(name), Some(namespace), Some(uid)) = (
         stack.metadata.name.as_deref(),
@@ -155,13 +156,7 @@ pub fn plan(
             .map_err(|refused| Blocked::ResourcesRefused(refused.to_string()))?;
     }
     let ours = |meta: &ObjectMeta| controlled_by(meta, uid);
-    let secret_name = children::secret_name(name);
-    let password = world
-        .secret(namespace, &secret_name)
-        .filter(|s| ours(&s.metadata))
-        .and_then(|s| children::password_in(&s))
-        .unwrap_or_else(|| fresh_password.to_string());
-    let desired = match children::desired(stack, entry, &password) {
+    let desired = match children::desired(stack, entry, password) {
         Ok(desired) => desired,
         Err(ChildrenError::Incomplete) => return Ok(None),
         Err(error) => return Err(Blocked::UnknownVersion(error)),
@@ -188,13 +183,13 @@ pub fn plan(
     }
 
     // What a changed choice left behind: children of this Stack the desired set lacks,
-    // looked up by the names any choice gives them (not by scanning every object).
+    // looked up by the names any choice gives them (not by scanning every object). A
+    // credentials Secret is not watched: [`Plan::stale_credentials`] says to delete it.
     let stale = [
         (Kind::StatefulSet, name.to_string()),
         (Kind::Deployment, name.to_string()),
         (Kind::Service, name.to_string()),
         (Kind::Service, children::headless_name(name)),
-        (Kind::Secret, secret_name),
     ]
     .into_iter()
     .filter(|candidate| !wanted.contains(candidate))
@@ -242,9 +237,17 @@ pub fn plan(
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
+    // Status names the credentials Secret once it was made; a choice without one
+    // leaves it behind.
+    let stale_credentials = desired.secret.is_none()
+        && stack
+            .status
+            .as_ref()
+            .is_some_and(|s| s.credentials_secret.is_some());
     Ok(Some(Plan {
         children: desired,
         stale,
+        stale_credentials,
         unplaceable,
         look_again_in,
     }))
@@ -344,6 +347,7 @@ fn foreign_claim(
 mod tests {
     use std::collections::HashMap;
 
+    use k8s_openapi::api::core::v1::Secret;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
     use super::*;
@@ -351,12 +355,11 @@ mod tests {
     use crate::reconcile::stack::StackSpec;
 
     /// A world of objects given by hand: metadata by (kind, name), the labelled
-    /// StatefulSets and Secrets, this Stack's children, its Pods.
+    /// StatefulSets, this Stack's children, its Pods.
     #[derive(Default)]
     struct Given {
         meta: HashMap<(Kind, String), ObjectMeta>,
         sets: Vec<Arc<StatefulSet>>,
-        secrets: Vec<Arc<Secret>>,
         pods: Vec<Arc<Pod>>,
     }
 
@@ -366,9 +369,6 @@ mod tests {
         }
         fn statefulset(&self, _: &str, name: &str) -> Option<Arc<StatefulSet>> {
             self.sets.iter().find(|s| s.name_any() == name).cloned()
-        }
-        fn secret(&self, _: &str, name: &str) -> Option<Arc<Secret>> {
-            self.secrets.iter().find(|s| s.name_any() == name).cloned()
         }
         fn child(
             &self,
@@ -455,60 +455,18 @@ mod tests {
     }
 
     #[test]
-    fn an_existing_secret_keeps_its_password_only_if_it_is_ours() {
-        let secret = |owner: &str| {
-            let mut secret = Secret {
-                metadata: ObjectMeta {
-                    name: Some(children::secret_name("shop")),
-                    owner_references: Some(vec![OwnerReference {
-                        controller: Some(true),
-                        uid: owner.into(),
-                        ..Default::default()
-                    }]),
-                    ..Default::default()
-                },
+    fn credentials_are_left_behind_only_by_a_choice_without_them_once_made() {
+        let with_status = |choice: &str, made: bool| {
+            let mut stack = stack(choice);
+            stack.status = Some(crate::reconcile::stack::StackStatus {
+                credentials_secret: made.then(|| children::secret_name("shop")),
                 ..Default::default()
-            };
-            secret.data = Some(
-                [(
-                    children::PASSWORD_KEY.to_string(),
-                    k8s_openapi::ByteString(b"kept".to_vec()),
-                )]
-                .into(),
-            );
-            Arc::new(secret)
+            });
+            planned(&stack, &Given::default()).stale_credentials
         };
-        let password = |world: Given| {
-            plan(
-                &stack("mysql"),
-                &catalog(),
-                &world,
-                ("fresh", Timestamp::now()),
-            )
-            .ok()
-            .flatten()
-            .and_then(|p| p.children.secret)
-            .and_then(|s| password_of(&s))
-        };
-        let ours = Given {
-            secrets: vec![secret("stack-uid")],
-            ..Default::default()
-        };
-        assert_eq!(password(ours), Some("kept".into()));
-        let theirs = Given {
-            secrets: vec![secret("someone")],
-            ..Default::default()
-        }
-        .with(
-            Kind::Secret,
-            &children::secret_name("shop"),
-            Some("someone"),
-        );
-        assert_eq!(
-            password(theirs),
-            None,
-            "someone else's Secret blocks the Stack"
-        );
+        assert!(with_status("tomcat", true));
+        assert!(!with_status("tomcat", false));
+        assert!(!with_status("mysql", true));
     }
 
     #[test]
@@ -570,11 +528,6 @@ mod tests {
                 &children::headless_name("shop"),
                 Some("stack-uid"),
             )
-            .with(
-                Kind::Secret,
-                &children::secret_name("shop"),
-                Some("stack-uid"),
-            )
             .with(Kind::Deployment, "unrelated", Some("another-stack"));
         let plan = planned(&stack("tomcat"), &world);
         let mut stale: Vec<_> = plan
@@ -586,7 +539,6 @@ mod tests {
         assert_eq!(
             stale,
             [
-                (Kind::Secret, children::secret_name("shop").as_str()),
                 (Kind::Service, children::headless_name("shop").as_str()),
                 (Kind::StatefulSet, "shop"),
             ]
