@@ -325,6 +325,64 @@ fn the_catalog_configmap_is_the_shipped_catalog() {
     );
 }
 
+/// The admission policy's ceilings are the shipped catalog's: each a CEL map literal
+/// built from the catalog, in its (sorted) order.
+#[test]
+fn the_admission_ceilings_are_the_catalogs() {
+    let shipped =
+        std::fs::read_to_string(deploy_dir().join("catalog/stacks.yaml")).expect("catalog");
+    let catalog = Catalog::parse(&shipped).expect("parses");
+    let literal = |pairs: Vec<String>| format!("{{{}}}", pairs.join(", "));
+    let replicas = literal(
+        catalog
+            .entries
+            .iter()
+            .map(|(name, e)| format!("'{name}': {}", e.max_replicas))
+            .collect(),
+    );
+    let storage = literal(
+        catalog
+            .entries
+            .iter()
+            .filter(|(_, e)| e.stateful)
+            .map(|(name, e)| format!("'{name}': '{}'", e.max_storage))
+            .collect(),
+    );
+    let resources = literal(
+        catalog
+            .entries
+            .iter()
+            .map(|(name, e)| {
+                let ceilings = literal(
+                    e.max_resources
+                        .iter()
+                        .map(|(k, v)| format!("'{k}': '{v}'"))
+                        .collect(),
+                );
+                format!("'{name}': {ceilings}")
+            })
+            .collect(),
+    );
+    let policy = documents(&[deploy_dir().join("base/stack-policy.yaml")])
+        .into_iter()
+        .find(|d| {
+            d.metadata.name.as_deref() == Some("portico-stack-ceilings")
+                && kind(d) == "ValidatingAdmissionPolicy"
+        })
+        .expect("the ceilings policy");
+    let variable = |name: &str| {
+        policy.data["spec"]["variables"]
+            .as_array()
+            .and_then(|vars| vars.iter().find(|v| v["name"] == name))
+            .and_then(|v| v["expression"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(variable("maxReplicas"), replicas);
+    assert_eq!(variable("maxStorage"), storage);
+    assert_eq!(variable("maxResources"), resources);
+}
+
 async fn may(
     client: &kube::Client,
     user: &str,

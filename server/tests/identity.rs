@@ -840,6 +840,54 @@ async fn a_stack_asks_only_for_what_its_author_may_do() {
         "{outcome}"
     );
 
+    // Past the catalog's ceilings: refused at admission, with a sentence naming it.
+    let ceilings = [
+        (
+            json!({"choice": "mysql", "storage": "999999Ti", "replicas": 2}),
+            "storage: 999999Ti is more than the catalog allows for mysql (20Gi)",
+        ),
+        (
+            json!({"choice": "tomcat", "replicas": 10}),
+            "replicas: 10 are more than the catalog allows for tomcat (5)",
+        ),
+        (
+            json!({"choice": "tomcat", "resources": {"limits": {"cpu": 64}}}),
+            "resources.limits: more than the catalog allows for tomcat",
+        ),
+        (
+            json!({"choice": "tomcat", "resources": {"requests": {"memory": "1Ti"}}}),
+            "resources.requests: more than the catalog allows for tomcat",
+        ),
+    ];
+    for (i, (spec, says)) in ceilings.into_iter().enumerate() {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let outcome = loop {
+            let (_, outcome) = submit_with(
+                &portal,
+                &portal.through_proxy(),
+                &deputy,
+                asking(&format!("big{i}"), spec.clone()),
+                true,
+            )
+            .await;
+            if outcome.get("Rejected").is_some() {
+                break outcome;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the ceilings policy never refused {spec}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        };
+        assert!(
+            outcome["Rejected"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(says),
+            "{spec}: {outcome}"
+        );
+    }
+
     // Given the permission, the same request is admitted.
     apply::apply_all(
         &admin,

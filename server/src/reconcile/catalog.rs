@@ -72,6 +72,46 @@ pub struct CatalogEntry {
     /// Stack asks beyond it (or for another resource) is refused.
     #[serde(default = "default_ceiling")]
     pub max_resources: BTreeMap<String, String>,
+    /// The largest volume one instance may ask for (stateful entries).
+    #[serde(default = "default_max_storage")]
+    pub max_storage: String,
+    /// The most instances one Stack may run: each stateful one keeps a volume.
+    #[serde(default = "default_max_replicas")]
+    pub max_replicas: i32,
+    /// What an instance requests and is limited to where its Stack says nothing, so no
+    /// Pod runs unbounded.
+    #[serde(default = "default_resources")]
+    pub default_resources: DefaultResources,
+}
+
+/// Requests and limits given to a Stack's instances where it names none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DefaultResources {
+    #[serde(default)]
+    pub requests: BTreeMap<String, String>,
+    #[serde(default)]
+    pub limits: BTreeMap<String, String>,
+}
+
+fn default_max_storage() -> String {
+    "20Gi".into()
+}
+
+fn default_max_replicas() -> i32 {
+    5
+}
+
+fn default_resources() -> DefaultResources {
+    let map = |pairs: [(&str, &str); 2]| {
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    DefaultResources {
+        requests: map([("cpu", "100m"), ("memory", "256Mi")]),
+        limits: map([("cpu", "2"), ("memory", "2Gi")]),
+    }
 }
 
 /// Resources a Stack may ask for: compute and scratch space, never extended
@@ -100,6 +140,8 @@ pub enum CeilingError {
         resource: String,
         value: String,
     },
+    #[error("{asked} replicas are more than the catalog allows ({most})")]
+    TooManyReplicas { asked: i32, most: i32 },
     #[error("{kind} {resource}: {value} is more than the catalog allows ({ceiling})")]
     OverCeiling {
         kind: &'static str,
@@ -110,6 +152,87 @@ pub enum CeilingError {
 }
 
 impl CatalogEntry {
+    /// Checks how many instances a Stack asks for, and the volume of each, against
+    /// this entry's ceilings.
+    pub fn check_scale(&self, replicas: i32, storage: Option<&str>) -> Result<(), CeilingError> {
+        use kube_quantity::ParsedQuantity;
+        if replicas > self.max_replicas {
+            return Err(CeilingError::TooManyReplicas {
+                asked: replicas,
+                most: self.max_replicas,
+            });
+        }
+        let Some(asked) = storage else {
+            return Ok(());
+        };
+        let parse = |kind: &'static str, text: &str| {
+            ParsedQuantity::try_from(text).map_err(|_| CeilingError::NotAQuantity {
+                kind,
+                resource: "storage".into(),
+                value: text.into(),
+            })
+        };
+        if parse("spec", asked)? > parse("catalog maxStorage", &self.max_storage)? {
+            return Err(CeilingError::OverCeiling {
+                kind: "spec",
+                resource: "storage".into(),
+                value: asked.into(),
+                ceiling: self.max_storage.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The requests and limits an instance gets: what the Stack asked, and the
+    /// catalog's defaults where it asked nothing. A default limit below what the Stack
+    /// requests is raised to the request (a limit under a request is invalid).
+    pub fn resources_for(
+        &self,
+        requests: &BTreeMap<String, serde_json::Value>,
+        limits: &BTreeMap<String, serde_json::Value>,
+    ) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+        use kube_quantity::ParsedQuantity;
+        let text = |v: &serde_json::Value| match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let mut requests: BTreeMap<String, String> =
+            requests.iter().map(|(k, v)| (k.clone(), text(v))).collect();
+        let mut limits: BTreeMap<String, String> =
+            limits.iter().map(|(k, v)| (k.clone(), text(v))).collect();
+        let asked_limits: Vec<String> = limits.keys().cloned().collect();
+        for (resource, default) in &self.default_resources.limits {
+            let limit = match requests.get(resource) {
+                Some(asked)
+                    if ParsedQuantity::try_from(asked.as_str()).ok()
+                        > ParsedQuantity::try_from(default.as_str()).ok() =>
+                {
+                    asked.clone()
+                }
+                _ => default.clone(),
+            };
+            limits.entry(resource.clone()).or_insert(limit);
+        }
+        for (resource, default) in &self.default_resources.requests {
+            // A limit the Stack set alone makes Kubernetes request as much: kept so.
+            if requests.contains_key(resource) || asked_limits.contains(resource) {
+                continue;
+            }
+            // Never above the limit it got (a request over its limit is invalid).
+            let request = match limits.get(resource) {
+                Some(limit)
+                    if ParsedQuantity::try_from(limit.as_str()).ok()
+                        < ParsedQuantity::try_from(default.as_str()).ok() =>
+                {
+                    limit.clone()
+                }
+                _ => default.clone(),
+            };
+            requests.insert(resource.clone(), request);
+        }
+        (requests, limits)
+    }
+
     /// Checks a Stack's requests and limits against the allowed resources and this
     /// entry's ceilings.
     pub fn check_resources(
@@ -302,6 +425,43 @@ impl LiveCatalog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replicas_and_storage_are_bounded_and_unset_resources_get_the_defaults() {
+        let catalog = Catalog::load(None).expect("built-in catalog");
+        let mysql = catalog.get("mysql").expect("mysql");
+        assert!(mysql.check_scale(5, Some("20Gi")).is_ok());
+        assert_eq!(
+            mysql.check_scale(10, None),
+            Err(CeilingError::TooManyReplicas { asked: 10, most: 5 })
+        );
+        let huge = mysql.check_scale(1, Some("999999Ti")).expect_err("refused");
+        assert_eq!(
+            huge.to_string(),
+            "spec storage: 999999Ti is more than the catalog allows (20Gi)"
+        );
+        let none = BTreeMap::new();
+        let (requests, limits) = mysql.resources_for(&none, &none);
+        assert_eq!(requests["cpu"], "100m");
+        assert_eq!(limits["memory"], "2Gi");
+        // A big request lifts the default limit; a small limit lowers the default
+        // request; a limit set alone is left to Kubernetes' own rule.
+        let asked = |pairs: &[(&str, &str)]| -> BTreeMap<String, serde_json::Value> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), serde_json::Value::from(*v)))
+                .collect()
+        };
+        let (requests, limits) = mysql.resources_for(&asked(&[("memory", "4Gi")]), &none);
+        assert_eq!(
+            (requests["memory"].as_str(), limits["memory"].as_str()),
+            ("4Gi", "4Gi")
+        );
+        let (requests, limits) = mysql.resources_for(&none, &asked(&[("cpu", "50m")]));
+        assert_eq!(limits["cpu"], "50m");
+        assert!(!requests.contains_key("cpu"));
+        assert_eq!(requests["memory"], "256Mi");
+    }
 
     #[test]
     fn stacks_may_ask_for_compute_up_to_the_ceiling_and_nothing_else() {

@@ -17,7 +17,6 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use serde_json::Value;
 
 use super::catalog::{CatalogEntry, ProbeSpec};
 use super::stack::{API_VERSION, KIND, Stack, StackResources};
@@ -97,28 +96,22 @@ fn meta(
     }
 }
 
-fn quantities(map: &BTreeMap<String, Value>) -> Option<BTreeMap<String, Quantity>> {
-    let out: BTreeMap<String, Quantity> = map
-        .iter()
-        .filter_map(|(k, v)| {
-            let q = match v {
-                Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
-                _ => return None,
-            };
-            Some((k.clone(), Quantity(q)))
-        })
-        .collect();
-    (!out.is_empty()).then_some(out)
-}
-
-fn resources(r: Option<&StackResources>) -> Option<ResourceRequirements> {
-    let r = r?;
-    Some(ResourceRequirements {
-        requests: quantities(&r.requests),
-        limits: quantities(&r.limits),
+/// The instance's requests and limits: the Stack's, with the catalog's defaults
+/// where it names none (no Pod runs without limits).
+fn resources(entry: &CatalogEntry, asked: Option<&StackResources>) -> ResourceRequirements {
+    let none = BTreeMap::new();
+    let (requests, limits) = match asked {
+        Some(r) => entry.resources_for(&r.requests, &r.limits),
+        None => entry.resources_for(&none, &none),
+    };
+    let quantities = |map: BTreeMap<String, String>| {
+        (!map.is_empty()).then(|| map.into_iter().map(|(k, v)| (k, Quantity(v))).collect())
+    };
+    ResourceRequirements {
+        requests: quantities(requests),
+        limits: quantities(limits),
         ..Default::default()
-    })
+    }
 }
 
 fn runtime_default_seccomp() -> SeccompProfile {
@@ -277,7 +270,7 @@ pub fn desired(
         env: (!env.is_empty()).then_some(env),
         readiness_probe: entry.readiness.as_ref().map(|p| probe(p, entry.port, 5)),
         liveness_probe: entry.liveness.as_ref().map(|p| probe(p, entry.port, 30)),
-        resources: resources(spec.resources.as_ref()),
+        resources: Some(resources(entry, spec.resources.as_ref())),
         security_context: Some(container_security(entry.run_as_user)),
         // A container that fails leaves the end of its log as its termination
         // message, which the Stack's status quotes (no log read needed).

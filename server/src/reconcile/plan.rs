@@ -155,6 +155,11 @@ pub fn plan(
             .check_resources(&asked.requests, &asked.limits)
             .map_err(|refused| Blocked::ResourcesRefused(refused.to_string()))?;
     }
+    // Nor more instances or bigger volumes than it allows: each claim stays after a
+    // scale-down, made by the StatefulSet controller on the author's behalf.
+    entry
+        .check_scale(stack.spec.replicas, stack.spec.storage.as_deref())
+        .map_err(|refused| Blocked::ResourcesRefused(refused.to_string()))?;
     let ours = |meta: &ObjectMeta| controlled_by(meta, uid);
     let desired = match children::desired(stack, entry, password) {
         Ok(desired) => desired,
