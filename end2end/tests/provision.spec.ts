@@ -21,6 +21,9 @@ test('provision a MySQL from the catalog, watch it reach Ready and connect with 
 
   await expect(page).toHaveURL(/\/r\/portico.dev\/v1alpha1\/stacks\/new/);
   await expect(page.locator('#f-spec-choice')).toHaveValue('"mysql"');
+  // A link chose for the person: the form says which fields, before anything else.
+  await expect(page.getByTestId('prefilled')).toContainText('spec.choice = mysql');
+  await page.screenshot({ path: 'test-results/prefilled.png' });
   await page.locator('#f-metadata-name').fill('shop-db');
   await page.locator('#f-metadata-namespace').selectOption(ns);
   await page.locator('#f-spec-storage').fill('2Gi');

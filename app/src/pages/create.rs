@@ -157,6 +157,9 @@ fn ObjectForm(
     let form = spec_form(&schema);
     let namespaced = spec.namespaced;
     let (ns_param, _) = query_signal::<String>("ns");
+    // Fields a link filled in (`?spec.choice=mysql`), named in a banner: a link from
+    // anywhere can pre-fill a form, and the person must see what it chose for them.
+    let mut prefilled: Vec<(String, String)> = Vec::new();
     let start = match (existing, carry.and_then(|c| c.get_value())) {
         (Some(object), _) => Draft::edit(object, namespaced),
         (None, Some(mut typed)) => {
@@ -183,6 +186,7 @@ fn ObjectForm(
                             &segs,
                             Some(Value::String(text.to_string())),
                         );
+                        prefilled.push((key.to_string(), text.to_string()));
                     }
                 }
             });
@@ -391,6 +395,16 @@ fn ObjectForm(
             {version_picker(&resource, spec.with_value(|s| s.versions.clone()), editing)}
             <span class="badge pending" class:hidden=move || !checking.get()>"Checking with the API server…"</span>
         </div>
+        {(!prefilled.is_empty()).then(|| view! {
+            <div class="callout warn-callout" role="note" data-testid="prefilled">
+                "The link you followed filled in "
+                {prefilled.iter().enumerate().map(|(i, (key, text))| view! {
+                    {if i > 0 { ", " } else { "" }}
+                    <code>{key.clone()}</code>" = "<code>{text.clone()}</code>
+                }).collect_view()}
+                ". Check them before you create it."
+            </div>
+        })}
         {move || banner.get().map(|b| view! { <div class="error-banner" role="alert" data-testid="form-banner">{b}</div> })}
         <form class="object-form" on:submit=on_submit novalidate>
             <section class="panel">
