@@ -1,4 +1,5 @@
 import { test, expect } from './fixtures';
+import { Kube } from './kube';
 
 const seedKinds = ['CrdKind', 'At', 'Website', 'HelloApp', 'VirtulMachine'];
 
@@ -22,4 +23,33 @@ test('the CRD page lists every seed CRD and filters in the browser', async ({ pa
   await page.getByLabel('Filter resource types').fill('no-such-kind');
   await expect(table.locator('tbody tr')).toHaveCount(0);
   await expect(page.getByText('No resource type matches the filter.')).toBeVisible();
+});
+
+test('a CRD too deep to read is listed with the reason, and the rest of the page works', async ({ page }) => {
+  const kube = new Kube();
+  // 70 levels of `properties`: deeper than the server's JSON decoder reads.
+  let schema: any = { type: 'string' };
+  for (let i = 0; i < 70; i++) schema = { type: 'object', properties: { next: schema } };
+  const name = 'abysses.deep.e2e.test';
+  await kube.ok('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',
+    metadata: { name },
+    spec: {
+      group: 'deep.e2e.test', scope: 'Namespaced',
+      names: { plural: 'abysses', kind: 'Abyss' },
+      versions: [{ name: 'v1', served: true, storage: true,
+        schema: { openAPIV3Schema: { type: 'object', properties: { spec: schema } } } }],
+    },
+  });
+  try {
+    await page.goto('/crds');
+    await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+    const row = page.locator(`tr[data-crd="${name}"]`);
+    await expect(row.getByTestId('crd-problem')).toContainText('could not read this definition');
+    await page.getByLabel('Filter resource types').fill('abyss');
+    await expect(page.getByTestId('crd-table').locator('tbody tr')).toHaveCount(1);
+    await page.screenshot({ path: 'test-results/crd-problem.png' });
+  } finally {
+    await kube.ok('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+  }
 });

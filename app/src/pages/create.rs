@@ -402,7 +402,7 @@ fn ObjectForm(
                     {if i > 0 { ", " } else { "" }}
                     <code>{key.clone()}</code>" = "<code>{text.clone()}</code>
                 }).collect_view()}
-                ". Check them before you create it."
+                {if prefilled.len() == 1 { ". Check it before you create the object." } else { ". Check them before you create the object." }}
             </div>
         })}
         {move || banner.get().map(|b| view! { <div class="error-banner" role="alert" data-testid="form-banner">{b}</div> })}

@@ -32,6 +32,9 @@ impl ReadCrd {
                 unreadable: None,
             }),
             Err(error) => {
+                // Where in the JSON says nothing to a person reading the CRD list.
+                let error = error.to_string();
+                let error = error.split(" at line ").next().unwrap_or_default();
                 // Unknown fields (schemas, managedFields) are skipped by serde_json
                 // without recursing, so no depth stops the outline.
                 let outline: Outline = serde_json::from_str(json)?;
