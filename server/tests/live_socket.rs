@@ -138,9 +138,17 @@ async fn views_open_and_close_by_message_and_a_reconnect_resumes_with_what_was_m
         },
     )
     .await;
+    // The CRD view counts like any other.
+    let both = tokio::time::timeout(WAIT, async {
+        while state.live.streams.open_for(&None) != 2 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(both.is_ok(), "the CRD view is counted");
     send(&mut socket, &ClientMessage::Unsubscribe { id: 7 }).await;
     let closed = tokio::time::timeout(WAIT, async {
-        while state.live.streams.open_for(&None) != 0 {
+        while state.live.streams.open_for(&None) != 1 {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
