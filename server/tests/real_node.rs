@@ -426,18 +426,31 @@ async fn degraded_for(client: &kube::Client, ns: &str, name: &str, reason: &str)
         .into_iter()
         .find(|c| c.type_ == "Degraded")
         .expect("Degraded");
-    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), ns)
-        .list(&kube::api::ListParams::default())
-        .await
-        .expect("Events");
-    assert!(
-        events.items.iter().any(|e| {
+    // The Event is recorded just after the status is written: wait for it too.
+    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), ns);
+    let said = |list: &[k8s_openapi::api::events::v1::Event]| {
+        list.iter().any(|e| {
             e.reason.as_deref() == Some(reason)
                 && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name)
                 && e.note.as_deref() == Some(condition.message.as_str())
-        }),
-        "a Warning Event says it: {events:?}"
-    );
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let list = events
+            .list(&kube::api::ListParams::default())
+            .await
+            .expect("Events")
+            .items;
+        if said(&list) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a Warning Event says it: {list:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     condition.message
 }
 
