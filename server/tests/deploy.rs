@@ -696,16 +696,65 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    create(secret(
-        &team,
-        serde_json::json!({"type": "Opaque", "stringData": {"password": "x"}}),
-    ))
-    .await
-    .expect("a Stack's credentials Secret is allowed");
-    create(deployment(&team, serde_json::json!({})))
-        .await
-        .expect("a Stack's Deployment is allowed");
-    let refused: [(&str, DynamicObject, &str); 7] = [
+    // What the reconciler really makes (children::desired) passes, for each choice.
+    let catalog = portico_server::reconcile::catalog::Catalog::load(None).expect("catalog");
+    for choice in ["mysql", "tomcat"] {
+        let stack = portico_server::reconcile::stack::Stack {
+            metadata: kube::api::ObjectMeta {
+                name: Some("db".into()),
+                namespace: Some(team.clone()),
+                uid: Some("0d5e6c1a-0000-4000-8000-000000000001".into()),
+                ..Default::default()
+            },
+            spec: portico_server::reconcile::stack::StackSpec {
+                choice: choice.into(),
+                replicas: 2,
+                exposure: "NodePort".into(),
+                ..Default::default()
+            },
+            status: None,
+        };
+        let entry = catalog.get(choice).expect("entry");
+        let children =
+            portico_server::reconcile::children::desired(&stack, entry, "pw").expect("children");
+        let dynamic = |object: serde_json::Result<serde_json::Value>| -> DynamicObject {
+            serde_json::from_value(object.expect("json")).expect("object")
+        };
+        let mut made = vec![dynamic(serde_json::to_value(&children.service))];
+        made.extend(
+            children
+                .headless
+                .iter()
+                .map(|s| dynamic(serde_json::to_value(s))),
+        );
+        made.extend(
+            children
+                .secret
+                .iter()
+                .map(|s| dynamic(serde_json::to_value(s))),
+        );
+        made.push(dynamic(match &children.workload {
+            portico_server::reconcile::children::Workload::Stateful(set) => {
+                serde_json::to_value(set)
+            }
+            portico_server::reconcile::children::Workload::Stateless(d) => serde_json::to_value(d),
+        }));
+        for object in made {
+            let what = format!(
+                "{choice}: {}/{}",
+                object
+                    .types
+                    .as_ref()
+                    .map(|t| t.kind.clone())
+                    .unwrap_or_default(),
+                object.metadata.name.clone().unwrap_or_default()
+            );
+            create(object)
+                .await
+                .unwrap_or_else(|e| panic!("{what} as the reconciler makes it: {e}"));
+        }
+    }
+    let refused: [(&str, DynamicObject, &str); 10] = [
         (
             "a Deployment in kube-system",
             deployment("kube-system", serde_json::json!({})),
@@ -758,9 +807,96 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
                 &team,
                 serde_json::json!({"volumes": [{"name": "root", "hostPath": {"path": "/"}}]}),
             ),
-            "hostPath",
+            "no volumes but scratch space",
+        ),
+        (
+            "a Secret mounted as a volume",
+            deployment(
+                &team,
+                serde_json::json!({"volumes": [{"name": "s", "secret": {"secretName": "portico-session"}}]}),
+            ),
+            "no volumes but scratch space",
+        ),
+        (
+            "another Secret's key in the environment",
+            deployment(
+                &team,
+                serde_json::json!({"containers": [{"name": "app", "image": "x",
+                    "securityContext": {"allowPrivilegeEscalation": false},
+                    "env": [{"name": "K", "valueFrom": {"secretKeyRef": {"name": "someone-else", "key": "k"}}}]}]}),
+            ),
+            "read no Secret but their Stack's credentials",
+        ),
+        (
+            "a Service selecting another application's Pods",
+            stack_child(
+                "Service",
+                "v1",
+                &team,
+                serde_json::json!({"spec": {"selector": {"app": "payments"}, "ports": [{"port": 80}]}}),
+            ),
+            "selects only its own Stack's Pods",
         ),
     ];
+    // Changing or deleting what the reconciler did not make: someone's own Service
+    // (taking it over) and Secret (which it may delete, by RBAC, but not this one).
+    let theirs: k8s_openapi::api::core::v1::Secret = serde_json::from_value(
+        serde_json::json!({"metadata": {"name": "theirs"}, "type": "Opaque"}),
+    )
+    .expect("secret");
+    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(admin.clone(), &team)
+        .create(&PostParams::default(), &theirs)
+        .await
+        .expect("someone's own Secret");
+    let their_service: k8s_openapi::api::core::v1::Service =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "theirs"},
+            "spec": {"selector": {"portico.dev/stack": "db"}, "ports": [{"port": 80}]}}))
+        .expect("service");
+    Api::<k8s_openapi::api::core::v1::Service>::namespaced(admin.clone(), &team)
+        .create(&PostParams::default(), &their_service)
+        .await
+        .expect("someone's own Service");
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(reconciler.clone(), &team);
+    let services: Api<k8s_openapi::api::core::v1::Service> =
+        Api::namespaced(reconciler.clone(), &team);
+    let adopt = kube::api::Patch::Merge(serde_json::json!({"metadata": {
+        "labels": {"portico.dev/stack": "db"},
+        "ownerReferences": [{"apiVersion": "portico.dev/v1alpha1", "kind": "Stack", "name": "db",
+            "uid": "0d5e6c1a-0000-4000-8000-000000000001", "controller": true}]}}));
+    let dry_patch = kube::api::PatchParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let dry_delete = kube::api::DeleteParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let changes = [
+        (
+            "taking over someone's Service",
+            services
+                .patch("theirs", &dry_patch, &adopt)
+                .await
+                .map(|_| ()),
+            "adopts nothing",
+        ),
+        (
+            "deleting someone's Secret",
+            secrets.delete("theirs", &dry_delete).await.map(|_| ()),
+            "labelled portico.dev/stack",
+        ),
+    ];
+    for (what, outcome, says) in changes {
+        match outcome {
+            Err(kube::Error::Api(status)) => assert!(
+                status.code == 403 && status.message.contains(says),
+                "{what}: {}",
+                status.message
+            ),
+            other => panic!("{what} was not refused: {other:?}"),
+        }
+    }
     for (what, object, says) in refused {
         match create(object).await {
             Err(kube::Error::Api(status)) => assert!(

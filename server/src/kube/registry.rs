@@ -22,6 +22,8 @@ use kube::runtime::{WatchStreamExt, reflector, watcher};
 
 /// How often built-in kinds are discovered again (aggregated APIs come and go).
 const REDISCOVER_EVERY: Duration = Duration::from_secs(300);
+/// How long after a CRD change discovery is asked again (changes in between join it).
+const REDISCOVER_SETTLE: Duration = Duration::from_secs(1);
 /// How soon a failed discovery is tried again.
 const RETRY_DISCOVERY: Duration = Duration::from_secs(2);
 
@@ -102,6 +104,9 @@ impl KindRegistry {
         };
         let driver = async move {
             let (discovered_tx, mut discovered) = tokio::sync::watch::channel(false);
+            // A changed CRD changes what discovery lists: look again soon, so a CRD's
+            // versions and the built-in kinds are never compared across minutes.
+            let crds_changed = tokio::sync::Notify::new();
             let mark_loaded = async {
                 let crds = reader.wait_until_ready().await.is_ok();
                 let kinds = discovered.wait_for(|done| *done).await.is_ok();
@@ -120,6 +125,7 @@ impl KindRegistry {
                         | watcher::Event::InitDone,
                     ) => {
                         changes_tx.send_modify(|v| *v += 1);
+                        crds_changed.notify_one();
                     }
                     Ok(_) => {}
                     Err(error) => {
@@ -128,7 +134,8 @@ impl KindRegistry {
                 }
                 futures::future::ready(())
             });
-            let discover = discover_forever(client, builtins, &changes_tx, discovered_tx);
+            let discover =
+                discover_forever(client, builtins, &changes_tx, discovered_tx, &crds_changed);
             futures::join!(mark_loaded, drive, discover);
         };
         (registry, driver)
@@ -392,13 +399,14 @@ fn yields_to_builtin(crd: &CustomResourceDefinition, discovered: &[ResourceKind]
         })
 }
 
-/// Discovers built-in kinds now, then every [`REDISCOVER_EVERY`]; retries soon after
-/// a failure. Publishes a change when the set differs.
+/// Discovers built-in kinds now, then every [`REDISCOVER_EVERY`] and soon after a CRD
+/// changes; retries soon after a failure. Publishes a change when the set differs.
 async fn discover_forever(
     client: kube::Client,
     builtins: Arc<RwLock<Vec<ResourceKind>>>,
     changes: &tokio::sync::watch::Sender<u64>,
     discovered: tokio::sync::watch::Sender<bool>,
+    crds_changed: &tokio::sync::Notify,
 ) {
     loop {
         let pause = match discover(&client).await {
@@ -417,7 +425,13 @@ async fn discover_forever(
                 RETRY_DISCOVERY
             }
         };
-        tokio::time::sleep(pause).await;
+        tokio::select! {
+            () = tokio::time::sleep(pause) => {}
+            () = crds_changed.notified() => {
+                // A burst of CRD changes (an operator installing dozens) is one look.
+                tokio::time::sleep(REDISCOVER_SETTLE).await;
+            }
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 //! comes back; a child only when something read of it changed; and an apply that would
 //! change nothing is skipped.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -108,9 +108,6 @@ struct Context {
     stores: Stores,
     stacks: Store<Stack>,
     applied: Arc<Applied>,
-    /// Stacks (by uid) whose credentials Secret is known to exist: created, or found
-    /// there by a create. The reconciler may create Secrets but never read one.
-    credentials: Mutex<HashSet<String>>,
 }
 
 /// The watches' stores of every child kind and of the Stacks' Pods (labelled objects,
@@ -363,7 +360,6 @@ pub async fn run(
         },
         stacks: stacks.clone(),
         applied,
-        credentials: Mutex::default(),
     });
     let pod_owners = stacks.clone();
     let controller = Controller::for_stream(stack_changes, stacks)
@@ -738,40 +734,27 @@ fn endpoint_of(service: &Service, fallback: Option<i32>, user: Option<String>) -
     })
 }
 
-/// Creates the Stack's credentials Secret unless it is known to exist, and names it.
-/// Never read back (the reconciler may not read Secrets): one that exists keeps the
-/// password the database started with, and a create finding it counts as done.
+/// Makes sure the Stack's credentials Secret exists, and names it. Never read back
+/// (the reconciler may not read Secrets): one that exists keeps the password the
+/// database started with, and a create finding it counts as done. Asked on every
+/// reconcile (one request), so a Secret deleted, or one a re-created Stack found still
+/// being collected, is made again.
 async fn create_credentials(
     ctx: &Context,
     stack: &Stack,
     secret: &Secret,
 ) -> Result<String, kube::Error> {
     let name = secret.name_any();
-    let uid = stack.metadata.uid.clone().unwrap_or_default();
-    let known = |ctx: &Context| {
-        ctx.credentials
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(&uid)
-    };
-    if known(ctx) {
-        return Ok(name);
-    }
     let api = Api::<Secret>::namespaced(ctx.client.clone(), &stack.namespace().unwrap_or_default());
     let params = PostParams {
         field_manager: Some(MANAGER.into()),
         ..PostParams::default()
     };
     match api.create(&params, secret).await {
-        Ok(_) => {}
-        Err(e) if failure(&e) == Failure::AlreadyExists => {}
-        Err(e) => return Err(e),
+        Ok(_) => Ok(name),
+        Err(e) if failure(&e) == Failure::AlreadyExists => Ok(name),
+        Err(e) => Err(e),
     }
-    ctx.credentials
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(uid);
-    Ok(name)
 }
 
 /// Deletes the credentials Secret a changed choice left behind (by name: it is never
@@ -779,13 +762,15 @@ async fn create_credentials(
 async fn delete_credentials(ctx: &Context, stack: &Stack) -> Result<bool, kube::Error> {
     let name = children::secret_name(&stack.name_any());
     let api = Api::<Secret>::namespaced(ctx.client.clone(), &stack.namespace().unwrap_or_default());
-    ctx.credentials
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(stack.metadata.uid.as_deref().unwrap_or_default());
     match api.delete(&name, &DeleteParams::background()).await {
         Ok(_) => Ok(true),
         Err(e) if failure(&e) == Failure::NotFound => Ok(false),
+        // Admission refuses a Secret that is no longer labelled as the Stack's (changed
+        // by hand): it is left to whoever changed it, and the Stack goes on.
+        Err(e) if failure(&e) == Failure::Forbidden => {
+            tracing::warn!(secret = %name, error = %e, "the credentials Secret a changed choice left behind is not the Stack's to delete any more");
+            Ok(false)
+        }
         Err(e) => Err(e),
     }
 }

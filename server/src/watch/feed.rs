@@ -185,6 +185,10 @@ impl Feed {
     /// Applies a change and broadcasts it atomically with respect to snapshots.
     fn publish(&self, change: impl FnOnce(&mut FeedState) -> Option<FeedEvent>) {
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        // An ended feed holds nothing and tells nothing more (its task is stopping).
+        if state.ended {
+            return;
+        }
         let Some(event) = change(&mut state) else {
             return;
         };
@@ -332,7 +336,12 @@ pub(crate) async fn run(source: Arc<dyn FeedSource>, query: TableQuery, feed: We
                             return;
                         }
                     }
-                    Ok(WatchEvent::Deleted(t)) => f.publish(|s| delete(s, t)),
+                    Ok(WatchEvent::Deleted(t)) => {
+                        f.publish(|s| delete(s, t));
+                        if f.has_ended() {
+                            return;
+                        }
+                    }
                     Ok(WatchEvent::Bookmark(b)) => {
                         // No message: viewers only need the version with the next change.
                         let mut s = f.state.write().unwrap_or_else(|e| e.into_inner());

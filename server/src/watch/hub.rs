@@ -12,7 +12,7 @@ use app::table::model::TableQuery;
 use tracing::Instrument;
 
 use super::feed::{self, Feed};
-use super::limits::LimitRefused;
+use super::limits::{LimitRefused, LiveLimits};
 use super::memory::MemoryBudget;
 use super::source::{ApiServer, FeedSource};
 use super::subscription::Subscription;
@@ -47,13 +47,15 @@ impl WatchHub {
         Self::with_limits(client, grace, usize::MAX, usize::MAX)
     }
 
-    /// The same hub with its feeds' bytes bounded by `memory` (set before any feed
-    /// starts; unbounded otherwise).
-    pub fn with_memory(mut self, memory: MemoryBudget) -> Self {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.memory = Arc::new(memory);
-        }
-        self
+    /// A hub bounded by `limits`: feeds per identity and overall, and the bytes
+    /// their tables may hold.
+    pub fn bounded(client: kube::Client, grace: Duration, limits: &LiveLimits) -> Self {
+        Self::build(
+            Arc::new(ApiServer(client)),
+            grace,
+            (limits.feeds_per_person, limits.feeds_overall),
+            MemoryBudget::new(limits.bytes_per_person, limits.bytes_overall),
+        )
     }
 
     /// Bytes the feeds hold for `person`, and for everyone.
@@ -78,6 +80,20 @@ impl WatchHub {
         per_owner: usize,
         overall: usize,
     ) -> Self {
+        Self::build(
+            source,
+            grace,
+            (per_owner, overall),
+            MemoryBudget::unbounded(),
+        )
+    }
+
+    fn build(
+        source: Arc<dyn FeedSource>,
+        grace: Duration,
+        (per_owner, overall): (usize, usize),
+        memory: MemoryBudget,
+    ) -> Self {
         Self {
             inner: Arc::new(HubInner {
                 source,
@@ -85,7 +101,7 @@ impl WatchHub {
                 grace,
                 feeds_per_owner: per_owner,
                 feeds_overall: overall,
-                memory: Arc::new(MemoryBudget::unbounded()),
+                memory: Arc::new(memory),
                 feed_count: tokio::sync::watch::channel(0).0,
             }),
         }

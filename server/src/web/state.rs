@@ -152,14 +152,5 @@ impl AppState {
 }
 
 fn hub_for(client: &kube::Client, limits: &LiveLimits) -> WatchHub {
-    WatchHub::with_limits(
-        client.clone(),
-        WATCH_GRACE,
-        limits.feeds_per_person,
-        limits.feeds_overall,
-    )
-    .with_memory(crate::watch::memory::MemoryBudget::new(
-        limits.bytes_per_person,
-        limits.bytes_overall,
-    ))
+    WatchHub::bounded(client.clone(), WATCH_GRACE, limits)
 }
