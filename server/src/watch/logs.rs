@@ -111,6 +111,15 @@ impl LogError {
                     detail: message,
                 }
             }
+            // The node has not taken up a Pod it was just given: kubelet knows no such
+            // Pod yet, and the API server passes its 404 on in these words (a deleted
+            // Pod reads `pods "NAME" not found` instead).
+            Failure::NotFound if message.contains("could not find the requested resource") => {
+                Self::NotStarted {
+                    container: container.to_string(),
+                    detail: "its node has not taken up the Pod yet".into(),
+                }
+            }
             _ => Self::Api(message),
         }
     }
@@ -561,6 +570,20 @@ mod tests {
             "app",
         );
         assert!(matches!(waiting, LogError::NotStarted { .. }), "{waiting}");
+        let not_taken_up = LogError::of_request(
+            api(
+                404,
+                "the server could not find the requested resource ( pods/log web)",
+            ),
+            "team",
+            "app",
+        );
+        assert!(
+            matches!(not_taken_up, LogError::NotStarted { .. }),
+            "{not_taken_up}"
+        );
+        let gone = LogError::of_request(api(404, "pods \"web\" not found"), "team", "app");
+        assert!(matches!(gone, LogError::Api(_)), "{gone}");
         let forbidden = LogError::of_request(api(403, "forbidden"), "team", "app");
         assert_eq!(
             forbidden.to_string(),
