@@ -297,6 +297,11 @@ async fn main() {
             "PORTICO_MAX_LIVE_VIEWS_PER_PERSON",
             (viewers + 8).to_string(),
         )
+        // And to 32 live sockets.
+        .env(
+            "PORTICO_MAX_LIVE_SOCKETS_PER_PERSON",
+            (viewers + 8).to_string(),
+        )
         .env(
             "PORTICO_LOG",
             std::env::var("BENCH_PORTICO_LOG").unwrap_or_else(|_| "warn".into()),

@@ -159,6 +159,11 @@ pub struct Config {
     #[arg(long, env = "PORTICO_MAX_LIVE_VIEWS")]
     pub max_live_views: Option<usize>,
 
+    /// Live connections (one WebSocket per tab) one person may hold open at once
+    /// [default: 32].
+    #[arg(long, env = "PORTICO_MAX_LIVE_SOCKETS_PER_PERSON")]
+    pub max_live_sockets_per_person: Option<usize>,
+
     /// Upstream watches (one per distinct list) running for one person, idle ones
     /// kept for reuse included [default: 512].
     #[arg(long, env = "PORTICO_MAX_WATCHES_PER_PERSON")]
@@ -329,6 +334,9 @@ impl Config {
                 .max_live_views_per_person
                 .unwrap_or(defaults.streams_per_person),
             streams_overall: self.max_live_views.unwrap_or(defaults.streams_overall),
+            sockets_per_person: self
+                .max_live_sockets_per_person
+                .unwrap_or(defaults.sockets_per_person),
             feeds_per_person: self
                 .max_watches_per_person
                 .unwrap_or(defaults.feeds_per_person),
