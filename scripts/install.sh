@@ -106,6 +106,8 @@ if $for_tests; then
   end2end/kubernetes/build.sh kubectl >/dev/null
   # Helm renders and installs deploy/chart in the tests (same proxy, pinned).
   end2end/kubernetes/build.sh helm >/dev/null
+  # Dex: the OpenID Connect provider the single sign-on tests sign in through.
+  end2end/kubernetes/build.sh dex >/dev/null
   step "the CRD corpus's Go modules (end2end/crd-corpus)"
   bash end2end/crd-corpus/fetch.sh >/dev/null
   # The real-node tests connect to the MySQL they provision with Debian's client.

@@ -9,6 +9,8 @@
 #   coredns: the cluster's DNS on the real node, pinned in ../coredns/go.mod.
 #   traefik: the local cluster's Ingress controller, pinned in ../traefik/go.mod.
 #   helm: installs deploy/chart in the in-cluster tests, pinned in ../helm/go.mod.
+#   dex: the tests' identity provider (OpenID Connect), pinned in ../dex/version and
+#     built by ../dex/build.sh.
 # A component is rebuilt only when its pin changes (the version is in the file name).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -46,15 +48,22 @@ case "$what" in
     version="$(pinned "$module/go.mod" helm.sh/helm/v4)"
     ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=$version"
     ;;
-  *) echo "usage: build.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy|kwok|coredns|traefik|helm]" >&2; exit 2 ;;
+  dex)
+    version="$(tr -d '[:space:]' < "$here/../dex/version")"
+    ;;
+  *) echo "usage: build.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy|kwok|coredns|traefik|helm|dex]" >&2; exit 2 ;;
 esac
 cache="${PORTICO_CACHE_DIR:-$HOME/.cache/portico}"
 out="$cache/$what-$version"
 if [ ! -x "$out" ]; then
   mkdir -p "$cache"
   echo "building $what $version from source (once; cached at $out)" >&2
-  cd "$module"
-  CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$out.tmp" -ldflags "$ldflags" "$package"
+  if [ "$what" = dex ]; then
+    bash "$here/../dex/build.sh" "$out.tmp" "$version"
+  else
+    cd "$module"
+    CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$out.tmp" -ldflags "$ldflags" "$package"
+  fi
   mv "$out.tmp" "$out"
 fi
 if [ "$what" = kwok ] && [ ! -s "$out.stages.yaml" ]; then

@@ -187,6 +187,7 @@ async fn main() {
         ControlPlane::start_opts(StartOptions {
             objects: portico_crds().expect("CRDs"),
             nodes: Nodes::Real,
+            ..StartOptions::default()
         })
     })
     .await

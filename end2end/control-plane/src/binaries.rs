@@ -28,6 +28,11 @@ pub fn pinned_coredns_version() -> &'static str {
     )
 }
 
+/// The Dex build the identity provider runs (a pseudo-version: see end2end/dex).
+pub fn pinned_dex_version() -> &'static str {
+    include_str!("../../dex/version").trim()
+}
+
 fn pinned(go_mod: &'static str, module: &str) -> &'static str {
     go_mod
         .lines()
@@ -48,6 +53,7 @@ pub enum Built {
     Kubelet,
     KubeProxy,
     CoreDns,
+    Dex,
 }
 
 impl Built {
@@ -61,6 +67,7 @@ impl Built {
             Built::Kubelet => "kubelet",
             Built::KubeProxy => "kube-proxy",
             Built::CoreDns => "coredns",
+            Built::Dex => "dex",
         }
     }
 
@@ -68,6 +75,7 @@ impl Built {
         match self {
             Built::Kwok => pinned_kwok_version(),
             Built::CoreDns => pinned_coredns_version(),
+            Built::Dex => pinned_dex_version(),
             _ => pinned_kubernetes_version(),
         }
     }
@@ -83,7 +91,7 @@ impl Built {
     }
 
     /// The cached binary, built first when it is not there yet.
-    fn cached_or_built(self) -> Result<PathBuf, ControlPlaneError> {
+    pub(crate) fn cached_or_built(self) -> Result<PathBuf, ControlPlaneError> {
         let path = self.cached_path()?;
         if path.is_file() && (self != Built::Kwok || stages_of(&path).is_file()) {
             return Ok(path);

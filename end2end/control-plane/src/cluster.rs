@@ -58,6 +58,7 @@ impl TestCluster {
                         ControlPlane::start_opts(StartOptions {
                             objects,
                             nodes: Nodes::Real,
+                            ..StartOptions::default()
                         })
                     });
                     match started {

@@ -14,6 +14,7 @@ pub mod binaries;
 pub mod certs;
 pub mod cluster;
 pub mod corpus;
+pub mod identity_provider;
 pub mod kubeconfig;
 pub mod node;
 pub mod nodes;
@@ -175,6 +176,9 @@ pub struct StartOptions {
     /// Applied once the API server is ready, before the controllers start.
     pub objects: Vec<kube::api::DynamicObject>,
     pub nodes: Nodes,
+    /// Also run an OpenID Connect provider (Dex) that the API server trusts
+    /// ([`identity_provider`]).
+    pub identity_provider: bool,
 }
 
 /// A running local cluster. Dropping it stops every process and removes its files.
@@ -188,6 +192,7 @@ pub struct ControlPlane {
     ca: CertificateAuthority,
     server_url: String,
     admin_kubeconfig: PathBuf,
+    identity_provider: Option<identity_provider::IdentityProvider>,
 }
 
 impl ControlPlane {
@@ -205,13 +210,17 @@ impl ControlPlane {
     pub fn start_with(objects: Vec<kube::api::DynamicObject>) -> Result<Self, ControlPlaneError> {
         Self::start_opts(StartOptions {
             objects,
-            nodes: Nodes::Simulated,
+            ..StartOptions::default()
         })
     }
 
     /// Starts a cluster as `options` say (see [`ControlPlane::start_with`]).
     pub fn start_opts(options: StartOptions) -> Result<Self, ControlPlaneError> {
-        let StartOptions { objects, nodes } = options;
+        let StartOptions {
+            objects,
+            nodes,
+            identity_provider,
+        } = options;
         let binaries = Binaries::locate()?;
         // The real node's namespaces come first: the API server's certificate names
         // the address the node reaches it on.
@@ -308,6 +317,25 @@ impl ControlPlane {
             "--enable-priority-and-fairness=false".into(),
             "--profiling=false".into(),
         ];
+        let identity_provider = match identity_provider {
+            false => None,
+            true => {
+                let dex = binaries::Built::Dex.cached_or_built()?;
+                let provider = identity_provider::IdentityProvider::start(
+                    &dex,
+                    root,
+                    &ca,
+                    &files.ca,
+                    &mut processes,
+                )?;
+                let config = write(
+                    "authentication.yaml",
+                    &provider.authentication_config(&ca.cert_pem()).to_string(),
+                )?;
+                apiserver_args.push(format!("--authentication-config={}", config.display()));
+                Some(provider)
+            }
+        };
         if sandbox.is_some() {
             // kubelet gets what its node needs and no more (the Node authorizer and
             // NodeRestriction); the API server reaches kubelet (logs, exec) on the
@@ -351,6 +379,7 @@ impl ControlPlane {
             ca,
             server_url,
             admin_kubeconfig,
+            identity_provider,
         };
         plane.wait_apiserver_ready()?;
         if !objects.is_empty() {
@@ -634,6 +663,11 @@ impl ControlPlane {
         process::stop(apiserver);
         *apiserver = Self::spawn_apiserver(&self.binaries, self.dir.path(), &self.apiserver_args)?;
         self.wait_apiserver_ready()
+    }
+
+    /// The OpenID Connect provider the API server trusts, when started with one.
+    pub fn identity_provider(&self) -> Option<&identity_provider::IdentityProvider> {
+        self.identity_provider.as_ref()
     }
 
     /// `https://127.0.0.1:PORT`

@@ -36,6 +36,10 @@ struct Cli {
     /// into the real node's runtime once it runs (repeatable).
     #[arg(long = "image", global = true)]
     images: Vec<PathBuf>,
+    /// Also run an OpenID Connect provider (Dex) the API server trusts, and write
+    /// what a client needs to know of it (issuer, CA, client, people) here as JSON.
+    #[arg(long, global = true)]
+    identity_provider_out: Option<PathBuf>,
     /// Also copy the admin kubeconfig here.
     #[arg(long, global = true)]
     kubeconfig_out: Option<PathBuf>,
@@ -108,8 +112,17 @@ fn main() -> anyhow::Result<()> {
     let count = objects.len();
     let started = std::time::Instant::now();
     let nodes = cli.nodes.decide();
-    let plane = ControlPlane::start_opts(StartOptions { objects, nodes })
-        .context("starting the control plane")?;
+    let plane = ControlPlane::start_opts(StartOptions {
+        objects,
+        nodes,
+        identity_provider: cli.identity_provider_out.is_some(),
+    })
+    .context("starting the control plane")?;
+    if let (Some(out), Some(provider)) = (&cli.identity_provider_out, plane.identity_provider()) {
+        let json = serde_json::to_vec_pretty(provider)?;
+        std::fs::write(out, json).with_context(|| format!("writing {}", out.display()))?;
+        tracing::info!(issuer = provider.issuer, "identity provider ready");
+    }
     tracing::info!(
         server = plane.server_url(),
         version = portico_control_plane::pinned_kubernetes_version(),
