@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Serves Portico on 127.0.0.1:$1 for the browser tests: against $KUBECONFIG's cluster
 # when set, otherwise against a fresh local cluster with a real node (root needed),
-# loaded with the seeds.
+# loaded with the seeds, and with an identity provider (Dex) the API server trusts.
 # PORTICO_E2E_BUILD picks what is served: `debug` (default: target/debug/portico with
 # target/site, after `cargo leptos build --frontend-only`) or `release` (the directory
 # scripts/release.sh assembles, exactly what the image holds).
@@ -16,7 +16,7 @@ case "${PORTICO_E2E_BUILD:-debug}" in
   *) echo "PORTICO_E2E_BUILD must be debug or release" >&2; exit 2 ;;
 esac
 if [ -n "${KUBECONFIG:-}" ]; then
-  rm -f "$root/end2end/.state/corpus.json"
+  rm -f "$root/end2end/.state/corpus.json" "$root/end2end/.state/identity-provider.json"
   exec "$portico"
 fi
 mkdir -p "$root/end2end/.state"
@@ -26,4 +26,5 @@ exec "$root/target/debug/portico-control-plane" --nodes real \
   --apply "$root/deploy/crds" --apply "$root/end2end/fixtures/seeds" --apply "$root/end2end/fixtures/large" \
   --corpus "$root/end2end/crd-corpus" --corpus-out "$root/end2end/.state/corpus.json" \
   --kubeconfig-out "$root/end2end/.state/kubeconfig.json" \
+  --identity-provider-out "$root/end2end/.state/identity-provider.json" \
   exec -- "$portico"

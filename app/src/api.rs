@@ -104,6 +104,12 @@ pub async fn stack_offers() -> Result<Vec<StackOffer>, BackendError> {
     Ok(backend()?.stack_offers())
 }
 
+/// Who is signed in, for the top bar's sign-out.
+#[server(prefix = "/api", endpoint = "signed-in-as")]
+pub async fn signed_in_as() -> Result<Option<String>, BackendError> {
+    Ok(backend()?.signed_in_as())
+}
+
 /// A Stack's generated password, for a user allowed to read its Secret. A POST, so
 /// the password never travels in a URL and the CSRF guard applies.
 #[server(prefix = "/api", endpoint = "stack-password")]

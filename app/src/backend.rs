@@ -76,6 +76,10 @@ pub trait Backend: Send + Sync + 'static {
     /// What the Provision page offers.
     fn stack_offers(&self) -> Vec<StackOffer>;
 
+    /// The signed-in person's Kubernetes name, when they signed in (token or single
+    /// sign-on); `None` where there is no sign-in to end.
+    fn signed_in_as(&self) -> Option<String>;
+
     /// The generated password of a Stack, read from its credentials Secret with the
     /// asking user's rights (Forbidden for anyone who may not read that Secret).
     async fn stack_password(&self, namespace: String, name: String)

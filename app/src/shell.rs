@@ -42,6 +42,23 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
+/// Who is signed in, and the way out (a form POST: the CSRF guard applies, and the
+/// session ends on the server, not only in this browser).
+#[component]
+fn SignedIn() -> impl IntoView {
+    let who = Resource::new(|| (), |_| crate::api::signed_in_as());
+    view! {
+        <Transition fallback=|| ()>
+            {move || who.get().and_then(Result::ok).flatten().map(|name| view! {
+                <form class="signed-in" method="post" action=url("/auth/logout")>
+                    <span class="who" data-testid="signed-in-as" title="Your Kubernetes user name">{name}</span>
+                    <button type="submit" class="button" data-testid="sign-out">"Sign out"</button>
+                </form>
+            })}
+        </Transition>
+    }
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
@@ -64,6 +81,7 @@ pub fn App() -> impl IntoView {
                     <A href=url("/crds")>"Resource types"</A>
                     <A href=url("/provision")>"Provision"</A>
                 </nav>
+                <SignedIn/>
             </header>
             <div class="frame">
                 <ResourceNav/>

@@ -32,9 +32,14 @@ export class ExtraPortico {
     child.stderr?.on('data', (d) => (this.logs += d));
   }
 
-  /** Starts one with `env` over the defaults; resolves once /readyz answers. */
-  static async start(env: Record<string, string>): Promise<ExtraPortico> {
+  /** Starts one with `env` over the defaults (or the settings for its own origin);
+   * resolves once /readyz answers. */
+  static async start(
+    env: Record<string, string> | ((origin: string) => Record<string, string>),
+  ): Promise<ExtraPortico> {
     const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    const settings = typeof env === 'function' ? env(origin) : env;
     const child = spawn(binary, [], {
       env: {
         ...process.env,
@@ -42,10 +47,10 @@ export class ExtraPortico {
         PORTICO_LISTEN: `127.0.0.1:${port}`,
         PORTICO_RECONCILER: 'off',
         PORTICO_SITE_ROOT: site,
-        ...env,
+        ...settings,
       },
     });
-    const portico = new ExtraPortico(child, `http://127.0.0.1:${port}`);
+    const portico = new ExtraPortico(child, origin);
     await expect
       .poll(async () => (await fetch(`${portico.origin}/readyz`).catch(() => null))?.status, { timeout: 30_000 })
       .toBe(200);

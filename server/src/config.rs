@@ -100,8 +100,9 @@ pub struct Config {
     pub replica_name: Option<String>,
 
     /// Who people act as: `local` (the kubeconfig's identity, for development),
-    /// `token` (a bearer token given at sign-in) or `proxy` (an authenticating
-    /// proxy's headers, impersonated).
+    /// `token` (a bearer token given at sign-in), `oidc` (single sign-on with an
+    /// OpenID Connect provider, `--oidc-*`) or `proxy` (an authenticating proxy's
+    /// headers, impersonated).
     #[arg(long, env = "PORTICO_IDENTITY", value_enum, default_value_t = IdentityMode::Local)]
     pub identity: IdentityMode,
 
@@ -198,10 +199,51 @@ pub struct Config {
     )]
     pub insecure_local_identity_for_everyone: bool,
 
-    /// Token mode: file holding the 64-hex-digit key that seals session cookies (the
-    /// same for every replica). Without it a random key is used.
+    /// Token and single sign-on modes: file holding the 64-hex-digit key that seals
+    /// session cookies (the same for every replica). Without it a random key is used.
     #[arg(long, env = "PORTICO_SESSION_KEY_FILE")]
     pub session_key_file: Option<PathBuf>,
+
+    /// Single sign-on: the OpenID Connect issuer URL (its
+    /// `/.well-known/openid-configuration` is read). The API server must trust the
+    /// same issuer for `--oidc-client-id` (docs/sso.md).
+    #[arg(long, env = "PORTICO_OIDC_ISSUER")]
+    pub oidc_issuer: Option<String>,
+
+    /// Single sign-on: Portico's client ID at the provider.
+    #[arg(long, env = "PORTICO_OIDC_CLIENT_ID")]
+    pub oidc_client_id: Option<String>,
+
+    /// Single sign-on: file holding the client secret (mounted from a Secret).
+    /// Without it Portico is a public client, proven by PKCE alone.
+    #[arg(long, env = "PORTICO_OIDC_CLIENT_SECRET_FILE")]
+    pub oidc_client_secret_file: Option<PathBuf>,
+
+    /// Single sign-on: where the provider sends people back, registered there:
+    /// Portico's public URL with its base path and `/auth/callback`.
+    #[arg(long, env = "PORTICO_OIDC_REDIRECT_URL")]
+    pub oidc_redirect_url: Option<String>,
+
+    /// Single sign-on: the scopes asked for (comma-separated). `offline_access` asks
+    /// for a refresh token, so the ID token is renewed without a new sign-in.
+    #[arg(
+        long,
+        env = "PORTICO_OIDC_SCOPES",
+        value_delimiter = ',',
+        default_value = "openid,email,profile,groups,offline_access"
+    )]
+    pub oidc_scopes: Vec<String>,
+
+    /// Single sign-on: a CA (PEM) that signed the provider's certificate, beside the
+    /// usual public roots.
+    #[arg(long, env = "PORTICO_OIDC_CA_FILE")]
+    pub oidc_ca_file: Option<PathBuf>,
+
+    /// Single sign-on: where the provider sends people after its own sign-out
+    /// (registered there; e.g. Portico's `/login`). Without it the provider shows
+    /// its own signed-out page.
+    #[arg(long, env = "PORTICO_OIDC_POST_LOGOUT_REDIRECT_URL")]
+    pub oidc_post_logout_redirect_url: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -294,6 +336,17 @@ pub enum IdentityConfigError {
     BadHeader(String),
     #[error(transparent)]
     Session(#[from] crate::auth::session::SessionError),
+    #[error("single sign-on needs --oidc-issuer, --oidc-client-id and --oidc-redirect-url")]
+    OidcIncomplete,
+    #[error("the --oidc-* flags are for --identity oidc only")]
+    OidcOutsideOidcMode,
+    #[error("cannot read {path}: {source}")]
+    OidcFile {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Oidc(#[from] crate::auth::oidc::OidcError),
 }
 
 fn non_empty(items: &[String]) -> Vec<String> {
@@ -312,7 +365,9 @@ impl Config {
                 .map_err(|_| IdentityConfigError::BadHeader(name.to_string()))
         };
         let sessions = match self.identity {
-            IdentityMode::Token => Some(SessionKey::load(self.session_key_file.as_deref())?),
+            IdentityMode::Token | IdentityMode::Oidc => {
+                Some(SessionKey::load(self.session_key_file.as_deref())?)
+            }
             _ => None,
         };
         Ok(IdentityConfig {
@@ -348,6 +403,44 @@ impl Config {
                 .max_live_mib
                 .map_or(defaults.bytes_overall, |mib| mib << 20),
             ..defaults
+        }
+    }
+
+    /// Single sign-on's provider (required in oidc mode, refused elsewhere).
+    pub fn oidc_provider(
+        &self,
+    ) -> Result<Option<crate::auth::oidc::OidcProvider>, IdentityConfigError> {
+        let read = |path: &PathBuf| {
+            std::fs::read(path).map_err(|source| IdentityConfigError::OidcFile {
+                path: path.display().to_string(),
+                source,
+            })
+        };
+        let named = (
+            &self.oidc_issuer,
+            &self.oidc_client_id,
+            &self.oidc_redirect_url,
+        );
+        match (self.identity, named) {
+            (IdentityMode::Oidc, (Some(issuer), Some(client_id), Some(redirect_url))) => {
+                let client_secret = match &self.oidc_client_secret_file {
+                    Some(path) => Some(String::from_utf8_lossy(&read(path)?).trim().to_string()),
+                    None => None,
+                };
+                let settings = crate::auth::oidc::OidcSettings {
+                    issuer: issuer.clone(),
+                    client_id: client_id.clone(),
+                    client_secret,
+                    redirect_url: redirect_url.clone(),
+                    scopes: non_empty(&self.oidc_scopes),
+                    ca_pem: self.oidc_ca_file.as_ref().map(read).transpose()?,
+                    post_logout_redirect_url: self.oidc_post_logout_redirect_url.clone(),
+                };
+                Ok(Some(crate::auth::oidc::OidcProvider::new(settings)?))
+            }
+            (IdentityMode::Oidc, _) => Err(IdentityConfigError::OidcIncomplete),
+            (_, (None, None, None)) => Ok(None),
+            _ => Err(IdentityConfigError::OidcOutsideOidcMode),
         }
     }
 
@@ -397,7 +490,7 @@ mod tests {
             local_exposure(local, at("127.0.0.1:3000"), true),
             Some(LocalExposure::InCluster)
         ));
-        for mode in [IdentityMode::Token, IdentityMode::Proxy] {
+        for mode in [IdentityMode::Token, IdentityMode::Oidc, IdentityMode::Proxy] {
             assert!(local_exposure(mode, at("0.0.0.0:3000"), true).is_none());
         }
     }

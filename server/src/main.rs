@@ -36,6 +36,7 @@ async fn run() -> anyhow::Result<()> {
     let addr = config.listen.unwrap_or(leptos_options.site_addr);
 
     let identity = config.identity_config().context("identity settings")?;
+    let single_sign_on = config.oidc_provider().context("single sign-on settings")?;
     let proxy_tls = config.proxy_tls().context("proxy mode's TLS settings")?;
     if config.reconciler != ReconcilerMode::Only
         && let Some(exposure) = config::local_exposure(identity.mode, addr, config::in_cluster())
@@ -113,8 +114,16 @@ async fn run() -> anyhow::Result<()> {
 
     tracing::info!(mode = ?identity.mode, "identity");
     let (state, watches) = AppState::new(client, leptos_options, stack_catalog);
+    let mut state = state.with_identity(identity, kube_config);
+    if let Some(provider) = single_sign_on {
+        state = state.with_single_sign_on(provider);
+        // Read the provider's discovery document now, without holding up the start:
+        // a misconfiguration is in the log at once, not at someone's first sign-in.
+        if let Some(provider) = state.auth.oidc.clone() {
+            tokio::spawn(async move { provider.warm_up().await });
+        }
+    }
     let state = state
-        .with_identity(identity, kube_config)
         .with_live_limits(config.live_limits())
         .with_base_path(base_path)
         .with_allowed_hosts(&config.allowed_hosts);

@@ -11,7 +11,12 @@ pub fn init(filter: &str, format: LogFormat) {
         Ok(f) => (f, None),
         Err(e) => (EnvFilter::new("info"), Some(e.to_string())),
     };
-    let builder = tracing_subscriber::fmt().with_env_filter(env_filter);
+    // Colours only on a terminal: a log file or a pod's log reads them as noise, and
+    // a search for `verb="sign-in"` would miss the line.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(env_filter)
+        .with_ansi(ansi);
     match format {
         LogFormat::Json => builder.json().flatten_event(true).init(),
         LogFormat::Text => builder.init(),

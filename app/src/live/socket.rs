@@ -152,7 +152,13 @@ fn connect() {
             received(message);
         }
     });
-    let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |_| lost());
+    let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |ev: CloseEvent| {
+        if ev.code() == super::protocol::CLOSE_TO_RENEW {
+            renew();
+        } else {
+            lost();
+        }
+    });
     socket.set_onopen(Some(on_open.as_ref().unchecked_ref()));
     socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
@@ -229,6 +235,14 @@ fn received(message: ServerMessage) {
     if let Some(handler) = handler {
         handler(message);
     }
+}
+
+/// The server closed the socket to renew the sign-in: reconnect at once, showing the
+/// views as live (they resume where they were). A reconnection that fails is lost as
+/// any other.
+fn renew() {
+    CONNECTION.with(|c| c.borrow_mut().socket = None);
+    connect();
 }
 
 /// The socket closed (or never opened): retry after a backoff that doubles.

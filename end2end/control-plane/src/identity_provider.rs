@@ -67,6 +67,7 @@ impl IdentityProvider {
     /// Starts Dex in `root` and waits until it serves its discovery document.
     pub(crate) fn start(
         dex: &Path,
+        etcd_url: &str,
         root: &Path,
         ca: &CertificateAuthority,
         ca_file: &Path,
@@ -96,7 +97,13 @@ impl IdentityProvider {
         // JSON is YAML: Dex reads this as its config file.
         let config = json!({
             "issuer": issuer,
-            "storage": { "type": "memory" },
+            // The cluster's etcd, under a prefix of Dex's own. Not Dex's memory
+            // storage: renewing a refresh token deadlocks it in this Dex (its
+            // UpdateRefreshToken reads offline sessions inside its own lock).
+            "storage": {
+                "type": "etcd",
+                "config": { "endpoints": [etcd_url], "namespace": "dex/" },
+            },
             "web": {
                 "https": format!("127.0.0.1:{port}"),
                 "tlsCert": cert,

@@ -323,6 +323,7 @@ impl ControlPlane {
                 let dex = binaries::Built::Dex.cached_or_built()?;
                 let provider = identity_provider::IdentityProvider::start(
                     &dex,
+                    &etcd_url,
                     root,
                     &ca,
                     &files.ca,

@@ -14,6 +14,8 @@ use crate::kube::caller::{Caller, Token};
 pub enum IdentityMode {
     Local,
     Token,
+    /// Single sign-on with an OpenID Connect provider (`--oidc-*`).
+    Oidc,
     Proxy,
 }
 
@@ -28,7 +30,7 @@ pub struct IdentityConfig {
     pub user_prefixes: Vec<String>,
     /// Proxy mode: groups not starting with one of these are dropped (empty: any).
     pub group_prefixes: Vec<String>,
-    /// Token mode: the key sealing session cookies.
+    /// Token and single sign-on modes: the key sealing session cookies.
     pub sessions: Option<SessionKey>,
     /// Proxies in front whose `X-Forwarded-For` entries name the client (sign-in
     /// attempts are counted per client): 1 behind an Ingress, 0 when reached directly.
@@ -76,7 +78,7 @@ impl IdentityConfig {
         match self.mode {
             IdentityMode::Local => Some((Caller::Portal, None)),
             IdentityMode::Proxy => self.proxied(peer, headers).map(|c| (c, None)),
-            IdentityMode::Token => {
+            IdentityMode::Token | IdentityMode::Oidc => {
                 let session = self.session(headers, cookie)?;
                 let renewal = self.sessions.as_ref()?.renewal(&session);
                 let caller = Caller::Bearer {

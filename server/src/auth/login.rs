@@ -12,8 +12,6 @@ use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use kube::api::{Api, PostParams};
 use serde::Deserialize;
 
-use app::base::BasePath;
-
 use super::AuthState;
 use crate::auth::identity::IdentityMode;
 use crate::auth::proxy_tls::Peer;
@@ -26,7 +24,8 @@ pub struct SignIn {
     token: String,
 }
 
-fn page_html(base: &BasePath, problem: Option<&str>) -> Html<String> {
+/// A sign-in page around `body`, with `problem` above it.
+pub(crate) fn auth_page(state: &AuthState, problem: Option<&str>, body: &str) -> Html<String> {
     let problem = problem
         .map(|p| {
             format!(
@@ -38,36 +37,80 @@ fn page_html(base: &BasePath, problem: Option<&str>) -> Html<String> {
     Html(format!(
         r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"/><meta name="viewport" content="width=device-width, initial-scale=1"/>
-<title>Sign in · Portico</title><link rel="stylesheet" href="{base}/pkg/portico.css"/></head>
+<title>Sign in · Portico</title><link rel="stylesheet" href="{stylesheet}"/></head>
 <body><header class="topbar"><span class="brand"><span class="brand-mark" aria-hidden="true">◆</span>Portico</span></header>
 <main class="login"><section class="panel">
 <h1>Sign in</h1>
-<p class="subtle">Paste a Kubernetes bearer token. Portico acts with it, as you, and keeps it only in an encrypted cookie.</p>
 {problem}
+{body}
+</section></main></body></html>"#,
+        stylesheet = escape(&state.base.url(&state.stylesheet))
+    ))
+}
+
+fn page_html(state: &AuthState, problem: Option<&str>) -> Html<String> {
+    let base = &state.base;
+    auth_page(
+        state,
+        problem,
+        &format!(
+            r#"<p class="subtle">Paste a Kubernetes bearer token. Portico acts with it, as you, and keeps it only in an encrypted cookie.</p>
 <form method="post" action="{base}/auth/login" autocomplete="off">
 <label class="field-label" for="token">Token</label>
 <input id="token" name="token" type="password" required autofocus spellcheck="false"/>
 <div class="form-actions"><button type="submit" class="primary">Sign in</button></div>
 </form>
-<p class="subtle small">For a service account: <code>kubectl create token NAME -n NAMESPACE</code></p>
-</section></main></body></html>"#,
-        base = base.as_str()
-    ))
+<p class="subtle small">For a service account: <code>kubectl create token NAME -n NAMESPACE</code></p>"#,
+            base = base.as_str()
+        ),
+    )
 }
 
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
 
-/// `GET /login`.
-pub async fn page(State(state): State<AuthState>) -> Response {
-    if state.identity.mode != IdentityMode::Token {
-        return Redirect::to(&state.base.url("/")).into_response();
+/// The API server could not be asked (an outage, not a refusal).
+pub(crate) struct Unreachable;
+
+/// Who the API server says the bearer of `token` is (SelfSubjectReview), or `None`
+/// when it does not accept the token.
+pub(crate) async fn who_is(state: &AuthState, token: &str) -> Result<Option<String>, Unreachable> {
+    let probe = Caller::Bearer {
+        name: String::new(),
+        token: Token(token.to_string()),
+    };
+    let review = match state.pool.build_for(&probe) {
+        Ok(client) => Api::<SelfSubjectReview>::all(client)
+            .create(&PostParams::default(), &SelfSubjectReview::default())
+            .await
+            .map_err(ApiError::from),
+        Err(e) => Err(ApiError::from(e)),
+    };
+    match review {
+        Ok(r) => Ok(r.status.and_then(|s| s.user_info).and_then(|u| u.username)),
+        // Only the API server's refusal means the token is wrong; an outage is not.
+        Err(e) if matches!(e.failure(), Failure::Unauthorized | Failure::Forbidden) => Ok(None),
+        Err(error) => {
+            tracing::warn!(%error, "sign-in: the API server could not review the token");
+            Err(Unreachable)
+        }
     }
-    page_html(&state.base, None).into_response()
+}
+
+/// `GET /login`: the token form, or in single sign-on mode the provider's button.
+pub async fn page(
+    State(state): State<AuthState>,
+    query: axum::extract::Query<crate::auth::oidc::sign_in::Then>,
+) -> Response {
+    match state.identity.mode {
+        IdentityMode::Token => page_html(&state, None).into_response(),
+        IdentityMode::Oidc => crate::auth::oidc::sign_in::page(State(state), query).await,
+        _ => Redirect::to(&state.base.url("/")).into_response(),
+    }
 }
 
 /// `POST /auth/login`: checks the token and starts a session.
@@ -85,7 +128,7 @@ pub async fn sign_in(
     if token.is_empty() {
         return (
             StatusCode::BAD_REQUEST,
-            page_html(&state.base, Some("Paste a token first.")),
+            page_html(&state, Some("Paste a token first.")),
         )
             .into_response();
     }
@@ -99,33 +142,19 @@ pub async fn sign_in(
         return (
             StatusCode::TOO_MANY_REQUESTS,
             page_html(
-                &state.base,
+                &state,
                 Some("Too many sign-in attempts just now: wait a few seconds and try again."),
             ),
         )
             .into_response();
     }
-    let probe = Caller::Bearer {
-        name: String::new(),
-        token: Token(token.clone()),
-    };
-    let review = match state.pool.build_for(&probe) {
-        Ok(client) => Api::<SelfSubjectReview>::all(client)
-            .create(&PostParams::default(), &SelfSubjectReview::default())
-            .await
-            .map_err(ApiError::from),
-        Err(e) => Err(ApiError::from(e)),
-    };
-    let user = match review {
-        Ok(r) => r.status.and_then(|s| s.user_info).and_then(|u| u.username),
-        // Only the API server's refusal means the token is wrong; an outage is not.
-        Err(e) if matches!(e.failure(), Failure::Unauthorized | Failure::Forbidden) => None,
-        Err(error) => {
-            tracing::warn!(%error, "sign-in: the API server could not review the token");
+    let user = match who_is(&state, &token).await {
+        Ok(user) => user,
+        Err(Unreachable) => {
             return (
                 StatusCode::SERVICE_UNAVAILABLE,
                 page_html(
-                    &state.base,
+                    &state,
                     Some("Portico could not reach the Kubernetes API server to check this token: try again shortly."),
                 ),
             )
@@ -136,24 +165,21 @@ pub async fn sign_in(
         tracing::info!(target: "portico::audit", verb = "sign-in", result = "refused", "audit");
         return (
             StatusCode::UNAUTHORIZED,
-            page_html(
-                &state.base,
-                Some("The API server did not accept this token."),
-            ),
+            page_html(&state, Some("The API server did not accept this token.")),
         )
             .into_response();
     };
     let Some((_, cookie)) = sessions.start(user.clone(), token) else {
         return (
             StatusCode::INTERNAL_SERVER_ERROR,
-            page_html(&state.base, Some("Portico could not start a session.")),
+            page_html(&state, Some("Portico could not start a session.")),
         )
             .into_response();
     };
     if cookie.len() > MAX_COOKIE_VALUE {
         return (
             StatusCode::BAD_REQUEST,
-            page_html(&state.base, Some(
+            page_html(&state, Some(
                 "This token is too long to keep in a browser cookie; use a shorter-lived or service-account token.",
             )),
         )
@@ -168,13 +194,22 @@ pub async fn sign_in(
 }
 
 /// `POST /auth/logout`: ends the session: its cookie, and any copy of it, stops
-/// opening, and the browser is told to forget it.
+/// opening (its live sockets close), and the browser is told to forget it. After
+/// single sign-on the browser goes on to the provider's own sign-out, when the
+/// provider offers one.
 pub async fn sign_out(State(state): State<AuthState>, headers: axum::http::HeaderMap) -> Response {
+    let mut provider_sign_out = None;
     if let (Some(sessions), Some(session)) = (&state.identity.sessions, state.session(&headers)) {
         sessions.sign_out(&session);
         tracing::info!(target: "portico::audit", user = ?session.user, verb = "sign-out", result = "ok", "audit");
+        if let (Some(provider), Some(_)) = (&state.oidc, &session.provider) {
+            provider_sign_out = provider.sign_out_url(&session.token).await;
+        }
     }
-    let mut response = Redirect::to(&state.base.url("/login")).into_response();
+    let mut response = match provider_sign_out {
+        Some(url) => crate::auth::oidc::sign_in::provider_sign_out_page(&url),
+        None => Redirect::to(&state.base.url("/login")).into_response(),
+    };
     if let Ok(value) = HeaderValue::from_str(&state.cookie_header(None)) {
         response.headers_mut().insert(header::SET_COOKIE, value);
     }

@@ -1,12 +1,13 @@
-//! Who is asking, and what they may do: identity modes (local, token, proxy), sealed
-//! session cookies and sign-in, the authenticating proxy's TLS, the CSRF guard, and
-//! access reviews made as the caller. Uses `kube` only.
+//! Who is asking, and what they may do: identity modes (local, token, single sign-on,
+//! proxy), sealed session cookies and sign-in, the authenticating proxy's TLS, the
+//! CSRF guard, and access reviews made as the caller. Uses `kube` only.
 
 pub mod access;
 pub(crate) mod csrf;
 pub mod host;
 pub mod identity;
 pub(crate) mod login;
+pub mod oidc;
 pub mod proxy_tls;
 pub mod session;
 pub mod sign_in_limit;
@@ -32,6 +33,27 @@ pub struct AuthState {
     pub sign_ins: Arc<sign_in_limit::SignInLimits>,
     /// The path Portico is served under: the session cookie's scope and name.
     pub base: BasePath,
+    /// The site's stylesheet, for the sign-in pages (content-named in a release).
+    pub stylesheet: String,
+    /// Single sign-on's provider (`--identity oidc`).
+    pub oidc: Option<Arc<oidc::OidcProvider>>,
+    /// ID token renewals under way or just done.
+    pub refreshes: Arc<oidc::refresh::Refreshes>,
+}
+
+/// Single sign-on: when the request's ID token is due for renewal (seconds since the
+/// epoch), recorded for the handlers beside the [`Caller`].
+#[derive(Debug, Clone, Copy)]
+pub struct RenewAt(pub u64);
+
+/// Who is asking, as the identity middleware found out.
+pub struct Identified {
+    pub caller: Caller,
+    /// A fresh session cookie value due to the browser (renewed, or a new ID token).
+    pub cookie: Option<String>,
+    /// Single sign-on: when the caller's ID token is due for renewal (seconds since
+    /// the epoch). A live socket closes then, and the page's reconnection renews it.
+    pub renew_at: Option<u64>,
 }
 
 impl AuthState {
@@ -45,7 +67,61 @@ impl AuthState {
             pool,
             sign_ins,
             base: BasePath::default(),
+            stylesheet: "/pkg/portico.css".into(),
+            oidc: None,
+            refreshes: Arc::default(),
         }
+    }
+
+    /// Who is asking. A single sign-on session whose ID token is due is renewed first
+    /// (once, however many requests ask at the same moment); one that cannot be renewed
+    /// goes on with its token until it expires, and then needs a new sign-in.
+    pub async fn identify(
+        &self,
+        peer: Option<&proxy_tls::Peer>,
+        headers: &HeaderMap,
+    ) -> Option<Identified> {
+        let now = session::now_secs();
+        if let (Some(provider), Some(keys)) = (&self.oidc, &self.identity.sessions) {
+            let session = self.session(headers)?;
+            if !session.due_for_refresh(now) {
+                let (caller, cookie) = self.identify_with_renewal(peer, headers)?;
+                let renew_at = session.provider.as_ref().map(|p| p.refresh_at);
+                return Some(Identified {
+                    caller,
+                    cookie,
+                    renew_at,
+                });
+            }
+            let (session, cookie, renew_at) =
+                match self.refreshes.renewed(provider, keys, &session).await {
+                    Some((renewed, cookie)) => {
+                        let at = renewed.provider.as_ref().map(|p| p.refresh_at);
+                        (renewed, Some(cookie), at)
+                    }
+                    // Not renewed this time: the token serves until it expires.
+                    None if !session.token_expired(now) => {
+                        let at = session.provider.as_ref().map(|p| p.expires);
+                        (session, None, at)
+                    }
+                    None => return None,
+                };
+            let caller = Caller::Bearer {
+                name: session.user,
+                token: crate::kube::caller::Token(session.token),
+            };
+            return Some(Identified {
+                caller,
+                cookie,
+                renew_at,
+            });
+        }
+        let (caller, cookie) = self.identify_with_renewal(peer, headers)?;
+        Some(Identified {
+            caller,
+            cookie,
+            renew_at: None,
+        })
     }
 
     /// Who is asking, with the fresh session cookie a session in use is due.

@@ -61,6 +61,33 @@ pub struct Session {
     /// When it was signed in and last renewed (seconds since the epoch).
     pub issued: u64,
     pub renewed: u64,
+    /// Single sign-on: when `token` (the provider's ID token) expires and how it is
+    /// renewed. `None` for a pasted token, which is used as it is until refused.
+    pub provider: Option<ProviderTokens>,
+}
+
+/// What a single sign-on session needs to keep its ID token fresh.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderTokens {
+    /// When the ID token expires (seconds since the epoch).
+    pub expires: u64,
+    /// When to ask the provider for a new one: before `expires`, so no request is
+    /// made with a token about to lapse.
+    pub refresh_at: u64,
+    /// The provider's refresh token (none: the person signs in again at `expires`).
+    pub refresh: Option<String>,
+}
+
+impl Session {
+    /// Whether the ID token is due for renewal at `now`.
+    pub fn due_for_refresh(&self, now: u64) -> bool {
+        self.provider.as_ref().is_some_and(|p| now >= p.refresh_at)
+    }
+
+    /// Whether the ID token has lapsed at `now` (a pasted token never does here).
+    pub fn token_expired(&self, now: u64) -> bool {
+        self.provider.as_ref().is_some_and(|p| now >= p.expires)
+    }
 }
 
 /// One sealing key and its id (the start of its SHA-256), carried in the cookie so
@@ -91,7 +118,8 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-fn now_secs() -> u64 {
+/// Seconds since the epoch.
+pub fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -178,30 +206,53 @@ impl SessionKey {
 
     /// A new session for `user` acting with `token`, and its cookie value.
     pub fn start(&self, user: String, token: String) -> Option<(Session, String)> {
-        let mut id = [0u8; 12];
-        self.rng.fill(&mut id).ok()?;
+        self.start_with(user, token, None)
+    }
+
+    /// [`Self::start`] for a single sign-on session, with how its token is renewed.
+    pub fn start_with(
+        &self,
+        user: String,
+        token: String,
+        provider: Option<ProviderTokens>,
+    ) -> Option<(Session, String)> {
         let now = now_secs();
         let session = Session {
-            id: URL_SAFE_NO_PAD.encode(id),
+            id: URL_SAFE_NO_PAD.encode(self.random_bytes::<12>()?),
             user,
             token,
             issued: now,
             renewed: now,
+            provider,
         };
         let cookie = self.seal(&session)?;
         Some((session, cookie))
     }
 
+    /// `N` bytes from the operating system's random source.
+    pub fn random_bytes<const N: usize>(&self) -> Option<[u8; N]> {
+        let mut bytes = [0u8; N];
+        self.rng.fill(&mut bytes).ok()?;
+        Some(bytes)
+    }
+
     /// The cookie value for a session: `key id . base64url(nonce ‖ sealed)`.
     pub fn seal(&self, session: &Session) -> Option<String> {
-        let key = self.keys.first()?;
-        let mut nonce = [0u8; NONCE_LEN];
-        self.rng.fill(&mut nonce).ok()?;
-        let mut data = format!(
-            "{}\n{}\n{}\n{}\n{}",
+        let (expires, refresh_at, refresh) = match &session.provider {
+            Some(p) => (p.expires, p.refresh_at, p.refresh.as_deref().unwrap_or("")),
+            None => (0, 0, ""),
+        };
+        self.seal_text(&format!(
+            "{}\n{}\n{}\n{}\n{expires}\n{refresh_at}\n{refresh}\n{}",
             session.issued, session.renewed, session.id, session.user, session.token
-        )
-        .into_bytes();
+        ))
+    }
+
+    /// `text` sealed with the current key, as a cookie value.
+    pub fn seal_text(&self, text: &str) -> Option<String> {
+        let key = self.keys.first()?;
+        let nonce = self.random_bytes::<NONCE_LEN>()?;
+        let mut data = text.as_bytes().to_vec();
         key.key
             .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::empty(), &mut data)
             .ok()?;
@@ -217,6 +268,39 @@ impl SessionKey {
     }
 
     fn open_at(&self, cookie: &str, now: u64) -> Option<Session> {
+        let text = self.open_text(cookie)?;
+        let mut parts = text.splitn(8, '\n');
+        let mut session = Session {
+            issued: parts.next()?.parse().ok()?,
+            renewed: parts.next()?.parse().ok()?,
+            id: parts.next()?.to_string(),
+            user: parts.next()?.to_string(),
+            token: String::new(),
+            provider: None,
+        };
+        let expires: u64 = parts.next()?.parse().ok()?;
+        let refresh_at: u64 = parts.next()?.parse().ok()?;
+        let refresh = parts.next()?;
+        session.token = parts.next()?.to_string();
+        if expires > 0 {
+            session.provider = Some(ProviderTokens {
+                expires,
+                refresh_at,
+                refresh: (!refresh.is_empty()).then(|| refresh.to_string()),
+            });
+        }
+        let live = now.saturating_sub(session.issued) < SESSION_LIFETIME.as_secs()
+            && now.saturating_sub(session.renewed) < IDLE_LIFETIME.as_secs();
+        let signed_out = self
+            .signed_out
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(&session.id);
+        (live && !signed_out).then_some(session)
+    }
+
+    /// The text a cookie value sealed, if one of the keys sealed it and it is intact.
+    pub fn open_text(&self, cookie: &str) -> Option<String> {
         let (id, sealed) = cookie.split_once('.')?;
         let key = self.keys.iter().find(|k| k.id == id)?;
         let bytes = URL_SAFE_NO_PAD.decode(sealed).ok()?;
@@ -230,23 +314,7 @@ impl SessionKey {
             .key
             .open_in_place(nonce, Aad::empty(), &mut sealed)
             .ok()?;
-        let text = std::str::from_utf8(plain).ok()?;
-        let mut parts = text.splitn(5, '\n');
-        let session = Session {
-            issued: parts.next()?.parse().ok()?,
-            renewed: parts.next()?.parse().ok()?,
-            id: parts.next()?.to_string(),
-            user: parts.next()?.to_string(),
-            token: parts.next()?.to_string(),
-        };
-        let live = now.saturating_sub(session.issued) < SESSION_LIFETIME.as_secs()
-            && now.saturating_sub(session.renewed) < IDLE_LIFETIME.as_secs();
-        let signed_out = self
-            .signed_out
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(&session.id);
-        (live && !signed_out).then_some(session)
+        std::str::from_utf8(plain).ok().map(str::to_string)
     }
 
     /// A fresh cookie value for a session in use whose last renewal is a while ago.
@@ -259,6 +327,23 @@ impl SessionKey {
             renewed: now,
             ..session.clone()
         })
+    }
+
+    /// The same session acting with a renewed ID token, and its new cookie value.
+    pub fn with_new_token(
+        &self,
+        session: &Session,
+        token: String,
+        provider: ProviderTokens,
+    ) -> Option<(Session, String)> {
+        let renewed = Session {
+            token,
+            provider: Some(provider),
+            renewed: now_secs(),
+            ..session.clone()
+        };
+        let cookie = self.seal(&renewed)?;
+        Some((renewed, cookie))
     }
 
     /// Ends `session` here: its cookie, or any copy of it, no longer opens.

@@ -12,7 +12,7 @@ use app::live::protocol::{
     ClientMessage, MAX_CLIENT_MESSAGE, MAX_SUBSCRIPTIONS, Position, ServerMessage, Topic,
 };
 use app::table::model::Row;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -23,6 +23,7 @@ use super::LiveState;
 use super::logs::{self, LogUpdate};
 use super::subscription::{Change, Update};
 use super::views;
+use crate::auth::RenewAt;
 use crate::kube::caller::Caller;
 
 /// How long one message may take to leave before the socket is given up.
@@ -43,6 +44,7 @@ const PING_EVERY: Duration = Duration::from_secs(25);
 pub async fn live_socket(
     State(state): State<LiveState>,
     Extension(caller): Extension<Caller>,
+    renew_at: Option<Extension<RenewAt>>,
     headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Response {
@@ -66,7 +68,7 @@ pub async fn live_socket(
         .max_message_size(MAX_CLIENT_MESSAGE)
         .max_frame_size(MAX_CLIENT_MESSAGE)
         .on_upgrade(move |socket| async move {
-            serve(socket, state, caller, headers).await;
+            serve(socket, state, caller, headers, renew_at.map(|r| r.0.0)).await;
             drop(permit);
         })
 }
@@ -76,7 +78,13 @@ pub async fn live_socket(
 type Views = SelectAll<BoxStream<'static, (u32, u64, Option<ServerMessage>)>>;
 
 #[tracing::instrument(name = "live_socket", skip_all, fields(caller = caller.name()))]
-async fn serve(socket: WebSocket, state: LiveState, caller: Caller, headers: HeaderMap) {
+async fn serve(
+    socket: WebSocket,
+    state: LiveState,
+    caller: Caller,
+    headers: HeaderMap,
+    renew_at: Option<u64>,
+) {
     let (mut sink, mut incoming) = socket.split();
     let mut views: Views = SelectAll::new();
     // The views open now, by id, with the opening they came from (an id may be reused).
@@ -87,6 +95,7 @@ async fn serve(socket: WebSocket, state: LiveState, caller: Caller, headers: Hea
     let has_session = matches!(caller, Caller::Bearer { .. });
     let shutdown = state.shutdown.begun();
     tokio::pin!(shutdown);
+    let mut closing = None;
     loop {
         tokio::select! {
             frame = incoming.next() => {
@@ -137,6 +146,17 @@ async fn serve(socket: WebSocket, state: LiveState, caller: Caller, headers: Hea
                 }
             }
             _ = session_check.tick(), if has_session => {
+                // Single sign-on: the ID token this socket's views act with is due for
+                // renewal. Closing lets the page reconnect (resuming where its views
+                // were), and the reconnection renews the token.
+                if renew_at.is_some_and(|at| crate::auth::session::now_secs() >= at) {
+                    tracing::debug!("the ID token is due for renewal; closing the live socket");
+                    closing = Some(CloseFrame {
+                        code: app::live::protocol::CLOSE_TO_RENEW,
+                        reason: "renew sign-in".into(),
+                    });
+                    break;
+                }
                 if !views::signed_in(&state, &caller, &headers) {
                     tracing::info!("sign-in ended; closing the live socket");
                     for &id in open.keys() {
@@ -157,7 +177,7 @@ async fn serve(socket: WebSocket, state: LiveState, caller: Caller, headers: Hea
             _ = &mut shutdown => break,
         }
     }
-    let _ = sent(&mut sink, Message::Close(None)).await;
+    let _ = sent(&mut sink, Message::Close(closing)).await;
 }
 
 /// Sends `message`; false when the socket failed, or when the page has not taken it

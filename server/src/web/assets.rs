@@ -57,6 +57,16 @@ impl SiteAssets {
         })
     }
 
+    /// The stylesheet's request path (relative to Portico's root): the content-named
+    /// one when the build hashed file names.
+    pub fn stylesheet(&self) -> String {
+        self.hashed
+            .iter()
+            .find(|p| p.ends_with(".css"))
+            .cloned()
+            .unwrap_or_else(|| "/pkg/portico.css".to_string())
+    }
+
     /// The site with no file treated as content-hashed.
     pub fn unhashed(options: &LeptosOptions) -> Self {
         Self {

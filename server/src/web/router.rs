@@ -22,7 +22,8 @@ use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use super::state::AppState;
 use super::{assets, health};
 use crate::auth::identity::IdentityMode;
-use crate::auth::{csrf, login};
+use crate::auth::oidc::sign_in as sso;
+use crate::auth::{Identified, RenewAt, csrf, login};
 use crate::kube::caller::Caller;
 use crate::watch;
 
@@ -188,14 +189,22 @@ async fn identify(
         .extensions()
         .get::<ConnectInfo<Peer>>()
         .map(|c| &c.0);
-    match state.auth.identify_with_renewal(peer, request.headers()) {
+    let identified = state.auth.identify(peer, request.headers()).await;
+    match identified {
         // A session in use gets a fresh cookie now and then, so only idle ones end.
-        Some((caller, renewal)) => {
+        Some(Identified {
+            caller,
+            cookie,
+            renew_at,
+        }) => {
             tracing::Span::current().record("caller", caller.name());
             request.extensions_mut().insert(caller);
+            if let Some(at) = renew_at {
+                request.extensions_mut().insert(RenewAt(at));
+            }
             let mut response = next.run(request).await;
             // Sign-in and sign-out set the cookie themselves; a renewal must not undo that.
-            if let Some(cookie) = renewal
+            if let Some(cookie) = cookie
                 && !response.headers().contains_key(header::SET_COOKIE)
                 && let Ok(value) = HeaderValue::from_str(&state.auth.cookie_header(Some(&cookie)))
             {
@@ -211,6 +220,20 @@ async fn identify(
             .into_response(),
         None if state.auth.identity.mode == IdentityMode::Token => {
             Redirect::to(&state.base.url("/login")).into_response()
+        }
+        // Single sign-on comes back to the page asked for.
+        None if state.auth.identity.mode == IdentityMode::Oidc => {
+            let asked = request
+                .extensions()
+                .get::<OriginalUri>()
+                .map_or_else(|| request.uri().clone(), |o| o.0.clone());
+            let within = asked
+                .path_and_query()
+                .map_or("/", |p| p.as_str())
+                .strip_prefix(state.base.as_str())
+                .unwrap_or("/");
+            let then: String = form_urlencoded::byte_serialize(within.as_bytes()).collect();
+            Redirect::to(&format!("{}?then={then}", state.base.url("/login"))).into_response()
         }
         None => (
             StatusCode::UNAUTHORIZED,
@@ -280,6 +303,8 @@ pub fn router(state: AppState) -> Router {
         .route("/login", get(login::page))
         .route("/auth/login", post(login::sign_in))
         .route("/auth/logout", post(login::sign_out))
+        .route("/auth/start", get(sso::start))
+        .route("/auth/callback", get(sso::callback))
         .route("/readyz", get(health::readyz))
         .route("/api/live/table", get(watch::sse::live_table))
         .route("/api/live/crds", get(watch::sse::live_crds))

@@ -74,10 +74,11 @@ impl AppState {
             tracing::error!(%error, "serving the site without long-lived caching");
             SiteAssets::unhashed(&leptos_options)
         });
-        let auth = AuthState::new(
+        let mut auth = AuthState::new(
             IdentityConfig::local(),
             ClientPool::new(None, client.clone()),
         );
+        auth.stylesheet = assets.stylesheet();
         let limits = LiveLimits::default();
         let live = LiveState {
             hub: hub_for(&client, &limits),
@@ -109,6 +110,14 @@ impl AppState {
     pub fn with_identity(mut self, identity: IdentityConfig, base: kube::Config) -> Self {
         self.auth = AuthState::new(identity, ClientPool::new(Some(base), self.client.clone()));
         self.auth.base = self.base.clone();
+        self.auth.stylesheet = self.assets.stylesheet();
+        self.live.auth = self.auth.clone();
+        self
+    }
+
+    /// Signs people in with `provider` (single sign-on mode; after `with_identity`).
+    pub fn with_single_sign_on(mut self, provider: crate::auth::oidc::OidcProvider) -> Self {
+        self.auth.oidc = Some(Arc::new(provider));
         self.live.auth = self.auth.clone();
         self
     }

@@ -115,6 +115,13 @@ impl Backend for ClusterBackend {
         })
     }
 
+    fn signed_in_as(&self) -> Option<String> {
+        match &self.who {
+            Caller::Bearer { name, .. } => Some(name.clone()),
+            _ => None,
+        }
+    }
+
     #[instrument(skip(self), fields(caller = self.who.name()))]
     fn stack_offers(&self) -> Vec<StackOffer> {
         self.stacks
