@@ -9,7 +9,9 @@ import { Kube } from './kube';
 import { ExtraPortico } from './spawn';
 
 const providerFile = join(__dirname, '..', '.state', 'identity-provider.json');
-type Provider = { issuer: string; caFile: string; clientId: string; password: string; idTokenLifetime: string };
+type Provider = {
+  issuer: string; caFile: string; clientId: string; untrustedClientId: string; password: string; idTokenLifetime: string;
+};
 const provider: Provider | null = existsSync(providerFile) ? JSON.parse(readFileSync(providerFile, 'utf8')) : null;
 
 // The browser reaches Dex over TLS signed by the local cluster's CA, which Chromium
@@ -194,4 +196,48 @@ test('sign-out ends the session, its live views in other tabs, and the back butt
     headers: { cookie: `__Host-portico_session=${session}` },
   });
   expect(replay.status).toBe(401);
+});
+
+test('a provider the API server does not trust, or one that is down, gets a sentence, not a session', async ({ page }) => {
+  // Dex knows this client; the API server's authentication configuration does not list it.
+  const untrusted = await ExtraPortico.start((origin) => ({
+    PORTICO_IDENTITY: 'oidc',
+    PORTICO_OIDC_ISSUER: provider!.issuer,
+    PORTICO_OIDC_CLIENT_ID: provider!.untrustedClientId,
+    PORTICO_OIDC_CA_FILE: provider!.caFile,
+    PORTICO_OIDC_REDIRECT_URL: `${origin}/auth/callback`,
+  }));
+  try {
+    await page.goto(`${untrusted.origin}/crds`);
+    await page.getByTestId('sso-sign-in').click();
+    await page.locator('input[name=login]').fill('ada@example.com');
+    await page.locator('input[name=password]').fill(provider!.password);
+    await page.locator('button[type=submit]').click();
+    await expect(page.getByRole('alert')).toContainText(
+      `The Kubernetes API server does not accept sign-ins from ${provider!.issuer}`,
+    );
+    await page.screenshot({ path: 'test-results/sso-8-untrusted.png' });
+    expect((await page.context().cookies(untrusted.origin)).map((c) => c.name)).not.toContain('__Host-portico_session');
+  } finally {
+    untrusted.stop();
+  }
+
+  // An issuer nobody answers at (a closed loopback port).
+  const down = await ExtraPortico.start((origin) => ({
+    PORTICO_IDENTITY: 'oidc',
+    PORTICO_OIDC_ISSUER: 'https://127.0.0.1:9/dex',
+    PORTICO_OIDC_CLIENT_ID: provider!.clientId,
+    PORTICO_OIDC_REDIRECT_URL: `${origin}/auth/callback`,
+  }));
+  try {
+    await page.goto(`${down.origin}/crds`);
+    await page.getByTestId('sso-sign-in').click();
+    await expect(page.getByRole('alert')).toContainText(
+      'the identity provider at https://127.0.0.1:9/dex cannot be reached or is misconfigured',
+    );
+    await expect(page).toHaveURL(new RegExp(`^${down.origin}/auth/start`));
+    await page.screenshot({ path: 'test-results/sso-9-provider-down.png' });
+  } finally {
+    down.stop();
+  }
 });

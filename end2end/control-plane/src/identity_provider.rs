@@ -19,6 +19,9 @@ const PASSWORD_BCRYPT: &str = "$2a$10$2b2cU8CPhOTaGrs1HRQuAueS7JTT5ZHsHSzYiFPm1l
 /// The client Portico signs in as: public (PKCE, no secret), and so allowed any
 /// loopback redirect, which lets the tests start Portico on any port.
 pub const CLIENT_ID: &str = "portico";
+/// A client the provider knows and the API server does not trust (not among its
+/// audiences): what a misconfigured Portico looks like.
+pub const UNTRUSTED_CLIENT_ID: &str = "not-trusted-by-kubernetes";
 /// What the API server prefixes the provider's user and group names with.
 pub const PREFIX: &str = "oidc:";
 
@@ -57,6 +60,7 @@ pub struct IdentityProvider {
     /// The CA that signed the issuer's certificate (the cluster's).
     pub ca_file: PathBuf,
     pub client_id: &'static str,
+    pub untrusted_client_id: &'static str,
     pub password: &'static str,
     pub prefix: &'static str,
     pub id_token_lifetime: &'static str,
@@ -117,7 +121,10 @@ impl IdentityProvider {
             },
             "enablePasswordDB": true,
             "staticPasswords": people,
-            "staticClients": [{ "id": CLIENT_ID, "name": "Portico", "public": true }],
+            "staticClients": [
+                { "id": CLIENT_ID, "name": "Portico", "public": true },
+                { "id": UNTRUSTED_CLIENT_ID, "name": "Not trusted by Kubernetes", "public": true },
+            ],
         });
         let config_file = root.join("dex.yaml");
         std::fs::write(&config_file, config.to_string()).map_err(io_err("writing dex.yaml"))?;
@@ -139,6 +146,7 @@ impl IdentityProvider {
             issuer,
             ca_file: ca_file.to_path_buf(),
             client_id: CLIENT_ID,
+            untrusted_client_id: UNTRUSTED_CLIENT_ID,
             password: PASSWORD,
             prefix: PREFIX,
             id_token_lifetime: ID_TOKEN_LIFETIME,

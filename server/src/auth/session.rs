@@ -1,4 +1,5 @@
-//! Token-mode sessions: the user's bearer token sealed (AES-256-GCM) into an
+//! Sessions (token and single sign-on modes): the user's bearer token (and, after
+//! single sign-on, the provider's refresh token) sealed (AES-256-GCM) into an
 //! HttpOnly, Secure, SameSite=Strict cookie, so it is never readable by page scripts
 //! and never stored server-side. Keys come from a file (shared by replicas; several,
 //! for rotation) or are generated at start (sessions then end with the process). A
@@ -103,6 +104,9 @@ pub struct SessionKey {
     keys: Vec<SealingKey>,
     rng: SystemRandom,
     signed_out: Mutex<HashMap<String, u64>>,
+    /// Counts sign-outs, so live sockets look again at once rather than at their
+    /// next check.
+    sign_outs: tokio::sync::watch::Sender<u64>,
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
@@ -150,6 +154,7 @@ impl SessionKey {
             keys,
             rng: SystemRandom::new(),
             signed_out: Mutex::default(),
+            sign_outs: tokio::sync::watch::Sender::new(0),
         })
     }
 
@@ -346,15 +351,23 @@ impl SessionKey {
         Some((renewed, cookie))
     }
 
+    /// Changes each time a session ends here.
+    pub fn sign_outs(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.sign_outs.subscribe()
+    }
+
     /// Ends `session` here: its cookie, or any copy of it, no longer opens.
     pub fn sign_out(&self, session: &Session) {
         let now = now_secs();
-        let mut signed_out = self.signed_out.lock().unwrap_or_else(|e| e.into_inner());
-        signed_out.retain(|_, until| *until > now);
-        signed_out.insert(
-            session.id.clone(),
-            session.issued + SESSION_LIFETIME.as_secs(),
-        );
+        {
+            let mut signed_out = self.signed_out.lock().unwrap_or_else(|e| e.into_inner());
+            signed_out.retain(|_, until| *until > now);
+            signed_out.insert(
+                session.id.clone(),
+                session.issued + SESSION_LIFETIME.as_secs(),
+            );
+        }
+        self.sign_outs.send_modify(|n| *n += 1);
     }
 }
 
@@ -404,6 +417,42 @@ mod tests {
         assert_eq!(key.open(&tampered), None);
         assert_eq!(key.open("zz"), None);
         assert_eq!(key.open("zz.zz"), None);
+    }
+
+    #[test]
+    fn a_single_sign_on_session_keeps_its_renewal_and_a_new_token_keeps_the_session() {
+        let key = SessionKey::random().expect("key");
+        let provider = ProviderTokens {
+            expires: now_secs() + 60,
+            refresh_at: now_secs() + 30,
+            refresh: Some("r-1".into()),
+        };
+        let (session, cookie) = key
+            .start_with("oidc:ada".into(), "id-1".into(), Some(provider.clone()))
+            .expect("start");
+        assert!(!cookie.contains("r-1") && !cookie.contains("id-1"));
+        let opened = key.open(&cookie).expect("opens");
+        assert_eq!(opened.provider.as_ref(), Some(&provider));
+        assert!(!opened.due_for_refresh(provider.refresh_at - 1));
+        assert!(opened.due_for_refresh(provider.refresh_at));
+        assert!(opened.token_expired(provider.expires));
+
+        let renewed = ProviderTokens {
+            refresh: Some("r-2".into()),
+            ..provider
+        };
+        let (next, next_cookie) = key
+            .with_new_token(&opened, "id-2".into(), renewed)
+            .expect("renewed");
+        assert_eq!((next.id.as_str(), next.issued), (session.id.as_str(), session.issued));
+        let reopened = key.open(&next_cookie).expect("opens");
+        assert_eq!(reopened.token, "id-2");
+        key.sign_out(&reopened);
+        assert!(key.open(&cookie).is_none(), "signing out ends every cookie of the session");
+
+        let (pasted, pasted_cookie) = key.start("ada".into(), "tok".into()).expect("start");
+        assert_eq!(key.open(&pasted_cookie).and_then(|s| s.provider), None);
+        assert!(!pasted.due_for_refresh(u64::MAX) && !pasted.token_expired(u64::MAX));
     }
 
     #[test]

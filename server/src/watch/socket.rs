@@ -96,6 +96,8 @@ async fn serve(
     let shutdown = state.shutdown.begun();
     tokio::pin!(shutdown);
     let mut closing = None;
+    // A sign-out on this replica is looked at at once, not at the next check.
+    let mut sign_outs = state.auth.identity.sessions.as_ref().map(|k| k.sign_outs());
     loop {
         tokio::select! {
             frame = incoming.next() => {
@@ -144,6 +146,12 @@ async fn serve(
                 if !sent(&mut sink, Message::Text(text.into())).await {
                     break;
                 }
+            }
+            Some(Ok(())) = async { match sign_outs.as_mut() {
+                Some(rx) => Some(rx.changed().await),
+                None => std::future::pending().await,
+            } }, if has_session => {
+                session_check.reset_immediately();
             }
             _ = session_check.tick(), if has_session => {
                 // Single sign-on: the ID token this socket's views act with is due for
