@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use clap::{Parser, ValueEnum};
 
 use crate::auth::identity::{IdentityConfig, IdentityMode};
-use crate::auth::proxy_tls::{ProxyTls, ProxyTlsFiles};
 use crate::auth::session::SessionKey;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -100,57 +99,10 @@ pub struct Config {
     pub replica_name: Option<String>,
 
     /// Who people act as: `local` (the kubeconfig's identity, for development),
-    /// `token` (a bearer token given at sign-in), `oidc` (single sign-on with an
-    /// OpenID Connect provider, `--oidc-*`) or `proxy` (an authenticating proxy's
-    /// headers, impersonated).
+    /// `token` (a bearer token given at sign-in) or `oidc` (single sign-on with an
+    /// OpenID Connect provider, `--oidc-*`).
     #[arg(long, env = "PORTICO_IDENTITY", value_enum, default_value_t = IdentityMode::Local)]
     pub identity: IdentityMode,
-
-    /// Proxy mode: the header naming the user.
-    #[arg(
-        long,
-        env = "PORTICO_PROXY_USER_HEADER",
-        default_value = "X-Forwarded-User"
-    )]
-    pub proxy_user_header: String,
-
-    /// Proxy mode: the header with the user's groups: comma-separated in one header, or
-    /// one group per header when repeated (then never split on commas).
-    #[arg(
-        long,
-        env = "PORTICO_PROXY_GROUPS_HEADER",
-        default_value = "X-Forwarded-Groups"
-    )]
-    pub proxy_groups_header: String,
-
-    /// Proxy mode: Portico's TLS serving certificate (PEM). Proxy mode serves only TLS,
-    /// so that the proxy can prove itself with a client certificate.
-    #[arg(long, env = "PORTICO_TLS_CERT_FILE")]
-    pub tls_cert_file: Option<PathBuf>,
-
-    /// Proxy mode: the serving certificate's private key (PEM).
-    #[arg(long, env = "PORTICO_TLS_KEY_FILE")]
-    pub tls_key_file: Option<PathBuf>,
-
-    /// Proxy mode: the CA (PEM) that signs the authenticating proxy's client
-    /// certificate. Identity headers on any other connection are ignored.
-    #[arg(long, env = "PORTICO_PROXY_CLIENT_CA_FILE")]
-    pub proxy_client_ca_file: Option<PathBuf>,
-
-    /// Proxy mode: DNS names (comma-separated) one of which the proxy's client
-    /// certificate must carry, as kube-apiserver's --requestheader-allowed-names.
-    #[arg(long, env = "PORTICO_PROXY_ALLOWED_NAMES", value_delimiter = ',')]
-    pub proxy_allowed_names: Vec<String>,
-
-    /// Proxy mode: user-name prefixes (comma-separated) the proxy may hand over; any
-    /// other user is refused. Empty: any user but `system:` ones.
-    #[arg(long, env = "PORTICO_PROXY_USER_PREFIXES", value_delimiter = ',')]
-    pub proxy_user_prefixes: Vec<String>,
-
-    /// Proxy mode: group prefixes (comma-separated) taken from the proxy; other groups
-    /// are dropped. Empty: any group but `system:` ones.
-    #[arg(long, env = "PORTICO_PROXY_GROUP_PREFIXES", value_delimiter = ',')]
-    pub proxy_group_prefixes: Vec<String>,
 
     /// Live views (streams) one person may hold open at once [default: 64].
     #[arg(long, env = "PORTICO_MAX_LIVE_VIEWS_PER_PERSON")]
@@ -234,6 +186,11 @@ pub struct Config {
     )]
     pub oidc_scopes: Vec<String>,
 
+    /// Single sign-on: extra `name=value` parameters for the authorization request
+    /// (comma-separated), e.g. Google's `access_type=offline,prompt=consent`.
+    #[arg(long, env = "PORTICO_OIDC_AUTH_PARAMS", value_delimiter = ',')]
+    pub oidc_auth_params: Vec<String>,
+
     /// Single sign-on: a CA (PEM) that signed the provider's certificate, beside the
     /// usual public roots.
     #[arg(long, env = "PORTICO_OIDC_CA_FILE")]
@@ -284,13 +241,13 @@ pub fn leptos_options(
 pub enum LocalExposure {
     #[error(
         "local mode gives every visitor Portico's own Kubernetes identity, so it serves only \
-         on a loopback address, not {0}: use --identity token or proxy, or listen on 127.0.0.1 \
+         on a loopback address, not {0}: use --identity token or oidc, or listen on 127.0.0.1 \
          (--insecure-local-identity-for-everyone overrides this)"
     )]
     NotLoopback(SocketAddr),
     #[error(
         "local mode gives every visitor Portico's own Kubernetes identity, so it does not run \
-         inside a cluster: use --identity token or proxy \
+         inside a cluster: use --identity token or oidc \
          (--insecure-local-identity-for-everyone overrides this)"
     )]
     InCluster,
@@ -322,18 +279,6 @@ pub fn in_cluster() -> bool {
 
 #[derive(Debug, thiserror::Error)]
 pub enum IdentityConfigError {
-    #[error(
-        "proxy mode needs --tls-cert-file, --tls-key-file, --proxy-client-ca-file and \
-         --proxy-allowed-names: identity headers are believed only from a proxy that proves \
-         itself with a client certificate"
-    )]
-    ProxyNeedsTls,
-    #[error("--tls-cert-file and the --proxy-* certificate flags are for proxy mode only")]
-    TlsOutsideProxyMode,
-    #[error(transparent)]
-    ProxyTls(#[from] crate::auth::proxy_tls::ProxyTlsError),
-    #[error("{0} is not a valid header name")]
-    BadHeader(String),
     #[error(transparent)]
     Session(#[from] crate::auth::session::SessionError),
     #[error("single sign-on needs --oidc-issuer, --oidc-client-id and --oidc-redirect-url")]
@@ -360,22 +305,14 @@ fn non_empty(items: &[String]) -> Vec<String> {
 impl Config {
     /// How requests are identified, from the flags.
     pub fn identity_config(&self) -> Result<IdentityConfig, IdentityConfigError> {
-        let header = |name: &str| {
-            axum::http::HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes())
-                .map_err(|_| IdentityConfigError::BadHeader(name.to_string()))
-        };
         let sessions = match self.identity {
             IdentityMode::Token | IdentityMode::Oidc => {
                 Some(SessionKey::load(self.session_key_file.as_deref())?)
             }
-            _ => None,
+            IdentityMode::Local => None,
         };
         Ok(IdentityConfig {
             mode: self.identity,
-            user_header: header(&self.proxy_user_header)?,
-            groups_header: header(&self.proxy_groups_header)?,
-            user_prefixes: non_empty(&self.proxy_user_prefixes),
-            group_prefixes: non_empty(&self.proxy_group_prefixes),
             sessions,
             forwarded_hops: self.forwarded_hops,
         })
@@ -433,6 +370,9 @@ impl Config {
                     client_secret,
                     redirect_url: redirect_url.clone(),
                     scopes: non_empty(&self.oidc_scopes),
+                    auth_params: crate::auth::oidc::provider::parse_auth_params(
+                        &self.oidc_auth_params,
+                    )?,
                     ca_pem: self.oidc_ca_file.as_ref().map(read).transpose()?,
                     post_logout_redirect_url: self.oidc_post_logout_redirect_url.clone(),
                 };
@@ -441,28 +381,6 @@ impl Config {
             (IdentityMode::Oidc, _) => Err(IdentityConfigError::OidcIncomplete),
             (_, (None, None, None)) => Ok(None),
             _ => Err(IdentityConfigError::OidcOutsideOidcMode),
-        }
-    }
-
-    /// Proxy mode's TLS settings (required there, refused elsewhere).
-    pub fn proxy_tls(&self) -> Result<Option<ProxyTls>, IdentityConfigError> {
-        let files = (
-            &self.tls_cert_file,
-            &self.tls_key_file,
-            &self.proxy_client_ca_file,
-        );
-        match (self.identity, files) {
-            (IdentityMode::Proxy, (Some(cert), Some(key), Some(client_ca))) => {
-                Ok(Some(ProxyTls::load(&ProxyTlsFiles {
-                    cert: cert.clone(),
-                    key: key.clone(),
-                    client_ca: client_ca.clone(),
-                    allowed_names: non_empty(&self.proxy_allowed_names),
-                })?))
-            }
-            (IdentityMode::Proxy, _) => Err(IdentityConfigError::ProxyNeedsTls),
-            (_, (None, None, None)) => Ok(None),
-            _ => Err(IdentityConfigError::TlsOutsideProxyMode),
         }
     }
 }
@@ -490,7 +408,7 @@ mod tests {
             local_exposure(local, at("127.0.0.1:3000"), true),
             Some(LocalExposure::InCluster)
         ));
-        for mode in [IdentityMode::Token, IdentityMode::Oidc, IdentityMode::Proxy] {
+        for mode in [IdentityMode::Token, IdentityMode::Oidc] {
             assert!(local_exposure(mode, at("0.0.0.0:3000"), true).is_none());
         }
     }

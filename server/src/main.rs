@@ -37,7 +37,6 @@ async fn run() -> anyhow::Result<()> {
 
     let identity = config.identity_config().context("identity settings")?;
     let single_sign_on = config.oidc_provider().context("single sign-on settings")?;
-    let proxy_tls = config.proxy_tls().context("proxy mode's TLS settings")?;
     if config.reconciler != ReconcilerMode::Only
         && let Some(exposure) = config::local_exposure(identity.mode, addr, config::in_cluster())
     {
@@ -132,9 +131,9 @@ async fn run() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("listening on {addr}"))?;
-    tracing::info!(%addr, tls = proxy_tls.is_some(), "Portico is serving");
+    tracing::info!(%addr, "Portico is serving");
     let on_shutdown = state.clone();
-    http::serve(listener, http::router(state), proxy_tls, async move {
+    http::serve(listener, http::router(state), async move {
         shutdown_signal().await;
         on_shutdown.begin_shutdown();
     })

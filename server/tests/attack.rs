@@ -1,5 +1,5 @@
-//! The attack script: hostile requests against a locally served Portico in each
-//! identity mode, on a real API server. Prints a table of attempts and outcomes
+//! The attack script: hostile requests against a locally served Portico in token and
+//! local modes, on a real API server. Prints a table of attempts and outcomes
 //! (`scripts/attack.sh`, or `cargo test -p server --test attack -- --nocapture`) and
 //! fails unless every attempt was refused or bounded and nothing was written.
 // Tests and benchmarks stop loudly at the first surprise.
@@ -12,11 +12,7 @@
 
 mod common;
 
-use common::pki::Pki;
 use kube::api::Api;
-use portico_control_plane::cluster::TestCluster;
-use portico_server::auth::identity::{IdentityConfig, IdentityMode};
-use portico_server::auth::session::SessionKey;
 use portico_server::reconcile::stack::Stack;
 use portico_server::watch::limits::LiveLimits;
 use serde_json::json;
@@ -49,7 +45,7 @@ impl Report {
     /// Records a request that must be refused with one of `expected` statuses (none:
     /// the connection itself must fail).
     fn expect(&mut self, mode: &'static str, name: &str, status: Option<u16>, expected: &[u16]) {
-        let got = status.map_or("no answer (TLS refused)".to_string(), |s| s.to_string());
+        let got = status.map_or("no answer".to_string(), |s| s.to_string());
         let held = status.is_none_or(|s| expected.contains(&s));
         let expected = if expected.is_empty() {
             "no answer".to_string()
@@ -118,33 +114,6 @@ fn submit(
     request
 }
 
-async fn admin_config() -> kube::Config {
-    portico_server::kube::config::config(Some(TestCluster::shared().admin_kubeconfig()), None)
-        .await
-        .expect("admin config")
-}
-
-/// Portico in proxy mode over TLS with `limits`: the PKI (the proxy's certificate
-/// makes identity headers count), the origin and the state.
-async fn behind_proxy(
-    admin: &kube::Client,
-    limits: LiveLimits,
-) -> (Pki, String, portico_server::web::state::AppState) {
-    let pki = Pki::new();
-    let proxy = IdentityConfig {
-        mode: IdentityMode::Proxy,
-        ..IdentityConfig::local()
-    };
-    let (base, state) = common::serve_with_tls(
-        admin,
-        Some((proxy, admin_config().await)),
-        Some(pki.tls()),
-        Some(limits),
-    )
-    .await;
-    (pki, base, state)
-}
-
 /// This process's resident memory (the portal under test runs in it), in MiB.
 fn resident_mib() -> usize {
     let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
@@ -180,7 +149,6 @@ async fn one_person_cannot_fill_the_portals_memory_and_others_stay_live() {
     let admin = common::admin_with_stack_crd().await;
     let ns = common::fresh_namespace(&admin, "flood").await;
     let mut report = Report::default();
-    common::bind_group_to_cluster_admin(&admin, "flood:admins").await;
     // A kind whose table shows a 64 KiB column: 40 objects make each list ~2.5 MiB.
     let crd: kube::api::DynamicObject = serde_json::from_value(json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -219,28 +187,43 @@ async fn one_person_cannot_fill_the_portals_memory_and_others_stay_live() {
         bytes_overall: per_person * 3,
         ..LiveLimits::default()
     };
-    let (pki, base, state) = behind_proxy(&admin, limits).await;
-    let through = pki.client(Some(&pki.proxy));
-    let table = |selector: String, user: &str| {
-        through
-            .get(format!(
-                "{base}/api/live/table?group=flood.test&version=v1&plural=blobs&namespace={ns}&label_selector={selector}"
-            ))
-            .header("x-forwarded-user", user.to_string())
-            .header("x-forwarded-groups", "flood:admins")
+    let (base, state) = common::serve_token_mode(&admin, Some(limits)).await;
+    let blobs_of = ("flood.test", "blobs");
+    let mut sessions = Vec::new();
+    for who in ["greedy", "ada"] {
+        common::grant(
+            &admin,
+            &ns,
+            &format!("read-{who}"),
+            blobs_of,
+            &["list", "watch"],
+            who,
+        )
+        .await;
+        sessions.push(common::signed_in_account(&admin, &base, &ns, who).await);
+    }
+    let http = reqwest::Client::new();
+    let table = |selector: String, session: &str| {
+        http.get(format!(
+            "{base}/api/live/table?group=flood.test&version=v1&plural=blobs&namespace={ns}&label_selector={selector}"
+        ))
+        .header("cookie", session.to_string())
     };
     let before = resident_mib();
     // 60 views of the same big list, each its own feed (a distinct selector that
     // matches everything), held open.
     let mut held = Vec::new();
     for i in 0..60 {
-        if let Ok(response) = table(format!("!absent{i}"), "greedy").send().await {
+        if let Ok(response) = table(format!("!absent{i}"), &sessions[0]).send().await {
             held.push(until_event(response, "snapshot").await);
         }
     }
     let shown = held.iter().filter(|ok| **ok).count();
-    let greedy = Some(format!("user:{}", json!(["greedy", ["flood:admins"]])));
-    let (mine, all) = state.live.hub.bytes_held(&greedy);
+    let greedy = portico_server::kube::caller::Caller::Bearer {
+        name: common::account_user(&ns, "greedy"),
+        token: portico_server::kube::caller::Token(String::new()),
+    };
+    let (mine, all) = state.live.hub.bytes_held(&greedy.person());
     let grown = resident_mib().saturating_sub(before);
     println!(
         "flood: {shown} of 60 big views shown, {} MiB held for the flooder, {} MiB in all, RSS +{grown} MiB",
@@ -248,26 +231,26 @@ async fn one_person_cannot_fill_the_portals_memory_and_others_stay_live() {
         all >> 20
     );
     report.record(
-        "proxy",
+        "token",
         "60 feeds of a 2.5 MiB list by one person",
         "at most 16 MiB held for them",
         format!("{shown} shown, {} MiB held", mine >> 20),
         mine <= per_person && shown < 60,
     );
     report.record(
-        "proxy",
+        "token",
         "the same flood, the portal's resident memory",
         "grows by under 80 MiB (unbounded, measured: +184)",
         format!("+{grown} MiB"),
         grown < 80,
     );
-    let other = table("!absent-ada".to_string(), "ada").send().await;
+    let other = table("!absent-ada".to_string(), &sessions[1]).send().await;
     let live = match other {
         Ok(response) => until_event(response, "snapshot").await,
         Err(_) => false,
     };
     report.record(
-        "proxy",
+        "token",
         "another person's view during the flood",
         "live (a snapshot arrives)",
         live.to_string(),
@@ -281,106 +264,20 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
     let admin = common::admin_with_stack_crd().await;
     let ns = common::fresh_namespace(&admin, "attack").await;
     let mut report = Report::default();
-    // The forged group really is cluster-admin: believing it would be fatal.
-    common::bind_group_to_cluster_admin(&admin, "kubeadm:cluster-admins").await;
-    common::until_subject_may(
-        &admin,
-        ("greedy", &["kubeadm:cluster-admins"]),
-        "watch",
-        ("portico.dev", "stacks"),
-        Some(&ns),
-    )
-    .await;
+    // Believing these would be fatal: system:masters passes every authorization.
     let forged = [
         ("x-forwarded-user", "mallory"),
         ("x-forwarded-groups", "system:masters"),
     ];
+    let object = stack(&ns, "pwned", json!({"choice": "tomcat"}));
 
-    // Proxy mode: only the proxy's client certificate makes headers count.
+    // Token mode: only a sealed session counts.
     let limits = LiveLimits {
         streams_per_person: 16,
         feeds_per_person: 32,
         ..LiveLimits::default()
     };
-    let (pki, base, _) = behind_proxy(&admin, limits).await;
-    let object = stack(&ns, "pwned", json!({"choice": "tomcat"}));
-    let callers = [
-        ("forged headers, no client certificate", None, vec![401]),
-        (
-            "forged headers, proxy CA cert for another name",
-            Some(&pki.wrong_name),
-            vec![401],
-        ),
-        // A certificate from another CA ends the TLS handshake: no status at all.
-        (
-            "forged headers, rogue CA cert with the proxy's name",
-            Some(&pki.rogue),
-            vec![],
-        ),
-    ];
-    for (what, certificate, refused) in callers {
-        let http = pki.client(certificate.map(String::as_str));
-        let s = status(submit(&http, &base, &forged, &object)).await;
-        report.expect("proxy", what, s, &refused);
-    }
-    let through = pki.client(Some(&pki.proxy));
-    let two_users = [("x-forwarded-user", "ada"), ("x-forwarded-user", "admin")];
-    let s = status(submit(&through, &base, &two_users, &object)).await;
-    report.expect("proxy", "two user headers through the proxy", s, &[401]);
-    // Through the real proxy, system:masters is dropped: mallory is nobody special.
-    let response = submit(&through, &base, &forged, &object)
-        .send()
-        .await
-        .expect("submit");
-    let body: serde_json::Value = response.json().await.unwrap_or_default();
-    report.record(
-        "proxy",
-        "system:masters group through the proxy",
-        "the API server's 403",
-        format!("{}", body["Rejected"]["code"]),
-        body["Rejected"]["code"] == 403,
-    );
-    // 500 live views opened by one person, held open.
-    let mut held = Vec::new();
-    let mut refused = 0;
-    for i in 0..500 {
-        let url = format!(
-            "{base}/api/live/table?group=portico.dev&version=v1alpha1&plural=stacks&namespace={ns}&label_selector=a%3Db{i}"
-        );
-        let response = through
-            .get(url)
-            .header("x-forwarded-user", "greedy")
-            .header("x-forwarded-groups", "kubeadm:cluster-admins")
-            .send()
-            .await;
-        match response {
-            Ok(r) if r.status().as_u16() == 200 => held.push(r),
-            Ok(r) if r.status().as_u16() == 429 => refused += 1,
-            _ => {}
-        }
-    }
-    report.record(
-        "proxy",
-        "500 live views opened by one person",
-        "at most 16 open, the rest 429",
-        format!("{} open, {refused} refused (429)", held.len()),
-        held.len() <= 16 && held.len() + refused == 500,
-    );
-    drop(held);
-    let long = format!(
-        "{base}/api/live/table?group=portico.dev&version=v1alpha1&plural=stacks&namespace={ns}&label_selector={}",
-        "a".repeat(10_000)
-    );
-    let s = status(through.get(long).header("x-forwarded-user", "greedy")).await;
-    report.expect("proxy", "a 10,000-byte selector", s, &[400, 414, 431]);
-
-    // Token mode: only a sealed session counts.
-    let token = IdentityConfig {
-        mode: IdentityMode::Token,
-        sessions: Some(SessionKey::random().expect("key")),
-        ..IdentityConfig::local()
-    };
-    let (base, _) = common::serve(&admin, Some((token, admin_config().await))).await;
+    let (base, _) = common::serve_token_mode(&admin, Some(limits)).await;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -404,6 +301,37 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
         s,
         &[401],
     );
+    // 500 live views opened by one signed-in person, held open.
+    let reading = ["get", "list", "watch"];
+    let stacks_of = ("portico.dev", "stacks");
+    common::grant(&admin, &ns, "watch-greedy", stacks_of, &reading, "greedy").await;
+    let greedy = common::signed_in_account(&admin, &base, &ns, "greedy").await;
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for i in 0..500 {
+        let url = format!(
+            "{base}/api/live/table?group=portico.dev&version=v1alpha1&plural=stacks&namespace={ns}&label_selector=a%3Db{i}"
+        );
+        match http.get(url).header("cookie", &greedy).send().await {
+            Ok(r) if r.status().as_u16() == 200 => held.push(r),
+            Ok(r) if r.status().as_u16() == 429 => refused += 1,
+            _ => {}
+        }
+    }
+    report.record(
+        "token",
+        "500 live views opened by one person",
+        "at most 16 open, the rest 429",
+        format!("{} open, {refused} refused (429)", held.len()),
+        held.len() <= 16 && held.len() + refused == 500,
+    );
+    drop(held);
+    let long = format!(
+        "{base}/api/live/table?group=portico.dev&version=v1alpha1&plural=stacks&namespace={ns}&label_selector={}",
+        "a".repeat(10_000)
+    );
+    let s = status(http.get(long).header("cookie", &greedy)).await;
+    report.expect("token", "a 10,000-byte selector", s, &[400, 414, 431]);
     let mut limited = 0;
     for _ in 0..60 {
         let attempt = http

@@ -130,12 +130,10 @@ fn every_kustomization_renders_the_base_with_its_changes_only() {
     let local_catalog = std::fs::read_to_string(deploy_dir().join("overlays/local/stacks.yaml"))
         .expect("the local catalog");
     assert_eq!(catalog.data["data"]["catalog.yaml"], local_catalog.as_str());
-    for dir in ["overlays/example", "overlays/oauth2-proxy"] {
-        assert!(
-            names(&kustomized(dir)).len() >= shipped.len(),
-            "{dir} keeps the base"
-        );
-    }
+    assert!(
+        names(&kustomized("overlays/example")).len() >= shipped.len(),
+        "the example overlay keeps the base"
+    );
 }
 
 #[test]
@@ -186,12 +184,7 @@ fn portal_env(docs: &[DynamicObject], name: &str) -> Option<String> {
 
 #[test]
 fn the_portal_answers_to_its_ingress_host_and_reaches_only_dns_and_the_api_server() {
-    for dir in [
-        ".",
-        "overlays/local",
-        "overlays/example",
-        "overlays/oauth2-proxy",
-    ] {
+    for dir in [".", "overlays/local", "overlays/example"] {
         let docs = kustomized(dir);
         let ingress_hosts: Vec<&str> = docs
             .iter()
@@ -454,10 +447,17 @@ async fn every_manifest_passes_a_server_side_dry_run_and_rbac_is_least_privilege
         )
         .await
     );
-    // Token mode: users' own tokens do the work; the portal can become no one.
-    for whom in ["users", "groups", "serviceaccounts"] {
+    // People's own tokens do the work (token and single sign-on modes); the portal can
+    // become no one, not even with part of an identity.
+    for (group, whom) in [
+        ("", "users"),
+        ("", "groups"),
+        ("", "serviceaccounts"),
+        ("authentication.k8s.io", "uids"),
+        ("authentication.k8s.io", "userextras"),
+    ] {
         assert!(
-            !may(&client, portal, "impersonate", "", whom, None).await,
+            !may(&client, portal, "impersonate", group, whom, None).await,
             "the portal cannot impersonate {whom}"
         );
     }
@@ -906,153 +906,5 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             ),
             other => panic!("{what} was not refused: {other:?}"),
         }
-    }
-}
-
-fn overlay(file: &str) -> serde_yaml::Value {
-    let path = deploy_dir().join("overlays/oauth2-proxy").join(file);
-    let text = std::fs::read_to_string(&path).expect("overlay file");
-    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// The oauth2-proxy overlay wires proxy mode end to end: what Portico believes is
-/// what ingress-nginx sets from oauth2-proxy's answer, on the connection made with the
-/// client certificate whose name Portico allows, over a serving certificate it mounts.
-#[test]
-fn the_proxy_overlay_believes_only_the_ingress_client_certificate() {
-    let portal = overlay("portal-proxy-mode.yaml");
-    let container = &portal["spec"]["template"]["spec"]["containers"][0];
-    let env: std::collections::HashMap<&str, &str> = container["env"]
-        .as_sequence()
-        .expect("env")
-        .iter()
-        .map(|e| {
-            (
-                e["name"].as_str().expect("name"),
-                e["value"].as_str().expect("value"),
-            )
-        })
-        .collect();
-    assert_eq!(env["PORTICO_IDENTITY"], "proxy");
-    let mount = container["volumeMounts"][0]["mountPath"]
-        .as_str()
-        .expect("mount");
-    for file in [
-        "PORTICO_TLS_CERT_FILE",
-        "PORTICO_TLS_KEY_FILE",
-        "PORTICO_PROXY_CLIENT_CA_FILE",
-    ] {
-        assert!(
-            env[file].starts_with(mount),
-            "{file} is in the mounted Secret"
-        );
-    }
-    for probe in ["startupProbe", "livenessProbe", "readinessProbe"] {
-        assert_eq!(container[probe]["httpGet"]["scheme"], "HTTPS", "{probe}");
-    }
-
-    let kustomization = overlay("kustomization.yaml");
-    let ingress_patch: serde_yaml::Value = serde_yaml::from_str(
-        kustomization["patches"][1]["patch"]
-            .as_str()
-            .expect("ingress patch"),
-    )
-    .expect("patch YAML");
-    let annotations = &ingress_patch[0]["value"];
-    let passed: Vec<String> = annotations["nginx.ingress.kubernetes.io/auth-response-headers"]
-        .as_str()
-        .expect("auth-response-headers")
-        .split(',')
-        .map(|h| h.trim().to_ascii_lowercase())
-        .collect();
-    for header in ["PORTICO_PROXY_USER_HEADER", "PORTICO_PROXY_GROUPS_HEADER"] {
-        assert!(
-            passed.contains(&env[header].to_ascii_lowercase()),
-            "{header} is set (and overwritten) by ingress-nginx from oauth2-proxy"
-        );
-    }
-    assert_eq!(
-        annotations["nginx.ingress.kubernetes.io/backend-protocol"],
-        "HTTPS"
-    );
-    let client_secret = annotations["nginx.ingress.kubernetes.io/proxy-ssl-secret"]
-        .as_str()
-        .expect("proxy-ssl-secret");
-
-    let text =
-        std::fs::read_to_string(deploy_dir().join("overlays/oauth2-proxy/certificates.yaml"))
-            .expect("certificates");
-    let certificates: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&text)
-        .map(|d| serde_yaml::Value::deserialize(d).expect("YAML"))
-        .collect();
-    let by_secret = |secret: &str| {
-        certificates
-            .iter()
-            .find(|c| c["kind"] == "Certificate" && c["spec"]["secretName"] == secret)
-            .unwrap_or_else(|| panic!("a Certificate for Secret {secret}"))
-            .clone()
-    };
-    let client = by_secret(client_secret.trim_start_matches("portico/"));
-    assert_eq!(
-        client["spec"]["dnsNames"][0].as_str(),
-        Some(env["PORTICO_PROXY_ALLOWED_NAMES"]),
-        "the proxy's certificate carries the one allowed name"
-    );
-    let serving_secret = portal["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"]
-        .as_str()
-        .expect("serving Secret");
-    let serving = by_secret(serving_secret);
-    assert_eq!(
-        serving["spec"]["issuerRef"], client["spec"]["issuerRef"],
-        "one CA signs both, so ca.crt in the serving Secret verifies the proxy"
-    );
-}
-
-/// Proxy mode's extra grant, applied for real to a stand-in account: users and groups
-/// may be impersonated, nothing else (service accounts, UIDs, extra fields).
-#[tokio::test]
-async fn the_proxy_overlay_grants_impersonation_of_people_only() {
-    let client = TestCluster::shared()
-        .admin_client()
-        .await
-        .expect("admin client");
-    let ns = common::fresh_namespace(&client, "impersonate").await;
-    let mut docs =
-        apply::read_documents(&deploy_dir().join("overlays/oauth2-proxy/rbac-impersonate.yaml"))
-            .expect("RBAC");
-    for doc in &mut docs {
-        doc.metadata.name = Some(format!("{ns}-impersonate"));
-        if kind(doc) == "ClusterRoleBinding" {
-            doc.data["roleRef"]["name"] = format!("{ns}-impersonate").into();
-            doc.data["subjects"][0]["namespace"] = ns.clone().into();
-        }
-    }
-    apply::apply_all(&client, docs).await.expect("RBAC applies");
-    let account = format!("system:serviceaccount:{ns}:portico-portal");
-    let groups = ["system:serviceaccounts", "system:authenticated"];
-    common::until_subject_may(
-        &client,
-        (&account, &groups),
-        "impersonate",
-        ("", "users"),
-        None,
-    )
-    .await;
-    assert!(may(&client, &account, "impersonate", "", "groups", None).await);
-    for (group, resource) in [
-        ("", "serviceaccounts"),
-        ("authentication.k8s.io", "uids"),
-        ("authentication.k8s.io", "userextras"),
-    ] {
-        assert!(
-            !may(&client, &account, "impersonate", group, resource, None).await,
-            "{resource}"
-        );
-    }
-    for (verb, group, resource) in [("list", "", "secrets"), ("create", "apps", "deployments")] {
-        assert!(
-            !may(&client, &account, verb, group, resource, Some(&ns)).await,
-            "{verb} {resource}"
-        );
     }
 }

@@ -1,8 +1,7 @@
-//! People act as themselves, against a real kube-apiserver: in proxy mode a viewer
-//! (read-only in one namespace) cannot create and cannot join a feed of another
-//! namespace even when one is running; an editor can create; identity headers on a
-//! connection without the proxy's client certificate are ignored. In token mode a signed-in service account acts with
-//! its own token, which only ever travels in a sealed cookie.
+//! People act as themselves, against a real kube-apiserver, each signed in with their
+//! own token: a viewer (read-only in one namespace) cannot create and cannot join a
+//! feed of another namespace even when one is running; an editor can create; identity
+//! headers name no one. The token only ever travels in a sealed cookie.
 // Tests and benchmarks stop loudly at the first surprise.
 #![allow(
     clippy::unwrap_used,
@@ -13,8 +12,6 @@
 
 mod common;
 
-use common::pki::Pki;
-
 use app::live::protocol::{ClientMessage, ServerMessage, Topic};
 use app::table::model::TableQuery;
 use futures::{SinkExt, StreamExt};
@@ -24,119 +21,36 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-use k8s_openapi::api::authentication::v1::TokenRequest;
-use k8s_openapi::api::core::v1::ServiceAccount;
-use kube::api::{Api, PostParams};
+use kube::api::Api;
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
-use portico_server::auth::identity::{IdentityConfig, IdentityMode};
-use portico_server::auth::session::SessionKey;
 use portico_server::watch::limits::LiveLimits;
 use portico_server::web::state::AppState;
 use serde_json::json;
 
-/// A Role on Stacks in `ns` with `verbs`, bound to `subject`.
-async fn grant(
-    client: &kube::Client,
-    ns: &str,
-    role: &str,
-    verbs: &[&str],
-    subject: serde_json::Value,
-) {
-    let docs = vec![
-        serde_json::from_value(json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-            "metadata": {"name": role, "namespace": ns},
-            "rules": [{"apiGroups": ["portico.dev"], "resources": ["stacks"], "verbs": verbs}]
-        }))
-        .expect("role"),
-        serde_json::from_value(json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-            "metadata": {"name": role, "namespace": ns},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
-            "subjects": [subject]
-        }))
-        .expect("binding"),
-    ];
-    apply::apply_all(client, docs).await.expect("RBAC applies");
-    // The authorizer learns new bindings from a watch: wait until it knows this one.
-    let who = match subject["kind"].as_str() {
-        Some("ServiceAccount") => format!(
-            "system:serviceaccount:{}:{}",
-            subject["namespace"].as_str().unwrap_or_default(),
-            subject["name"].as_str().unwrap_or_default()
-        ),
-        _ => subject["name"].as_str().unwrap_or_default().to_string(),
-    };
-    let last = verbs.last().copied().unwrap_or("get");
-    common::until_subject_may(
-        client,
-        (&who, &[]),
-        last,
-        ("portico.dev", "stacks"),
-        Some(ns),
-    )
-    .await;
-}
+const STACKS: (&str, &str) = ("portico.dev", "stacks");
 
-fn user(name: &str) -> serde_json::Value {
-    json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name})
-}
-
+/// Portico in token mode.
 struct Portal {
     base: String,
     state: AppState,
-    pki: Option<Pki>,
 }
 
-async fn admin_config() -> kube::Config {
-    portico_server::kube::config::config(Some(TestCluster::shared().admin_kubeconfig()), None)
-        .await
-        .expect("admin config")
-}
-
-async fn serve(client: &kube::Client, identity: IdentityConfig) -> Portal {
-    let (base, state) = common::serve(client, Some((identity, admin_config().await))).await;
-    Portal {
-        base,
-        state,
-        pki: None,
-    }
-}
-
-/// Portico in proxy mode, serving TLS and believing only `portico-proxy`'s certificate.
-async fn serve_proxy_mode(client: &kube::Client) -> Portal {
-    serve_proxy_mode_limited(client, None).await
-}
-
-async fn serve_proxy_mode_limited(client: &kube::Client, live: Option<LiveLimits>) -> Portal {
-    let pki = Pki::new();
-    let identity = IdentityConfig {
-        mode: IdentityMode::Proxy,
-        ..IdentityConfig::local()
-    };
-    let (base, state) = common::serve_with_tls(
-        client,
-        Some((identity, admin_config().await)),
-        Some(pki.tls()),
-        live,
-    )
-    .await;
-    Portal {
-        base,
-        state,
-        pki: Some(pki),
-    }
+async fn serve(client: &kube::Client, live: Option<LiveLimits>) -> Portal {
+    let (base, state) = common::serve_token_mode(client, live).await;
+    Portal { base, state }
 }
 
 impl Portal {
-    /// The client the authenticating proxy would use, or plain HTTP outside proxy mode.
-    fn through_proxy(&self) -> reqwest::Client {
-        match &self.pki {
-            Some(pki) => pki.client(Some(&pki.proxy)),
-            None => reqwest::Client::new(),
-        }
+    /// A new ServiceAccount `name` in `ns`, signed in: its session cookie.
+    async fn person(&self, admin: &kube::Client, ns: &str, name: &str) -> String {
+        common::signed_in_account(admin, &self.base, ns, name).await
     }
+}
+
+/// The headers sending `session` (a cookie's `name=value`).
+fn with_session(session: &str) -> [(&str, &str); 1] {
+    [("cookie", session)]
 }
 
 fn stack(ns: &str, name: &str) -> String {
@@ -151,19 +65,18 @@ async fn submit(
     headers: &[(&str, &str)],
     object: String,
 ) -> (u16, serde_json::Value) {
-    submit_with(portal, &portal.through_proxy(), headers, object, false).await
+    submit_with(portal, headers, object, false).await
 }
 
-/// Calls the submit server function over `http` as whoever `headers` say.
+/// Calls the submit server function as whoever `headers` say, as a dry run or not.
 async fn submit_with(
     portal: &Portal,
-    http: &reqwest::Client,
     headers: &[(&str, &str)],
     object: String,
     dry_run: bool,
 ) -> (u16, serde_json::Value) {
     let dry_run = dry_run.to_string();
-    let mut request = http
+    let mut request = reqwest::Client::new()
         .post(format!("{}/api/submit", portal.base))
         .header("origin", &portal.base)
         .form(&[("object", object.as_str()), ("dry_run", dry_run.as_str())]);
@@ -177,7 +90,7 @@ async fn submit_with(
 }
 
 async fn live_table(portal: &Portal, headers: &[(&str, &str)], ns: &str) -> u16 {
-    let mut request = portal.through_proxy().get(format!(
+    let mut request = reqwest::Client::new().get(format!(
         "{}/api/live/table?group=portico.dev&version=v1alpha1&plural=stacks&namespace={ns}",
         portal.base
     ));
@@ -188,43 +101,31 @@ async fn live_table(portal: &Portal, headers: &[(&str, &str)], ns: &str) -> u16 
 }
 
 #[tokio::test]
-async fn in_proxy_mode_each_person_acts_as_themselves() {
+async fn each_person_acts_as_themselves() {
     let admin = common::admin_with_stack_crd().await;
     let team = common::fresh_namespace(&admin, "team").await;
     let other = common::fresh_namespace(&admin, "other").await;
-    grant(
-        &admin,
-        &team,
-        "stack-viewer",
-        &["get", "list", "watch"],
-        user("viewer"),
-    )
-    .await;
-    grant(
-        &admin,
-        &team,
-        "stack-editor",
-        &[
-            "get", "list", "watch", "create", "update", "patch", "delete",
-        ],
-        user("editor"),
-    )
-    .await;
-    let portal = serve_proxy_mode(&admin).await;
-    let viewer = [
-        ("x-forwarded-user", "viewer"),
-        ("x-forwarded-groups", "readers"),
+    let reading = ["get", "list", "watch"];
+    common::grant(&admin, &team, "stack-viewer", STACKS, &reading, "viewer").await;
+    let editing = [
+        "get", "list", "watch", "create", "update", "patch", "delete",
     ];
-    let editor = [("x-forwarded-user", "editor")];
+    common::grant(&admin, &team, "stack-editor", STACKS, &editing, "editor").await;
+    let portal = serve(&admin, None).await;
+    let viewer_session = portal.person(&admin, &team, "viewer").await;
+    let viewer = with_session(&viewer_session);
+    let editor_session = portal.person(&admin, &team, "editor").await;
+    let editor = with_session(&editor_session);
 
     let (status, outcome) = submit(&portal, &viewer, stack(&team, "by-viewer")).await;
     assert_eq!(status, 200);
     assert_eq!(outcome["Rejected"]["code"], 403, "{outcome}");
+    let named = format!("\"{}\"", common::account_user(&team, "viewer"));
     assert!(
         outcome["Rejected"]["message"]
             .as_str()
             .unwrap_or_default()
-            .contains("\"viewer\""),
+            .contains(&named),
         "{outcome}"
     );
 
@@ -257,99 +158,27 @@ async fn in_proxy_mode_each_person_acts_as_themselves() {
         401,
         "no identity, no feed"
     );
-}
-
-#[tokio::test]
-async fn identity_headers_without_the_proxys_certificate_are_ignored() {
-    let admin = common::admin_with_stack_crd().await;
-    let team = common::fresh_namespace(&admin, "forge").await;
-    // The forged group really is cluster-admin here: believing it would be fatal.
-    common::bind_group_to_cluster_admin(&admin, "kubeadm:cluster-admins").await;
-    let portal = serve_proxy_mode(&admin).await;
-    let pki = portal.pki.as_ref().expect("proxy mode");
-    let forged = [
-        ("x-forwarded-user", "mallory"),
-        ("x-forwarded-groups", "kubeadm:cluster-admins"),
+    // Headers naming someone are believed in no mode: only the API server says who.
+    let editor_name = common::account_user(&team, "editor");
+    let claimed = [
+        ("x-forwarded-user", editor_name.as_str()),
+        ("x-forwarded-groups", "system:masters"),
     ];
-    let no_certificate = pki.client(None);
-    let wrong_name = pki.client(Some(&pki.wrong_name));
-    for (who, http) in [
-        ("no client certificate", &no_certificate),
-        ("the proxy CA's certificate for another name", &wrong_name),
-    ] {
-        let (status, outcome) =
-            submit_with(&portal, http, &forged, stack(&team, "forged"), false).await;
-        assert_eq!(status, 401, "{who}: {outcome}");
-        let mut page = http.get(format!("{}/crds", portal.base));
-        for (k, v) in forged {
-            page = page.header(k, v);
-        }
-        let page = page.send().await.expect("page");
-        assert_eq!(page.status().as_u16(), 401, "{who}");
-    }
-    // A certificate from another CA, even with the proxy's name, ends the handshake.
-    let rogue = pki.client(Some(&pki.rogue));
-    assert!(
-        rogue
-            .get(format!("{}/crds", portal.base))
-            .send()
-            .await
-            .is_err(),
-        "a rogue CA's certificate is refused"
-    );
-    let stacks: Api<portico_server::reconcile::stack::Stack> =
-        Api::namespaced(admin.clone(), &team);
-    assert!(stacks.get_opt("forged").await.expect("get").is_none());
-    // The same headers through the proxy's certificate are believed: what decides is
-    // the certificate, nothing else.
-    let (_, outcome) = submit(&portal, &forged, stack(&team, "through-proxy")).await;
-    assert!(outcome.get("Accepted").is_some(), "{outcome}");
-    // Probes carry no certificate and still reach the health check.
-    let health = no_certificate
-        .get(format!("{}/healthz", portal.base))
-        .send()
-        .await
-        .expect("healthz");
-    assert_eq!(health.status().as_u16(), 200);
+    assert_eq!(live_table(&portal, &claimed, &team).await, 401);
+    let (status, _) = submit(&portal, &claimed, stack(&team, "by-headers")).await;
+    assert_eq!(status, 401);
+    assert!(stacks.get_opt("by-headers").await.expect("get").is_none());
 }
 
 #[tokio::test]
 async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
     let admin = common::admin_with_stack_crd().await;
     let team = common::fresh_namespace(&admin, "tok").await;
-    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), &team);
-    accounts
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": "deployer"}})).expect("sa"),
-        )
-        .await
-        .expect("service account");
-    grant(
-        &admin,
-        &team,
-        "stack-editor",
-        &["get", "list", "watch", "create"],
-        json!({"kind": "ServiceAccount", "name": "deployer", "namespace": team}),
-    )
-    .await;
-    let request: TokenRequest =
-        serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 3600}}))
-            .expect("token request");
-    let token = accounts
-        .create_token_request("deployer", &PostParams::default(), &request)
-        .await
-        .expect("token")
-        .status
-        .expect("status")
-        .token;
+    let editing = ["get", "list", "watch", "create"];
+    common::grant(&admin, &team, "stack-editor", STACKS, &editing, "deployer").await;
+    let token = common::account_token(&admin, &team, "deployer").await;
 
-    let identity = IdentityConfig {
-        mode: IdentityMode::Token,
-        sessions: Some(SessionKey::random().expect("key")),
-        ..IdentityConfig::local()
-    };
-    let portal = serve(&admin, identity).await;
+    let portal = serve(&admin, None).await;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -599,10 +428,10 @@ async fn local_mode_never_hands_portals_identity_to_the_network() {
     );
 }
 
-/// Opens a live table of Stacks in `ns` through the proxy as `user`, with `selector`.
+/// Opens a live table of Stacks in `ns` with `session` (a cookie), with `selector`.
 async fn open_live(
     portal: &Portal,
-    user: &str,
+    session: &str,
     ns: &str,
     selector: Option<&str>,
 ) -> reqwest::Response {
@@ -614,10 +443,9 @@ async fn open_live(
         url.push_str("&label_selector=");
         url.push_str(&form_urlencoded::byte_serialize(selector.as_bytes()).collect::<String>());
     }
-    portal
-        .through_proxy()
+    reqwest::Client::new()
         .get(url)
-        .header("x-forwarded-user", user)
+        .header("cookie", session)
         .send()
         .await
         .expect("live table")
@@ -649,14 +477,8 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
     let admin = common::admin_with_stack_crd().await;
     let team = common::fresh_namespace(&admin, "bounded").await;
     for who in ["greedy", "other", "leaver"] {
-        grant(
-            &admin,
-            &team,
-            &format!("watch-{who}"),
-            &["get", "list", "watch"],
-            user(who),
-        )
-        .await;
+        let role = format!("watch-{who}");
+        common::grant(&admin, &team, &role, STACKS, &["get", "list", "watch"], who).await;
     }
     let limits = LiveLimits {
         streams_per_person: 3,
@@ -664,16 +486,19 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
         recheck: std::time::Duration::from_millis(300),
         ..LiveLimits::default()
     };
-    let portal = serve_proxy_mode_limited(&admin, Some(limits)).await;
+    let portal = serve(&admin, Some(limits)).await;
+    let greedy = portal.person(&admin, &team, "greedy").await;
+    let other = portal.person(&admin, &team, "other").await;
+    let leaver = portal.person(&admin, &team, "leaver").await;
 
     // Three open views, then a clear refusal; someone else is unaffected.
     let mut held = Vec::new();
     for _ in 0..3 {
-        let view = open_live(&portal, "greedy", &team, None).await;
+        let view = open_live(&portal, &greedy, &team, None).await;
         assert_eq!(view.status().as_u16(), 200);
         held.push(view);
     }
-    let fourth = open_live(&portal, "greedy", &team, None).await;
+    let fourth = open_live(&portal, &greedy, &team, None).await;
     assert_eq!(fourth.status().as_u16(), 429);
     assert!(
         fourth
@@ -683,7 +508,7 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
             .contains("live views open")
     );
     assert_eq!(
-        open_live(&portal, "other", &team, None)
+        open_live(&portal, &other, &team, None)
             .await
             .status()
             .as_u16(),
@@ -696,7 +521,7 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
     let mut statuses = Vec::new();
     for i in 0..6 {
         let selector = format!("app=x{i}");
-        let view = open_live(&portal, "greedy", &team, Some(&selector)).await;
+        let view = open_live(&portal, &greedy, &team, Some(&selector)).await;
         statuses.push(view.status().as_u16());
     }
     // One feed (no selector) still lingers from the first part.
@@ -705,7 +530,7 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
     // Oversized selectors and invented namespaces start nothing.
     let long = format!("app in ({})", vec!["a"; 3000].join(","));
     assert_eq!(
-        open_live(&portal, "other", &team, Some(&long))
+        open_live(&portal, &other, &team, Some(&long))
             .await
             .status()
             .as_u16(),
@@ -727,7 +552,7 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
                 "metadata": {"name": "stack-watcher-everywhere"},
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                             "name": "stack-watcher-everywhere"},
-                "subjects": [user("roamer")]
+                "subjects": [{"kind": "ServiceAccount", "name": "roamer", "namespace": team}]
             }))
             .expect("binding"),
         ],
@@ -735,19 +560,21 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
     .await
     .expect("cluster-wide watcher");
     let invented = "no-such-namespace-here";
+    let roamer = common::account_user(&team, "roamer");
     common::until_subject_may(
         &admin,
-        ("roamer", &[]),
+        (&roamer, &[]),
         "watch",
         ("portico.dev", "stacks"),
         Some(invented),
     )
     .await;
-    let missing = open_live(&portal, "roamer", invented, None).await;
+    let roamer = portal.person(&admin, &team, "roamer").await;
+    let missing = open_live(&portal, &roamer, invented, None).await;
     assert_eq!(missing.status().as_u16(), 404);
 
     // Withdrawing the permission ends the open view with a problem message.
-    let view = open_live(&portal, "leaver", &team, None).await;
+    let view = open_live(&portal, &leaver, &team, None).await;
     assert_eq!(view.status().as_u16(), 200);
     let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
         Api::namespaced(admin.clone(), &team);
@@ -761,7 +588,11 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
     // Whichever notices first, the periodic access review or the feed's own next
     // request, the view ends saying why (read_to_end returned: the stream ended).
     assert!(
-        body.contains("withdrawn") || body.contains("User \"leaver\" cannot"),
+        body.contains("withdrawn")
+            || body.contains(&format!(
+                "User \"{}\" cannot",
+                common::account_user(&team, "leaver")
+            )),
         "{body}"
     );
 }
@@ -770,14 +601,8 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
 async fn a_stack_asks_only_for_what_its_author_may_do() {
     let admin = common::admin_with_stack_crd().await;
     let team = common::fresh_namespace(&admin, "deputy").await;
-    grant(
-        &admin,
-        &team,
-        "stack-creator",
-        &["get", "list", "watch", "create"],
-        user("deputy"),
-    )
-    .await;
+    let creating = ["get", "list", "watch", "create"];
+    common::grant(&admin, &team, "stack-creator", STACKS, &creating, "deputy").await;
     let policy = apply::read_documents(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/base/stack-policy.yaml"),
     )
@@ -785,8 +610,9 @@ async fn a_stack_asks_only_for_what_its_author_may_do() {
     apply::apply_all(&admin, policy)
         .await
         .expect("policy applies");
-    let portal = serve_proxy_mode(&admin).await;
-    let deputy = [("x-forwarded-user", "deputy")];
+    let portal = serve(&admin, None).await;
+    let deputy_session = portal.person(&admin, &team, "deputy").await;
+    let deputy = with_session(&deputy_session);
     let asking = |name: &str, spec: serde_json::Value| {
         json!({"apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
                "metadata": {"name": name, "namespace": team}, "spec": spec})
@@ -798,8 +624,7 @@ async fn a_stack_asks_only_for_what_its_author_may_do() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let refusal = loop {
         let probe = asking("probe", node_port.clone());
-        let (_, outcome) =
-            submit_with(&portal, &portal.through_proxy(), &deputy, probe, true).await;
+        let (_, outcome) = submit_with(&portal, &deputy, probe, true).await;
         if outcome.get("Rejected").is_some() {
             break outcome;
         }
@@ -864,7 +689,6 @@ async fn a_stack_asks_only_for_what_its_author_may_do() {
         let outcome = loop {
             let (_, outcome) = submit_with(
                 &portal,
-                &portal.through_proxy(),
                 &deputy,
                 asking(&format!("big{i}"), spec.clone()),
                 true,
@@ -897,16 +721,17 @@ async fn a_stack_asks_only_for_what_its_author_may_do() {
                 "metadata": {"name": "deputy-nodeport", "namespace": team},
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                             "name": "portico-stack-nodeport"},
-                "subjects": [user("deputy")]
+                "subjects": [{"kind": "ServiceAccount", "name": "deputy", "namespace": team}]
             }))
             .expect("binding"),
         ],
     )
     .await
     .expect("grant");
+    let deputy_user = common::account_user(&team, "deputy");
     common::until_subject_may(
         &admin,
-        ("deputy", &[]),
+        (&deputy_user, &[]),
         "use",
         ("portico.dev", "stacks/nodeport"),
         Some(&team),

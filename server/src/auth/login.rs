@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use super::AuthState;
 use crate::auth::identity::IdentityMode;
-use crate::auth::proxy_tls::Peer;
+use crate::auth::peer::Peer;
 use crate::auth::session::MAX_COOKIE_VALUE;
 use crate::kube::caller::{Caller, Token};
 use crate::kube::error::{ApiError, Failure};

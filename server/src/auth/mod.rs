@@ -1,6 +1,6 @@
-//! Who is asking, and what they may do: identity modes (local, token, single sign-on,
-//! proxy), sealed session cookies and sign-in, the authenticating proxy's TLS, the
-//! CSRF guard, and access reviews made as the caller. Uses `kube` only.
+//! Who is asking, and what they may do: identity modes (local, token, single sign-on),
+//! sealed session cookies and sign-in, the connection's peer, the CSRF guard, and
+//! access reviews made as the caller. Uses `kube` only.
 
 pub mod access;
 pub(crate) mod csrf;
@@ -8,7 +8,7 @@ pub mod host;
 pub mod identity;
 pub(crate) mod login;
 pub mod oidc;
-pub mod proxy_tls;
+pub mod peer;
 pub mod session;
 pub mod sign_in_limit;
 
@@ -76,16 +76,12 @@ impl AuthState {
     /// Who is asking. A single sign-on session whose ID token is due is renewed first
     /// (once, however many requests ask at the same moment); one that cannot be renewed
     /// goes on with its token until it expires, and then needs a new sign-in.
-    pub async fn identify(
-        &self,
-        peer: Option<&proxy_tls::Peer>,
-        headers: &HeaderMap,
-    ) -> Option<Identified> {
+    pub async fn identify(&self, headers: &HeaderMap) -> Option<Identified> {
         let now = session::now_secs();
         if let (Some(provider), Some(keys)) = (&self.oidc, &self.identity.sessions) {
             let session = self.session(headers)?;
             if !session.due_for_refresh(now) {
-                let (caller, cookie) = self.identify_with_renewal(peer, headers)?;
+                let (caller, cookie) = self.identify_with_renewal(headers)?;
                 let renew_at = session.provider.as_ref().map(|p| p.refresh_at);
                 return Some(Identified {
                     caller,
@@ -116,7 +112,7 @@ impl AuthState {
                 renew_at,
             });
         }
-        let (caller, cookie) = self.identify_with_renewal(peer, headers)?;
+        let (caller, cookie) = self.identify_with_renewal(headers)?;
         Some(Identified {
             caller,
             cookie,
@@ -125,13 +121,9 @@ impl AuthState {
     }
 
     /// Who is asking, with the fresh session cookie a session in use is due.
-    pub fn identify_with_renewal(
-        &self,
-        peer: Option<&proxy_tls::Peer>,
-        headers: &HeaderMap,
-    ) -> Option<(Caller, Option<String>)> {
+    pub fn identify_with_renewal(&self, headers: &HeaderMap) -> Option<(Caller, Option<String>)> {
         let cookie = session::cookie_name(&self.base);
-        self.identity.identify_with_renewal(peer, headers, cookie)
+        self.identity.identify_with_renewal(headers, cookie)
     }
 
     /// Token mode: the live session the request's cookie carries.

@@ -444,11 +444,17 @@ mod tests {
         let (next, next_cookie) = key
             .with_new_token(&opened, "id-2".into(), renewed)
             .expect("renewed");
-        assert_eq!((next.id.as_str(), next.issued), (session.id.as_str(), session.issued));
+        assert_eq!(
+            (next.id.as_str(), next.issued),
+            (session.id.as_str(), session.issued)
+        );
         let reopened = key.open(&next_cookie).expect("opens");
         assert_eq!(reopened.token, "id-2");
         key.sign_out(&reopened);
-        assert!(key.open(&cookie).is_none(), "signing out ends every cookie of the session");
+        assert!(
+            key.open(&cookie).is_none(),
+            "signing out ends every cookie of the session"
+        );
 
         let (pasted, pasted_cookie) = key.start("ada".into(), "tok".into()).expect("start");
         assert_eq!(key.open(&pasted_cookie).and_then(|s| s.provider), None);

@@ -12,7 +12,7 @@ use governor::clock::DefaultClock;
 use governor::state::keyed::HashMapStateStore;
 use governor::{Quota, RateLimiter};
 
-use super::proxy_tls::Peer;
+use super::peer::Peer;
 
 type Keyed<K> = RateLimiter<K, HashMapStateStore<K>, DefaultClock>;
 
@@ -149,8 +149,6 @@ mod tests {
     fn peer(addr: &str) -> Peer {
         Peer {
             addr: addr.parse().expect("socket address"),
-            proxy: None,
-            tls: false,
         }
     }
 

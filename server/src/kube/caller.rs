@@ -1,5 +1,5 @@
-//! Who a request acts as towards the API server: the portal itself, an impersonated
-//! user, or a person's own bearer token. Authentication (`auth`) decides which; every
+//! Who a request acts as towards the API server: the portal itself, or a person's own
+//! bearer token. Authentication (`auth`) decides which; every
 //! client, feed and limit is keyed by it.
 
 /// A bearer token; never printed.
@@ -17,9 +17,8 @@ impl std::fmt::Debug for Token {
 pub enum Caller {
     /// Local mode: the portal's own identity.
     Portal,
-    /// Proxy mode: impersonated user and groups.
-    User { name: String, groups: Vec<String> },
-    /// Token mode: the user's own token (and the name the API server gave it).
+    /// Token and single sign-on modes: the person's own token (and the name the API
+    /// server gave it).
     Bearer { name: String, token: Token },
 }
 
@@ -29,10 +28,6 @@ impl Caller {
     pub fn feed_owner(&self) -> Option<String> {
         match self {
             Caller::Portal => None,
-            // JSON keeps the parts apart: ("a:b", ["c"]) and ("a", ["b:c"]) differ.
-            Caller::User { name, groups } => {
-                Some(format!("user:{}", serde_json::json!([name, groups])))
-            }
             Caller::Bearer { token, .. } => {
                 let digest = ring::digest::digest(&ring::digest::SHA256, token.0.as_bytes());
                 let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
@@ -42,12 +37,11 @@ impl Caller {
     }
 
     /// The person, for per-person limits: a signed-in user by the name the API server
-    /// gave their token (so new tokens do not make a new person), a proxied user by
-    /// name and groups. `None` for the portal.
+    /// gave their token (so new tokens do not make a new person). `None` for the portal.
     pub fn person(&self) -> Option<String> {
         match self {
+            Caller::Portal => None,
             Caller::Bearer { name, .. } => Some(format!("token-user:{name}")),
-            other => other.feed_owner(),
         }
     }
 
@@ -55,7 +49,7 @@ impl Caller {
     pub fn name(&self) -> &str {
         match self {
             Caller::Portal => "portal (local mode)",
-            Caller::User { name, .. } | Caller::Bearer { name, .. } => name,
+            Caller::Bearer { name, .. } => name,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! A kube client per caller, so that every read and write a person triggers is made
-//! with their own Kubernetes identity (impersonated, or their own token).
+//! with their own Kubernetes identity: their own token, never the portal's credentials.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -15,7 +15,7 @@ const CLIENT_TTL: Duration = Duration::from_secs(600);
 const MAX_CLIENTS: usize = 512;
 
 pub struct ClientPool {
-    /// The portal's configuration: server, CA and (for impersonation) its credentials.
+    /// The portal's configuration: the server and CA a person's token is sent to.
     /// Without it only the portal's own identity is available (local mode).
     base: Option<kube::Config>,
     portal: kube::Client,
@@ -37,21 +37,15 @@ impl ClientPool {
     }
 
     fn config_for(&self, caller: &Caller) -> Option<kube::Config> {
+        let Caller::Bearer { token, .. } = caller else {
+            return None;
+        };
         let mut config = self.base.clone()?;
-        match caller {
-            Caller::Portal => return None,
-            Caller::User { name, groups } => {
-                config.auth_info.impersonate = Some(name.clone());
-                config.auth_info.impersonate_groups = (!groups.is_empty()).then(|| groups.clone());
-            }
-            Caller::Bearer { token, .. } => {
-                // Only the user's token: none of the portal's own credentials.
-                config.auth_info = AuthInfo {
-                    token: Some(token.0.clone().into()),
-                    ..Default::default()
-                };
-            }
-        }
+        // Only the user's token: none of the portal's own credentials.
+        config.auth_info = AuthInfo {
+            token: Some(token.0.clone().into()),
+            ..Default::default()
+        };
         Some(config)
     }
 

@@ -6,9 +6,9 @@ use axum::Router;
 use axum::body::Body;
 
 use app::backend::{BackendError, SharedBackend};
-use axum::extract::{ConnectInfo, OriginalUri, Request, State};
+use axum::extract::{OriginalUri, Request, State};
 
-use crate::auth::proxy_tls::{Peer, PlainListener, ProxyTls, TlsListener};
+use crate::auth::peer::{Peer, PeerListener};
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -185,11 +185,7 @@ async fn identify(
     mut request: Request<Body>,
     next: Next,
 ) -> Response {
-    let peer = request
-        .extensions()
-        .get::<ConnectInfo<Peer>>()
-        .map(|c| &c.0);
-    let identified = state.auth.identify(peer, request.headers()).await;
+    let identified = state.auth.identify(request.headers()).await;
     match identified {
         // A session in use gets a fresh cookie now and then, so only idle ones end.
         Some(Identified {
@@ -215,12 +211,9 @@ async fn identify(
         None if is_public(request.uri().path()) => next.run(request).await,
         None if request.uri().path().starts_with("/api/") => (
             StatusCode::UNAUTHORIZED,
-            "Portico does not know who you are: sign in, or reach it through the authenticating proxy.",
+            "Portico does not know who you are: sign in first.",
         )
             .into_response(),
-        None if state.auth.identity.mode == IdentityMode::Token => {
-            Redirect::to(&state.base.url("/login")).into_response()
-        }
         // Single sign-on comes back to the page asked for.
         None if state.auth.identity.mode == IdentityMode::Oidc => {
             let asked = request
@@ -235,26 +228,20 @@ async fn identify(
             let then: String = form_urlencoded::byte_serialize(within.as_bytes()).collect();
             Redirect::to(&format!("{}?then={then}", state.base.url("/login"))).into_response()
         }
-        None => (
-            StatusCode::UNAUTHORIZED,
-            "Portico does not know who you are: reach it through the authenticating proxy.",
-        )
-            .into_response(),
+        // Token mode (local mode identifies every request).
+        None => Redirect::to(&state.base.url("/login")).into_response(),
     }
 }
 
-/// HSTS for a year on answers that went out over HTTPS: Portico's own TLS, or the
-/// Ingress' when it says so (`X-Forwarded-Proto`, believed only behind the configured
-/// proxies). Not for subdomains: other applications on them are not Portico's to bind.
+/// HSTS for a year on answers that went out over HTTPS, as the Ingress says
+/// (`X-Forwarded-Proto`, believed only behind the configured proxies; Portico itself
+/// serves plain HTTP). Not for subdomains: other applications on them are not
+/// Portico's to bind.
 async fn strict_transport(
     State(state): State<AppState>,
     request: Request<Body>,
     next: Next,
 ) -> Response {
-    let own_tls = request
-        .extensions()
-        .get::<ConnectInfo<Peer>>()
-        .is_some_and(|c| c.0.tls);
     let ingress_tls = state.auth.identity.forwarded_hops > 0
         && request
             .headers()
@@ -263,7 +250,7 @@ async fn strict_transport(
             .and_then(|v| v.rsplit(',').next())
             .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"));
     let mut response = next.run(request).await;
-    if own_tls || ingress_tls {
+    if ingress_tls {
         response.headers_mut().insert(
             header::STRICT_TRANSPORT_SECURITY,
             HeaderValue::from_static("max-age=31536000"),
@@ -414,25 +401,15 @@ impl MakeRequestId for NextRequestId {
     }
 }
 
-/// Serves `router` on `listener` until `shutdown` resolves: TLS with the proxy check
-/// when `tls` is given (proxy mode), plain HTTP otherwise.
+/// Serves `router` on `listener` (plain HTTP, with each connection's [`Peer`]) until
+/// `shutdown` resolves.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
-    tls: Option<ProxyTls>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let app = router.into_make_service_with_connect_info::<Peer>();
-    match tls {
-        Some(tls) => {
-            axum::serve(TlsListener::new(listener, tls)?, app)
-                .with_graceful_shutdown(shutdown)
-                .await
-        }
-        None => {
-            axum::serve(PlainListener(listener), app)
-                .with_graceful_shutdown(shutdown)
-                .await
-        }
-    }
+    axum::serve(PeerListener(listener), app)
+        .with_graceful_shutdown(shutdown)
+        .await
 }

@@ -106,7 +106,7 @@ impl AppState {
     }
 
     /// Identifies people as `identity` says, acting for them from `base` (the portal's
-    /// configuration, used for impersonation or as the template for user tokens).
+    /// configuration, the template for people's own tokens: server and CA).
     pub fn with_identity(mut self, identity: IdentityConfig, base: kube::Config) -> Self {
         self.auth = AuthState::new(identity, ClientPool::new(Some(base), self.client.clone()));
         self.auth.base = self.base.clone();

@@ -3,31 +3,48 @@
 // Each test binary uses a part of this module.
 #![allow(dead_code)]
 
-pub mod pki;
 pub mod stacks;
 
-use portico_server::auth::identity::IdentityConfig;
-use portico_server::auth::proxy_tls::ProxyTls;
+use portico_server::auth::identity::{IdentityConfig, IdentityMode};
+use portico_server::auth::session::SessionKey;
 use portico_server::watch::limits::LiveLimits;
 use portico_server::web::state::AppState;
 
 /// Portico's router over `client`, serving on a free loopback port with connection
-/// info (proxy mode needs the peer address); `identity` switches from local mode.
+/// info (sign-in attempts are counted per peer); `identity` switches from local mode.
 /// Returns the origin (`http://127.0.0.1:PORT`) and the state, once the CRD catalog
 /// has loaded.
 pub async fn serve(
     client: &kube::Client,
     identity: Option<(IdentityConfig, kube::Config)>,
 ) -> (String, AppState) {
-    serve_with_tls(client, identity, None, None).await
+    serve_limited(client, identity, None).await
 }
 
-/// As `serve`, over TLS with proxy mode's client-certificate check when `tls` is
-/// given (the origin is then `https://127.0.0.1:PORT`).
-pub async fn serve_with_tls(
+/// Portico in token mode over `client` (people act from the shared test cluster's
+/// configuration with their own tokens), with `live` limits if given.
+pub async fn serve_token_mode(
+    client: &kube::Client,
+    live: Option<LiveLimits>,
+) -> (String, AppState) {
+    let identity = IdentityConfig {
+        mode: IdentityMode::Token,
+        sessions: Some(SessionKey::random().expect("key")),
+        ..IdentityConfig::local()
+    };
+    let config = portico_server::kube::config::config(
+        Some(portico_control_plane::cluster::TestCluster::shared().admin_kubeconfig()),
+        None,
+    )
+    .await
+    .expect("admin config");
+    serve_limited(client, Some((identity, config)), live).await
+}
+
+/// As `serve`, with `live` limits if given.
+pub async fn serve_limited(
     client: &kube::Client,
     identity: Option<(IdentityConfig, kube::Config)>,
-    tls: Option<ProxyTls>,
     live: Option<LiveLimits>,
 ) -> (String, AppState) {
     let options = portico_server::config::leptos_options(None).expect("leptos options");
@@ -42,7 +59,7 @@ pub async fn serve_with_tls(
         Some(limits) => state.with_live_limits(limits),
         None => state,
     };
-    start(state, watches, tls).await
+    start(state, watches).await
 }
 
 /// Portico served under the base path `base` (e.g. `/portico`), in local mode.
@@ -52,13 +69,12 @@ pub async fn serve_at(client: &kube::Client, base: &str) -> (String, AppState) {
     let catalog = portico_server::reconcile::catalog::LiveCatalog::fixed(catalog);
     let (state, watches) = AppState::new(client.clone(), options, catalog);
     let base = app::base::BasePath::new(base).expect("a base path");
-    start(state.with_base_path(base), watches, None).await
+    start(state.with_base_path(base), watches).await
 }
 
 async fn start(
     state: AppState,
     watches: impl std::future::Future<Output = ()> + Send + 'static,
-    tls: Option<ProxyTls>,
 ) -> (String, AppState) {
     tokio::spawn(watches);
     assert!(
@@ -71,15 +87,13 @@ async fn start(
         .await
         .expect("bind loopback");
     let addr = listener.local_addr().expect("addr");
-    let scheme = if tls.is_some() { "https" } else { "http" };
     let router = portico_server::web::router::router(state.clone());
     tokio::spawn(portico_server::web::router::serve(
         listener,
         router,
-        tls,
         std::future::pending(),
     ));
-    (format!("{scheme}://{addr}"), state)
+    (format!("http://{addr}"), state)
 }
 
 /// The kind registry over `client`, loaded (its driver runs until the test ends).
@@ -197,4 +211,104 @@ pub async fn until_subject_may(
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+}
+
+/// The ServiceAccount `account` of `ns`'s user name.
+pub fn account_user(ns: &str, account: &str) -> String {
+    format!("system:serviceaccount:{ns}:{account}")
+}
+
+/// A Role `role` in `ns` allowing `verbs` on `group`/`resource`, bound to the
+/// ServiceAccount `account` of `ns`; returns once the authorizer knows the binding
+/// (it learns new ones from a watch).
+pub async fn grant(
+    client: &kube::Client,
+    ns: &str,
+    role: &str,
+    (group, resource): (&str, &str),
+    verbs: &[&str],
+    account: &str,
+) {
+    use serde_json::json;
+    let docs = vec![
+        serde_json::from_value(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": role, "namespace": ns},
+            "rules": [{"apiGroups": [group], "resources": [resource], "verbs": verbs}]
+        }))
+        .expect("role"),
+        serde_json::from_value(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": role, "namespace": ns},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": ns}]
+        }))
+        .expect("binding"),
+    ];
+    portico_control_plane::apply::apply_all(client, docs)
+        .await
+        .expect("RBAC applies");
+    let last = verbs.last().copied().unwrap_or("get");
+    let who = account_user(ns, account);
+    until_subject_may(client, (&who, &[]), last, (group, resource), Some(ns)).await;
+}
+
+/// A new ServiceAccount `account` in `ns` and an hour's token for it.
+pub async fn account_token(client: &kube::Client, ns: &str, account: &str) -> String {
+    use k8s_openapi::api::authentication::v1::TokenRequest;
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use kube::api::PostParams;
+    let accounts: kube::Api<ServiceAccount> = kube::Api::namespaced(client.clone(), ns);
+    let created: ServiceAccount =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": account}}))
+            .expect("service account");
+    accounts
+        .create(&PostParams::default(), &created)
+        .await
+        .expect("service account");
+    let request: TokenRequest = serde_json::from_value(
+        serde_json::json!({"spec": {"audiences": [], "expirationSeconds": 3600}}),
+    )
+    .expect("token request");
+    accounts
+        .create_token_request(account, &PostParams::default(), &request)
+        .await
+        .expect("token")
+        .status
+        .expect("status")
+        .token
+}
+
+/// Signs in to Portico at `origin` (token mode) with `token`: the `name=value` of the
+/// session cookie, for a Cookie header.
+pub async fn sign_in(origin: &str, token: &str) -> String {
+    let signed_in = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("http")
+        .post(format!("{origin}/auth/login"))
+        .header("origin", origin)
+        .form(&[("token", token)])
+        .send()
+        .await
+        .expect("sign in");
+    assert_eq!(signed_in.status().as_u16(), 303, "signed in");
+    signed_in.headers()["set-cookie"]
+        .to_str()
+        .expect("cookie")
+        .split(';')
+        .next()
+        .expect("pair")
+        .to_string()
+}
+
+/// A new ServiceAccount `account` in `ns`, signed in to Portico at `origin` (token
+/// mode): its session cookie's `name=value`.
+pub async fn signed_in_account(
+    client: &kube::Client,
+    origin: &str,
+    ns: &str,
+    account: &str,
+) -> String {
+    sign_in(origin, &account_token(client, ns, account).await).await
 }

@@ -43,6 +43,42 @@ pub enum OidcError {
     Verify(String),
     #[error("the identity provider would not renew the sign-in: {0}")]
     Refresh(String),
+    #[error("--oidc-auth-params: {0}")]
+    BadAuthParam(String),
+}
+
+/// Parameters Portico sets itself; another value for one would undo PKCE, the state
+/// or the nonce, or send the code elsewhere.
+const OWN_PARAMS: [&str; 8] = [
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "scope",
+    "state",
+    "nonce",
+    "code_challenge",
+    "code_challenge_method",
+];
+
+/// `name=value` items (from `--oidc-auth-params`), refusing Portico's own.
+pub fn parse_auth_params(items: &[String]) -> Result<Vec<(String, String)>, OidcError> {
+    items
+        .iter()
+        .map(|item| item.trim())
+        .filter(|item| !item.is_empty())
+        .map(|item| {
+            let (name, value) = item
+                .split_once('=')
+                .ok_or_else(|| OidcError::BadAuthParam(format!("{item:?} is not name=value")))?;
+            let name = name.trim();
+            if OWN_PARAMS.contains(&name) {
+                return Err(OidcError::BadAuthParam(format!(
+                    "{name} is set by Portico itself"
+                )));
+            }
+            Ok((name.to_string(), value.trim().to_string()))
+        })
+        .collect()
 }
 
 /// What `--oidc-*` configure.
@@ -54,6 +90,9 @@ pub struct OidcSettings {
     pub client_secret: Option<String>,
     pub redirect_url: String,
     pub scopes: Vec<String>,
+    /// Extra parameters for the authorization request (Google's
+    /// `access_type=offline`, say).
+    pub auth_params: Vec<(String, String)>,
     /// A private CA that signed the provider's certificate (PEM).
     pub ca_pem: Option<Vec<u8>>,
     /// Where the provider sends the browser after its own sign-out (registered there).
@@ -143,6 +182,10 @@ impl OidcProvider {
         &self.settings.issuer
     }
 
+    pub fn client_id(&self) -> &str {
+        &self.settings.client_id
+    }
+
     /// The provider's endpoints and keys: cached, or fetched now.
     async fn discovered(&self) -> Result<Arc<Discovered>, OidcError> {
         if let Some(found) = self
@@ -212,6 +255,9 @@ impl OidcProvider {
         );
         for scope in self.settings.scopes.iter().filter(|s| *s != "openid") {
             request = request.add_scope(Scope::new(scope.clone()));
+        }
+        for (name, value) in &self.settings.auth_params {
+            request = request.add_extra_param(name.clone(), value.clone());
         }
         let (url, state, nonce) = request.set_pkce_challenge(challenge).url();
         Ok(Begun {
@@ -334,4 +380,73 @@ fn error_chain(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(issuer: &str) -> OidcSettings {
+        OidcSettings {
+            issuer: issuer.into(),
+            client_id: "portico".into(),
+            client_secret: None,
+            redirect_url: "https://portico.example.com/auth/callback".into(),
+            scopes: vec!["openid".into()],
+            auth_params: vec![],
+            ca_pem: None,
+            post_logout_redirect_url: None,
+        }
+    }
+
+    #[test]
+    fn extra_authorization_parameters_cannot_replace_portico_own() {
+        let items = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            parse_auth_params(&items(&["access_type=offline", " prompt=consent ", ""])).ok(),
+            Some(vec![
+                ("access_type".into(), "offline".into()),
+                ("prompt".into(), "consent".into())
+            ])
+        );
+        for bad in [
+            "redirect_uri=https://evil.example/",
+            "state=x",
+            "code_challenge_method=plain",
+            "prompt",
+        ] {
+            assert!(parse_auth_params(&items(&[bad])).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn settings_that_are_not_urls_are_refused_with_the_flag_named() {
+        let error = OidcProvider::new(settings("not a url"))
+            .err()
+            .map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.starts_with("--oidc-issuer is not a valid URL")));
+    }
+
+    #[tokio::test]
+    async fn a_provider_nobody_answers_for_is_named_in_the_error() {
+        let provider = OidcProvider::new(settings("https://127.0.0.1:9/dex")).expect("settings");
+        let first = provider
+            .begin()
+            .await
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            first.contains("the identity provider at https://127.0.0.1:9/dex cannot be reached"),
+            "{first}"
+        );
+        // Asked again at once: not another attempt, the same kind of sentence.
+        let again = provider
+            .begin()
+            .await
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(again.contains("try again shortly"), "{again}");
+    }
 }

@@ -18,9 +18,12 @@ const REMEMBERED_FOR: Duration = Duration::from_secs(120);
 
 type Renewed = Option<(Session, String)>;
 
+/// A renewal under way or just done: when it began, and its outcome once known.
+type Flight = (Instant, Arc<OnceCell<Renewed>>);
+
 #[derive(Default)]
 pub struct Refreshes {
-    flights: Mutex<HashMap<String, (Instant, Arc<OnceCell<Renewed>>)>>,
+    flights: Mutex<HashMap<String, Flight>>,
 }
 
 impl Refreshes {

@@ -237,8 +237,9 @@ pub async fn callback(
                 StatusCode::FORBIDDEN,
                 &format!(
                     "The Kubernetes API server does not accept sign-ins from {}: its authentication \
-                     configuration must trust this issuer for Portico's client ID (docs/sso.md).",
-                    provider.issuer()
+                     configuration must trust this issuer for Portico's client ID, {} (docs/sso.md).",
+                    provider.issuer(),
+                    provider.client_id()
                 ),
             );
         }
