@@ -171,6 +171,70 @@ fn the_helm_chart_renders_the_kustomize_base_object_by_object() {
     }
 }
 
+#[test]
+fn the_chart_wires_single_sign_on_and_says_what_is_missing() {
+    let helm = tool("helm");
+    let template = |sets: &[&str]| {
+        let mut command = std::process::Command::new(&helm);
+        command.args(["template", "portico", "--namespace", "portico"]);
+        for set in sets {
+            command.args(["--set", set]);
+        }
+        command.arg(deploy_dir().join("chart"));
+        command
+    };
+    let docs = rendered(&mut template(&[
+        "portal.identity=oidc",
+        "portal.oidc.issuer=https://sso.example.com/realms/platform",
+        "portal.oidc.clientId=portico",
+        "portal.oidc.redirectUrl=https://portico.example.com/auth/callback",
+        "portal.oidc.clientSecret=portico-oidc",
+        "portal.oidc.authParams=access_type=offline\\,prompt=consent",
+    ]));
+    let env = |name| portal_env(&docs, name);
+    assert_eq!(env("PORTICO_IDENTITY").as_deref(), Some("oidc"));
+    assert_eq!(
+        env("PORTICO_OIDC_ISSUER").as_deref(),
+        Some("https://sso.example.com/realms/platform")
+    );
+    assert_eq!(
+        env("PORTICO_OIDC_AUTH_PARAMS").as_deref(),
+        Some("access_type=offline,prompt=consent")
+    );
+    let secret_file = env("PORTICO_OIDC_CLIENT_SECRET_FILE").expect("secret file");
+    let portal = docs
+        .iter()
+        .find(|d| kind(d) == "Deployment" && d.metadata.name.as_deref() == Some("portico"))
+        .expect("the portal");
+    let pod = &portal.data["spec"]["template"]["spec"];
+    let volume = pod["volumes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|v| v["secret"]["secretName"] == "portico-oidc")
+        .expect("the client secret's volume");
+    let mount = pod["containers"][0]["volumeMounts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| m["name"] == volume["name"])
+        .expect("mounted");
+    let mount_path = mount["mountPath"].as_str().expect("path");
+    assert!(
+        secret_file.starts_with(mount_path),
+        "{secret_file} under {mount_path}"
+    );
+
+    let out = template(&["portal.identity=oidc"])
+        .output()
+        .expect("helm runs");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("portal.oidc.issuer is required with portal.identity=oidc")
+    );
+}
+
 fn portal_env(docs: &[DynamicObject], name: &str) -> Option<String> {
     let portal = docs
         .iter()
