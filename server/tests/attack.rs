@@ -353,6 +353,68 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
         limited > 0,
     );
 
+    // Single sign-on mode: only a session that began at the provider counts. The
+    // security review's tenant attack (the ingress controller's path, the proxy's
+    // headers naming an administrators' group) meets a portal that believes no header.
+    let (base, _) = common::serve_oidc_mode(&admin, "https://127.0.0.1:9/dex").await;
+    let tenant = [
+        ("x-auth-request-user", "mallory"),
+        ("x-auth-request-groups", "kubeadm:cluster-admins"),
+        ("x-forwarded-user", "mallory"),
+        ("x-forwarded-groups", "system:masters"),
+    ];
+    let s = status(submit(&http, &base, &tenant, &object)).await;
+    report.expect(
+        "oidc",
+        "the proxy's identity headers naming cluster-admins",
+        s,
+        &[401],
+    );
+    let page = http.get(format!("{base}/crds")).headers(
+        tenant
+            .iter()
+            .filter_map(|(k, v)| Some((k.parse().ok()?, v.parse().ok()?)))
+            .collect(),
+    );
+    let s = status(page).await;
+    report.expect(
+        "oidc",
+        "a page with those headers (sent to sign in)",
+        s,
+        &[303],
+    );
+    let s = status(http.get(format!("{base}/auth/callback?code=stolen&state=guess"))).await;
+    report.expect("oidc", "a callback no sign-in here began", s, &[400]);
+    let s = status(
+        http.get(format!("{base}/auth/callback?code=stolen&state=guess"))
+            .header(
+                "cookie",
+                "__Host-portico_sso=00000000.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+            ),
+    )
+    .await;
+    report.expect("oidc", "a callback with a forged sign-in cookie", s, &[400]);
+    let login = http
+        .get(format!("{base}/login?then=//evil.example/steal"))
+        .send()
+        .await
+        .ok();
+    let page = match login {
+        Some(r) => r.text().await.unwrap_or_default(),
+        None => String::new(),
+    };
+    report.record(
+        "oidc",
+        "a sign-in that returns to another site",
+        "Portico's start page",
+        if page.contains("evil.example") {
+            "evil.example kept".into()
+        } else {
+            "then=/ (the site dropped)".into()
+        },
+        page.contains("then=%2F\"") && !page.contains("evil.example"),
+    );
+
     // Local mode (the developer's own machine): requests still cannot escape.
     let (base, _) = common::serve(&admin, None).await;
     let plain = reqwest::Client::new();

@@ -27,18 +27,8 @@ pub async fn serve_token_mode(
     client: &kube::Client,
     live: Option<LiveLimits>,
 ) -> (String, AppState) {
-    let identity = IdentityConfig {
-        mode: IdentityMode::Token,
-        sessions: Some(SessionKey::random().expect("key")),
-        ..IdentityConfig::local()
-    };
-    let config = portico_server::kube::config::config(
-        Some(portico_control_plane::cluster::TestCluster::shared().admin_kubeconfig()),
-        None,
-    )
-    .await
-    .expect("admin config");
-    serve_limited(client, Some((identity, config)), live).await
+    let identity = (with_sessions(IdentityMode::Token), shared_config().await);
+    serve_limited(client, Some(identity), live).await
 }
 
 /// As `serve`, with `live` limits if given.
@@ -47,10 +37,7 @@ pub async fn serve_limited(
     identity: Option<(IdentityConfig, kube::Config)>,
     live: Option<LiveLimits>,
 ) -> (String, AppState) {
-    let options = portico_server::config::leptos_options(None).expect("leptos options");
-    let catalog = portico_server::reconcile::catalog::Catalog::load(None).expect("catalog");
-    let catalog = portico_server::reconcile::catalog::LiveCatalog::fixed(catalog);
-    let (state, watches) = AppState::new(client.clone(), options, catalog);
+    let (state, watches) = new_state(client);
     let state = match identity {
         Some((identity, config)) => state.with_identity(identity, config),
         None => state,
@@ -62,12 +49,63 @@ pub async fn serve_limited(
     start(state, watches).await
 }
 
-/// Portico served under the base path `base` (e.g. `/portico`), in local mode.
-pub async fn serve_at(client: &kube::Client, base: &str) -> (String, AppState) {
+/// Portico in single sign-on mode over `client`, its provider at `issuer` (which the
+/// tests that use this never reach: they attack what comes before the provider).
+pub async fn serve_oidc_mode(client: &kube::Client, issuer: &str) -> (String, AppState) {
+    let provider =
+        portico_server::auth::oidc::OidcProvider::new(portico_server::auth::oidc::OidcSettings {
+            issuer: issuer.into(),
+            client_id: "portico".into(),
+            client_secret: None,
+            redirect_url: "http://127.0.0.1/auth/callback".into(),
+            scopes: vec!["openid".into()],
+            auth_params: vec![],
+            ca_pem: None,
+            post_logout_redirect_url: None,
+        })
+        .expect("settings");
+    let (state, watches) = new_state(client);
+    let state = state
+        .with_identity(with_sessions(IdentityMode::Oidc), shared_config().await)
+        .with_single_sign_on(provider);
+    start(state, watches).await
+}
+
+/// People identified as `mode` says, with sessions sealed by a key of the test's own.
+fn with_sessions(mode: IdentityMode) -> IdentityConfig {
+    IdentityConfig {
+        mode,
+        sessions: Some(SessionKey::random().expect("key")),
+        ..IdentityConfig::local()
+    }
+}
+
+/// The shared test cluster's configuration: what people's clients are built from.
+async fn shared_config() -> kube::Config {
+    portico_server::kube::config::config(
+        Some(portico_control_plane::cluster::TestCluster::shared().admin_kubeconfig()),
+        None,
+    )
+    .await
+    .expect("admin config")
+}
+
+/// The state over `client` in local mode, and the future driving its watches.
+fn new_state(
+    client: &kube::Client,
+) -> (
+    AppState,
+    impl std::future::Future<Output = ()> + Send + 'static,
+) {
     let options = portico_server::config::leptos_options(None).expect("leptos options");
     let catalog = portico_server::reconcile::catalog::Catalog::load(None).expect("catalog");
     let catalog = portico_server::reconcile::catalog::LiveCatalog::fixed(catalog);
-    let (state, watches) = AppState::new(client.clone(), options, catalog);
+    AppState::new(client.clone(), options, catalog)
+}
+
+/// Portico served under the base path `base` (e.g. `/portico`), in local mode.
+pub async fn serve_at(client: &kube::Client, base: &str) -> (String, AppState) {
+    let (state, watches) = new_state(client);
     let base = app::base::BasePath::new(base).expect("a base path");
     start(state.with_base_path(base), watches).await
 }

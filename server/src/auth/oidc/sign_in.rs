@@ -3,7 +3,8 @@
 //! the provider's callback, which checks them, exchanges the code, asks the API server
 //! who the ID token is, and starts the session.
 
-use axum::extract::{Query, State};
+use axum::Extension;
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -13,6 +14,7 @@ use app::base::BasePath;
 use crate::auth::AuthState;
 use crate::auth::identity::cookie_value;
 use crate::auth::login::{Unreachable, auth_page, escape, who_is};
+use crate::auth::peer::Peer;
 use crate::auth::session::{MAX_COOKIE_VALUE, SessionKey, now_secs};
 
 /// How long a sign-in may take at the provider.
@@ -140,11 +142,32 @@ fn problem(state: &AuthState, status: StatusCode, sentence: &str) -> Response {
     response
 }
 
+/// Each step of a sign-in costs a request to the provider (and the callback one to
+/// the API server): a client going at speed is refused, as token guesses are.
+fn too_fast(state: &AuthState, peer: Option<&Peer>, headers: &HeaderMap) -> Option<Response> {
+    let client = state.sign_ins.client(peer, headers);
+    let limited = state.sign_ins.check(client, "").err()?;
+    tracing::info!(target: "portico::audit", verb = "sign-in", via = "oidc", result = "rate-limited", ?limited, client = ?client, "audit");
+    Some(problem(
+        state,
+        StatusCode::TOO_MANY_REQUESTS,
+        "Too many sign-in attempts just now: wait a few seconds and try again.",
+    ))
+}
+
 /// `GET /auth/start`: sends the browser to the provider.
-pub async fn start(State(state): State<AuthState>, Query(query): Query<Then>) -> Response {
+pub async fn start(
+    State(state): State<AuthState>,
+    peer: Option<Extension<ConnectInfo<Peer>>>,
+    headers: HeaderMap,
+    Query(query): Query<Then>,
+) -> Response {
     let (Some(provider), Some(keys)) = (&state.oidc, &state.identity.sessions) else {
         return Redirect::to(&state.base.url("/")).into_response();
     };
+    if let Some(refused) = too_fast(&state, peer.as_ref().map(|p| &p.0.0), &headers) {
+        return refused;
+    }
     let begun = match provider.begin().await {
         Ok(begun) => begun,
         Err(error) => {
@@ -189,6 +212,7 @@ pub struct Callback {
 /// `GET /auth/callback`: the provider's answer.
 pub async fn callback(
     State(state): State<AuthState>,
+    peer: Option<Extension<ConnectInfo<Peer>>>,
     headers: HeaderMap,
     Query(answer): Query<Callback>,
 ) -> Response {
@@ -218,6 +242,9 @@ pub async fn callback(
             "This sign-in had expired or was not started here (or another tab started a newer one): sign in again.",
         );
     };
+    if let Some(refused) = too_fast(&state, peer.as_ref().map(|p| &p.0.0), &headers) {
+        return refused;
+    }
     let tokens = match provider.finish(code, flow.verifier, flow.nonce).await {
         Ok(tokens) => tokens,
         Err(error) => {
