@@ -179,16 +179,27 @@ test('sign-out ends the session, its live views in other tabs, and the back butt
 
   const clicked = Date.now();
   await page.getByTestId('sign-out').click();
-  await expect(page).toHaveURL(`${portico.origin}/login`);
+  // Portico's session ends, then the provider's: Dex offers RP-initiated logout, and
+  // without the ID token in the URL (no hint) it asks the person to confirm.
+  await expect(page).toHaveURL(new RegExp(`^${provider!.issuer}/logout\\?client_id=portico$`));
   const signedOut = Date.now() - clicked;
   await expect(other.getByText('Your sign-in ended')).toBeVisible();
-  console.log(`figure: sign-out answered in ${signedOut} ms; the other tab's live view ended ${Date.now() - clicked} ms after the click`);
+  console.log(`figure: sign-out answered in ${signedOut} ms (at the provider's sign-out); the other tab's live view ended ${Date.now() - clicked} ms after the click`);
   await other.screenshot({ path: 'test-results/sso-6-other-tab-signed-out.png' });
+  await page.screenshot({ path: 'test-results/sso-7-provider-sign-out.png' });
+  await page.getByRole('button', { name: 'Log Out' }).click();
+  await expect(page.getByRole('button', { name: 'Log Out' })).toHaveCount(0);
 
-  await page.goBack();
+  // Back, past the provider's pages, to Portico's: the sign-in page, nothing else.
+  for (let i = 0; i < 4 && !page.url().startsWith(portico.origin); i++) {
+    await page.goBack();
+  }
   await expect(page).toHaveURL(/\/login\?then=/);
   await expect(page.locator('tr[data-name="seeded"]')).toHaveCount(0);
-  await page.screenshot({ path: 'test-results/sso-7-back-button.png' });
+  await page.screenshot({ path: 'test-results/sso-8-back-button.png' });
+  // The provider's session ended too: signing in again asks for the password.
+  await page.getByTestId('sso-sign-in').click();
+  await expect(page.locator('input[name=password]')).toBeVisible();
 
   // A copy of the cookie taken before sign-out opens nothing either.
   const replay = await fetch(`${portico.origin}/api/signed-in-as`, {
@@ -216,7 +227,7 @@ test('a provider the API server does not trust, or one that is down, gets a sent
     await expect(page.getByRole('alert')).toContainText(
       `The Kubernetes API server does not accept sign-ins from ${provider!.issuer}`,
     );
-    await page.screenshot({ path: 'test-results/sso-8-untrusted.png' });
+    await page.screenshot({ path: 'test-results/sso-9-untrusted.png' });
     expect((await page.context().cookies(untrusted.origin)).map((c) => c.name)).not.toContain('__Host-portico_session');
   } finally {
     untrusted.stop();
@@ -236,7 +247,7 @@ test('a provider the API server does not trust, or one that is down, gets a sent
       'the identity provider at https://127.0.0.1:9/dex cannot be reached or is misconfigured',
     );
     await expect(page).toHaveURL(new RegExp(`^${down.origin}/auth/start`));
-    await page.screenshot({ path: 'test-results/sso-9-provider-down.png' });
+    await page.screenshot({ path: 'test-results/sso-10-provider-down.png' });
   } finally {
     down.stop();
   }

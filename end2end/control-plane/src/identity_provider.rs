@@ -120,6 +120,10 @@ impl IdentityProvider {
                 "refreshTokens": { "reuseInterval": "10s" },
             },
             "enablePasswordDB": true,
+            // Dex's own sessions (a feature flag in this build, set below): people
+            // stay signed in at Dex between sign-ins, and Dex offers RP-initiated
+            // logout (`end_session_endpoint`), which Portico's sign-out follows.
+            "sessions": {},
             "staticPasswords": people,
             "staticClients": [
                 { "id": CLIENT_ID, "name": "Portico", "public": true },
@@ -130,7 +134,9 @@ impl IdentityProvider {
         std::fs::write(&config_file, config.to_string()).map_err(io_err("writing dex.yaml"))?;
         let log = root.join("dex.log");
         let mut cmd = Command::new(dex);
-        cmd.arg("serve").arg(&config_file);
+        cmd.arg("serve")
+            .arg(&config_file)
+            .env("DEX_SESSIONS_ENABLED", "true");
         processes.0.push(("dex", spawn_logged(cmd, &log)?));
         wait_until(
             Waited {

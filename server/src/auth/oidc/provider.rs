@@ -346,11 +346,16 @@ impl OidcProvider {
         let endpoint = found.end_session.clone()?;
         let mut request = LogoutRequest::from(endpoint)
             .set_client_id(ClientId::new(self.settings.client_id.clone()));
-        if let Ok(token) = id_token.parse::<CoreIdToken>() {
-            request = request.set_id_token_hint(&token);
-        }
-        if let Some(after) = &self.post_logout {
-            request = request.set_post_logout_redirect_uri(after.clone());
+        // The ID token goes along as `id_token_hint` only when a post-logout address
+        // needs it (providers require the hint for one): in a URL it would stay in the
+        // browser's history while still valid. Without it the provider asks the
+        // person to confirm.
+        if let Some(after) = &self.post_logout
+            && let Ok(token) = id_token.parse::<CoreIdToken>()
+        {
+            request = request
+                .set_id_token_hint(&token)
+                .set_post_logout_redirect_uri(after.clone());
         }
         Some(request.http_get_url().to_string())
     }
