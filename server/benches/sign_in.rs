@@ -2,13 +2,19 @@
 //! and a real kube-apiserver that trusts it. Prints its figures; run with
 //! `cargo bench -p server --bench sign_in` (env BENCH_RENEWALS changes the count).
 //!
+//! Each chain of renewals starts from a sign-in through Dex's login form.
 //! 1. Renewing an ID token: the floor is a bare HTTP client posting the refresh grant
 //!    to Dex's token endpoint; Portico's path (`OidcProvider::refresh`) adds discovery
 //!    reuse and the ID token's verification (signature, issuer, audience, expiry).
 //! 2. The API server's first answer to a renewed token (SelfSubjectReview), the
 //!    check Portico makes once at sign-in.
 // Benchmarks stop loudly at the first surprise.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +27,7 @@ fn http(provider: &IdentityProvider) -> reqwest::Client {
     let ca = std::fs::read(&provider.ca_file).unwrap();
     reqwest::Client::builder()
         .add_root_certificate(reqwest::Certificate::from_pem(&ca).unwrap())
+        .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .build()
         .unwrap()
@@ -31,35 +38,80 @@ async fn token_request(
     provider: &IdentityProvider,
     form: &[(&str, &str)],
 ) -> Value {
-    client
+    let response = client
         .post(format!("{}/token", provider.issuer))
         .form(form)
         .send()
         .await
-        .unwrap()
-        .error_for_status()
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+        .unwrap();
+    let status = response.status();
+    let body = response.text().await.unwrap();
+    assert!(
+        status.is_success(),
+        "{status} from the token endpoint for {:?}: {body}",
+        form[0]
+    );
+    serde_json::from_str(&body).unwrap()
 }
 
-/// A refresh token for Ada, through the password grant.
-async fn refresh_token(client: &reqwest::Client, provider: &IdentityProvider) -> String {
-    let answer = token_request(
-        client,
-        provider,
-        &[
-            ("grant_type", "password"),
-            ("username", "ada@example.com"),
+/// Ada's sign-in through Dex's login form, as a browser does it (redirects followed
+/// by hand, cookies carried): the code and state Dex sends to `redirect`. (Dex's
+/// password grant gives refresh tokens its sessions cannot renew.)
+async fn sign_in(
+    client: &reqwest::Client,
+    provider: &IdentityProvider,
+    auth_url: &str,
+) -> (String, String) {
+    let mut cookies: Vec<String> = Vec::new();
+    let mut url = auth_url.to_string();
+    let mut form: Option<Vec<(&str, &str)>> = None;
+    for _ in 0..10 {
+        let request = match form.take() {
+            Some(fields) => client.post(&url).form(&fields),
+            None => client.get(&url),
+        };
+        let response = request
+            .header("cookie", cookies.join("; "))
+            .send()
+            .await
+            .unwrap();
+        for set in response.headers().get_all("set-cookie") {
+            if let Some(pair) = set.to_str().unwrap().split(';').next() {
+                cookies.push(pair.to_string());
+            }
+        }
+        if let Some(next) = response.headers().get("location") {
+            let next = next.to_str().unwrap();
+            if next.starts_with(REDIRECT) {
+                let parsed = reqwest::Url::parse(next).unwrap();
+                let get = |name: &str| {
+                    parsed
+                        .query_pairs()
+                        .find(|(k, _)| k == name)
+                        .map(|(_, v)| v.to_string())
+                        .unwrap()
+                };
+                return (get("code"), get("state"));
+            }
+            url = response.url().join(next).unwrap().to_string();
+            continue;
+        }
+        // The login form: posted back to where it was served.
+        assert!(
+            response.status().is_success(),
+            "{} at {url}",
+            response.status()
+        );
+        form = Some(vec![
+            ("login", "ada@example.com"),
             ("password", provider.password),
-            ("scope", "openid email groups offline_access"),
-            ("client_id", provider.client_id),
-        ],
-    )
-    .await;
-    answer["refresh_token"].as_str().unwrap().to_string()
+        ]);
+    }
+    panic!("Dex's sign-in did not come back to {REDIRECT}");
 }
+
+/// Where Dex sends the code (a public client may use any loopback address).
+const REDIRECT: &str = "http://127.0.0.1:1/auth/callback";
 
 fn summary(name: &str, mut times: Vec<Duration>) {
     times.sort();
@@ -91,11 +143,44 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
         let client = http(&provider);
+        let portico = OidcProvider::new(OidcSettings {
+            issuer: provider.issuer.clone(),
+            client_id: provider.client_id.to_string(),
+            client_secret: None,
+            redirect_url: REDIRECT.into(),
+            scopes: ["openid", "email", "groups", "offline_access"]
+                .map(String::from)
+                .to_vec(),
+            auth_params: vec![],
+            ca_pem: Some(std::fs::read(&provider.ca_file).unwrap()),
+            post_logout_redirect_url: None,
+        })
+        .expect("settings");
+        portico.warm_up().await;
+        // A whole sign-in as Portico makes it (PKCE, state, nonce, the ID token
+        // verified): its refresh token starts each chain of renewals.
+        let signed_in = || async {
+            let begun = portico.begin().await.expect("begun");
+            let (code, state) = sign_in(&client, &provider, &begun.url).await;
+            assert_eq!(state, begun.state);
+            let started = Instant::now();
+            let tokens = portico
+                .finish(code, begun.verifier, begun.nonce)
+                .await
+                .expect("signed in");
+            (started.elapsed(), tokens.provider.refresh.expect("a refresh token"))
+        };
 
         // 1a. The floor: the refresh grant with a bare client (each answer's refresh
         // token is the next request's: Dex rotates them).
-        let mut refresh = refresh_token(&client, &provider).await;
+        let (_, mut refresh) = signed_in().await;
         let mut floor = Vec::with_capacity(renewals);
+        let dex_log = plane.dir().join("dex.log");
+        std::panic::set_hook(Box::new(move |info| {
+            let log = std::fs::read_to_string(&dex_log).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(6).collect();
+            eprintln!("{info}\nDex's log ends:\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+        }));
         for _ in 0..renewals {
             let started = Instant::now();
             let answer = token_request(
@@ -113,19 +198,7 @@ fn main() {
         }
 
         // 1b. Portico's renewal, verification included.
-        let portico = OidcProvider::new(OidcSettings {
-            issuer: provider.issuer.clone(),
-            client_id: provider.client_id.to_string(),
-            client_secret: None,
-            redirect_url: "http://127.0.0.1/auth/callback".into(),
-            scopes: vec!["openid".into(), "email".into(), "groups".into(), "offline_access".into()],
-            auth_params: vec![],
-            ca_pem: Some(std::fs::read(&provider.ca_file).unwrap()),
-            post_logout_redirect_url: None,
-        })
-        .expect("settings");
-        portico.warm_up().await;
-        let mut refresh = refresh_token(&client, &provider).await;
+        let (exchange, mut refresh) = signed_in().await;
         let mut ours = Vec::with_capacity(renewals);
         let mut id_token = String::new();
         for _ in 0..renewals {
@@ -159,5 +232,6 @@ fn main() {
         summary("floor: refresh grant, bare HTTP client", floor);
         summary("Portico: OidcProvider::refresh (verified)", ours);
         summary("API server: SelfSubjectReview with the new token", reviews);
+        println!("sign-in: the code exchange with the ID token verified took {:.1} ms", exchange.as_secs_f64() * 1000.0);
     });
 }
