@@ -2,7 +2,7 @@
 # The attack script: hostile requests (forged identity headers and session cookies,
 # oversized cookies and bodies, crafted names and selectors, 500 live views by one
 # person, token guessing, cross-site submits, DNS rebinding) against a locally served
-# Portico in token and local modes, on a real kube-apiserver. Prints a table of attempts
+# Portico in token, single sign-on and local modes, on a real kube-apiserver. Prints a table of attempts
 # and outcomes; fails if any attempt got through or anything was written.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

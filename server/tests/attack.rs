@@ -394,25 +394,37 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
     )
     .await;
     report.expect("oidc", "a callback with a forged sign-in cookie", s, &[400]);
-    let login = http
-        .get(format!("{base}/login?then=//evil.example/steal"))
-        .send()
-        .await
-        .ok();
-    let page = match login {
-        Some(r) => r.text().await.unwrap_or_default(),
-        None => String::new(),
-    };
+    // A browser drops tabs and line breaks when it reads a URL: `/\t/x` is `//x`.
+    let elsewhere = [
+        "//evil.example/steal",
+        "/%09/evil.example",
+        "/%0A/evil.example",
+    ];
+    let mut kept = Vec::new();
+    for then in elsewhere {
+        let login = http
+            .get(format!("{base}/login?then={then}"))
+            .send()
+            .await
+            .ok();
+        let page = match login {
+            Some(r) => r.text().await.unwrap_or_default(),
+            None => String::new(),
+        };
+        if page.contains("evil.example") || !page.contains("then=%2F\"") {
+            kept.push(then);
+        }
+    }
     report.record(
         "oidc",
-        "a sign-in that returns to another site",
-        "Portico's start page",
-        if page.contains("evil.example") {
-            "evil.example kept".into()
+        "a sign-in that returns to another site (//, tab, line break)",
+        "Portico's start page each time",
+        if kept.is_empty() {
+            "then=/ (the site dropped) all 3".into()
         } else {
-            "then=/ (the site dropped)".into()
+            format!("kept: {kept:?}")
         },
-        page.contains("then=%2F\"") && !page.contains("evil.example"),
+        kept.is_empty(),
     );
 
     // Local mode (the developer's own machine): requests still cannot escape.

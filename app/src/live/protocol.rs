@@ -189,12 +189,12 @@ fn whole() -> bool {
     true
 }
 
-/// The longest message a page may send: a subscription with the longest selectors.
 /// The close code of a socket closed so that its sign-in is renewed (single sign-on:
 /// the ID token its views act with is due). The page reconnects at once, resuming
 /// every view, and shows no interruption.
 pub const CLOSE_TO_RENEW: u16 = 4001;
 
+/// The longest message a page may send: a subscription with the longest selectors.
 pub const MAX_CLIENT_MESSAGE: usize = 16 * 1024;
 /// Subscriptions one connection may hold at once (a page needs five at most).
 pub const MAX_SUBSCRIPTIONS: usize = 32;

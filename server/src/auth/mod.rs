@@ -78,8 +78,11 @@ impl AuthState {
     /// goes on with its token until it expires, and then needs a new sign-in.
     pub async fn identify(&self, headers: &HeaderMap) -> Option<Identified> {
         let now = session::now_secs();
-        if let (Some(provider), Some(keys)) = (&self.oidc, &self.identity.sessions) {
+        if let Some(provider) = &self.oidc {
             let session = self.session(headers)?;
+            // A pasted token's session (sealed with the same key in token mode) is
+            // not a single sign-on one: it would never expire here.
+            session.provider.as_ref()?;
             if !session.due_for_refresh(now) {
                 let (caller, cookie) = self.identify_with_renewal(headers)?;
                 let renew_at = session.provider.as_ref().map(|p| p.refresh_at);
@@ -89,19 +92,22 @@ impl AuthState {
                     renew_at,
                 });
             }
-            let (session, cookie, renew_at) =
-                match self.refreshes.renewed(provider, keys, &session).await {
-                    Some((renewed, cookie)) => {
-                        let at = renewed.provider.as_ref().map(|p| p.refresh_at);
-                        (renewed, Some(cookie), at)
-                    }
-                    // Not renewed this time: the token serves until it expires.
-                    None if !session.token_expired(now) => {
-                        let at = session.provider.as_ref().map(|p| p.expires);
-                        (session, None, at)
-                    }
-                    None => return None,
-                };
+            let (session, cookie, renew_at) = match self
+                .refreshes
+                .renewed(provider, &self.identity, &session)
+                .await
+            {
+                Some((renewed, cookie)) => {
+                    let at = renewed.provider.as_ref().map(|p| p.refresh_at);
+                    (renewed, Some(cookie), at)
+                }
+                // Not renewed this time: the token serves until it expires.
+                None if !session.token_expired(now) => {
+                    let at = session.provider.as_ref().map(|p| p.expires);
+                    (session, None, at)
+                }
+                None => return None,
+            };
             let caller = Caller::Bearer {
                 name: session.user,
                 token: crate::kube::caller::Token(session.token),

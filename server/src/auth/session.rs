@@ -53,7 +53,7 @@ pub enum SessionError {
 }
 
 /// A signed-in user's session as sealed in the cookie.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Session {
     /// Random; names the session for sign-out.
     pub id: String,
@@ -68,7 +68,7 @@ pub struct Session {
 }
 
 /// What a single sign-on session needs to keep its ID token fresh.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct ProviderTokens {
     /// When the ID token expires (seconds since the epoch).
     pub expires: u64,
@@ -77,6 +77,28 @@ pub struct ProviderTokens {
     pub refresh_at: u64,
     /// The provider's refresh token (none: the person signs in again at `expires`).
     pub refresh: Option<String>,
+}
+
+// Tokens never print (a log line, a panic message).
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("user", &self.user)
+            .field("issued", &self.issued)
+            .field("renewed", &self.renewed)
+            .field("provider", &self.provider)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for ProviderTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderTokens")
+            .field("expires", &self.expires)
+            .field("refresh_at", &self.refresh_at)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Session {
@@ -347,7 +369,10 @@ impl SessionKey {
             renewed: now_secs(),
             ..session.clone()
         };
-        let cookie = self.seal(&renewed)?;
+        // A browser drops a cookie too large to keep, silently: not renewed, instead.
+        let cookie = self
+            .seal(&renewed)
+            .filter(|c| c.len() <= MAX_COOKIE_VALUE)?;
         Some((renewed, cookie))
     }
 

@@ -37,6 +37,10 @@ const SESSION_CHECK: Duration = Duration::from_secs(2);
 const SIGNED_OUT: &str =
     "Your sign-in ended (signed out, or it expired): sign in again to see live changes.";
 
+/// A socket is closed to renew its sign-in only if that is due this long after it
+/// opened, in seconds.
+const RENEW_MARGIN: u64 = 5;
+
 /// How often an idle socket is pinged, so proxies do not close it and a vanished
 /// peer is noticed.
 const PING_EVERY: Duration = Duration::from_secs(25);
@@ -96,6 +100,10 @@ async fn serve(
     let shutdown = state.shutdown.begun();
     tokio::pin!(shutdown);
     let mut closing = None;
+    // A token due within moments of connecting (a provider handing out short ones, or
+    // clocks apart) would close every reconnection at once: such a socket lives on,
+    // and its views end as any other's when the token is refused.
+    let renew_at = renew_at.filter(|at| *at > crate::auth::session::now_secs() + RENEW_MARGIN);
     // A sign-out on this replica is looked at at once, not at the next check.
     let mut sign_outs = state.auth.identity.sessions.as_ref().map(|k| k.sign_outs());
     loop {

@@ -199,9 +199,15 @@ async fn identify(
                 request.extensions_mut().insert(RenewAt(at));
             }
             let mut response = next.run(request).await;
-            // Sign-in and sign-out set the cookie themselves; a renewal must not undo that.
+            // Sign-in and sign-out set the session cookie themselves; a renewal must not
+            // undo that (other cookies, such as sign-in's own, do not count).
+            let session_cookie = format!("{}=", crate::auth::session::cookie_name(&state.base));
             if let Some(cookie) = cookie
-                && !response.headers().contains_key(header::SET_COOKIE)
+                && !response
+                    .headers()
+                    .get_all(header::SET_COOKIE)
+                    .iter()
+                    .any(|v| v.as_bytes().starts_with(session_cookie.as_bytes()))
                 && let Ok(value) = HeaderValue::from_str(&state.auth.cookie_header(Some(&cookie)))
             {
                 response.headers_mut().append(header::SET_COOKIE, value);

@@ -17,7 +17,7 @@ use openidconnect::{
 
 use crate::auth::session::{ProviderTokens, now_secs};
 
-/// A failed discovery is tried again on the next sign-in, but not sooner than this.
+/// A failed discovery is tried again when next needed, but not sooner than this.
 const REDISCOVER_AFTER: Duration = Duration::from_secs(5);
 /// An ID token is renewed this long before it expires at most (half its lifetime for
 /// shorter ones), so no request goes out with a token about to lapse.
@@ -37,7 +37,7 @@ pub enum OidcError {
     Discovery { issuer: String, reason: String },
     #[error("the identity provider refused the sign-in: {0}")]
     Exchange(String),
-    #[error("the identity provider returned no ID token (is `openid` among --oidc-scopes?)")]
+    #[error("the identity provider returned no ID token")]
     NoIdToken,
     #[error("the identity provider's ID token did not verify: {0}")]
     Verify(String),
@@ -49,8 +49,11 @@ pub enum OidcError {
 
 /// Parameters Portico sets itself; another value for one would undo PKCE, the state
 /// or the nonce, or send the code elsewhere.
-const OWN_PARAMS: [&str; 8] = [
+const OWN_PARAMS: [&str; 11] = [
     "response_type",
+    "response_mode",
+    "request",
+    "request_uri",
     "client_id",
     "redirect_uri",
     "scope",
@@ -134,7 +137,10 @@ pub struct OidcProvider {
     post_logout: Option<PostLogoutRedirectUrl>,
     http: reqwest::Client,
     discovered: Mutex<Option<Arc<Discovered>>>,
-    last_attempt: Mutex<Option<Instant>>,
+    /// Held while a discovery is under way.
+    discovering: tokio::sync::Mutex<()>,
+    /// The last failed discovery: when, and why.
+    last_failure: Mutex<Option<(Instant, String)>>,
 }
 
 fn bad_url(what: &'static str) -> impl FnOnce(openidconnect::url::ParseError) -> OidcError {
@@ -174,7 +180,8 @@ impl OidcProvider {
             post_logout,
             http,
             discovered: Mutex::default(),
-            last_attempt: Mutex::default(),
+            discovering: tokio::sync::Mutex::default(),
+            last_failure: Mutex::default(),
         })
     }
 
@@ -186,32 +193,41 @@ impl OidcProvider {
         &self.settings.client_id
     }
 
-    /// The provider's endpoints and keys: cached, or fetched now.
+    /// The provider's endpoints and keys: cached, or fetched now. Callers arriving
+    /// while a discovery is under way wait for it; after a failure the next attempt
+    /// waits [`REDISCOVER_AFTER`], and callers meanwhile get the reason.
     async fn discovered(&self) -> Result<Arc<Discovered>, OidcError> {
-        if let Some(found) = self
-            .discovered
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-        {
+        if let Some(found) = self.cached() {
+            return Ok(found);
+        }
+        let _one_at_a_time = self.discovering.lock().await;
+        if let Some(found) = self.cached() {
             return Ok(found);
         }
         let unavailable = |reason: String| OidcError::Discovery {
             issuer: self.settings.issuer.clone(),
             reason,
         };
+        if let Some((at, reason)) = self
+            .last_failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            && at.elapsed() < REDISCOVER_AFTER
         {
-            let mut last = self.last_attempt.lock().unwrap_or_else(|e| e.into_inner());
-            if last.is_some_and(|at| at.elapsed() < REDISCOVER_AFTER) {
-                return Err(unavailable(
-                    "it failed a moment ago; try again shortly".into(),
-                ));
-            }
-            *last = Some(Instant::now());
+            return Err(unavailable(reason));
         }
-        let metadata = ProviderMetadataWithLogout::discover_async(self.issuer.clone(), &self.http)
-            .await
-            .map_err(|e| unavailable(error_chain(&e)))?;
+        let metadata =
+            match ProviderMetadataWithLogout::discover_async(self.issuer.clone(), &self.http).await
+            {
+                Ok(metadata) => metadata,
+                Err(e) => {
+                    let reason = error_chain(&e);
+                    *self.last_failure.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some((Instant::now(), reason.clone()));
+                    return Err(unavailable(reason));
+                }
+            };
         let end_session = metadata.additional_metadata().end_session_endpoint.clone();
         let client = CoreClient::from_provider_metadata(
             metadata,
@@ -229,6 +245,13 @@ impl OidcProvider {
             "identity provider discovered"
         );
         Ok(found)
+    }
+
+    fn cached(&self) -> Option<Arc<Discovered>> {
+        self.discovered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Forgets the discovered keys, so the next use fetches them again (the provider
@@ -445,13 +468,13 @@ mod tests {
             first.contains("the identity provider at https://127.0.0.1:9/dex cannot be reached"),
             "{first}"
         );
-        // Asked again at once: not another attempt, the same kind of sentence.
+        // Asked again at once: not another attempt, the same reason.
         let again = provider
             .begin()
             .await
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
-        assert!(again.contains("try again shortly"), "{again}");
+        assert_eq!(again, first);
     }
 }

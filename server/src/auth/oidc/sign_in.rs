@@ -81,10 +81,23 @@ fn same_secret(a: &str, b: &str) -> bool {
     digest(a).as_ref() == digest(b).as_ref()
 }
 
+/// Longest path kept to return to (the flow cookie must stay well under 4 KB).
+const MAX_RETURN_PATH: usize = 1024;
+
 /// A path inside Portico to return to: relative to the base path, never another site.
+/// Control characters are refused too: a browser drops tabs and line breaks when it
+/// reads a URL, so `/\t/evil.example` would become `//evil.example`.
 fn local_path(then: Option<&str>) -> String {
     match then {
-        Some(p) if p.starts_with('/') && !p.starts_with("//") && !p.contains('\\') => p.to_string(),
+        Some(p)
+            if p.starts_with('/')
+                && !p.starts_with("//")
+                && !p.contains('\\')
+                && !p.chars().any(|c| c.is_control())
+                && p.len() <= MAX_RETURN_PATH =>
+        {
+            p.to_string()
+        }
         _ => "/".to_string(),
     }
 }
@@ -219,7 +232,15 @@ pub async fn callback(
     let (Some(provider), Some(keys)) = (&state.oidc, &state.identity.sessions) else {
         return Redirect::to(&state.base.url("/")).into_response();
     };
-    if let Some(error) = &answer.error {
+    let flow =
+        cookie_value(&headers, flow_cookie_name(&state.base)).and_then(|c| Flow::open(keys, &c));
+    let matched = match (&flow, &answer.state) {
+        (Some(flow), Some(got)) => same_secret(&flow.state, got),
+        _ => false,
+    };
+    // The provider's own words only for a sign-in begun here: anyone can put an
+    // `error_description` in a link.
+    if let (Some(error), true) = (&answer.error, matched) {
         let said = answer.error_description.as_deref().unwrap_or(error);
         tracing::info!(target: "portico::audit", verb = "sign-in", result = "refused-by-provider", error, "audit");
         return problem(
@@ -228,12 +249,6 @@ pub async fn callback(
             &format!("The identity provider did not sign you in: {said}"),
         );
     }
-    let flow =
-        cookie_value(&headers, flow_cookie_name(&state.base)).and_then(|c| Flow::open(keys, &c));
-    let matched = match (&flow, &answer.state) {
-        (Some(flow), Some(got)) => same_secret(&flow.state, got),
-        _ => false,
-    };
     let (Some(flow), Some(code), true) = (flow, answer.code, matched) else {
         tracing::info!(target: "portico::audit", verb = "sign-in", result = "stale-or-forged-callback", "audit");
         return problem(
