@@ -6,7 +6,7 @@
 use axum::http::HeaderMap;
 
 use crate::auth::session::{Session, SessionKey};
-use crate::kube::caller::{Caller, Token};
+use crate::kube::caller::Caller;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum IdentityMode {
@@ -49,11 +49,7 @@ impl IdentityConfig {
             IdentityMode::Token | IdentityMode::Oidc => {
                 let session = self.session(headers, cookie)?;
                 let renewal = self.sessions.as_ref()?.renewal(&session);
-                let caller = Caller::Bearer {
-                    name: session.user,
-                    token: Token(session.token),
-                };
-                Some((caller, renewal))
+                Some((session.into_caller(), renewal))
             }
         }
     }
@@ -81,6 +77,7 @@ pub fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kube::caller::Token;
 
     const COOKIE: &str = "portico_session";
 

@@ -84,10 +84,11 @@ impl AuthState {
             // not a single sign-on one: it would never expire here.
             session.provider.as_ref()?;
             if !session.due_for_refresh(now) {
-                let (caller, cookie) = self.identify_with_renewal(headers)?;
+                // The cookie opened once: its renewal and the caller come from it.
+                let cookie = self.identity.sessions.as_ref()?.renewal(&session);
                 let renew_at = session.provider.as_ref().map(|p| p.refresh_at);
                 return Some(Identified {
-                    caller,
+                    caller: session.into_caller(),
                     cookie,
                     renew_at,
                 });
@@ -108,12 +109,8 @@ impl AuthState {
                 }
                 None => return None,
             };
-            let caller = Caller::Bearer {
-                name: session.user,
-                token: crate::kube::caller::Token(session.token),
-            };
             return Some(Identified {
-                caller,
+                caller: session.into_caller(),
                 cookie,
                 renew_at,
             });

@@ -102,6 +102,14 @@ impl std::fmt::Debug for ProviderTokens {
 }
 
 impl Session {
+    /// The person acting with the session's token.
+    pub fn into_caller(self) -> crate::kube::caller::Caller {
+        crate::kube::caller::Caller::Bearer {
+            name: self.user,
+            token: crate::kube::caller::Token(self.token),
+        }
+    }
+
     /// Whether the ID token is due for renewal at `now`.
     pub fn due_for_refresh(&self, now: u64) -> bool {
         self.provider.as_ref().is_some_and(|p| now >= p.refresh_at)
