@@ -3,7 +3,10 @@
 use leptos::prelude::*;
 
 use crate::error::BackendError;
-use crate::model::{CrdSummary, FormSpec, ObjectDetail, Permissions, StackOffer, SubmitOutcome};
+use crate::model::{
+    CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackData, StackOffer,
+    SubmitOutcome,
+};
 use crate::table::model::{ResourceKind, ResourceRef};
 
 #[cfg(feature = "ssr")]
@@ -118,6 +121,18 @@ pub async fn reveal_stack_password(
     name: String,
 ) -> Result<String, BackendError> {
     backend()?.stack_password(namespace, name).await
+}
+
+/// What deleting a Stack keeps and removes (its delete dialog).
+#[server(prefix = "/api", endpoint = "stack-data")]
+pub async fn fetch_stack_data(namespace: String, name: String) -> Result<StackData, BackendError> {
+    backend()?.stack_data(namespace, name).await
+}
+
+/// Volumes kept after their Stack was deleted (the Provision page).
+#[server(prefix = "/api", endpoint = "kept-volumes")]
+pub async fn fetch_kept_volumes() -> Result<Vec<DataVolume>, BackendError> {
+    backend()?.kept_volumes().await
 }
 
 /// What the viewer may do with a kind in a namespace.

@@ -5,7 +5,10 @@
 use std::sync::Arc;
 
 pub use crate::error::BackendError;
-use crate::model::{CrdSummary, FormSpec, ObjectDetail, Permissions, StackOffer, SubmitOutcome};
+use crate::model::{
+    CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackData, StackOffer,
+    SubmitOutcome,
+};
 use crate::table::model::{ResourceKind, ResourceRef};
 
 #[async_trait::async_trait]
@@ -79,6 +82,13 @@ pub trait Backend: Send + Sync + 'static {
     /// The signed-in person's Kubernetes name, when they signed in (token or single
     /// sign-on); `None` where there is no sign-in to end.
     fn signed_in_as(&self) -> Option<String>;
+
+    /// What deleting Stack `name` keeps and removes: its policy, volumes and Secret.
+    async fn stack_data(&self, namespace: String, name: String) -> Result<StackData, BackendError>;
+
+    /// Volume claims kept after their Stack was deleted (deletionPolicy Retain), in
+    /// every namespace the person may list claims and Stacks in.
+    async fn kept_volumes(&self) -> Result<Vec<DataVolume>, BackendError>;
 
     /// The generated password of a Stack, read from its credentials Secret with the
     /// asking user's rights (Forbidden for anyone who may not read that Secret).

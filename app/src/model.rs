@@ -187,6 +187,34 @@ pub struct Permissions {
     pub delete: bool,
 }
 
+/// What deleting a Stack does to its data, as the person asking may see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackData {
+    /// Its choice keeps data on volumes (MySQL, not Tomcat).
+    pub holds_data: bool,
+    /// `spec.deletionPolicy` is Retain: the volumes and their password outlive it.
+    pub keeps: bool,
+    /// Its volume claims.
+    pub volumes: Vec<DataVolume>,
+    /// Why the volumes could not be listed (the person may not list claims there).
+    pub volumes_unknown: Option<String>,
+    /// The credentials Secret holding the password that opens the volumes.
+    pub secret: Option<String>,
+}
+
+/// A Stack's volume claim; on the Provision page, one kept after its Stack was deleted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DataVolume {
+    pub namespace: String,
+    pub name: String,
+    /// The Stack it belongs (or belonged) to.
+    pub stack: String,
+    /// Requested size, as the claim says it (`1Gi`).
+    pub size: String,
+    /// RFC 3339.
+    pub created: Option<String>,
+}
+
 /// One choice the Provision page offers, from the stack catalog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StackOffer {

@@ -67,6 +67,64 @@ test('provision a MySQL from the catalog, watch it reach Ready and connect with 
     { env: { ...process.env, MYSQL_PWD: shown ?? '' }, encoding: 'utf8' },
   );
   expect(out.trim()).toBe('written by the browser test');
+
+  // How to connect, beyond host and port: the database, a URL (with the password only
+  // once revealed) and a client command; the children's Status cells carry no frozen age.
+  await expect(page.getByTestId('stack-database')).toHaveText('app');
+  await expect(page.getByTestId('stack-url')).toHaveText(
+    `mysql://root:${password}@shop-db.${ns}.svc.cluster.local:3306/app`);
+  await expect(page.getByTestId('stack-command')).toHaveText(
+    `mysql -h shop-db.${ns}.svc.cluster.local -P 3306 -u root -p app`);
+  await expect(pod).not.toContainText('Age:');
+
+  // Deleting it asks for its name, and says the data stays (deletionPolicy Retain,
+  // the default) and how to get it back.
+  await page.getByTestId('delete-button').click();
+  const dialog = page.getByTestId('delete-dialog');
+  await expect(page.getByTestId('delete-keeps')).toContainText('data-shop-db-0 (2Gi)');
+  await expect(page.getByTestId('delete-keeps')).toContainText('Secret shop-db-credentials');
+  await expect(page.getByTestId('delete-confirm')).toBeDisabled();
+  await page.getByTestId('delete-typed-name').fill('shop-d');
+  await expect(page.getByTestId('delete-confirm')).toBeDisabled();
+  await page.getByTestId('delete-typed-name').fill('shop-db');
+  await page.screenshot({ path: 'test-results/stack-delete-dialog.png', fullPage: true });
+  await dialog.getByTestId('delete-confirm').click();
+  await expect(page).toHaveURL(/\/r\/portico.dev\/v1alpha1\/stacks$/);
+
+  // The Provision page lists the kept volume; reattaching it is a Stack of the same
+  // name, which runs on the kept data with the kept password.
+  await expect.poll(() => kube.status(`/apis/apps/v1/namespaces/${ns}/statefulsets/shop-db`)).toBe(404);
+  await page.goto('/provision');
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  const kept = page.locator(`[data-testid="kept-volumes"] tr[data-kept="data-shop-db-0"]`);
+  await expect(kept).toContainText(ns);
+  await expect(kept).toContainText('2Gi');
+  await page.screenshot({ path: 'test-results/kept-volumes.png', fullPage: true });
+  await kept.getByTestId('reattach').click();
+  await expect(page.locator('#f-metadata-name')).toHaveValue('shop-db');
+  await expect(page.locator('#f-metadata-namespace')).toHaveValue(ns);
+  await expect(page.locator('#f-spec-storage')).toHaveValue('2Gi');
+  await page.locator('#f-spec-exposure').selectOption('"NodePort"');
+  await page.getByRole('button', { name: 'Create' }).click();
+  await expect(page).toHaveURL(new RegExp(`/r/portico.dev/v1alpha1/stacks/${ns}/shop-db$`));
+  await expect(page.getByTestId('stack-phase')).toHaveText('Ready', REAL);
+  const hostAgain = (await kube.ok('GET', `/api/v1/namespaces/${ns}/pods/shop-db-0`)).status.hostIP;
+  const portAgain = (await page.getByTestId('node-port').textContent())?.trim() ?? '';
+  // kube-proxy writes the new NodePort's rules after the endpoints change, with no
+  // event to wait on: ask until it answers.
+  const read = () => {
+    try {
+      return execFileSync(
+        'mariadb',
+        ['-h', hostAgain, '-P', portAgain, '-u', user, '--batch', '--skip-column-names',
+          '--connect-timeout=5', '-e', 'SELECT item FROM app.orders'],
+        { env: { ...process.env, MYSQL_PWD: shown ?? '' }, encoding: 'utf8', stdio: 'pipe' },
+      ).trim();
+    } catch (e) {
+      return String(e);
+    }
+  };
+  await expect.poll(read, { timeout: 30_000 }).toBe('written by the browser test');
 });
 
 test('a Stack no node can hold says why on its page, live, and turns Ready when it asks for less', async ({ page }) => {
@@ -113,6 +171,9 @@ test('deleting a Stack from its page removes everything it owned', async ({ page
   expect(pods).toHaveLength(2);
 
   await page.getByTestId('delete-button').click();
+  // Tomcat keeps no data: the dialog says so and asks for no typed name.
+  await expect(page.getByTestId('delete-removes')).toContainText('It holds no data.');
+  await expect(page.getByTestId('delete-typed-name')).toHaveCount(0);
   await page.getByLabel('Propagation').selectOption('Background');
   await page.getByTestId('delete-dialog').getByRole('button', { name: 'Delete' }).click();
   // Nothing holds it: the page goes back to the list.

@@ -839,9 +839,15 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             "labelled portico.dev/stack",
         ),
         (
-            "a Secret no Stack controls",
+            // Only a kept credentials Secret may be made without a controlling Stack.
+            "a Service no Stack controls",
             {
-                let mut s = secret(&team, serde_json::json!({"type": "Opaque"}));
+                let mut s = stack_child(
+                    "Service",
+                    "v1",
+                    &team,
+                    serde_json::json!({"spec": {"selector": {"portico.dev/stack": "db"}, "ports": [{"port": 80}]}}),
+                );
                 s.metadata.owner_references = None;
                 s
             },
@@ -920,6 +926,16 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
         .create(&PostParams::default(), &their_service)
         .await
         .expect("someone's own Service");
+    // A credentials Secret kept after its Stack was deleted: the reconciler made it
+    // unowned, and may not delete it (its volumes' data needs it).
+    let kept: k8s_openapi::api::core::v1::Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "kept-credentials", "labels": {"portico.dev/stack": "kept"}},
+        "type": "Opaque"}))
+    .expect("secret");
+    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(admin.clone(), &team)
+        .create(&PostParams::default(), &kept)
+        .await
+        .expect("a kept Secret");
     let secrets: Api<k8s_openapi::api::core::v1::Secret> =
         Api::namespaced(reconciler.clone(), &team);
     let services: Api<k8s_openapi::api::core::v1::Service> =
@@ -949,6 +965,14 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             "deleting someone's Secret",
             secrets.delete("theirs", &dry_delete).await.map(|_| ()),
             "labelled portico.dev/stack",
+        ),
+        (
+            "deleting a kept credentials Secret",
+            secrets
+                .delete("kept-credentials", &dry_delete)
+                .await
+                .map(|_| ()),
+            "controlled by a Stack",
         ),
     ];
     for (what, outcome, says) in changes {

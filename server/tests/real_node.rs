@@ -241,7 +241,7 @@ async fn query_from_a_pod(client: &kube::Client, ns: &str, stack: &str, statemen
 }
 
 #[tokio::test]
-async fn mysql_runs_answers_with_the_credentials_it_shows_and_keeps_its_data() {
+async fn mysql_runs_answers_with_the_credentials_it_shows_and_keeps_its_data_past_the_stack() {
     let client = admin().await;
     let ns = common::fresh_namespace(&client, "real-mysql").await;
     let reconciler = reconciler(&client, &ns);
@@ -316,6 +316,25 @@ async fn mysql_runs_answers_with_the_credentials_it_shows_and_keeps_its_data() {
         sql(&host, port, &password, "SELECT v FROM app.notes").await,
         row,
         "the row survives the Pod"
+    );
+
+    // The Stack goes (deletionPolicy Retain, the default): its volume and the password
+    // that opens it stay. Made again under the same name, it runs on them: the row is
+    // there, and the kept password opens it.
+    Api::<Stack>::namespaced(client.clone(), &ns)
+        .delete("db", &DeleteParams::background())
+        .await
+        .expect("delete the Stack");
+    until_listed::<Pod>(&client, &ns, "portico.dev/stack=db", "its Pod gone", |p| {
+        p.is_empty()
+    })
+    .await;
+    create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    ready_stack(&client, &ns, "db", 1).await;
+    assert_eq!(
+        query_from_a_pod(&client, &ns, "db", "SELECT v FROM app.notes").await,
+        row,
+        "the row survives the Stack, on its kept volume"
     );
     reconciler.shut_down().await;
 }

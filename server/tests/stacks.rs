@@ -631,13 +631,19 @@ async fn a_change_the_api_server_refuses_keeps_what_the_children_report() {
     reconciler.shut_down().await;
 }
 
-/// Creates a MySQL Stack, waits until it is Ready with its Pod and claim, deletes it
-/// with `propagation` and waits until nothing it owned is left.
+/// Creates a MySQL Stack that does not keep its data, waits until it is Ready with its
+/// Pod and claim, deletes it with `propagation` and waits until nothing it owned is left.
 async fn deleting_removes_everything_it_owns(propagation: DeleteParams, label: &str) {
     let client = common::admin_with_stack_crd().await;
     let ns = common::fresh_namespace(&client, label).await;
     let reconciler = Instance::start(&client, &ns, "only-one");
-    create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    create_stack(
+        &client,
+        &ns,
+        "db",
+        json!({"choice": "mysql", "deletionPolicy": "Delete"}),
+    )
+    .await;
     until::<Stack>(&client, &ns, "db", "Ready", |s| ready_with(s, 1)).await;
     until::<PersistentVolumeClaim>(&client, &ns, "data-db-0", "the claim", |c| c.is_some()).await;
 
@@ -690,6 +696,75 @@ async fn deleting_a_stack_in_the_foreground_removes_everything_it_owns_first() {
 #[tokio::test]
 async fn deleting_a_stack_in_the_background_removes_everything_it_owns() {
     deleting_removes_everything_it_owns(DeleteParams::background(), "stk-del-bg").await;
+}
+
+#[tokio::test]
+async fn a_stack_keeps_its_data_by_default_and_one_made_again_reattaches_it() {
+    let client = common::admin_with_stack_crd().await;
+    let ns = common::fresh_namespace(&client, "stk-keep").await;
+    let reconciler = Instance::start(&client, &ns, "only-one");
+    let first = create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    assert_eq!(
+        first.spec.deletion_policy,
+        portico_server::reconcile::stack::DeletionPolicy::Retain,
+        "the API server defaults it"
+    );
+    until::<Stack>(&client, &ns, "db", "Ready", |s| ready_with(s, 1)).await;
+    until::<PersistentVolumeClaim>(&client, &ns, "data-db-0", "the claim", |c| c.is_some()).await;
+    let claim = Api::<PersistentVolumeClaim>::namespaced(client.clone(), &ns)
+        .get("data-db-0")
+        .await
+        .expect("claim");
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
+    let secret = secrets.get("db-credentials").await.expect("Secret");
+    let password = portico_server::reconcile::children::password_in(&secret);
+
+    Api::<Stack>::namespaced(client.clone(), &ns)
+        .delete("db", &DeleteParams::background())
+        .await
+        .expect("delete the Stack");
+    until::<Stack>(&client, &ns, "db", "the Stack gone", |s| s.is_none()).await;
+    until::<StatefulSet>(&client, &ns, "db", "the StatefulSet gone", |s| s.is_none()).await;
+    until::<Service>(&client, &ns, "db", "its Service gone", |s| s.is_none()).await;
+    // The claim and the password that opens it stay: the same objects, owned by none.
+    let kept = Api::<PersistentVolumeClaim>::namespaced(client.clone(), &ns)
+        .get("data-db-0")
+        .await
+        .expect("the claim is kept");
+    assert_eq!(kept.metadata.uid, claim.metadata.uid);
+    assert!(
+        kept.metadata
+            .owner_references
+            .unwrap_or_default()
+            .is_empty()
+    );
+    let kept_secret = secrets
+        .get("db-credentials")
+        .await
+        .expect("the Secret is kept");
+    assert_eq!(kept_secret.metadata.uid, secret.metadata.uid);
+
+    // Made again under the same name: the kept claim and password are its own.
+    create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    until::<Stack>(&client, &ns, "db", "Ready with the kept volume", |s| {
+        ready_with(s, 1)
+    })
+    .await;
+    let reattached = Api::<PersistentVolumeClaim>::namespaced(client.clone(), &ns)
+        .get("data-db-0")
+        .await
+        .expect("claim");
+    assert_eq!(
+        reattached.metadata.uid, claim.metadata.uid,
+        "the same volume"
+    );
+    let again = secrets.get("db-credentials").await.expect("Secret");
+    assert_eq!(
+        portico_server::reconcile::children::password_in(&again),
+        password,
+        "the password that opens it"
+    );
+    reconciler.shut_down().await;
 }
 
 #[tokio::test]

@@ -178,7 +178,8 @@ fn ObjectForm(
             // Links may fill fields in: `?spec.choice=mysql` (the Provision page does).
             use_query_map().with_untracked(|q| {
                 for (key, text) in q {
-                    if key.starts_with("spec.") {
+                    // `metadata.name` too: reattaching kept volumes needs the old name.
+                    if key.starts_with("spec.") || key == "metadata.name" {
                         let segs: Vec<Seg> =
                             key.split('.').map(|k| Seg::Key(k.to_string())).collect();
                         crate::schema::value::set(

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
-use crate::api::{delete_object, fetch_object, fetch_permissions};
+use crate::api::{delete_object, fetch_object, fetch_permissions, fetch_stack_data};
 use crate::components::error_banner::ErrorBanner;
 use crate::components::live_badge::LiveBadge;
 use crate::components::live_table::LiveTable;
@@ -14,7 +14,7 @@ use crate::components::pod_logs::{LogViews, PodLogs};
 use crate::error::BackendError;
 use crate::live::protocol::{ServerMessage, Topic};
 use crate::live::{ViewState, follow};
-use crate::model::{Condition, ObjectDetail, OwnerLink};
+use crate::model::{Condition, ObjectDetail, OwnerLink, StackData};
 use crate::pages::provision::StackConnection;
 use crate::table::format::cell_text;
 use crate::table::model::{ChildEntry, ChildrenQuery, ResourceRef, TableQuery};
@@ -161,7 +161,7 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
                         })
                     }}
                 </Transition>
-                <DeleteControl target=target.clone() allowed=Signal::derive(move || {
+                <DeleteControl target=target.clone() stack=detail.flags.is_stack allowed=Signal::derive(move || {
                     may.get().and_then(Result::ok).is_none_or(|p| p.delete)
                 })/>
             </div>
@@ -385,15 +385,39 @@ fn StackLogs(namespace: String, pods: Memo<Vec<String>>) -> impl IntoView {
 }
 
 /// Delete with confirmation and a propagation choice; a delete held by finalizers
-/// says so (and the page's deletion notice explains it).
+/// says so (and the page's deletion notice explains it). A Stack's dialog says what
+/// happens to its data, and one that holds data asks for its name to be typed.
 #[component]
-fn DeleteControl(target: Target, allowed: Signal<bool>) -> impl IntoView {
+fn DeleteControl(target: Target, allowed: Signal<bool>, stack: bool) -> impl IntoView {
     let open = RwSignal::new(false);
     let propagation = RwSignal::new("Background".to_string());
     let outcome = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
+    let typed = RwSignal::new(String::new());
+    let data = RwSignal::new(None::<Result<StackData, String>>);
     let navigate = leptos_router::hooks::use_navigate();
     let target = StoredValue::new(target);
+    let open_dialog = move |_| {
+        open.set(true);
+        typed.set(String::new());
+        if stack {
+            let t = target.get_value();
+            leptos::task::spawn_local(async move {
+                let namespace = t.namespace.unwrap_or_default();
+                let read = fetch_stack_data(namespace, t.name).await;
+                data.set(Some(read.map_err(|e| e.to_string())));
+            });
+        }
+    };
+    // Until the Stack's data is known, the name must be typed (it may hold data).
+    let must_type = move || {
+        stack
+            && data.with(|d| match d {
+                Some(Ok(d)) => d.holds_data,
+                _ => true,
+            })
+    };
+    let confirmed = move || !must_type() || target.with_value(|t| typed.with(|n| *n == t.name));
     let confirm = move |_| {
         let t = target.get_value();
         let navigate = navigate.clone();
@@ -417,10 +441,19 @@ fn DeleteControl(target: Target, allowed: Signal<bool>) -> impl IntoView {
         <button type="button" class="button danger" data-testid="delete-button"
             disabled=move || !allowed.get()
             title=move || (!allowed.get()).then_some("Your Kubernetes permissions do not allow deleting this.")
-            on:click=move |_| open.set(true)>"Delete…"</button>
+            on:click=open_dialog>"Delete…"</button>
         <Show when=move || open.get()>
             <div class="confirm" role="dialog" aria-label="Confirm deletion" data-testid="delete-dialog">
                 <p>{move || format!("Delete {}?", target.with_value(|t| t.name.clone()))}</p>
+                {stack.then(|| view! { <StackDataNotice data=data name=target.with_value(|t| t.name.clone())/> })}
+                <Show when=must_type>
+                    <label class="control type-name">
+                        {move || format!("Type {} to confirm", target.with_value(|t| t.name.clone()))}
+                        <input type="text" data-testid="delete-typed-name" autocomplete="off" spellcheck="false"
+                            prop:value=move || typed.get()
+                            on:input:target=move |ev| typed.set(ev.target().value())/>
+                    </label>
+                </Show>
                 <label class="control">
                     "Dependents"
                     <select aria-label="Propagation" on:change:target=move |ev| propagation.set(ev.target().value())>
@@ -430,11 +463,54 @@ fn DeleteControl(target: Target, allowed: Signal<bool>) -> impl IntoView {
                     </select>
                 </label>
                 <div class="confirm-actions">
-                    <button type="button" class="button danger" disabled=move || busy.get() on:click=confirm.clone()>"Delete"</button>
+                    <button type="button" class="button danger" data-testid="delete-confirm"
+                        disabled=move || busy.get() || !confirmed() on:click=confirm.clone()>"Delete"</button>
                     <button type="button" class="button" on:click=move |_| open.set(false)>"Cancel"</button>
                 </div>
                 {move || outcome.get().map(|o| view! { <p class="small" data-testid="delete-outcome">{o}</p> })}
             </div>
         </Show>
+    }
+}
+
+/// What deleting a Stack does to its data: what goes, what stays, and how to get it back.
+#[component]
+fn StackDataNotice(
+    data: RwSignal<Option<Result<StackData, String>>>,
+    name: String,
+) -> impl IntoView {
+    move || {
+        let name = name.clone();
+        match data.get() {
+            None => view! { <p class="subtle small">"Looking at its data…"</p> }.into_any(),
+            Some(Err(e)) => view! { <p class="field-error small">{e}</p> }.into_any(),
+            Some(Ok(d)) if !d.holds_data => view! {
+                <p class="small" data-testid="delete-removes">"Removed with it: its workload, Services and Pods. It holds no data."</p>
+            }.into_any(),
+            Some(Ok(d)) => {
+                let volumes = if d.volumes.is_empty() {
+                    d.volumes_unknown.clone().unwrap_or_else(|| "no volumes yet".into())
+                } else {
+                    d.volumes.iter().map(|v| format!("{} ({})", v.name, v.size)).collect::<Vec<_>>().join(", ")
+                };
+                let secret = d.secret.clone().map(|s| format!("Secret {s}")).unwrap_or_else(|| "its credentials Secret".into());
+                if d.keeps {
+                    view! {
+                        <p class="small" data-testid="delete-removes">"Removed: its workload, Services and Pods."</p>
+                        <p class="small" data-testid="delete-keeps">
+                            <strong>"Kept: "</strong>{format!("volumes {volumes}, and {secret} with the password that opens them. ")}
+                            {format!("Provision a Stack named {name} in this namespace again to reattach them; the Provision page lists kept volumes.")}
+                        </p>
+                    }.into_any()
+                } else {
+                    view! {
+                        <p class="small warn-callout" data-testid="delete-removes">
+                            <strong>"Deleted with it, data and all: "</strong>{format!("volumes {volumes}, and {secret}. ")}
+                            "Its deletionPolicy is Delete: to keep the data, edit it to Retain first."
+                        </p>
+                    }.into_any()
+                }
+            }
+        }
     }
 }

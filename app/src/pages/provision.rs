@@ -6,7 +6,8 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use serde_json::Value;
 
-use crate::api::{reveal_stack_password, stack_offers};
+use crate::api::{fetch_kept_volumes, reveal_stack_password, stack_offers};
+use crate::components::copy_button::CopyButton;
 use crate::components::error_banner::ErrorBanner;
 use crate::model::StackOffer;
 use crate::table::model::percent_encode;
@@ -28,12 +29,69 @@ pub fn ProvisionPage() -> impl IntoView {
         </div>
         <Transition fallback=|| view! { <p class="empty">"Loading the catalog…"</p> }>
             {move || offers.get().map(|result| match result {
-                Ok(list) => view! {
-                    <div class="offers">
-                        {list.into_iter().map(|o| view! { <OfferCard offer=o/> }).collect_view()}
-                    </div>
-                }.into_any(),
+                Ok(list) => {
+                    // Kept volumes are reattached by the one choice that keeps data.
+                    let stateful: Vec<String> = list.iter().filter(|o| o.stateful).map(|o| o.choice.clone()).collect();
+                    let choice = match stateful.as_slice() { [one] => Some(one.clone()), _ => None };
+                    view! {
+                        <div class="offers">
+                            {list.into_iter().map(|o| view! { <OfferCard offer=o/> }).collect_view()}
+                        </div>
+                        <KeptVolumes choice=choice/>
+                    }.into_any()
+                }
                 Err(e) => view! { <ErrorBanner message=e.to_string()/> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+/// Volumes kept after their Stack was deleted, each with how to reattach it (a Stack
+/// of the same name) and how to let it go.
+#[component]
+fn KeptVolumes(choice: Option<String>) -> impl IntoView {
+    let kept = Resource::new(|| (), |_| fetch_kept_volumes());
+    view! {
+        <Transition fallback=|| ()>
+            {move || kept.get().map(|result| match result {
+                Ok(list) if list.is_empty() => ().into_any(),
+                Ok(list) => view! {
+                    <section class="panel" data-testid="kept-volumes">
+                        <h2>"Kept data"</h2>
+                        <p class="subtle small">"Volumes of deleted Stacks that keep their data (deletionPolicy Retain), with the Secret holding the password that opens them. Provision a Stack of the same name in the same namespace to reattach them."</p>
+                        <table class="grid">
+                            <thead><tr><th>"Namespace"</th><th>"Volume claim"</th><th>"Stack"</th><th>"Size"</th><th></th></tr></thead>
+                            <tbody>
+                                {list.into_iter().map(|v| {
+                                    let mut href = format!(
+                                        "{STACKS_PATH}/new?ns={}&metadata.name={}",
+                                        percent_encode(&v.namespace),
+                                        percent_encode(&v.stack)
+                                    );
+                                    if let Some(choice) = &choice {
+                                        href.push_str(&format!("&spec.choice={}&spec.storage={}", percent_encode(choice), percent_encode(&v.size)));
+                                    }
+                                    let forget = format!("kubectl delete pvc,secret -n {} -l portico.dev/stack={}", v.namespace, v.stack);
+                                    view! {
+                                        <tr data-kept=v.name.clone()>
+                                            <td class="mono">{v.namespace.clone()}</td>
+                                            <td class="mono">{v.name.clone()}</td>
+                                            <td class="mono">{v.stack.clone()}</td>
+                                            <td class="mono">{v.size.clone()}</td>
+                                            <td class="kept-actions">
+                                                <a class="button" href=crate::base::url(&href) data-testid="reattach">"Reattach…"</a>
+                                                <details class="small"><summary>"Delete it"</summary><code class="mono copyable">{forget}</code></details>
+                                            </td>
+                                        </tr>
+                                    }
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    </section>
+                }.into_any(),
+                // Someone who may not list claims everywhere sees no kept data; their
+                // own Stacks' pages still say what deletion keeps.
+                Err(_) => ().into_any(),
             })}
         </Transition>
     }
@@ -68,8 +126,9 @@ fn text_at(status: &Value, pointer: &str) -> Option<String> {
     })
 }
 
-/// How to reach a Stack: in-cluster host and port, the node port, and its password
-/// (read on request, with the user's own rights; never part of the page's HTML).
+/// How to reach a Stack: in-cluster host and port, the node port, who and which
+/// database, a connection URL and a client command; the password is read on request,
+/// with the user's own rights, and never part of the page's HTML.
 #[component]
 pub fn StackConnection(namespace: String, name: String, status: Value) -> impl IntoView {
     let phase = text_at(&status, "/phase").unwrap_or_else(|| "Pending".into());
@@ -77,6 +136,8 @@ pub fn StackConnection(namespace: String, name: String, status: Value) -> impl I
     let port = text_at(&status, "/endpoint/port");
     let node_port = text_at(&status, "/endpoint/nodePort");
     let user = text_at(&status, "/endpoint/user");
+    let database = text_at(&status, "/endpoint/database");
+    let scheme = text_at(&status, "/endpoint/scheme");
     let secret = text_at(&status, "/credentialsSecret");
     let host = service
         .as_ref()
@@ -104,6 +165,23 @@ pub fn StackConnection(namespace: String, name: String, status: Value) -> impl I
             "kubectl get secret {s} -n {namespace} -o jsonpath='{{.data.password}}' | base64 -d"
         )
     });
+    let address = host.clone().zip(port.clone());
+    let connect = Connect {
+        scheme: scheme.clone(),
+        user: user.clone(),
+        database: database.clone(),
+        address: address.clone(),
+    };
+    // The URL with the password once revealed; without it (`user@host`) before.
+    let url = {
+        let connect = connect.clone();
+        Signal::derive(move || {
+            let password = revealed.with(|r| r.as_ref().and_then(|r| r.as_ref().ok()).cloned());
+            connect.url(password.as_deref()).unwrap_or_default()
+        })
+    };
+    let has_url = connect.url(None).is_some();
+    let command = connect.command();
     view! {
         <section class="panel connection" data-testid="stack-connection">
             <h2>"Connection " <span class=badge data-testid="stack-phase">{phase.clone()}</span></h2>
@@ -112,6 +190,24 @@ pub fn StackConnection(namespace: String, name: String, status: Value) -> impl I
                 <dt>"Port"</dt><dd class="mono">{port.unwrap_or_else(|| "—".into())}</dd>
                 {node_port.map(|p| view! { <dt>"Node port"</dt><dd class="mono" data-testid="node-port">{p}</dd> })}
                 {user.map(|u| view! { <dt>"User"</dt><dd class="mono" data-testid="stack-user">{u}</dd> })}
+                {database.map(|d| view! { <dt>"Database"</dt><dd class="mono" data-testid="stack-database">{d}</dd> })}
+                {has_url.then(|| view! {
+                    <dt>"URL"</dt>
+                    <dd class="copy-row">
+                        <code class="mono copyable" data-testid="stack-url">{move || url.get()}</code>
+                        <CopyButton text=url testid="copy-url"/>
+                    </dd>
+                })}
+                {command.map(|c| {
+                    let text = Signal::stored(c.clone());
+                    view! {
+                        <dt>"Connect"</dt>
+                        <dd class="copy-row">
+                            <code class="mono copyable" data-testid="stack-command">{c}</code>
+                            <CopyButton text=text testid="copy-command"/>
+                        </dd>
+                    }
+                })}
                 {kubectl.map(|k| view! {
                     <dt>"Password"</dt>
                     <dd>
@@ -130,5 +226,114 @@ pub fn StackConnection(namespace: String, name: String, status: Value) -> impl I
                 })}
             </dl>
         </section>
+    }
+}
+
+/// What a client needs to reach a Stack, from its status.
+#[derive(Debug, Clone, PartialEq)]
+struct Connect {
+    scheme: Option<String>,
+    user: Option<String>,
+    database: Option<String>,
+    /// Host and port.
+    address: Option<(String, String)>,
+}
+
+impl Connect {
+    /// `scheme://user[:password]@host:port/database`; the password percent-encoded.
+    fn url(&self, password: Option<&str>) -> Option<String> {
+        let scheme = self.scheme.as_deref()?;
+        let (host, port) = self.address.as_ref()?;
+        let login = match (&self.user, password) {
+            (Some(user), Some(p)) => format!("{}:{}@", percent_encode(user), percent_encode(p)),
+            (Some(user), None) => format!("{}@", percent_encode(user)),
+            (None, _) => String::new(),
+        };
+        let path = self
+            .database
+            .as_deref()
+            .map(percent_encode)
+            .unwrap_or_default();
+        Some(format!("{scheme}://{login}{host}:{port}/{path}"))
+    }
+
+    /// A command that connects from inside the cluster; the password is asked for (or
+    /// comes from the environment), never written into it.
+    fn command(&self) -> Option<String> {
+        let (host, port) = self.address.as_ref()?;
+        match self.scheme.as_deref()? {
+            "mysql" => Some(
+                format!(
+                    "mysql -h {host} -P {port} -u {} -p {}",
+                    self.user.as_deref().unwrap_or("root"),
+                    self.database.as_deref().unwrap_or_default()
+                )
+                .trim_end()
+                .to_string(),
+            ),
+            "http" | "https" => self.url(None).map(|url| format!("curl {url}")),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mysql() -> Connect {
+        Connect {
+            scheme: Some("mysql".into()),
+            user: Some("root".into()),
+            database: Some("app".into()),
+            address: Some(("db.team.svc.cluster.local".into(), "3306".into())),
+        }
+    }
+
+    #[test]
+    fn a_url_carries_the_password_only_once_revealed_and_encoded() {
+        let c = mysql();
+        assert_eq!(
+            c.url(None).as_deref(),
+            Some("mysql://root@db.team.svc.cluster.local:3306/app")
+        );
+        assert_eq!(
+            c.url(Some("p@ss/word")).as_deref(),
+            Some("mysql://root:p%40ss%2Fword@db.team.svc.cluster.local:3306/app")
+        );
+        assert_eq!(
+            c.command().as_deref(),
+            Some("mysql -h db.team.svc.cluster.local -P 3306 -u root -p app")
+        );
+    }
+
+    #[test]
+    fn http_gets_curl_and_an_unknown_scheme_or_no_service_gets_nothing() {
+        let web = Connect {
+            scheme: Some("http".into()),
+            user: None,
+            database: None,
+            address: Some(("web.team.svc.cluster.local".into(), "8080".into())),
+        };
+        assert_eq!(
+            web.command().as_deref(),
+            Some("curl http://web.team.svc.cluster.local:8080/")
+        );
+        assert_eq!(
+            Connect {
+                scheme: None,
+                ..mysql()
+            }
+            .url(None),
+            None
+        );
+        assert_eq!(
+            Connect {
+                address: None,
+                ..mysql()
+            }
+            .command(),
+            None
+        );
     }
 }

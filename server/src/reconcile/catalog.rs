@@ -54,6 +54,13 @@ pub struct CatalogEntry {
     /// The user the generated password is for (shown with the connection details).
     #[serde(default)]
     pub user: Option<String>,
+    /// The database the image creates at first start (shown with the connection
+    /// details, and in a connection URL).
+    #[serde(default)]
+    pub database: Option<String>,
+    /// The scheme of a connection URL to an instance (`mysql://`, `http://`).
+    #[serde(default)]
+    pub scheme: Option<String>,
     /// The environment variable that receives the generated password; entries
     /// without one get no credentials Secret.
     #[serde(default)]

@@ -78,8 +78,17 @@ pub const DATA_VOLUME: &str = "data";
 
 /// The claim the StatefulSet controller makes for `ordinal` of Stack `stack`.
 pub fn claim_name(stack: &str, ordinal: i32) -> String {
-    format!("{DATA_VOLUME}-{stack}-{ordinal}")
+    format!("{}{ordinal}", claim_prefix(stack))
 }
+
+/// What the names of Stack `stack`'s claims start with.
+pub fn claim_prefix(stack: &str) -> String {
+    format!("{DATA_VOLUME}-{stack}-")
+}
+
+/// On a credentials Secret no Stack owns (deletionPolicy Retain): the volume claims
+/// whose data its password opens (their names' prefix), for whoever finds it kept.
+pub const KEPT_WITH_ANNOTATION: &str = "portico.dev/opens-volumes";
 
 fn meta(
     name: String,
@@ -219,8 +228,20 @@ pub fn desired(
     labels.insert("app.kubernetes.io/name".into(), spec.choice.clone());
     labels.insert("app.kubernetes.io/managed-by".into(), "portico".into());
 
+    // Kept data needs its password: a Stack that keeps its volumes does not own the
+    // Secret that opens them, so deleting the Stack leaves both.
+    let keeps_data = entry.stateful && spec.deletion_policy.keeps_data();
+    let secret_meta = if keeps_data {
+        ObjectMeta {
+            owner_references: None,
+            annotations: Some([(KEPT_WITH_ANNOTATION.to_string(), claim_prefix(&name))].into()),
+            ..meta(secret_name(&name), &namespace, &labels, &owner)
+        }
+    } else {
+        meta(secret_name(&name), &namespace, &labels, &owner)
+    };
     let secret = entry.password_env.as_ref().map(|_| Secret {
-        metadata: meta(secret_name(&name), &namespace, &labels, &owner),
+        metadata: secret_meta,
         string_data: None,
         data: Some(
             [(
@@ -325,7 +346,7 @@ pub fn desired(
                 // names; and deleting the Stack deletes its data with it.
                 persistent_volume_claim_retention_policy: Some(
                     StatefulSetPersistentVolumeClaimRetentionPolicy {
-                        when_deleted: Some("Delete".into()),
+                        when_deleted: Some(if keeps_data { "Retain" } else { "Delete" }.into()),
                         when_scaled: Some("Retain".into()),
                     },
                 ),
@@ -557,6 +578,38 @@ mod tests {
             (owner.kind.as_str(), owner.controller),
             ("Stack", Some(true))
         );
+    }
+
+    #[test]
+    fn a_stack_that_keeps_its_data_does_not_own_its_volumes_or_their_password() {
+        let catalog = Catalog::load(None).expect("catalog");
+        let entry = catalog.get("mysql").expect("mysql");
+        let retention = |c: &Children| match &c.workload {
+            Workload::Stateful(set) => set
+                .spec
+                .as_ref()
+                .and_then(|s| s.persistent_volume_claim_retention_policy.clone())
+                .and_then(|p| p.when_deleted),
+            Workload::Stateless(_) => None,
+        };
+        let secret_owners = |c: &Children| {
+            c.secret
+                .as_ref()
+                .and_then(|s| s.metadata.owner_references.clone())
+        };
+        let kept = desired(&stack("mysql"), entry, "pw").expect("children");
+        assert_eq!(retention(&kept).as_deref(), Some("Retain"));
+        assert_eq!(secret_owners(&kept), None);
+        let secret = kept.secret.as_ref().expect("a Secret");
+        assert_eq!(
+            secret.metadata.annotations.as_ref().expect("annotations")[KEPT_WITH_ANNOTATION],
+            "data-shop-"
+        );
+        let mut deleting = stack("mysql");
+        deleting.spec.deletion_policy = crate::reconcile::stack::DeletionPolicy::Delete;
+        let removed = desired(&deleting, entry, "pw").expect("children");
+        assert_eq!(retention(&removed).as_deref(), Some("Delete"));
+        assert_eq!(secret_owners(&removed).map(|o| o.len()), Some(1));
     }
 
     #[test]

@@ -32,7 +32,7 @@ use serde::de::DeserializeOwned;
 use tracing::Instrument;
 
 use super::cache::{self, Applied, ChildKey, Relevant, cached, hash_json};
-use super::catalog::LiveCatalog;
+use super::catalog::{CatalogEntry, LiveCatalog};
 use super::children::{self, STACK_LABEL, Workload};
 use super::metrics::{Metrics, Outcome};
 use super::plan::{Blocked, Kind, Stale, World, controlled_by, plan};
@@ -537,13 +537,11 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
     };
     // The catalog the plan was made from, not a newer one.
     let entry = catalog.get(&stack.spec.choice);
-    let port = entry.map(|e| e.port);
-    let user = entry.and_then(|e| e.user.clone());
     let observed = Observed {
         replicas: stack.spec.replicas,
         ready_replicas,
         rolled_out,
-        endpoint: endpoint_of(&service, port, user),
+        endpoint: endpoint_of(&service, entry),
         credentials_secret,
     };
     // A Pod the scheduler cannot place keeps the Stack from ever being Ready: say so,
@@ -636,7 +634,7 @@ fn observe_cached(stack: &Stack, ctx: &Context) -> Observed {
         .unwrap_or((0, false));
     let endpoint = cached(&stores.services, &namespace, &name)
         .filter(|s| controlled_by(&s.metadata, &uid))
-        .and_then(|service| endpoint_of(&service, None, None));
+        .and_then(|service| endpoint_of(&service, ctx.catalog.current().get(&stack.spec.choice)));
     // Secrets are never read: what status said stands.
     let credentials_secret = stack
         .status
@@ -720,7 +718,9 @@ fn deployment_readiness(deployment: &Deployment) -> (i32, bool) {
 
 /// Where a Stack is reached: its Service and the Service's first port, else
 /// `fallback`; none when there is neither.
-fn endpoint_of(service: &Service, fallback: Option<i32>, user: Option<String>) -> Option<Endpoint> {
+/// How to reach the Stack: its Service's port, and from the catalog entry, who the
+/// password is for, which database, and the URL scheme of a connection.
+fn endpoint_of(service: &Service, entry: Option<&CatalogEntry>) -> Option<Endpoint> {
     let port = service
         .spec
         .as_ref()
@@ -728,9 +728,11 @@ fn endpoint_of(service: &Service, fallback: Option<i32>, user: Option<String>) -
         .and_then(|p| p.first());
     Some(Endpoint {
         service: service.name_any(),
-        port: port.map(|p| p.port).or(fallback)?,
+        port: port.map(|p| p.port).or(entry.map(|e| e.port))?,
         node_port: port.and_then(|p| p.node_port),
-        user,
+        user: entry.and_then(|e| e.user.clone()),
+        database: entry.and_then(|e| e.database.clone()),
+        scheme: entry.and_then(|e| e.scheme.clone()),
     })
 }
 

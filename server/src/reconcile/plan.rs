@@ -243,8 +243,10 @@ pub fn plan(
         (a, b) => a.or(b),
     };
     // Status names the credentials Secret once it was made; a choice without one
-    // leaves it behind.
+    // leaves it behind, unless the Stack keeps its data: its volumes stay too (the
+    // StatefulSet's claims are retained), and the password is what opens them.
     let stale_credentials = desired.secret.is_none()
+        && !stack.spec.deletion_policy.keeps_data()
         && stack
             .status
             .as_ref()
@@ -281,6 +283,19 @@ pub fn controlled_by(meta: &ObjectMeta, uid: &str) -> bool {
         .iter()
         .flatten()
         .any(|o| o.controller == Some(true) && o.uid == uid)
+}
+
+/// Whether `claim` is one a Stack named `stack` kept when it was deleted (deletionPolicy
+/// Retain): made by a StatefulSet from the Stack's claim template (so labelled with the
+/// Stack's name) and owned by nothing any more. A Stack made again under that name
+/// reattaches it, with the kept credentials Secret that opens it.
+fn kept_for(claim: &ObjectMeta, stack: &str) -> bool {
+    claim.owner_references.as_ref().is_none_or(Vec::is_empty)
+        && claim
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(children::STACK_LABEL))
+            .is_some_and(|s| s == stack)
 }
 
 /// The name of a claim the StatefulSet `desired` would adopt although it did not make
@@ -344,7 +359,7 @@ fn foreign_claim(
                     .as_ref()
                     .is_some_and(|made| made.0 >= since.0)
             });
-            !(owned || made_after_legacy_set)
+            !(owned || made_after_legacy_set || kept_for(&existing, &name))
         })
 }
 
@@ -461,17 +476,21 @@ mod tests {
 
     #[test]
     fn credentials_are_left_behind_only_by_a_choice_without_them_once_made() {
-        let with_status = |choice: &str, made: bool| {
+        use crate::reconcile::stack::DeletionPolicy;
+        let with_status = |choice: &str, made: bool, policy: DeletionPolicy| {
             let mut stack = stack(choice);
+            stack.spec.deletion_policy = policy;
             stack.status = Some(crate::reconcile::stack::StackStatus {
                 credentials_secret: made.then(|| children::secret_name("shop")),
                 ..Default::default()
             });
             planned(&stack, &Given::default()).stale_credentials
         };
-        assert!(with_status("tomcat", true));
-        assert!(!with_status("tomcat", false));
-        assert!(!with_status("mysql", true));
+        assert!(with_status("tomcat", true, DeletionPolicy::Delete));
+        assert!(!with_status("tomcat", false, DeletionPolicy::Delete));
+        assert!(!with_status("mysql", true, DeletionPolicy::Delete));
+        // A Stack that keeps its data keeps the password to its kept volumes.
+        assert!(!with_status("tomcat", true, DeletionPolicy::Retain));
     }
 
     #[test]
@@ -501,6 +520,48 @@ mod tests {
             Err(Blocked::NameConflict(format!(
                 "PersistentVolumeClaim {claim}"
             )))
+        );
+    }
+
+    #[test]
+    fn a_claim_kept_from_a_stack_of_the_same_name_is_reattached_and_no_other() {
+        let claim = children::claim_name("shop", 0);
+        let kept = |stack: &str, owner: Option<&str>| ObjectMeta {
+            name: Some(claim.clone()),
+            labels: Some([(children::STACK_LABEL.to_string(), stack.to_string())].into()),
+            owner_references: owner.map(|uid| {
+                vec![OwnerReference {
+                    uid: uid.into(),
+                    ..Default::default()
+                }]
+            }),
+            ..Default::default()
+        };
+        let with = |meta: ObjectMeta| {
+            let mut world = Given::default();
+            world
+                .meta
+                .insert((Kind::PersistentVolumeClaim, claim.clone()), meta);
+            world
+        };
+        let now = ("p", Timestamp::now());
+        assert!(plan(&stack("mysql"), &catalog(), &with(kept("shop", None)), now).is_ok());
+        let conflict = Err(Blocked::NameConflict(format!(
+            "PersistentVolumeClaim {claim}"
+        )));
+        // Another Stack's label, or a claim someone else's StatefulSet still owns.
+        assert_eq!(
+            plan(&stack("mysql"), &catalog(), &with(kept("other", None)), now),
+            conflict
+        );
+        assert_eq!(
+            plan(
+                &stack("mysql"),
+                &catalog(),
+                &with(kept("shop", Some("someone-elses-set"))),
+                now
+            ),
+            conflict
         );
     }
 

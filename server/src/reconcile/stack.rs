@@ -44,6 +44,27 @@ pub struct StackSpec {
     pub version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<StackResources>,
+    /// What deleting the Stack does to its data (volumes and the password that opens
+    /// them). The CRD defaults it to `Retain`.
+    #[serde(default)]
+    pub deletion_policy: DeletionPolicy,
+}
+
+/// Whether a Stack's data outlives it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DeletionPolicy {
+    /// The volume claims and the credentials Secret stay after the Stack is deleted; a
+    /// Stack made again under the same name reattaches them.
+    #[default]
+    Retain,
+    /// The volume claims and the credentials Secret go with the Stack.
+    Delete,
+}
+
+impl DeletionPolicy {
+    pub fn keeps_data(self) -> bool {
+        self == Self::Retain
+    }
 }
 
 fn one() -> i32 {
@@ -90,4 +111,10 @@ pub struct Endpoint {
     /// Who the credentials Secret's password is for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+    /// The database the stack made for its users.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
+    /// The scheme of a connection URL (`mysql`, `http`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<String>,
 }

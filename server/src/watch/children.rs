@@ -139,6 +139,7 @@ fn collect(
             }
         }
     }
+    attach_retained_claims(tables, &mut owned);
     for siblings in owned.values_mut() {
         siblings.sort_by(|a, b| (&a.0.kind, &a.2.name).cmp(&(&b.0.kind, &b.2.name)));
     }
@@ -146,6 +147,52 @@ fn collect(
     let mut seen = HashSet::from([uid.to_string()]);
     descend(&owned, uid, 1, namespace, &mut seen, &mut out);
     out
+}
+
+/// Puts each StatefulSet's claims under it although they name no owner: a set whose
+/// claims are retained when it is deleted (Kubernetes' default, and a Stack that keeps
+/// its data) does not own them. The controller names them `TEMPLATE-SET-ORDINAL`.
+fn attach_retained_claims<'a>(
+    tables: &'a [Option<(ChildKind, TableState)>],
+    owned: &mut Owned<'a>,
+) {
+    let rows_of = |kind: &'static str| {
+        let mut rows = Vec::new();
+        for (k, state) in tables.iter().flatten().filter(|(k, _)| k.kind == kind) {
+            rows.extend(
+                state
+                    .view("", None, false, 0)
+                    .into_iter()
+                    .map(|row| (k, state, row)),
+            );
+        }
+        rows
+    };
+    let unowned_claims: Vec<_> = rows_of("PersistentVolumeClaim")
+        .into_iter()
+        .filter(|(_, _, row)| row.owners.is_empty())
+        .collect();
+    if unowned_claims.is_empty() {
+        return;
+    }
+    for (_, _, set) in rows_of("StatefulSet") {
+        let suffix = format!("-{}-", set.name);
+        for claim in &unowned_claims {
+            let made_by_set =
+                claim
+                    .2
+                    .name
+                    .rsplit_once(&suffix)
+                    .is_some_and(|(template, ordinal)| {
+                        !template.is_empty()
+                            && !ordinal.is_empty()
+                            && ordinal.bytes().all(|b| b.is_ascii_digit())
+                    });
+            if made_by_set {
+                owned.entry(set.uid.as_str()).or_default().push(*claim);
+            }
+        }
+    }
 }
 
 /// Appends `owner`'s children at `depth`, each followed by its own (recursion bounded
@@ -182,7 +229,10 @@ fn entry(
         .into_iter()
         .filter_map(|i| {
             let column = state.columns.get(i)?;
-            (column.format != "name" && column.kind != "date").then(|| {
+            // Ages tick beside the list, from the creation time: the API server's own
+            // "Age" cells of built-in kinds are text as of the list, and would freeze.
+            let age = column.kind == "date" || column.name.eq_ignore_ascii_case("age");
+            (column.format != "name" && !age).then(|| {
                 let value = row.cells.get(i).cloned().unwrap_or(serde_json::Value::Null);
                 format!("{}: {}", column.name, cell_text(&value, &column.kind, 0))
             })
@@ -278,5 +328,80 @@ mod tests {
         .map(|(k, d)| (k.to_string(), *d))
         .collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn the_status_summary_leaves_ages_to_the_ticking_column() {
+        use app::table::model::Column;
+        let column = |name: &str, kind: &str, format: &str| Column {
+            name: name.into(),
+            kind: kind.into(),
+            format: format.into(),
+            description: String::new(),
+            priority: 0,
+        };
+        // As the API server describes a Pod: its Age is text, not a date.
+        let state = TableState::from_snapshot(TableSnapshot {
+            columns: vec![
+                column("Name", "string", "name"),
+                column("Ready", "string", ""),
+                column("Status", "string", ""),
+                column("Age", "string", ""),
+            ],
+            rows: vec![Row {
+                uid: "p".into(),
+                name: "db-0".into(),
+                namespace: Some("ns".into()),
+                resource_version: "1".into(),
+                created: None,
+                deleting: false,
+                owners: vec!["stack".into()],
+                cells: ["db-0", "1/1", "Running", "0s"]
+                    .iter()
+                    .map(|c| serde_json::Value::from(*c))
+                    .collect(),
+            }],
+            resource_version: "1".into(),
+        });
+        let tables = vec![Some((kind("Pod", "pods"), state))];
+        let children = collect(&tables, "stack", "ns");
+        assert_eq!(
+            children.first().map(|c| c.summary.as_str()),
+            Some("Ready: 1/1 · Status: Running")
+        );
+    }
+
+    #[test]
+    fn a_statefulsets_retained_claims_show_under_it_and_no_one_elses() {
+        let tables = vec![
+            Some((
+                kind("StatefulSet", "statefulsets"),
+                table(&[("set", "db", &["stack"])]),
+            )),
+            Some((
+                kind("PersistentVolumeClaim", "persistentvolumeclaims"),
+                table(&[
+                    ("c0", "data-db-0", &[]),
+                    ("c1", "data-db-1", &[]),
+                    // Another set's (db-old), a claim that only looks alike, one owned
+                    // by someone else.
+                    ("x", "data-db-old-0", &[]),
+                    ("y", "db-0", &[]),
+                    ("z", "logs-db-2", &["someone"]),
+                ]),
+            )),
+        ];
+        let got: Vec<String> = collect(&tables, "stack", "ns")
+            .into_iter()
+            .map(|c| format!("{}/{}@{}", c.kind, c.name, c.depth))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "StatefulSet/db@1",
+                "PersistentVolumeClaim/data-db-0@2",
+                "PersistentVolumeClaim/data-db-1@2"
+            ]
+        );
     }
 }

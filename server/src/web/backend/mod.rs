@@ -4,9 +4,13 @@
 
 pub mod detail;
 pub mod objects;
+pub mod stack_data;
 
 use app::backend::{Backend, BackendError};
-use app::model::{CrdSummary, FormSpec, ObjectDetail, Permissions, StackOffer, SubmitOutcome};
+use app::model::{
+    CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackData, StackOffer,
+    SubmitOutcome,
+};
 use app::table::model::{ResourceKind, ResourceRef};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ListParams};
@@ -142,6 +146,26 @@ impl Backend for ClusterBackend {
                 stateful: e.stateful,
             })
             .collect()
+    }
+
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
+    async fn stack_data(&self, namespace: String, name: String) -> Result<StackData, BackendError> {
+        check_target(&stack_resource(), Some(&namespace), &name)?;
+        let what = format!("stacks {namespace}/{name}");
+        stack_data::stack_data(&self.client, &self.stacks.current(), &namespace, &name)
+            .await
+            .map_err(|e| user_error(e, &format!("read {what}"), &what))
+    }
+
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
+    async fn kept_volumes(&self) -> Result<Vec<DataVolume>, BackendError> {
+        stack_data::kept_volumes(&self.client).await.map_err(|e| {
+            user_error(
+                e,
+                "list volume claims and Stacks in every namespace",
+                "volume claims",
+            )
+        })
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
