@@ -34,7 +34,8 @@ async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift()
         &client,
         &ns,
         "db",
-        json!({"choice": "mysql", "storage": "2Gi"}),
+        // Its data goes with it: every child, the Secret included, is the Stack's.
+        json!({"choice": "mysql", "storage": "2Gi", "deletionPolicy": "Delete"}),
     )
     .await;
 
