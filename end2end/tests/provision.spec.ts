@@ -188,3 +188,61 @@ test('deleting a Stack from its page removes everything it owned', async ({ page
   }
 });
 
+
+test('binding a Stack to a Deployment from the Stack page hands it the details, and unbinding takes them out', async ({ page }) => {
+  test.setTimeout(180_000);
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('bind');
+  await kube.ok('POST', `/apis/portico.dev/v1alpha1/namespaces/${ns}/stacks`, {
+    apiVersion: 'portico.dev/v1alpha1', kind: 'Stack',
+    metadata: { name: 'web' }, spec: { choice: 'tomcat' },
+  });
+  const deployment = `/apis/apps/v1/namespaces/${ns}/deployments/app`;
+  await kube.ok('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'app' },
+    spec: {
+      selector: { matchLabels: { app: 'app' } },
+      template: {
+        metadata: { labels: { app: 'app' } },
+        spec: { containers: [{ name: 'app', image: 'portico.local/pause:3.10', env: [{ name: 'OWN', value: 'mine' }] }] },
+      },
+    },
+  });
+  const envNames = async () => ((await kube.ok('GET', deployment)).spec.template.spec.containers[0].env ?? [])
+    .map((e: any) => e.name).join(',');
+
+  await page.goto(`/r/portico.dev/v1alpha1/stacks/${ns}/web`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  await page.getByTestId('bind-link').click();
+  await expect(page).toHaveURL(/\/r\/portico.dev\/v1alpha1\/stackbindings\/new/);
+  await expect(page.getByTestId('prefilled')).toContainText('spec.stack = web');
+  await page.locator('#f-metadata-name').fill('app-web');
+  await page.locator('#f-spec-workload-kind').selectOption('"Deployment"');
+  await page.locator('#f-spec-workload-name').fill('app');
+  await page.screenshot({ path: 'test-results/binding-form.png', fullPage: true });
+  await page.getByRole('button', { name: 'Create' }).click();
+  await expect(page).toHaveURL(new RegExp(`/r/portico.dev/v1alpha1/stackbindings/${ns}/app-web$`));
+  // The reconciler carries it out and says what the Deployment got, on the page, live.
+  await expect(page.getByTestId('conditions')).toContainText('Bound', { timeout: 60_000 });
+  await expect(page.getByTestId('conditions')).toContainText('TOMCAT_HOST, TOMCAT_PORT, TOMCAT_URL');
+  await expect.poll(envNames).toBe('OWN,TOMCAT_TYPE,TOMCAT_PROVIDER,TOMCAT_HOST,TOMCAT_PORT,TOMCAT_URL');
+
+  // Both pages list it: the Stack's and the Deployment's.
+  await page.goto(`/r/portico.dev/v1alpha1/stacks/${ns}/web`);
+  await expect(page.getByTestId('stack-bindings').locator('tbody')).toContainText('app-web');
+  await page.screenshot({ path: 'test-results/stack-bindings.png', fullPage: true });
+  await page.goto(`/r/apps/v1/deployments/${ns}/app`);
+  await expect(page.getByTestId('stack-bindings').locator('tbody')).toContainText('web');
+
+  // Unbinding: delete the binding from its page; the Deployment keeps only its own.
+  await page.goto(`/r/portico.dev/v1alpha1/stackbindings/${ns}/app-web`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  await page.getByTestId('delete-button').click();
+  await page.getByTestId('delete-confirm').click();
+  // Held until the reconciler has taken the variables out: the page says so, then
+  // that the binding is gone.
+  await expect(page.getByTestId('delete-outcome')).toContainText('portico.dev/unbind');
+  await expect(page.getByTestId('object-gone')).toBeVisible({ timeout: 30_000 });
+  await expect.poll(envNames).toBe('OWN');
+  await expect.poll(() => kube.status(`/apis/portico.dev/v1alpha1/namespaces/${ns}/stackbindings/app-web`)).toBe(404);
+});

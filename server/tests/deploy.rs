@@ -895,7 +895,7 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
                     "securityContext": {"allowPrivilegeEscalation": false},
                     "env": [{"name": "K", "valueFrom": {"secretKeyRef": {"name": "someone-else", "key": "k"}}}]}]}),
             ),
-            "read no Secret but their Stack's credentials",
+            "read no Secret but Stack credentials",
         ),
         (
             "a Service selecting another application's Pods",
@@ -952,6 +952,45 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
         dry_run: true,
         ..Default::default()
     };
+    // Someone's own Deployment, which a StackBinding may add variables to and nothing else.
+    let theirs_app: k8s_openapi::api::apps::v1::Deployment =
+        serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "app"},
+        "spec": {"selector": {"matchLabels": {"app": "app"}},
+            "template": {"metadata": {"labels": {"app": "app"}},
+                "spec": {"containers": [{"name": "app", "image": "example/app:1",
+                    "env": [{"name": "OWN", "value": "mine"}]}]}}}}))
+        .expect("deployment");
+    Api::<k8s_openapi::api::apps::v1::Deployment>::namespaced(admin.clone(), &team)
+        .create(&PostParams::default(), &theirs_app)
+        .await
+        .expect("someone's own Deployment");
+    let apps: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(reconciler.clone(), &team);
+    let as_binding = kube::api::PatchParams {
+        dry_run: true,
+        ..kube::api::PatchParams::apply("portico-binding.app-db").force()
+    };
+    let bound = |container: serde_json::Value, pod: serde_json::Value| {
+        let mut spec = serde_json::json!({"containers": [container]});
+        merge(&mut spec, pod);
+        kube::api::Patch::Apply(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "app"},
+            "spec": {"template": {"spec": spec}}}))
+    };
+    let variables = serde_json::json!([
+        {"name": "MYSQL_HOST", "value": "db.team.svc"},
+        {"name": "MYSQL_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db-credentials", "key": "password"}}}]);
+    apps.patch(
+        "app",
+        &as_binding,
+        &bound(
+            serde_json::json!({"name": "app", "env": variables}),
+            serde_json::json!({}),
+        ),
+    )
+    .await
+    .expect("a binding's variables are admitted into someone's own Deployment");
     let changes = [
         (
             "taking over someone's Service",
@@ -965,6 +1004,49 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             "deleting someone's Secret",
             secrets.delete("theirs", &dry_delete).await.map(|_| ()),
             "labelled portico.dev/stack",
+        ),
+        (
+            "a binding changing someone's image",
+            apps.patch(
+                "app",
+                &as_binding,
+                &bound(
+                    serde_json::json!({"name": "app", "image": "evil/app:1", "env": variables}),
+                    serde_json::json!({}),
+                ),
+            )
+            .await
+            .map(|_| ()),
+            "a StackBinding changes only the environment",
+        ),
+        (
+            "a binding adding a volume to someone's Deployment",
+            apps.patch(
+                "app",
+                &as_binding,
+                &bound(
+                    serde_json::json!({"name": "app", "env": variables}),
+                    serde_json::json!({"volumes": [{"name": "s", "secret": {"secretName": "portico-session"}}]}),
+                ),
+            )
+            .await
+            .map(|_| ()),
+            "a StackBinding changes only the environment",
+        ),
+        (
+            "a binding handing someone's Deployment another Secret",
+            apps.patch(
+                "app",
+                &as_binding,
+                &bound(
+                    serde_json::json!({"name": "app", "env": [{"name": "TOKEN",
+                        "valueFrom": {"secretKeyRef": {"name": "portico-session", "key": "key"}}}]}),
+                    serde_json::json!({}),
+                ),
+            )
+            .await
+            .map(|_| ()),
+            "a StackBinding changes only the environment",
         ),
         (
             "deleting a kept credentials Secret",

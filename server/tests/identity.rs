@@ -740,3 +740,96 @@ async fn a_stack_asks_only_for_what_its_author_may_do() {
     let (_, outcome) = submit(&portal, &deputy, asking("open", node_port)).await;
     assert!(outcome.get("Accepted").is_some(), "{outcome}");
 }
+
+/// Submits `object` as a dry run until the API server's answer is a refusal whose
+/// message contains `says` (a policy and new RBAC take effect in the background).
+async fn refused_saying(
+    portal: &Portal,
+    headers: &[(&str, &str)],
+    object: &str,
+    says: &str,
+) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (_, outcome) = submit_with(portal, headers, object.to_string(), true).await;
+        let message = outcome["Rejected"]["message"].as_str().unwrap_or_default();
+        if message.contains(says) {
+            return outcome;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never refused with {says:?}: {outcome}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_binding_needs_the_right_to_change_the_workload_and_to_read_the_password() {
+    let admin = common::admin_with_stack_crd().await;
+    let team = common::fresh_namespace(&admin, "binder").await;
+    let creating = ["get", "list", "watch", "create"];
+    common::grant(
+        &admin,
+        &team,
+        "binding-creator",
+        ("portico.dev", "stackbindings"),
+        &creating,
+        "binder",
+    )
+    .await;
+    let policy = apply::read_documents(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../deploy/base/binding-policy.yaml"),
+    )
+    .expect("policy");
+    apply::apply_all(&admin, policy)
+        .await
+        .expect("policy applies");
+    let portal = serve(&admin, None).await;
+    let session = portal.person(&admin, &team, "binder").await;
+    let binder = with_session(&session);
+    let binding = json!({"apiVersion": "portico.dev/v1alpha1", "kind": "StackBinding",
+        "metadata": {"name": "app-db", "namespace": team},
+        "spec": {"stack": "db", "workload": {"kind": "Deployment", "name": "app"}}})
+    .to_string();
+
+    // May make bindings, may not change the Deployment: refused, saying so.
+    let outcome = refused_saying(
+        &portal,
+        &binder,
+        &binding,
+        &format!("you may not update deployments in namespace {team}"),
+    )
+    .await;
+    assert_eq!(outcome["Rejected"]["code"], 403, "{outcome}");
+    // May change it, may not read the password the binding hands over: refused too.
+    common::grant(
+        &admin,
+        &team,
+        "app-editor",
+        ("apps", "deployments"),
+        &["get", "update"],
+        "binder",
+    )
+    .await;
+    refused_saying(
+        &portal,
+        &binder,
+        &binding,
+        &format!("you may not read Secret db-credentials in namespace {team}"),
+    )
+    .await;
+    // Both: admitted.
+    common::grant(
+        &admin,
+        &team,
+        "password-reader",
+        ("", "secrets"),
+        &["get"],
+        "binder",
+    )
+    .await;
+    let (_, outcome) = submit(&portal, &binder, binding).await;
+    assert!(outcome.get("Accepted").is_some(), "{outcome}");
+}

@@ -339,6 +339,130 @@ async fn mysql_runs_answers_with_the_credentials_it_shows_and_keeps_its_data_pas
     reconciler.shut_down().await;
 }
 
+/// The last line of any live Pod labelled `app=NAME` that starts with `marker`, once
+/// one has printed it (its log read through the API server, as `kubectl logs` does).
+async fn printed_by(client: &kube::Client, ns: &str, app: &str, marker: &str) -> String {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let deadline = Instant::now() + REAL_WAIT;
+    loop {
+        let list = pods
+            .list(&kube::api::ListParams::default().labels(&format!("app={app}")))
+            .await
+            .expect("list Pods");
+        for pod in list
+            .items
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+        {
+            let name = pod.metadata.name.clone().unwrap_or_default();
+            if let Ok(log) = pods.logs(&name, &LogParams::default()).await
+                && let Some(line) = log.lines().rev().find(|l| l.starts_with(marker))
+            {
+                return line.to_string();
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no Pod of {app} printed {marker:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_bound_client_connects_with_only_its_environment_and_unbinding_takes_it_away() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use portico_server::reconcile::binding::kind::StackBinding;
+    let client = admin().await;
+    let ns = common::fresh_namespace(&client, "real-bind").await;
+    let reconciler = reconciler(&client, &ns);
+    create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    let stack = ready_stack(&client, &ns, "db", 1).await;
+    let password = password(&client, &ns, &stack).await;
+
+    // Someone's own client: it knows nothing of the database but the variables a
+    // binding gives it, and asks until it gets an answer.
+    let script = r#"echo "url:$MYSQL_URL"
+until MYSQL_PWD="$MYSQL_PASSWORD" mariadb -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u "$MYSQL_USERNAME" \
+  --batch --skip-column-names --connect-timeout=5 -e "SELECT CONCAT('answer:', DATABASE(), ':', 40 + 2)" "$MYSQL_DATABASE"
+do sleep 2; done
+exec sleep 100000"#;
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "app"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "app"}},
+            "template": {
+                "metadata": {"labels": {"app": "app"}},
+                "spec": {
+                    "automountServiceAccountToken": false,
+                    "terminationGracePeriodSeconds": 1,
+                    "containers": [{
+                        "name": "client",
+                        "image": "portico.local/mariadb:10.11",
+                        "command": ["sh", "-c", script],
+                        "securityContext": {"runAsUser": 999, "runAsNonRoot": true,
+                            "allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}},
+                    }],
+                },
+            },
+        },
+    }))
+    .expect("client Deployment");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+        .expect("create the client");
+    let binding: StackBinding = serde_json::from_value(json!({
+        "apiVersion": "portico.dev/v1alpha1", "kind": "StackBinding",
+        "metadata": {"name": "app-db"},
+        "spec": {"stack": "db", "workload": {"kind": "Deployment", "name": "app"}},
+    }))
+    .expect("binding");
+    let bindings: Api<StackBinding> = Api::namespaced(client.clone(), &ns);
+    bindings
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("bind");
+
+    // The Deployment rolls; its new Pod connects with what the binding gave it, and the
+    // URL the kubelet put together carries the Stack's password.
+    assert_eq!(
+        printed_by(&client, &ns, "app", "answer:").await,
+        "answer:app:42"
+    );
+    assert_eq!(
+        printed_by(&client, &ns, "app", "url:mysql").await,
+        format!("url:mysql://root:{password}@db.{ns}.svc:3306/app")
+    );
+
+    // Unbound: the variables leave the Pod template, and the Pods that run now have none.
+    bindings
+        .delete("app-db", &DeleteParams::default())
+        .await
+        .expect("unbind");
+    until::<StackBinding>(&client, &ns, "app-db", "the binding gone", |b| b.is_none()).await;
+    let unbound = |pod: &Pod| {
+        pod.spec.as_ref().is_some_and(|s| {
+            s.containers.iter().all(|c| {
+                c.env
+                    .as_ref()
+                    .is_none_or(|env| env.iter().all(|e| !e.name.starts_with("MYSQL_")))
+            })
+        })
+    };
+    until_listed::<Pod>(
+        &client,
+        &ns,
+        "app=app",
+        "only Pods without the variables",
+        |pods| !pods.is_empty() && pods.iter().all(|p| unbound(p)),
+    )
+    .await;
+    assert_eq!(printed_by(&client, &ns, "app", "url:").await, "url:");
+    reconciler.shut_down().await;
+}
+
 #[tokio::test]
 async fn tomcat_answers_http_and_drift_is_put_back_with_real_pods() {
     let client = admin().await;

@@ -1,6 +1,7 @@
 //! Components receive data; they never fetch it (the navigation, which is the whole
 //! app's frame, is the one exception).
 
+pub mod bindings;
 pub mod copy_button;
 pub mod crd_table;
 pub mod error_banner;

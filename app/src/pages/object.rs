@@ -6,6 +6,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
 use crate::api::{delete_object, fetch_object, fetch_permissions, fetch_stack_data};
+use crate::components::bindings::{BoundBy, StackBindings};
 use crate::components::error_banner::ErrorBanner;
 use crate::components::live_badge::LiveBadge;
 use crate::components::live_table::LiveTable;
@@ -130,6 +131,16 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
         events_sort.update(|s| *s = SortKey::toggled(s.as_ref(), column))
     });
     let stack_namespace = detail.namespace.clone().filter(|_| detail.flags.is_stack);
+    // Someone's own Deployment or StatefulSet can be bound to a Stack.
+    let workload_kind = match (
+        target.resource.group.as_str(),
+        target.resource.plural.as_str(),
+    ) {
+        ("apps", "deployments") => Some("Deployment"),
+        ("apps", "statefulsets") => Some("StatefulSet"),
+        _ => None,
+    };
+    let workload = detail.namespace.clone().zip(workload_kind);
     let pod_namespace = detail
         .namespace
         .clone()
@@ -169,7 +180,11 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
         <DeletionNotice detail=detail.clone()/>
         <Owners owners=detail.owners.clone()/>
         {stack_namespace.map(|ns| view! {
-            <StackConnection namespace=ns name=detail.name.clone() status=detail.status.clone()/>
+            <StackConnection namespace=ns.clone() name=detail.name.clone() status=detail.status.clone()/>
+            <StackBindings namespace=ns of=BoundBy::Stack(detail.name.clone())/>
+        })}
+        {workload.map(|(ns, kind)| view! {
+            <StackBindings namespace=ns of=BoundBy::Workload { kind, name: detail.name.clone() }/>
         })}
         <Labels labels=detail.labels.clone()/>
         {pod_namespace.map(|ns| view! {

@@ -1,8 +1,10 @@
 //! Self-service stacks: the `Stack` kind, the catalog of what each choice provisions,
 //! the children computed from both, status derived from the children, the reconciler
-//! that applies them, and the Lease that keeps it to one replica. Uses `kube` only:
+//! that applies them, bindings that hand a Stack to a workload, and the Lease that
+//! keeps both controllers to one replica. Uses `kube` only:
 //! never `watch` (its caches are its own) nor `auth` (it acts as the portal).
 
+pub mod binding;
 pub(crate) mod cache;
 pub mod catalog;
 pub mod children;
@@ -27,16 +29,26 @@ pub async fn run_elected(
     lease: leader::LeaseSettings,
     shutdown: watch::Receiver<bool>,
 ) {
+    use futures::FutureExt;
     let identity = lease.identity.clone();
     leader::lead(client.clone(), lease, shutdown, move |stop| {
-        controller::run(
+        // Both controllers stop together when the Lease is lost or given up.
+        let stop = stop.map(|_| ()).shared();
+        let stacks = controller::run(
             client.clone(),
             settings.clone(),
             identity.clone(),
-            async move {
-                let _ = stop.await;
-            },
-        )
+            stop.clone(),
+        );
+        let bindings = binding::controller::run(
+            client.clone(),
+            settings.catalog.clone(),
+            settings.namespace.clone(),
+            stop,
+        );
+        async move {
+            futures::join!(stacks, bindings);
+        }
     })
     .await;
 }

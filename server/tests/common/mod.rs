@@ -185,17 +185,19 @@ pub async fn admin_with_stack_crd() -> kube::Client {
     admin_with_stack_crd_on(portico_control_plane::cluster::TestCluster::shared()).await
 }
 
-/// The admin client of `cluster`, with Portico's Stack CRD applied.
+/// The admin client of `cluster`, with Portico's CRDs (Stack, StackBinding) applied.
 pub async fn admin_with_stack_crd_on(
     cluster: &portico_control_plane::cluster::TestCluster,
 ) -> kube::Client {
     use portico_control_plane::apply;
     let client = cluster.admin_client().await.expect("admin client");
-    let crd =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/crds/stack.yaml");
-    apply::apply_all(&client, apply::read_documents(&crd).expect("Stack CRD"))
+    let crds = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/crds");
+    let mut documents = apply::read_documents(&crds.join("stack.yaml")).expect("Stack CRD");
+    documents
+        .extend(apply::read_documents(&crds.join("stackbinding.yaml")).expect("StackBinding CRD"));
+    apply::apply_all(&client, documents)
         .await
-        .expect("Stack CRD applies");
+        .expect("Portico's CRDs apply");
     client
 }
 

@@ -1,0 +1,75 @@
+//! A Stack's bindings (on its page) or a workload's (on its page), live, with a link
+//! to the StackBinding form filled in with what the page already knows.
+
+use leptos::prelude::*;
+
+use crate::components::live_table::LiveTable;
+use crate::table::model::{TableQuery, percent_encode};
+use crate::table::state::SortKey;
+
+/// Where StackBindings live in Portico's URLs.
+pub const BINDINGS_PATH: &str = "/r/portico.dev/v1alpha1/stackbindings";
+
+/// Which bindings to list: those of a Stack, or those into a workload.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BoundBy {
+    Stack(String),
+    Workload { kind: &'static str, name: String },
+}
+
+#[component]
+pub fn StackBindings(namespace: String, of: BoundBy) -> impl IntoView {
+    // The CRD declares both fields selectable: the API server filters.
+    let (selector, prefill, intro) = match &of {
+        BoundBy::Stack(name) => (
+            format!("spec.stack={name}"),
+            format!("&spec.stack={}", percent_encode(name)),
+            "Workloads that get this Stack's host, port, database, user, password and URL as environment variables.",
+        ),
+        BoundBy::Workload { kind, name } => (
+            format!("spec.workload.name={name}"),
+            format!(
+                "&spec.workload.kind={kind}&spec.workload.name={}",
+                percent_encode(name)
+            ),
+            "Stacks whose connection details this workload gets as environment variables.",
+        ),
+    };
+    let query = TableQuery {
+        group: "portico.dev".into(),
+        version: "v1alpha1".into(),
+        plural: "stackbindings".into(),
+        namespace: Some(namespace.clone()),
+        label_selector: None,
+        field_selector: Some(selector),
+    };
+    let sort = RwSignal::new(None::<SortKey>);
+    let on_sort = Callback::new(move |column: String| {
+        sort.update(|s| *s = SortKey::toggled(s.as_ref(), column))
+    });
+    let href = crate::base::url(&format!(
+        "{BINDINGS_PATH}/new?ns={}{prefill}",
+        percent_encode(&namespace)
+    ));
+    let label = match of {
+        BoundBy::Stack(_) => "Bind to a workload…",
+        BoundBy::Workload { .. } => "Bind a Stack…",
+    };
+    view! {
+        <section class="panel" data-testid="stack-bindings">
+            <div class="panel-head">
+                <h2>"Bindings"</h2>
+                <a class="button" href=href data-testid="bind-link">{label}</a>
+            </div>
+            <p class="subtle small">{intro}</p>
+            <LiveTable
+                query=Signal::stored(query)
+                wide=false
+                filter=String::new()
+                sort=sort
+                on_sort=on_sort
+                link_rows=true
+            />
+        </section>
+    }
+}

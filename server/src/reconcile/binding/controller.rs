@@ -1,0 +1,372 @@
+//! The StackBinding controller: puts a Stack's connection details into the named
+//! workload's containers (server-side apply with a field manager per binding), takes
+//! them out again when the binding goes or names another workload (a finalizer holds
+//! the binding until then), and says in status what it did or why it cannot.
+//!
+//! Who may bind what is decided at admission, for the person making the binding
+//! (`deploy/base/binding-policy.yaml`); what the reconciler may change in a workload
+//! that is not a Stack's, by `deploy/base/reconciler-policy.yaml`.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::finalizer::{Event as Finalizing, finalizer};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, reflector as reflect, watcher};
+use kube::{Resource, ResourceExt};
+use serde_json::json;
+use tracing::Instrument;
+
+use super::kind::{StackBinding, StackBindingStatus, WorkloadKind};
+use super::projection::{self, FINALIZER, NotYet, Target};
+use crate::kube::error::{Failure, failure};
+use crate::reconcile::catalog::LiveCatalog;
+use crate::reconcile::stack::Stack;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BindingError {
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+    #[error("the binding's finalizer: {0}")]
+    Finalizer(#[source] Box<kube::runtime::finalizer::Error<BindingError>>),
+}
+
+struct Context {
+    client: kube::Client,
+    stacks: Store<Stack>,
+    catalog: LiveCatalog,
+}
+
+/// How soon a binding whose workload does not exist (yet) is looked at again: the
+/// reconciler watches no workload it does not own.
+const LOOK_AGAIN: Duration = Duration::from_secs(30);
+
+/// Runs the binding controller until `stop` resolves; `namespace` scopes it (tests).
+pub async fn run(
+    client: kube::Client,
+    catalog: LiveCatalog,
+    namespace: Option<String>,
+    stop: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let scoped = |client: &kube::Client| match namespace.as_deref() {
+        Some(ns) => (
+            Api::<StackBinding>::namespaced(client.clone(), ns),
+            Api::<Stack>::namespaced(client.clone(), ns),
+        ),
+        None => (Api::all(client.clone()), Api::all(client.clone())),
+    };
+    let (bindings, stacks_api) = scoped(&client);
+    let (stacks, writer) = reflector::store();
+    let stack_changes = reflect(writer, watcher(stacks_api, watcher::Config::default()))
+        .default_backoff()
+        .touched_objects();
+    let controller = Controller::new(bindings, watcher::Config::default());
+    let known = controller.store();
+    let ctx = Arc::new(Context {
+        client,
+        stacks,
+        catalog,
+    });
+    controller
+        // A Stack's endpoint or credentials appearing or changing: its bindings (and
+        // bindings into it) are carried out again.
+        .watches_stream(stack_changes, move |stack: Stack| {
+            let (namespace, name) = (stack.namespace(), stack.name_any());
+            known
+                .state()
+                .into_iter()
+                .filter(|b| {
+                    b.namespace() == namespace
+                        && (b.spec.stack == name
+                            || (b.spec.workload.kind == WorkloadKind::Stack
+                                && b.spec.workload.name == name))
+                })
+                .map(|b| ObjectRef::from_obj(b.as_ref()))
+                .collect::<Vec<_>>()
+        })
+        .graceful_shutdown_on(stop)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "binding reconcile did not complete");
+            }
+        })
+        .await;
+}
+
+fn key(binding: &StackBinding) -> String {
+    format!(
+        "{}/{}",
+        binding.namespace().unwrap_or_default(),
+        binding.name_any()
+    )
+}
+
+fn error_policy(binding: Arc<StackBinding>, error: &BindingError, _: Arc<Context>) -> Action {
+    tracing::warn!(binding = %key(&binding), %error, "binding reconcile failed");
+    Action::requeue(Duration::from_secs(10))
+}
+
+async fn reconcile(binding: Arc<StackBinding>, ctx: Arc<Context>) -> Result<Action, BindingError> {
+    let span = tracing::info_span!("bind", binding = %key(&binding));
+    async move {
+        let api: Api<StackBinding> =
+            Api::namespaced(ctx.client.clone(), &binding.namespace().unwrap_or_default());
+        finalizer(&api, FINALIZER, binding, |event| async {
+            match event {
+                Finalizing::Apply(binding) => bind(&binding, &ctx).await,
+                Finalizing::Cleanup(binding) => unbind(&binding, &ctx).await,
+            }
+        })
+        .await
+        .map_err(|e| BindingError::Finalizer(Box::new(e)))
+    }
+    .instrument(span)
+    .await
+}
+
+/// What one reconcile found: Ready, or why not.
+struct Outcome {
+    ready: bool,
+    reason: &'static str,
+    message: String,
+    target: Option<String>,
+    prefix: Option<String>,
+    variables: Vec<String>,
+}
+
+impl Outcome {
+    fn not_ready(reason: &'static str, message: String, target: Option<String>) -> Outcome {
+        Outcome {
+            ready: false,
+            reason,
+            message,
+            target,
+            prefix: None,
+            variables: Vec::new(),
+        }
+    }
+}
+
+async fn bind(binding: &StackBinding, ctx: &Context) -> Result<Action, BindingError> {
+    let namespace = binding.namespace().unwrap_or_default();
+    let bound_before = binding.status.as_ref().and_then(|s| s.target.clone());
+    let stack = ctx
+        .stacks
+        .get(&ObjectRef::new(&binding.spec.stack).within(&namespace));
+    let details = match stack.as_deref().map(projection::details) {
+        Some(Ok(details)) => details,
+        Some(Err(not_yet)) => return not_yet_bound(binding, ctx, not_yet, bound_before).await,
+        None => {
+            let missing = NotYet::NoStack(binding.spec.stack.clone());
+            return not_yet_bound(binding, ctx, missing, bound_before).await;
+        }
+    };
+    let catalog = ctx.catalog.current();
+    let stateful = |name: &str| {
+        ctx.stacks
+            .get(&ObjectRef::new(name).within(&namespace))
+            .and_then(|s| catalog.get(&s.spec.choice).map(|e| e.stateful))
+            .unwrap_or(false)
+    };
+    let workload = &binding.spec.workload;
+    let target = Target::of(workload.kind, &workload.name, stateful(&workload.name));
+    // Pointed at another workload: first take the variables out of the old one.
+    if let Some(old) = bound_before
+        .as_deref()
+        .filter(|old| *old != target.label())
+        .and_then(Target::parse)
+    {
+        remove_from(ctx, &namespace, &old, &binding.name_any()).await?;
+    }
+    let Some(containers) = containers_of(ctx, &namespace, &target).await? else {
+        let outcome = Outcome::not_ready(
+            "WorkloadNotFound",
+            format!(
+                "{} {} does not exist in this namespace.",
+                target.kind, target.name
+            ),
+            None,
+        );
+        write_status(binding, ctx, outcome).await?;
+        return Ok(Action::requeue(LOOK_AGAIN));
+    };
+    let prefix = projection::prefix(binding, &details.choice);
+    let env = projection::variables(&prefix, &details);
+    let names: Vec<String> = env.iter().map(|e| e.name.clone()).collect();
+    let body = projection::bind(&target, &containers, &env);
+    let params = PatchParams::apply(&projection::manager(&binding.name_any()));
+    let applied = match target.kind {
+        "StatefulSet" => Api::<StatefulSet>::namespaced(ctx.client.clone(), &namespace)
+            .patch(&target.name, &params, &Patch::Apply(&body))
+            .await
+            .map(|_| ()),
+        _ => Api::<Deployment>::namespaced(ctx.client.clone(), &namespace)
+            .patch(&target.name, &params, &Patch::Apply(&body))
+            .await
+            .map(|_| ()),
+    };
+    let outcome = match applied {
+        Ok(()) => Outcome {
+            ready: true,
+            reason: "Bound",
+            message: format!(
+                "{} {} gets {} and rolls to pick them up.",
+                target.kind,
+                target.name,
+                names.join(", ")
+            ),
+            target: Some(target.label()),
+            prefix: Some(prefix),
+            variables: names,
+        },
+        // Refused (a variable someone else set, admission, an invalid result): said in
+        // the API server's words; nothing changed, so there is nothing to take out.
+        Err(kube::Error::Api(status)) if status.code >= 400 && status.code < 500 => {
+            let reason = match failure(&kube::Error::Api(status.clone())) {
+                Failure::Conflict => "VariableTaken",
+                Failure::Forbidden => "Refused",
+                _ => "Invalid",
+            };
+            let message = format!(
+                "{} {} was not changed: {}",
+                target.kind, target.name, status.message
+            );
+            write_status(binding, ctx, Outcome::not_ready(reason, message, None)).await?;
+            return Ok(Action::requeue(Duration::from_secs(60)));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    write_status(binding, ctx, outcome).await?;
+    Ok(Action::requeue(Duration::from_secs(300)))
+}
+
+/// Status for a binding that cannot be carried out yet; the variables stay where they
+/// are (the Stack's next change brings the binding back here).
+async fn not_yet_bound(
+    binding: &StackBinding,
+    ctx: &Context,
+    why: NotYet,
+    bound: Option<String>,
+) -> Result<Action, BindingError> {
+    let reason = match why {
+        NotYet::NoStack(_) => "StackNotFound",
+        NotYet::NoEndpoint(_) => "StackNotReady",
+    };
+    write_status(
+        binding,
+        ctx,
+        Outcome::not_ready(reason, format!("{why}."), bound),
+    )
+    .await?;
+    Ok(Action::await_change())
+}
+
+async fn unbind(binding: &StackBinding, ctx: &Context) -> Result<Action, BindingError> {
+    let namespace = binding.namespace().unwrap_or_default();
+    let recorded = binding.status.as_ref().and_then(|s| s.target.as_deref());
+    if let Some(target) = recorded.and_then(Target::parse) {
+        remove_from(ctx, &namespace, &target, &binding.name_any()).await?;
+    }
+    Ok(Action::await_change())
+}
+
+/// Takes binding `name`'s variables out of `target`: an apply of nothing with its
+/// field manager removes every field only it set. A workload that is gone has none.
+async fn remove_from(
+    ctx: &Context,
+    namespace: &str,
+    target: &Target,
+    name: &str,
+) -> Result<(), BindingError> {
+    let params = PatchParams::apply(&projection::manager(name));
+    let body = projection::unbind(target);
+    let removed = match target.kind {
+        "StatefulSet" => Api::<StatefulSet>::namespaced(ctx.client.clone(), namespace)
+            .patch(&target.name, &params, &Patch::Apply(&body))
+            .await
+            .map(|_| ()),
+        _ => Api::<Deployment>::namespaced(ctx.client.clone(), namespace)
+            .patch(&target.name, &params, &Patch::Apply(&body))
+            .await
+            .map(|_| ()),
+    };
+    match removed {
+        Ok(()) => Ok(()),
+        Err(e) if failure(&e) == Failure::NotFound => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The names of `target`'s containers, or `None` when it does not exist.
+async fn containers_of(
+    ctx: &Context,
+    namespace: &str,
+    target: &Target,
+) -> Result<Option<Vec<String>>, kube::Error> {
+    let template = match target.kind {
+        "StatefulSet" => Api::<StatefulSet>::namespaced(ctx.client.clone(), namespace)
+            .get_opt(&target.name)
+            .await?
+            .and_then(|s| s.spec)
+            .map(|s| s.template),
+        _ => Api::<Deployment>::namespaced(ctx.client.clone(), namespace)
+            .get_opt(&target.name)
+            .await?
+            .and_then(|d| d.spec)
+            .map(|s| s.template),
+    };
+    Ok(template.map(|t| {
+        t.spec
+            .map(|s| s.containers.into_iter().map(|c| c.name).collect())
+            .unwrap_or_default()
+    }))
+}
+
+/// Writes status when it differs from what the binding already says; a Ready
+/// condition keeps its transition time while its status holds.
+async fn write_status(
+    binding: &StackBinding,
+    ctx: &Context,
+    outcome: Outcome,
+) -> Result<(), kube::Error> {
+    let previous = binding.status.clone().unwrap_or_default();
+    let status_text = if outcome.ready { "True" } else { "False" };
+    let since = previous
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready" && c.status == status_text)
+        .map(|c| c.last_transition_time.clone())
+        .unwrap_or_else(|| Time(k8s_openapi::jiff::Timestamp::now()));
+    let status = StackBindingStatus {
+        observed_generation: binding.meta().generation,
+        prefix: outcome.prefix,
+        target: outcome.target,
+        variables: outcome.variables,
+        conditions: vec![Condition {
+            type_: "Ready".into(),
+            status: status_text.into(),
+            reason: outcome.reason.into(),
+            message: outcome.message,
+            last_transition_time: since,
+            observed_generation: binding.meta().generation,
+        }],
+    };
+    if status == previous {
+        return Ok(());
+    }
+    Api::<StackBinding>::namespaced(ctx.client.clone(), &binding.namespace().unwrap_or_default())
+        .patch_status(
+            &binding.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "status": status })),
+        )
+        .await?;
+    Ok(())
+}
