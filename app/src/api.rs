@@ -4,8 +4,8 @@ use leptos::prelude::*;
 
 use crate::error::BackendError;
 use crate::model::{
-    CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackData, StackOffer,
-    SubmitOutcome,
+    CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview, StackData,
+    StackOffer, SubmitOutcome,
 };
 use crate::table::model::{ResourceKind, ResourceRef};
 
@@ -127,6 +127,32 @@ pub async fn reveal_stack_password(
 #[server(prefix = "/api", endpoint = "stack-data")]
 pub async fn fetch_stack_data(namespace: String, name: String) -> Result<StackData, BackendError> {
     backend()?.stack_data(namespace, name).await
+}
+
+/// What a change of a Stack's version or plan would do (its page's upgrade panel).
+#[server(prefix = "/api", endpoint = "stack-change-preview")]
+pub async fn preview_stack_change(
+    namespace: String,
+    name: String,
+    version: Option<String>,
+    plan: Option<String>,
+) -> Result<StackChangePreview, BackendError> {
+    backend()?
+        .preview_stack_change(namespace, name, version, plan)
+        .await
+}
+
+/// Changes a Stack's version or plan, as the signed-in person.
+#[server(prefix = "/api", endpoint = "stack-change")]
+pub async fn change_stack(
+    namespace: String,
+    name: String,
+    version: Option<String>,
+    plan: Option<String>,
+) -> Result<(), BackendError> {
+    backend()?
+        .change_stack(namespace, name, version, plan)
+        .await
 }
 
 /// Volumes kept after their Stack was deleted (the Provision page).

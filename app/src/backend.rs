@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 pub use crate::error::BackendError;
 use crate::model::{
-    CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackData, StackOffer,
-    SubmitOutcome,
+    CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview, StackData,
+    StackOffer, SubmitOutcome,
 };
 use crate::table::model::{ResourceKind, ResourceRef};
 
@@ -85,6 +85,26 @@ pub trait Backend: Send + Sync + 'static {
 
     /// What deleting Stack `name` keeps and removes: its policy, volumes and Secret.
     async fn stack_data(&self, namespace: String, name: String) -> Result<StackData, BackendError>;
+
+    /// What changing Stack `name` to `version` and `plan` (`None`: as it is) would do,
+    /// checked with a dry run as the caller; with both `None`, what it may change to.
+    async fn preview_stack_change(
+        &self,
+        namespace: String,
+        name: String,
+        version: Option<String>,
+        plan: Option<String>,
+    ) -> Result<StackChangePreview, BackendError>;
+
+    /// Changes Stack `name`'s version and plan as the caller; a downgrade the catalog
+    /// forbids is refused with its sentence before anything is written.
+    async fn change_stack(
+        &self,
+        namespace: String,
+        name: String,
+        version: Option<String>,
+        plan: Option<String>,
+    ) -> Result<(), BackendError>;
 
     /// Volume claims kept after their Stack was deleted (deletionPolicy Retain), in
     /// every namespace the person may list claims and Stacks in.

@@ -202,6 +202,30 @@ pub struct StackData {
     pub secret: Option<String>,
 }
 
+/// What a Stack may change to (its choice's versions and plans), and what a change of
+/// version or plan would do: the difference in its workload, or why it is refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackChangePreview {
+    pub versions: Vec<String>,
+    pub plans: Vec<String>,
+    /// What the Stack asks for now (the catalog's defaults where it names none).
+    pub version: Option<String>,
+    pub plan: Option<String>,
+    /// The version its workload runs, as status says.
+    pub running: Option<String>,
+    /// The workload's YAML, old against new; empty when nothing would change.
+    pub diff: Vec<DiffLine>,
+    /// Why the change would be refused (by the catalog or the API server's dry run).
+    pub refused: Option<String>,
+}
+
+/// One line of a diff: `+` added, `-` removed, ` ` kept (context), `…` lines skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffLine {
+    pub tag: char,
+    pub text: String,
+}
+
 /// A Stack's volume claim; on the Provision page, one kept after its Stack was deleted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DataVolume {
@@ -225,6 +249,22 @@ pub struct StackOffer {
     pub versions: Vec<String>,
     pub port: i32,
     pub stateful: bool,
+    /// The sizes offered, smallest first.
+    #[serde(default)]
+    pub plans: Vec<PlanOffer>,
+    /// The plan a Stack naming none gets.
+    #[serde(default)]
+    pub default_plan: Option<String>,
+}
+
+/// One size of a choice: what each instance requests, is limited to, and stores.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanOffer {
+    pub name: String,
+    pub description: String,
+    pub storage: Option<String>,
+    pub requests: Vec<(String, String)>,
+    pub limits: Vec<(String, String)>,
 }
 
 /// What the create form of a CRD version is generated from.

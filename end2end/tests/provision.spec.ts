@@ -245,3 +245,55 @@ test('binding a Stack to a Deployment from the Stack page hands it the details, 
   await expect.poll(envNames).toBe('OWN');
   await expect.poll(() => kube.status(`/apis/portico.dev/v1alpha1/namespaces/${ns}/stackbindings/app-web`)).toBe(404);
 });
+
+test('the catalog offers plans, and a new plan is shown as a diff before it rolls a Stack', async ({ page }) => {
+  test.setTimeout(180_000);
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('plan');
+  // The catalog: plans per choice, searchable.
+  await page.goto('/provision');
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  const mysql = page.locator('.offer[data-choice="mysql"]');
+  await expect(mysql.locator('.plan')).toHaveCount(3);
+  await expect(mysql.locator('.plan[data-plan="medium"]')).toContainText('cpu 500m–2 · memory 1Gi–4Gi · 10Gi volume');
+  await page.screenshot({ path: 'test-results/catalog-plans.png', fullPage: true });
+  await page.getByTestId('catalog-search').fill('servlet');
+  await expect(page.locator('.offer')).toHaveCount(1);
+  await expect(page.locator('.offer[data-choice="tomcat"]')).toBeVisible();
+  await page.getByTestId('catalog-search').fill('postgres');
+  await expect(page.getByTestId('no-offers')).toBeVisible();
+  await page.getByTestId('catalog-search').fill('');
+  // A plan card leads to the form with the choice and the plan filled in.
+  await page.locator('.offer[data-choice="tomcat"] .plan[data-plan="small"]').click();
+  await expect(page.getByTestId('prefilled')).toContainText('spec.plan = small');
+  // Beside the form, the plans with what they mean, and the versions, picked by a click.
+  const picker = page.getByTestId('stack-picker');
+  await expect(picker.locator('.plan.selected')).toHaveAttribute('data-plan', 'small');
+  await picker.locator('.plan[data-plan="large"]').click();
+  await expect(page.locator('#f-spec-plan')).toHaveValue('large');
+  await expect(picker.locator('.plan.selected')).toHaveAttribute('data-plan', 'large');
+  await picker.locator('.version-chip[data-version="10.1"]').click();
+  await expect(page.locator('#f-spec-version')).toHaveValue('10.1');
+  await page.screenshot({ path: 'test-results/stack-form-picker.png', fullPage: true });
+  await picker.locator('.plan[data-plan="small"]').click();
+  await page.locator('#f-metadata-name').fill('web');
+  await page.locator('#f-metadata-namespace').selectOption(ns);
+  await page.getByRole('button', { name: 'Create' }).click();
+  await expect(page).toHaveURL(new RegExp(`/r/portico.dev/v1alpha1/stacks/${ns}/web$`));
+  await expect(page.getByTestId('stack-phase')).toHaveText('Ready', REAL);
+
+  // Medium instead: the page shows what changes in the workload before anything does.
+  const panel = page.getByTestId('stack-change');
+  await panel.getByTestId('change-plan').selectOption('medium');
+  const diff = panel.getByTestId('change-diff');
+  await expect(diff.locator('.diff-line.add')).toContainText(['cpu: 500m']);
+  await expect(diff.locator('.diff-line.del')).toContainText(['cpu: 100m']);
+  await page.screenshot({ path: 'test-results/stack-plan-diff.png', fullPage: true });
+  const deployment = `/apis/apps/v1/namespaces/${ns}/deployments/web`;
+  expect((await kube.ok('GET', deployment)).spec.template.spec.containers[0].resources.requests.cpu).toBe('100m');
+  await panel.getByTestId('change-apply').click();
+  // The reconciler rolls it; the page follows to Ready.
+  await expect.poll(async () => (await kube.ok('GET', deployment)).spec.template.spec.containers[0].resources.requests.cpu).toBe('500m');
+  await expect(page.getByTestId('stack-phase')).toHaveText('Ready', REAL);
+  await expect(page.getByTestId('stack-change').getByTestId('change-plan')).toHaveValue('medium');
+});

@@ -14,6 +14,7 @@ use crate::api::{
 use crate::components::error_banner::ErrorBanner;
 use crate::components::form_fields::{FieldSearch, FieldView, FormState};
 use crate::model::{FormSpec, SubmitOutcome};
+use crate::pages::stack::picker::StackPicker;
 use crate::schema::draft::Draft;
 use crate::schema::form::{initial_value, spec_form};
 use crate::schema::model::Schema;
@@ -214,6 +215,14 @@ fn ObjectForm(
         value.set(draft.object);
         original.set(draft.original);
     };
+    // A Stack's plan and version are picked from the catalog beside the form.
+    let is_stack = resource.group == "portico.dev" && resource.plural == "stacks";
+    let set_field = Callback::new(move |(key, text): (String, String)| {
+        let segs: Vec<Seg> = key.split('.').map(|k| Seg::Key(k.to_string())).collect();
+        change(&mut |d| {
+            crate::schema::value::set(&mut d.object, &segs, Some(Value::String(text.clone())));
+        });
+    });
     let name = Memo::new(move |_| value.with(|v| Draft::name_of(v).to_string()));
     let namespace =
         Memo::new(move |_| value.with(|v| Draft::namespace_of(v, namespaced).map(str::to_string)));
@@ -455,6 +464,7 @@ fn ObjectForm(
                     </div>
                 })}
             </section>
+            {is_stack.then(|| view! { <StackPicker value=value set=set_field/> })}
             {move || latest_spec.get().map(|y| view! {
                 <section class="panel" data-testid="server-version">
                     <h2>"The server's current spec"</h2>

@@ -5,6 +5,7 @@ pub mod create;
 pub mod object;
 pub mod provision;
 pub mod resource;
+pub mod stack;
 
 use leptos_router::params::ParamsMap;
 

@@ -16,7 +16,9 @@ use crate::error::BackendError;
 use crate::live::protocol::{ServerMessage, Topic};
 use crate::live::{ViewState, follow};
 use crate::model::{Condition, ObjectDetail, OwnerLink, StackData};
-use crate::pages::provision::StackConnection;
+use crate::pages::stack::change::StackChange;
+use crate::pages::stack::connection::StackConnection;
+use crate::pages::stack::deletion::StackDataNotice;
 use crate::table::format::cell_text;
 use crate::table::model::{ChildEntry, ChildrenQuery, ResourceRef, TableQuery};
 use crate::table::state::SortKey;
@@ -181,6 +183,7 @@ fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
         <Owners owners=detail.owners.clone()/>
         {stack_namespace.map(|ns| view! {
             <StackConnection namespace=ns.clone() name=detail.name.clone() status=detail.status.clone()/>
+            <StackChange namespace=ns.clone() name=detail.name.clone()/>
             <StackBindings namespace=ns of=BoundBy::Stack(detail.name.clone())/>
         })}
         {workload.map(|(ns, kind)| view! {
@@ -485,47 +488,5 @@ fn DeleteControl(target: Target, allowed: Signal<bool>, stack: bool) -> impl Int
                 {move || outcome.get().map(|o| view! { <p class="small" data-testid="delete-outcome">{o}</p> })}
             </div>
         </Show>
-    }
-}
-
-/// What deleting a Stack does to its data: what goes, what stays, and how to get it back.
-#[component]
-fn StackDataNotice(
-    data: RwSignal<Option<Result<StackData, String>>>,
-    name: String,
-) -> impl IntoView {
-    move || {
-        let name = name.clone();
-        match data.get() {
-            None => view! { <p class="subtle small">"Looking at its data…"</p> }.into_any(),
-            Some(Err(e)) => view! { <p class="field-error small">{e}</p> }.into_any(),
-            Some(Ok(d)) if !d.holds_data => view! {
-                <p class="small" data-testid="delete-removes">"Removed with it: its workload, Services and Pods. It holds no data."</p>
-            }.into_any(),
-            Some(Ok(d)) => {
-                let volumes = if d.volumes.is_empty() {
-                    d.volumes_unknown.clone().unwrap_or_else(|| "no volumes yet".into())
-                } else {
-                    d.volumes.iter().map(|v| format!("{} ({})", v.name, v.size)).collect::<Vec<_>>().join(", ")
-                };
-                let secret = d.secret.clone().map(|s| format!("Secret {s}")).unwrap_or_else(|| "its credentials Secret".into());
-                if d.keeps {
-                    view! {
-                        <p class="small" data-testid="delete-removes">"Removed: its workload, Services and Pods."</p>
-                        <p class="small" data-testid="delete-keeps">
-                            <strong>"Kept: "</strong>{format!("volumes {volumes}, and {secret} with the password that opens them. ")}
-                            {format!("Provision a Stack named {name} in this namespace again to reattach them; the Provision page lists kept volumes.")}
-                        </p>
-                    }.into_any()
-                } else {
-                    view! {
-                        <p class="small warn-callout" data-testid="delete-removes">
-                            <strong>"Deleted with it, data and all: "</strong>{format!("volumes {volumes}, and {secret}. ")}
-                            "Its deletionPolicy is Delete: to keep the data, edit it to Retain first."
-                        </p>
-                    }.into_any()
-                }
-            }
-        }
     }
 }

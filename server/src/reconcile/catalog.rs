@@ -21,6 +21,31 @@ pub enum CatalogError {
     Parse(#[from] serde_yaml::Error),
     #[error("the stack catalog entry {0:?} has no image")]
     NoImage(String),
+    #[error("the plan {plan:?} of {choice} is beyond its choice's ceilings: {why}")]
+    PlanOverCeiling {
+        choice: String,
+        plan: String,
+        why: Box<CeilingError>,
+    },
+    #[error("the default plan {plan:?} of {choice} is not one of its plans")]
+    UnknownDefaultPlan { choice: String, plan: String },
+}
+
+/// A size a choice is offered in: what each instance requests and is limited to,
+/// and the volume it gets. How many instances is the Stack's own `replicas`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Each instance's volume (stateful entries).
+    #[serde(default)]
+    pub storage: Option<String>,
+    #[serde(default)]
+    pub requests: BTreeMap<String, String>,
+    #[serde(default)]
+    pub limits: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,6 +114,21 @@ pub struct CatalogEntry {
     /// Pod runs unbounded.
     #[serde(default = "default_resources")]
     pub default_resources: DefaultResources,
+    /// The sizes offered, smallest first; a Stack picks one with `spec.plan`, and its
+    /// own `resources` and `storage` still win where it names them.
+    #[serde(default)]
+    pub plans: Vec<Plan>,
+    /// The plan a Stack naming none gets; none means the catalog's defaults.
+    #[serde(default)]
+    pub default_plan: Option<String>,
+    /// Whether a Stack may go back to an older version. A database's files, once
+    /// upgraded, cannot be read by the older server: such an entry says `false`.
+    #[serde(default = "yes")]
+    pub allow_downgrade: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Requests and limits given to a Stack's instances where it names none.
@@ -198,7 +238,23 @@ impl CatalogEntry {
         requests: &BTreeMap<String, serde_json::Value>,
         limits: &BTreeMap<String, serde_json::Value>,
     ) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+        self.resources_within(None, requests, limits)
+    }
+
+    /// As [`Self::resources_for`], with `plan`'s requests and limits as the defaults
+    /// (the catalog's own where the plan names none).
+    pub fn resources_within(
+        &self,
+        plan: Option<&Plan>,
+        requests: &BTreeMap<String, serde_json::Value>,
+        limits: &BTreeMap<String, serde_json::Value>,
+    ) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
         use kube_quantity::ParsedQuantity;
+        let mut defaults = self.default_resources.clone();
+        if let Some(plan) = plan {
+            defaults.requests.extend(plan.requests.clone());
+            defaults.limits.extend(plan.limits.clone());
+        }
         let text = |v: &serde_json::Value| match v {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -208,7 +264,7 @@ impl CatalogEntry {
         let mut limits: BTreeMap<String, String> =
             limits.iter().map(|(k, v)| (k.clone(), text(v))).collect();
         let asked_limits: Vec<String> = limits.keys().cloned().collect();
-        for (resource, default) in &self.default_resources.limits {
+        for (resource, default) in &defaults.limits {
             let limit = match requests.get(resource) {
                 Some(asked)
                     if ParsedQuantity::try_from(asked.as_str()).ok()
@@ -220,7 +276,7 @@ impl CatalogEntry {
             };
             limits.entry(resource.clone()).or_insert(limit);
         }
-        for (resource, default) in &self.default_resources.requests {
+        for (resource, default) in &defaults.requests {
             // A limit the Stack set alone makes Kubernetes request as much: kept so.
             if requests.contains_key(resource) || asked_limits.contains(resource) {
                 continue;
@@ -336,6 +392,49 @@ impl CatalogEntry {
             Some(v) => self.versions.get(v).map(String::as_str),
         }
     }
+
+    /// The version `image` is, as the catalog names it (the default image is whichever
+    /// version names the same image).
+    pub fn version_of(&self, image: &str) -> Option<&str> {
+        self.versions
+            .iter()
+            .find(|(_, i)| i.as_str() == image)
+            .map(|(v, _)| v.as_str())
+    }
+
+    /// The plan named `name`, the default plan when none is named, `None` when there
+    /// is neither; `Err` with the plans offered when `name` is not one of them.
+    pub fn plan(&self, name: Option<&str>) -> Result<Option<&Plan>, String> {
+        match name
+            .filter(|n| !n.is_empty())
+            .or(self.default_plan.as_deref())
+        {
+            None => Ok(None),
+            Some(wanted) => self
+                .plans
+                .iter()
+                .find(|p| p.name == wanted)
+                .map(Some)
+                .ok_or_else(|| {
+                    self.plans
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }),
+        }
+    }
+}
+
+/// Versions in order: numerically by their dot-separated parts (`8.0` < `8.4` <
+/// `10.1` < `11.0`), text where a part is not a number.
+pub fn version_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let parts = |v: &str| -> Vec<(u64, String)> {
+        v.split(['.', '-'])
+            .map(|p| (p.parse::<u64>().unwrap_or(u64::MAX), p.to_string()))
+            .collect()
+    };
+    parts(a).cmp(&parts(b))
 }
 
 impl Catalog {
@@ -343,6 +442,32 @@ impl Catalog {
         let entries: BTreeMap<String, CatalogEntry> = serde_yaml::from_str(text)?;
         if let Some((name, _)) = entries.iter().find(|(_, e)| e.image.is_empty()) {
             return Err(CatalogError::NoImage(name.clone()));
+        }
+        // A plan is an offer: one the ceilings would refuse is the catalog's mistake.
+        for (choice, entry) in &entries {
+            for plan in &entry.plans {
+                let values = |map: &BTreeMap<String, String>| {
+                    map.iter()
+                        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                        .collect::<BTreeMap<_, _>>()
+                };
+                entry
+                    .check_resources(&values(&plan.requests), &values(&plan.limits))
+                    .and_then(|()| entry.check_scale(1, plan.storage.as_deref()))
+                    .map_err(|why| CatalogError::PlanOverCeiling {
+                        choice: choice.clone(),
+                        plan: plan.name.clone(),
+                        why: Box::new(why),
+                    })?;
+            }
+            if let Some(plan) = &entry.default_plan
+                && !entry.plans.iter().any(|p| &p.name == plan)
+            {
+                return Err(CatalogError::UnknownDefaultPlan {
+                    choice: choice.clone(),
+                    plan: plan.clone(),
+                });
+            }
         }
         Ok(Self { entries })
     }

@@ -18,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::catalog::{CatalogEntry, ProbeSpec};
+use super::catalog::{CatalogEntry, Plan, ProbeSpec};
 use super::stack::{API_VERSION, KIND, Stack, StackResources};
 
 /// The label every child carries, naming its Stack (used to find children to remove).
@@ -34,6 +34,12 @@ pub enum ChildrenError {
     UnknownVersion {
         choice: String,
         version: String,
+        offered: String,
+    },
+    #[error("the catalog offers no plan {plan:?} of {choice}; offered: {offered}")]
+    UnknownPlan {
+        choice: String,
+        plan: String,
         offered: String,
     },
 }
@@ -105,13 +111,17 @@ fn meta(
     }
 }
 
-/// The instance's requests and limits: the Stack's, with the catalog's defaults
-/// where it names none (no Pod runs without limits).
-fn resources(entry: &CatalogEntry, asked: Option<&StackResources>) -> ResourceRequirements {
+/// The instance's requests and limits: the Stack's, then its plan's, then the
+/// catalog's defaults, resource by resource (no Pod runs without limits).
+fn resources(
+    entry: &CatalogEntry,
+    plan: Option<&Plan>,
+    asked: Option<&StackResources>,
+) -> ResourceRequirements {
     let none = BTreeMap::new();
     let (requests, limits) = match asked {
-        Some(r) => entry.resources_for(&r.requests, &r.limits),
-        None => entry.resources_for(&none, &none),
+        Some(r) => entry.resources_within(plan, &r.requests, &r.limits),
+        None => entry.resources_within(plan, &none, &none),
     };
     let quantities = |map: BTreeMap<String, String>| {
         (!map.is_empty()).then(|| map.into_iter().map(|(k, v)| (k, Quantity(v))).collect())
@@ -219,6 +229,13 @@ pub fn desired(
                 .join(", "),
         })?
         .to_string();
+    let plan = entry
+        .plan(spec.plan.as_deref())
+        .map_err(|offered| ChildrenError::UnknownPlan {
+            choice: spec.choice.clone(),
+            plan: spec.plan.clone().unwrap_or_default(),
+            offered,
+        })?;
     let selector: BTreeMap<String, String> = [
         ("app.kubernetes.io/instance".to_string(), name.clone()),
         (STACK_LABEL.to_string(), name.clone()),
@@ -291,7 +308,7 @@ pub fn desired(
         env: (!env.is_empty()).then_some(env),
         readiness_probe: entry.readiness.as_ref().map(|p| probe(p, entry.port, 5)),
         liveness_probe: entry.liveness.as_ref().map(|p| probe(p, entry.port, 30)),
-        resources: Some(resources(entry, spec.resources.as_ref())),
+        resources: Some(resources(entry, plan, spec.resources.as_ref())),
         security_context: Some(container_security(entry.run_as_user)),
         // A container that fails leaves the end of its log as its termination
         // message, which the Stack's status quotes (no log read needed).
@@ -331,6 +348,7 @@ pub fn desired(
         let size = spec
             .storage
             .clone()
+            .or_else(|| plan.and_then(|p| p.storage.clone()))
             .or_else(|| entry.default_storage.clone())
             .unwrap_or_else(|| "1Gi".into());
         Workload::Stateful(Box::new(StatefulSet {

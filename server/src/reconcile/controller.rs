@@ -543,6 +543,10 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
         rolled_out,
         endpoint: endpoint_of(&service, entry),
         credentials_secret,
+        version: entry.and_then(|e| {
+            let image = e.image_for(stack.spec.version.as_deref())?;
+            e.version_of(image).map(str::to_string)
+        }),
     };
     // A Pod the scheduler cannot place keeps the Stack from ever being Ready: say so,
     // in the scheduler's words, rather than "progressing" forever.
@@ -646,6 +650,8 @@ fn observe_cached(stack: &Stack, ctx: &Context) -> Observed {
         rolled_out,
         endpoint,
         credentials_secret,
+        // What runs is what ran: a refused change (a downgrade) did not reach it.
+        version: stack.status.as_ref().and_then(|s| s.version.clone()),
     }
 }
 

@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
-use super::catalog::{Catalog, ProbeSpec};
+use super::catalog::{Catalog, CatalogEntry, ProbeSpec, version_order};
 use super::children::{self, Children, ChildrenError, Workload};
 use super::containers::{self, Health};
 use super::scheduling::{self, Placement};
@@ -66,15 +66,27 @@ pub enum Blocked {
     /// "Kind name" of an object under a child's name that is not this Stack's.
     #[error("{0} already exists and does not belong to this Stack; rename the Stack or remove it.")]
     NameConflict(String),
+    #[error("{0}")]
+    UnknownPlan(ChildrenError),
+    #[error(
+        "{choice} {running} cannot go back to {asked}: the catalog does not allow downgrading {choice} (its data, once upgraded, cannot be read by the older version). Set version back to {running}; {running} keeps running meanwhile."
+    )]
+    DowngradeRefused {
+        choice: String,
+        running: String,
+        asked: String,
+    },
 }
 
 impl Blocked {
     /// Every [`Blocked::reason`].
-    pub const REASONS: [&'static str; 4] = [
+    pub const REASONS: [&'static str; 6] = [
         "UnknownChoice",
         "ResourcesRefused",
         "UnknownVersion",
         "NameConflict",
+        "UnknownPlan",
+        "DowngradeRefused",
     ];
 
     /// The condition reason status shows.
@@ -84,6 +96,8 @@ impl Blocked {
             Blocked::ResourcesRefused(_) => "ResourcesRefused",
             Blocked::UnknownVersion(_) => "UnknownVersion",
             Blocked::NameConflict(_) => "NameConflict",
+            Blocked::UnknownPlan(_) => "UnknownPlan",
+            Blocked::DowngradeRefused { .. } => "DowngradeRefused",
         }
     }
 
@@ -161,11 +175,18 @@ pub fn plan(
         .check_scale(stack.spec.replicas, stack.spec.storage.as_deref())
         .map_err(|refused| Blocked::ResourcesRefused(refused.to_string()))?;
     let ours = |meta: &ObjectMeta| controlled_by(meta, uid);
-    let desired = match children::desired(stack, entry, password) {
+    let mut desired = match children::desired(stack, entry, password) {
         Ok(desired) => desired,
         Err(ChildrenError::Incomplete) => return Ok(None),
+        Err(error @ ChildrenError::UnknownPlan { .. }) => return Err(Blocked::UnknownPlan(error)),
         Err(error) => return Err(Blocked::UnknownVersion(error)),
     };
+    if let Workload::Stateful(set) = &mut desired.workload
+        && let Some(running) = world.statefulset(namespace, name)
+    {
+        refuse_downgrade(stack, entry, &running)?;
+        keep_volume_size(set, &running);
+    }
 
     // Never take over an object that exists under a child's name but is not this
     // Stack's: that would repoint or, on deletion, remove someone else's object.
@@ -258,6 +279,79 @@ pub fn plan(
         unplaceable,
         look_again_in,
     }))
+}
+
+/// An older version than the StatefulSet runs, where the catalog forbids going back.
+fn refuse_downgrade(
+    stack: &Stack,
+    entry: &CatalogEntry,
+    running: &StatefulSet,
+) -> Result<(), Blocked> {
+    if entry.allow_downgrade {
+        return Ok(());
+    }
+    let image_of = |set: &StatefulSet| {
+        set.spec
+            .as_ref()?
+            .template
+            .spec
+            .as_ref()?
+            .containers
+            .first()?
+            .image
+            .clone()
+    };
+    let running = image_of(running).and_then(|image| entry.version_of(&image).map(str::to_string));
+    let asked = entry
+        .image_for(stack.spec.version.as_deref())
+        .and_then(|image| entry.version_of(image));
+    match (running, asked) {
+        (Some(running), Some(asked))
+            if version_order(asked, &running) == std::cmp::Ordering::Less =>
+        {
+            Err(Blocked::DowngradeRefused {
+                choice: stack.spec.choice.clone(),
+                running,
+                asked: asked.to_string(),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A claim's size is fixed once the StatefulSet has made its template (the API server
+/// refuses a change to it): a new plan or storage changes the Pods' resources, and the
+/// volumes stay as they are.
+fn keep_volume_size(desired: &mut StatefulSet, running: &StatefulSet) {
+    let size_of = |set: &StatefulSet| {
+        set.spec
+            .as_ref()?
+            .volume_claim_templates
+            .as_ref()?
+            .first()?
+            .spec
+            .as_ref()?
+            .resources
+            .as_ref()?
+            .requests
+            .as_ref()?
+            .get("storage")
+            .cloned()
+    };
+    let Some(size) = size_of(running) else {
+        return;
+    };
+    let request = desired
+        .spec
+        .as_mut()
+        .and_then(|s| s.volume_claim_templates.as_mut())
+        .and_then(|t| t.first_mut())
+        .and_then(|c| c.spec.as_mut())
+        .and_then(|s| s.resources.as_mut())
+        .and_then(|r| r.requests.as_mut());
+    if let Some(requests) = request {
+        requests.insert("storage".into(), size);
+    }
 }
 
 /// `(kind, name)` of every child in `desired`.

@@ -42,6 +42,9 @@ pub struct StackSpec {
     pub storage: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// One of the catalog's plans for the choice (its default when empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<StackResources>,
     /// What deleting the Stack does to its data (volumes and the password that opens
@@ -95,6 +98,9 @@ pub struct StackStatus {
     pub observed_generation: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret: Option<String>,
+    /// The version the workload runs (as the catalog names its image).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<Endpoint>,
     #[serde(default)]

@@ -16,6 +16,8 @@ pub struct Observed {
     pub rolled_out: bool,
     pub endpoint: Option<Endpoint>,
     pub credentials_secret: Option<String>,
+    /// The version the workload runs, as the catalog names it.
+    pub version: Option<String>,
 }
 
 /// Why the Stack cannot be provisioned as asked (shown as Degraded).
@@ -92,6 +94,7 @@ pub fn derive(
         phase: Some(phase.into()),
         observed_generation: generation,
         credentials_secret: observed.credentials_secret.clone(),
+        version: observed.version.clone(),
         endpoint: observed.endpoint.clone(),
         conditions,
     }

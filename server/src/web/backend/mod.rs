@@ -4,12 +4,13 @@
 
 pub mod detail;
 pub mod objects;
+pub mod stack_change;
 pub mod stack_data;
 
 use app::backend::{Backend, BackendError};
 use app::model::{
-    CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackData, StackOffer,
-    SubmitOutcome,
+    CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview, StackData,
+    StackOffer, SubmitOutcome,
 };
 use app::table::model::{ResourceKind, ResourceRef};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
@@ -141,9 +142,25 @@ impl Backend for ClusterBackend {
                 },
                 description: e.description.clone(),
                 image: e.image.clone(),
-                versions: e.versions.keys().cloned().collect(),
+                versions: {
+                    let mut versions: Vec<String> = e.versions.keys().cloned().collect();
+                    versions.sort_by(|a, b| crate::reconcile::catalog::version_order(a, b));
+                    versions
+                },
                 port: e.port,
                 stateful: e.stateful,
+                plans: e
+                    .plans
+                    .iter()
+                    .map(|p| app::model::PlanOffer {
+                        name: p.name.clone(),
+                        description: p.description.clone(),
+                        storage: p.storage.clone().filter(|_| e.stateful),
+                        requests: p.requests.clone().into_iter().collect(),
+                        limits: p.limits.clone().into_iter().collect(),
+                    })
+                    .collect(),
+                default_plan: e.default_plan.clone(),
             })
             .collect()
     }
@@ -155,6 +172,48 @@ impl Backend for ClusterBackend {
         stack_data::stack_data(&self.client, &self.stacks.current(), &namespace, &name)
             .await
             .map_err(|e| user_error(e, &format!("read {what}"), &what))
+    }
+
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
+    async fn preview_stack_change(
+        &self,
+        namespace: String,
+        name: String,
+        version: Option<String>,
+        plan: Option<String>,
+    ) -> Result<StackChangePreview, BackendError> {
+        check_target(&stack_resource(), Some(&namespace), &name)?;
+        let what = format!("stacks {namespace}/{name}");
+        let catalog = self.stacks.current();
+        stack_change::preview(&self.client, &catalog, (&namespace, &name), version, plan)
+            .await
+            .map_err(|e| change_error(e, &what))
+    }
+
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
+    async fn change_stack(
+        &self,
+        namespace: String,
+        name: String,
+        version: Option<String>,
+        plan: Option<String>,
+    ) -> Result<(), BackendError> {
+        check_target(&stack_resource(), Some(&namespace), &name)?;
+        let what = format!("stacks {namespace}/{name}");
+        let catalog = self.stacks.current();
+        let result =
+            stack_change::change(&self.client, &catalog, (&namespace, &name), version, plan)
+                .await
+                .map_err(|e| change_error(e, &what));
+        self.audit(
+            "change-version-or-plan",
+            &what,
+            &result
+                .as_ref()
+                .map(|()| String::new())
+                .map_err(Clone::clone),
+        );
+        result
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
@@ -372,6 +431,13 @@ fn check_target(
 fn stack_resource() -> ResourceRef {
     use crate::reconcile::stack::{GROUP, PLURAL, VERSION};
     ResourceRef::new(GROUP, VERSION, PLURAL)
+}
+
+fn change_error(e: stack_change::ChangeError, what: &str) -> BackendError {
+    match e {
+        stack_change::ChangeError::Api(e) => user_error(e, &format!("change {what}"), what),
+        stack_change::ChangeError::Refused(why) => BackendError::Invalid(why),
+    }
 }
 
 /// The API server's failure as the page shows it: `doing` says what was refused

@@ -1,0 +1,48 @@
+//! What deleting a Stack does to its data, said in its delete dialog before anything
+//! is deleted: what goes, what stays (deletionPolicy Retain), and how to get it back.
+
+use leptos::prelude::*;
+
+use crate::model::StackData;
+
+/// What deleting a Stack does to its data: what goes, what stays, and how to get it back.
+#[component]
+pub fn StackDataNotice(
+    data: RwSignal<Option<Result<StackData, String>>>,
+    name: String,
+) -> impl IntoView {
+    move || {
+        let name = name.clone();
+        match data.get() {
+            None => view! { <p class="subtle small">"Looking at its data…"</p> }.into_any(),
+            Some(Err(e)) => view! { <p class="field-error small">{e}</p> }.into_any(),
+            Some(Ok(d)) if !d.holds_data => view! {
+                <p class="small" data-testid="delete-removes">"Removed with it: its workload, Services and Pods. It holds no data."</p>
+            }.into_any(),
+            Some(Ok(d)) => {
+                let volumes = if d.volumes.is_empty() {
+                    d.volumes_unknown.clone().unwrap_or_else(|| "no volumes yet".into())
+                } else {
+                    d.volumes.iter().map(|v| format!("{} ({})", v.name, v.size)).collect::<Vec<_>>().join(", ")
+                };
+                let secret = d.secret.clone().map(|s| format!("Secret {s}")).unwrap_or_else(|| "its credentials Secret".into());
+                if d.keeps {
+                    view! {
+                        <p class="small" data-testid="delete-removes">"Removed: its workload, Services and Pods."</p>
+                        <p class="small" data-testid="delete-keeps">
+                            <strong>"Kept: "</strong>{format!("volumes {volumes}, and {secret} with the password that opens them. ")}
+                            {format!("Provision a Stack named {name} in this namespace again to reattach them; the Provision page lists kept volumes.")}
+                        </p>
+                    }.into_any()
+                } else {
+                    view! {
+                        <p class="small warn-callout" data-testid="delete-removes">
+                            <strong>"Deleted with it, data and all: "</strong>{format!("volumes {volumes}, and {secret}. ")}
+                            "Its deletionPolicy is Delete: to keep the data, edit it to Retain first."
+                        </p>
+                    }.into_any()
+                }
+            }
+        }
+    }
+}

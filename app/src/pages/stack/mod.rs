@@ -1,0 +1,10 @@
+//! The parts of pages that are about Stacks and read from the server themselves: how to
+//! connect (with the password on request), a change of version or plan previewed before
+//! it is applied, the volumes deleted Stacks kept, and the plan and version picker
+//! beside the Stack form.
+
+pub mod change;
+pub mod connection;
+pub mod deletion;
+pub mod kept;
+pub mod picker;
