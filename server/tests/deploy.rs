@@ -1034,6 +1034,20 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             "a StackBinding changes only the environment",
         ),
         (
+            "a binding annotating someone's Pods",
+            apps.patch(
+                "app",
+                &as_binding,
+                &kube::api::Patch::Apply(serde_json::json!({
+                    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "app"},
+                    "spec": {"template": {"metadata": {"annotations": {
+                        "container.apparmor.security.beta.kubernetes.io/app": "unconfined"}}}}})),
+            )
+            .await
+            .map(|_| ()),
+            "a StackBinding changes only the environment",
+        ),
+        (
             "a binding handing someone's Deployment another Secret",
             apps.patch(
                 "app",

@@ -27,7 +27,7 @@ pub fn StackBindings(namespace: String, of: BoundBy) -> impl IntoView {
             "Workloads that get this Stack's host, port, database, user, password and URL as environment variables.",
         ),
         BoundBy::Workload { kind, name } => (
-            format!("spec.workload.name={name}"),
+            format!("spec.workload.kind={kind},spec.workload.name={name}"),
             format!(
                 "&spec.workload.kind={kind}&spec.workload.name={}",
                 percent_encode(name)

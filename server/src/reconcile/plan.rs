@@ -181,12 +181,6 @@ pub fn plan(
         Err(error @ ChildrenError::UnknownPlan { .. }) => return Err(Blocked::UnknownPlan(error)),
         Err(error) => return Err(Blocked::UnknownVersion(error)),
     };
-    if let Workload::Stateful(set) = &mut desired.workload
-        && let Some(running) = world.statefulset(namespace, name)
-    {
-        refuse_downgrade(stack, entry, &running)?;
-        keep_volume_size(set, &running);
-    }
 
     // Never take over an object that exists under a child's name but is not this
     // Stack's: that would repoint or, on deletion, remove someone else's object.
@@ -206,6 +200,14 @@ pub fn plan(
             "{} {claim}",
             Kind::PersistentVolumeClaim.name()
         )));
+    }
+    // The running StatefulSet (ours, by the checks above): no going back where the
+    // catalog forbids it, and its volumes keep their size.
+    if let Workload::Stateful(set) = &mut desired.workload
+        && let Some(running) = world.statefulset(namespace, name)
+    {
+        refuse_downgrade(stack, entry, &running)?;
+        keep_volume_size(set, &running);
     }
 
     // What a changed choice left behind: children of this Stack the desired set lacks,

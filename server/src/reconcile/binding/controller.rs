@@ -155,6 +155,10 @@ impl Outcome {
 }
 
 async fn bind(binding: &StackBinding, ctx: &Context) -> Result<Action, BindingError> {
+    // Before the Stacks' first list, every Stack would look missing.
+    if ctx.stacks.wait_until_ready().await.is_err() {
+        return Ok(Action::requeue(Duration::from_secs(1)));
+    }
     let namespace = binding.namespace().unwrap_or_default();
     let bound_before = binding.status.as_ref().and_then(|s| s.target.clone());
     let stack = ctx
@@ -168,15 +172,29 @@ async fn bind(binding: &StackBinding, ctx: &Context) -> Result<Action, BindingEr
             return not_yet_bound(binding, ctx, missing, bound_before).await;
         }
     };
-    let catalog = ctx.catalog.current();
-    let stateful = |name: &str| {
-        ctx.stacks
-            .get(&ObjectRef::new(name).within(&namespace))
-            .and_then(|s| catalog.get(&s.spec.choice).map(|e| e.stateful))
-            .unwrap_or(false)
-    };
     let workload = &binding.spec.workload;
-    let target = Target::of(workload.kind, &workload.name, stateful(&workload.name));
+    // Into a Stack: only its own workload, which admission checked the person may
+    // change through the Stack (never an object of someone else's under its name).
+    let into_stack = match workload.kind {
+        WorkloadKind::Stack => {
+            let Some(stack) = ctx
+                .stacks
+                .get(&ObjectRef::new(&workload.name).within(&namespace))
+            else {
+                let missing = NotYet::NoStack(workload.name.clone());
+                return not_yet_bound(binding, ctx, missing, bound_before).await;
+            };
+            Some(stack)
+        }
+        _ => None,
+    };
+    let stateful = into_stack.as_ref().is_some_and(|stack| {
+        ctx.catalog
+            .current()
+            .get(&stack.spec.choice)
+            .is_some_and(|e| e.stateful)
+    });
+    let target = Target::of(workload.kind, &workload.name, stateful);
     // Pointed at another workload: first take the variables out of the old one.
     if let Some(old) = bound_before
         .as_deref()
@@ -185,15 +203,19 @@ async fn bind(binding: &StackBinding, ctx: &Context) -> Result<Action, BindingEr
     {
         remove_from(ctx, &namespace, &old, &binding.name_any()).await?;
     }
-    let Some(containers) = containers_of(ctx, &namespace, &target).await? else {
-        let outcome = Outcome::not_ready(
-            "WorkloadNotFound",
-            format!(
+    let owner = into_stack.as_ref().and_then(|s| s.metadata.uid.clone());
+    let Some(containers) = containers_of(ctx, &namespace, &target, owner.as_deref()).await? else {
+        let message = match owner {
+            Some(_) => format!(
+                "Stack {} has no {} of its own yet.",
+                target.name, target.kind
+            ),
+            None => format!(
                 "{} {} does not exist in this namespace.",
                 target.kind, target.name
             ),
-            None,
-        );
+        };
+        let outcome = Outcome::not_ready("WorkloadNotFound", message, None);
         write_status(binding, ctx, outcome).await?;
         return Ok(Action::requeue(LOOK_AGAIN));
     };
@@ -238,7 +260,9 @@ async fn bind(binding: &StackBinding, ctx: &Context) -> Result<Action, BindingEr
                 "{} {} was not changed: {}",
                 target.kind, target.name, status.message
             );
-            write_status(binding, ctx, Outcome::not_ready(reason, message, None)).await?;
+            // What an earlier apply put there is still there, to be taken out later.
+            let still = bound_before.filter(|b| *b == target.label());
+            write_status(binding, ctx, Outcome::not_ready(reason, message, still)).await?;
             return Ok(Action::requeue(Duration::from_secs(60)));
         }
         Err(error) => return Err(error.into()),
@@ -285,6 +309,10 @@ async fn remove_from(
     target: &Target,
     name: &str,
 ) -> Result<(), BindingError> {
+    // An apply to a missing object would create it (and be refused): nothing to do.
+    if containers_of(ctx, namespace, target, None).await?.is_none() {
+        return Ok(());
+    }
     let params = PatchParams::apply(&projection::manager(name));
     let body = projection::unbind(target);
     let removed = match target.kind {
@@ -304,21 +332,33 @@ async fn remove_from(
     }
 }
 
-/// The names of `target`'s containers, or `None` when it does not exist.
+/// The names of `target`'s containers, or `None` when it does not exist (or, with
+/// `owner`, when that Stack does not control it).
 async fn containers_of(
     ctx: &Context,
     namespace: &str,
     target: &Target,
+    owner: Option<&str>,
 ) -> Result<Option<Vec<String>>, kube::Error> {
+    let controlled = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        owner.is_none_or(|uid| {
+            meta.owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.controller == Some(true) && o.uid == uid)
+        })
+    };
     let template = match target.kind {
         "StatefulSet" => Api::<StatefulSet>::namespaced(ctx.client.clone(), namespace)
             .get_opt(&target.name)
             .await?
+            .filter(|s| controlled(&s.metadata))
             .and_then(|s| s.spec)
             .map(|s| s.template),
         _ => Api::<Deployment>::namespaced(ctx.client.clone(), namespace)
             .get_opt(&target.name)
             .await?
+            .filter(|d| controlled(&d.metadata))
             .and_then(|d| d.spec)
             .map(|s| s.template),
     };

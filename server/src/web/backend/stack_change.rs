@@ -149,9 +149,13 @@ pub async fn preview(
         dry_run: true,
         ..PostParams::default()
     };
-    if let Err(kube::Error::Api(status)) = api.replace(name, &dry_run, &to).await {
-        preview.refused = Some(status.message);
-        return Ok(preview);
+    match api.replace(name, &dry_run, &to).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) => {
+            preview.refused = Some(status.message);
+            return Ok(preview);
+        }
+        Err(other) => return Err(other.into()),
     }
     match (workload_yaml(&stack, entry), workload_yaml(&to, entry)) {
         (Ok(before), Ok(after)) => preview.diff = diff(&before, &after),
