@@ -200,6 +200,10 @@ pub struct StackData {
     pub volumes_unknown: Option<String>,
     /// The credentials Secret holding the password that opens the volumes.
     pub secret: Option<String>,
+    /// The Secret is owned by the Stack (made before `deletionPolicy` existed), so it
+    /// would go with it even when the volumes stay; `None` when the person may not
+    /// read it.
+    pub secret_goes_with_it: Option<bool>,
 }
 
 /// What a Stack may change to (its choice's versions and plans), and what a change of

@@ -297,3 +297,27 @@ test('the catalog offers plans, and a new plan is shown as a diff before it roll
   await expect(page.getByTestId('stack-phase')).toHaveText('Ready', REAL);
   await expect(page.getByTestId('stack-change').getByTestId('change-plan')).toHaveValue('medium');
 });
+
+test('a Stack whose password would go with it says so before it is deleted', async ({ page }) => {
+  test.setTimeout(180_000);
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('legacy');
+  const stacks = `/apis/portico.dev/v1alpha1/namespaces/${ns}/stacks`;
+  // Made to delete its data, its credentials Secret is the Stack's; switched to keep
+  // its data later, the Secret stays the Stack's (the reconciler never changes one).
+  await kube.ok('POST', stacks, {
+    apiVersion: 'portico.dev/v1alpha1', kind: 'Stack',
+    metadata: { name: 'old' }, spec: { choice: 'mysql', deletionPolicy: 'Delete' },
+  });
+  const secret = `/api/v1/namespaces/${ns}/secrets/old-credentials`;
+  await expect.poll(() => kube.status(secret)).toBe(200);
+  expect((await kube.ok('GET', secret)).metadata.ownerReferences).toHaveLength(1);
+  await kube.ok('PATCH', `${stacks}/old`, { spec: { deletionPolicy: 'Retain' } }, merge);
+  await page.goto(`/r/portico.dev/v1alpha1/stacks/${ns}/old`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  // Settled first: the page is redrawn on every change of the Stack.
+  await expect(page.getByTestId('stack-phase')).toHaveText('Ready', REAL);
+  await page.getByTestId('delete-button').click();
+  await expect(page.getByTestId('delete-keeps')).toContainText('But Secret old-credentials goes with it');
+  await expect(page.getByTestId('delete-keeps')).toContainText('kubectl patch secret old-credentials');
+});

@@ -26,7 +26,19 @@ pub fn StackDataNotice(
                     d.volumes.iter().map(|v| format!("{} ({})", v.name, v.size)).collect::<Vec<_>>().join(", ")
                 };
                 let secret = d.secret.clone().map(|s| format!("Secret {s}")).unwrap_or_else(|| "its credentials Secret".into());
-                if d.keeps {
+                if d.keeps && d.secret_goes_with_it == Some(true) {
+                    // Made before deletionPolicy: the volumes stay, their password goes.
+                    let secret_name = d.secret.clone().unwrap_or_default();
+                    view! {
+                        <p class="small" data-testid="delete-removes">"Removed: its workload, Services and Pods."</p>
+                        <p class="small warn-callout" data-testid="delete-keeps">
+                            <strong>"Kept: "</strong>{format!("volumes {volumes}. ")}
+                            <strong>{format!("But Secret {secret_name} goes with it")}</strong>
+                            " (it was made before Stacks kept their data), and with it the password that opens them. Copy the password first, or keep the Secret: "
+                            <code class="mono">{format!("kubectl patch secret {secret_name} --type=json -p '[{{\"op\":\"remove\",\"path\":\"/metadata/ownerReferences\"}}]'")}</code>
+                        </p>
+                    }.into_any()
+                } else if d.keeps {
                     view! {
                         <p class="small" data-testid="delete-removes">"Removed: its workload, Services and Pods."</p>
                         <p class="small" data-testid="delete-keeps">

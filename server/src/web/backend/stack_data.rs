@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use app::model::{DataVolume, StackData};
-use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret};
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 
@@ -40,12 +40,34 @@ pub async fn stack_data(
         ),
         Err(e) => return Err(e.into()),
     };
+    let secret = stack
+        .status
+        .as_ref()
+        .and_then(|s| s.credentials_secret.clone());
+    // Its metadata only, with the person's rights: whether the Stack owns it.
+    let secret_goes_with_it = match &secret {
+        Some(name) => Api::<Secret>::namespaced(client.clone(), namespace)
+            .get_metadata_opt(name)
+            .await
+            .ok()
+            .flatten()
+            .map(|s| {
+                let uid = stack.metadata.uid.as_deref();
+                s.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| Some(o.uid.as_str()) == uid)
+            }),
+        None => None,
+    };
     Ok(StackData {
         holds_data,
         keeps: stack.spec.deletion_policy.keeps_data(),
         volumes,
         volumes_unknown,
-        secret: stack.status.and_then(|s| s.credentials_secret),
+        secret,
+        secret_goes_with_it,
     })
 }
 
