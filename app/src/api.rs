@@ -3,11 +3,11 @@
 use leptos::prelude::*;
 
 use crate::error::BackendError;
-use crate::model::{
+use portico_core::payload::{
     CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview, StackData,
     StackOffer, SubmitOutcome,
 };
-use crate::table::model::{ResourceKind, ResourceRef};
+use portico_core::resource::{ResourceKind, ResourceRef};
 
 #[cfg(feature = "ssr")]
 fn backend() -> Result<crate::backend::SharedBackend, BackendError> {

@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 pub use crate::error::BackendError;
-use crate::model::{
+use portico_core::payload::{
     CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview, StackData,
     StackOffer, SubmitOutcome,
 };
-use crate::table::model::{ResourceKind, ResourceRef};
+use portico_core::resource::{ResourceKind, ResourceRef};
 
 #[async_trait::async_trait]
 pub trait Backend: Send + Sync + 'static {

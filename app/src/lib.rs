@@ -10,11 +10,8 @@ pub mod base;
 pub mod components;
 pub mod error;
 pub mod live;
-pub mod model;
 pub mod pages;
-pub mod schema;
 pub mod shell;
-pub mod table;
 
 pub use shell::{App, shell};
 
@@ -26,7 +23,7 @@ pub fn hydrate() {
     let from_page = leptos::prelude::document()
         .body()
         .and_then(|b| b.get_attribute("data-base"))
-        .and_then(|b| base::BasePath::new(&b))
+        .and_then(|b| portico_core::base_path::BasePath::new(&b))
         .unwrap_or_default();
     if !from_page.is_root() {
         // One page, one Portico: server functions go under its base path.

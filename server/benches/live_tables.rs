@@ -27,12 +27,12 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use app::live::protocol::{ClientMessage, ServerMessage, Topic};
-use app::table::model::{TableDelta, TableQuery, TableSnapshot};
 use futures::{SinkExt, StreamExt};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::discovery::ApiResource;
 use portico_control_plane::{ControlPlane, apply};
+use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic};
+use portico_core::table::wire::{TableDelta, TableQuery, TableSnapshot};
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)

@@ -1,7 +1,7 @@
 //! Create-to-Ready on the local cluster's real node: how long a person waits between
 //! Create and a Stack that really serves (MariaDB accepting connections, Tomcat
 //! answering HTTP), against the floor of the same children created by a bare client
-//! (no Portico: the workload, Service and Secret `children::desired` makes, applied
+//! (no Portico: the workload, Service and Secret `desired::desired` makes, applied
 //! directly). Also what the real node costs: its start (with the images imported into
 //! a fresh containerd) and its memory. Prints its figures; run with
 //! `cargo bench -p server --bench real_stacks` (as root; BENCH_ROUNDS, default 3).
@@ -22,8 +22,8 @@ use kube::api::{Api, DeleteParams, PostParams};
 use kube::runtime::wait::await_condition;
 use portico_control_plane::{ControlPlane, Nodes, StartOptions, cluster::portico_crds};
 use portico_server::reconcile::catalog::{Catalog, LiveCatalog};
-use portico_server::reconcile::children::{self, Workload};
 use portico_server::reconcile::controller::{CONCURRENCY, ReconcileStats, Settings};
+use portico_server::reconcile::desired::{self, Workload};
 use portico_server::reconcile::leader::LeaseSettings;
 use portico_server::reconcile::run_elected;
 use portico_server::reconcile::stack::Stack;
@@ -78,7 +78,7 @@ async fn floor(client: &kube::Client, catalog: &Catalog, ns: &str, choice: &str)
     }))
     .unwrap();
     let entry = catalog.get(choice).expect("entry");
-    let mut c = children::desired(&stack, entry, "floor-password").expect("children");
+    let mut c = desired::desired(&stack, entry, "floor-password").expect("children");
     // No owner: the garbage collector would remove children of a Stack that is not.
     c.secret
         .iter_mut()

@@ -38,7 +38,7 @@ use kube::{Resource, ResourceExt};
 use portico_control_plane::nodes::{self, Capacity};
 use portico_control_plane::{ControlPlane, cluster::portico_crds};
 use portico_server::reconcile::catalog::{Catalog, DEFAULT_CATALOG};
-use portico_server::reconcile::children::{self, Children, Workload};
+use portico_server::reconcile::desired::{self, Children, Workload};
 use portico_server::reconcile::stack::Stack;
 use serde_json::json;
 
@@ -137,7 +137,7 @@ async fn floor(
             }))
             .expect("stack");
             let entry = catalog.get(&stack.spec.choice).expect("a catalog entry");
-            let mut children = children::desired(&stack, entry, "floor-password").expect("children");
+            let mut children = desired::desired(&stack, entry, "floor-password").expect("children");
             children.secret.iter_mut().for_each(|s| s.metadata.owner_references = None);
             children.headless.iter_mut().for_each(|s| s.metadata.owner_references = None);
             children.service.metadata.owner_references = None;

@@ -10,16 +10,21 @@
 //!    ├── reconcile  the Stack controller and its leader election
 //!    └── auth       identity modes, sessions, sign-in, CSRF, access reviews
 //!    │
-//!   kube       client configuration, per-caller clients, the kind registry, API errors
+//!   cluster    client configuration, per-caller clients, the kind registry, API errors
+//!    │
+//!   portico-core   (its own crate) wire types, live protocol, schema and table logic
 //! ```
+//!
+//! No layer below `web` uses the `app` crate (Leptos): they share types with the UI
+//! through `portico-core` only.
 //!
 //! `watch` may use `auth` (a viewer's access is reviewed); `reconcile` uses neither
 //! `watch` nor `auth`. `terminal` (plain text of what programs print) is a leaf any
 //! layer may use. `config` and `telemetry` belong to the binary's edge.
 
 pub mod auth;
+pub mod cluster;
 pub mod config;
-pub mod kube;
 pub mod reconcile;
 pub mod telemetry;
 pub mod terminal;

@@ -11,7 +11,7 @@ use portico_server::reconcile::metrics::Metrics;
 use portico_server::reconcile::{self, leader::LeaseSettings};
 use portico_server::web::router as http;
 use portico_server::web::state::AppState;
-use portico_server::{kube::config as kube_client, telemetry};
+use portico_server::{cluster::config as kube_client, telemetry};
 
 /// Stack for each runtime thread. Rendering is bounded in depth (forms turn deeper
 /// parts into YAML editors), so this is headroom, not the guard: a debug build's
@@ -48,7 +48,7 @@ async fn run() -> anyhow::Result<()> {
             "--insecure-local-identity-for-everyone: EVERYONE WHO REACHES PORTICO ACTS AS PORTICO"
         );
     }
-    let base_path = app::base::BasePath::new(&config.base_path)
+    let base_path = portico_core::base_path::BasePath::new(&config.base_path)
         .with_context(|| format!("--base-path {:?} is not a path", config.base_path))?;
     let kube_config = kube_client::config(config.kubeconfig.as_deref(), config.context.as_deref())
         .await

@@ -11,11 +11,11 @@
 
 use std::time::Duration;
 
-use app::table::model::TableQuery;
-use app::table::state::TableState;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams};
 use portico_control_plane::ControlPlane;
+use portico_core::table::state::TableState;
+use portico_core::table::wire::TableQuery;
 use portico_server::watch::hub::WatchHub;
 use portico_server::watch::subscription::Change;
 

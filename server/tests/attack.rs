@@ -219,9 +219,9 @@ async fn one_person_cannot_fill_the_portals_memory_and_others_stay_live() {
         }
     }
     let shown = held.iter().filter(|ok| **ok).count();
-    let greedy = portico_server::kube::caller::Caller::Bearer {
+    let greedy = portico_server::cluster::caller::Caller::Bearer {
         name: common::account_user(&ns, "greedy"),
-        token: portico_server::kube::caller::Token(String::new()),
+        token: portico_server::cluster::caller::Token(String::new()),
     };
     let (mine, all) = state.live.hub.bytes_held(&greedy.person());
     let grown = resident_mib().saturating_sub(before);

@@ -13,11 +13,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use app::backend::BackendError;
-use app::model::ApiRejection;
 use kube::api::{Api, DynamicObject};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
-use portico_server::kube::registry::KindRegistry;
+use portico_core::payload::ApiRejection;
+use portico_server::cluster::registry::KindRegistry;
 use portico_server::web::backend::objects;
 use portico_server::web::state::AppState;
 
@@ -230,7 +230,7 @@ async fn http_server_is_ready_and_its_server_function_lists_the_seeds() {
         .expect("forged request");
     assert_eq!(forged.status(), 403, "cross-site POSTs are refused");
     let names: Vec<String> = response
-        .json::<Vec<app::model::CrdSummary>>()
+        .json::<Vec<portico_core::payload::CrdSummary>>()
         .await
         .expect("JSON list of CRDs")
         .into_iter()
@@ -434,9 +434,12 @@ async fn secret_values_never_reach_the_edit_form_and_saving_it_keeps_them() {
         .await
         .expect("replace");
     assert_eq!(saved.status(), 200);
-    let outcome: app::model::SubmitOutcome = saved.json().await.expect("outcome");
+    let outcome: portico_core::payload::SubmitOutcome = saved.json().await.expect("outcome");
     assert!(
-        matches!(outcome, app::model::SubmitOutcome::Accepted { .. }),
+        matches!(
+            outcome,
+            portico_core::payload::SubmitOutcome::Accepted { .. }
+        ),
         "{outcome:?}"
     );
     let after = secrets.get("db").await.expect("secret after the save");

@@ -17,15 +17,15 @@ mod common;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use app::schema::draft::Draft;
-use app::schema::form::spec_form;
-use app::schema::model::Schema;
-use app::schema::text::retyped;
-use app::schema::validate::validate;
-use app::table::model::ResourceRef;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use portico_control_plane::cluster::TestCluster;
 use portico_control_plane::{apply, corpus};
+use portico_core::resource::ResourceRef;
+use portico_core::schema::draft::Draft;
+use portico_core::schema::form::spec_form;
+use portico_core::schema::openapi::Schema;
+use portico_core::schema::text::retyped;
+use portico_core::schema::validate::validate;
 use portico_server::web::backend::objects;
 use serde_json::{Value, json};
 
@@ -310,8 +310,8 @@ async fn delete_crd(client: &kube::Client, name: &str) {
 
 /// Waits (on the registry's own change signal) until `found` says yes.
 async fn until_registry<T>(
-    kinds: &portico_server::kube::registry::KindRegistry,
-    found: impl Fn(&portico_server::kube::registry::KindRegistry) -> Option<T>,
+    kinds: &portico_server::cluster::registry::KindRegistry,
+    found: impl Fn(&portico_server::cluster::registry::KindRegistry) -> Option<T>,
 ) -> T {
     let mut changes = kinds.changes();
     tokio::time::timeout(Duration::from_secs(30), async {

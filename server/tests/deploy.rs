@@ -708,10 +708,12 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
         .await
         .expect("the policy applies");
     let team = common::fresh_namespace(&admin, "vap").await;
-    let mut config =
-        portico_server::kube::config::config(Some(TestCluster::shared().admin_kubeconfig()), None)
-            .await
-            .expect("admin config");
+    let mut config = portico_server::cluster::config::config(
+        Some(TestCluster::shared().admin_kubeconfig()),
+        None,
+    )
+    .await
+    .expect("admin config");
     config.auth_info.impersonate = Some("system:serviceaccount:portico:portico-reconciler".into());
     config.auth_info.impersonate_groups = Some(vec![
         "system:serviceaccounts".into(),
@@ -760,7 +762,7 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    // What the reconciler really makes (children::desired) passes, for each choice.
+    // What the reconciler really makes (desired::desired) passes, for each choice.
     let catalog = portico_server::reconcile::catalog::Catalog::load(None).expect("catalog");
     for choice in ["mysql", "tomcat"] {
         let stack = portico_server::reconcile::stack::Stack {
@@ -780,7 +782,7 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
         };
         let entry = catalog.get(choice).expect("entry");
         let children =
-            portico_server::reconcile::children::desired(&stack, entry, "pw").expect("children");
+            portico_server::reconcile::desired::desired(&stack, entry, "pw").expect("children");
         let dynamic = |object: serde_json::Result<serde_json::Value>| -> DynamicObject {
             serde_json::from_value(object.expect("json")).expect("object")
         };
@@ -798,10 +800,10 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
                 .map(|s| dynamic(serde_json::to_value(s))),
         );
         made.push(dynamic(match &children.workload {
-            portico_server::reconcile::children::Workload::Stateful(set) => {
+            portico_server::reconcile::desired::Workload::Stateful(set) => {
                 serde_json::to_value(set)
             }
-            portico_server::reconcile::children::Workload::Stateless(d) => serde_json::to_value(d),
+            portico_server::reconcile::desired::Workload::Stateless(d) => serde_json::to_value(d),
         }));
         for object in made {
             let what = format!(

@@ -12,9 +12,9 @@
 
 mod common;
 
-use app::live::protocol::{ClientMessage, ServerMessage, Topic};
-use app::table::model::TableQuery;
 use futures::{SinkExt, StreamExt};
+use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic};
+use portico_core::table::wire::TableQuery;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;

@@ -14,12 +14,12 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use app::live::protocol::{ClientMessage, LogQuery, ServerMessage, Topic};
 use futures::{SinkExt, StreamExt};
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
 use kube::api::{Api, PostParams};
 use portico_control_plane::cluster::TestCluster;
+use portico_core::live::protocol::{ClientMessage, LogQuery, ServerMessage, Topic};
 use portico_server::auth::identity::{IdentityConfig, IdentityMode};
 use portico_server::auth::session::SessionKey;
 use serde_json::json;
@@ -354,7 +354,7 @@ async fn a_person_without_pods_log_is_refused_with_a_sentence() {
         sessions: Some(SessionKey::random().expect("key")),
         ..IdentityConfig::local()
     };
-    let config = portico_server::kube::config::config(
+    let config = portico_server::cluster::config::config(
         Some(TestCluster::shared_real().admin_kubeconfig()),
         None,
     )

@@ -13,11 +13,13 @@ mod common;
 
 use std::time::Duration;
 
-use app::live::protocol::{ClientMessage, MAX_SUBSCRIPTIONS, Position, ServerMessage, Topic};
-use app::table::model::TableQuery;
 use futures::{SinkExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
+use portico_core::live::protocol::{
+    ClientMessage, MAX_SUBSCRIPTIONS, Position, ServerMessage, Topic,
+};
+use portico_core::table::wire::TableQuery;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 

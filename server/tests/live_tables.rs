@@ -13,11 +13,11 @@ mod common;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use app::table::model::{TableQuery, TableSnapshot};
-use app::table::state::TableState;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
+use portico_core::table::state::TableState;
+use portico_core::table::wire::{TableQuery, TableSnapshot};
 use portico_server::watch::hub::WatchHub;
 use portico_server::watch::subscription::{Change, Subscription};
 use portico_server::watch::table_api;
@@ -266,7 +266,7 @@ async fn every_seed_table_has_kubectls_columns_with_and_without_wide() {
 async fn children_and_owners_follow_owner_references_live() {
     use futures::StreamExt;
     use k8s_openapi::api::core::v1::ConfigMap;
-    use portico_server::watch::children::{Viewer, children_stream};
+    use portico_server::watch::owner_tree::{Viewer, children_stream};
 
     let client = client_with_seed_crds().await;
     let ns = common::fresh_namespace(&client, "owners").await;
@@ -325,7 +325,7 @@ async fn children_and_owners_follow_owner_references_live() {
     let detail = portico_server::web::backend::detail::object_detail(
         &client,
         &kinds,
-        &app::table::model::ResourceRef::new("", "v1", "configmaps"),
+        &portico_core::resource::ResourceRef::new("", "v1", "configmaps"),
         Some(&ns),
         "owned",
     )
@@ -376,7 +376,7 @@ async fn a_deletion_held_by_a_finalizer_is_explained() {
     let detail = portico_server::web::backend::detail::object_detail(
         &client,
         &common::kinds(&client).await,
-        &app::table::model::ResourceRef::new("infra.sealyun.com", "v1", "virtulmachines"),
+        &portico_core::resource::ResourceRef::new("infra.sealyun.com", "v1", "virtulmachines"),
         Some(&ns),
         "vm",
     )

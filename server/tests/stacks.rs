@@ -719,7 +719,7 @@ async fn a_stack_keeps_its_data_by_default_and_one_made_again_reattaches_it() {
         .expect("claim");
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
     let secret = secrets.get("db-credentials").await.expect("Secret");
-    let password = portico_server::reconcile::children::password_in(&secret);
+    let password = portico_server::reconcile::desired::password_in(&secret);
 
     Api::<Stack>::namespaced(client.clone(), &ns)
         .delete("db", &DeleteParams::background())
@@ -762,7 +762,7 @@ async fn a_stack_keeps_its_data_by_default_and_one_made_again_reattaches_it() {
     );
     let again = secrets.get("db-credentials").await.expect("Secret");
     assert_eq!(
-        portico_server::reconcile::children::password_in(&again),
+        portico_server::reconcile::desired::password_in(&again),
         password,
         "the password that opens it"
     );

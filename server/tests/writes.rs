@@ -12,10 +12,10 @@ mod common;
 
 use std::path::PathBuf;
 
-use app::table::model::ResourceRef;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
+use portico_core::resource::ResourceRef;
 use portico_server::web::backend::objects;
 
 fn repo(path: &str) -> PathBuf {

@@ -4,8 +4,9 @@
 use leptos::prelude::*;
 
 use crate::components::live_table::LiveTable;
-use crate::table::model::{TableQuery, percent_encode};
-use crate::table::state::SortKey;
+use portico_core::encode::percent_encode;
+use portico_core::table::state::SortKey;
+use portico_core::table::wire::TableQuery;
 
 /// Where StackBindings live in Portico's URLs.
 pub const BINDINGS_PATH: &str = "/r/portico.dev/v1alpha1/stackbindings";

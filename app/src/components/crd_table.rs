@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::model::CrdSummary;
+use portico_core::payload::CrdSummary;
 
 #[component]
 pub fn CrdTable(crds: Vec<CrdSummary>, filter: Signal<String>) -> impl IntoView {

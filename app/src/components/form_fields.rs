@@ -9,10 +9,10 @@ use std::collections::HashSet;
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::schema::form::{Field, Widget, apply_defaults, shape_fits};
-use crate::schema::text::{shown, typed_int_or_string, typed_number};
-use crate::schema::validate::{FieldError, child_path};
-use crate::schema::value::{Seg, get, set};
+use portico_core::schema::form::{Field, Widget, apply_defaults, shape_fits};
+use portico_core::schema::text::{shown, typed_int_or_string, typed_number};
+use portico_core::schema::validate::{FieldError, child_path};
+use portico_core::schema::value::{Seg, get, set};
 
 /// Everything a field needs besides its own description.
 #[derive(Clone, Copy)]

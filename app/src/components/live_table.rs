@@ -6,11 +6,12 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use crate::components::live_badge::LiveBadge;
-use crate::live::protocol::{ServerMessage, Topic};
 use crate::live::{ViewState, follow_signal};
-use crate::table::format::cell_text;
-use crate::table::model::{Column, ResourceRef, Row, TableDelta, TableQuery};
-use crate::table::state::{SortKey, TableState};
+use portico_core::live::protocol::{ServerMessage, Topic};
+use portico_core::resource::ResourceRef;
+use portico_core::table::format::cell_text;
+use portico_core::table::state::{SortKey, TableState};
+use portico_core::table::wire::{Column, Row, TableDelta, TableQuery};
 
 /// Seconds since the epoch, on either side.
 pub fn now_seconds() -> i64 {

@@ -5,9 +5,9 @@
 use leptos::prelude::*;
 
 use crate::components::live_badge::LiveBadge;
-use crate::live::log_buffer::{LogBuffer, LogLine, MAX_LINES, highlight};
-use crate::live::protocol::{LogContainer, LogQuery, ServerMessage, Topic};
 use crate::live::{ViewState, follow_signal};
+use portico_core::live::log_buffer::{LogBuffer, LogLine, MAX_LINES, highlight};
+use portico_core::live::protocol::{LogContainer, LogQuery, ServerMessage, Topic};
 
 /// Where a log starts: lines back from the end (`None`: all of it).
 const TAILS: [(Option<u32>, &str); 5] = [

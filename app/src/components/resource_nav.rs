@@ -7,8 +7,8 @@ use leptos::prelude::*;
 
 use crate::api::list_resources;
 use crate::live::follow;
-use crate::live::protocol::{ServerMessage, Topic};
-use crate::table::model::ResourceKind;
+use portico_core::live::protocol::{ServerMessage, Topic};
+use portico_core::resource::ResourceKind;
 
 fn group_label(group: &str) -> &str {
     if group.is_empty() { "core" } else { group }

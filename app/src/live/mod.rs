@@ -3,14 +3,12 @@
 //! resumes each table where it left off. [`follow`] ties a subscription to the
 //! component that made it; [`ViewState`] and [`SocketState`] say how live a view is.
 
-pub mod log_buffer;
-pub mod protocol;
 #[cfg(feature = "hydrate")]
 mod socket;
 
 use leptos::prelude::*;
 
-use protocol::{ServerMessage, Topic};
+use portico_core::live::protocol::{ServerMessage, Topic};
 
 /// The tab's connection.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,7 +12,7 @@ use wasm_bindgen::closure::Closure;
 use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
 
 use super::SocketState;
-use super::protocol::{ClientMessage, Position, ServerMessage, Topic};
+use portico_core::live::protocol::{ClientMessage, Position, ServerMessage, Topic};
 
 const RETRY_MIN_MS: f64 = 500.0;
 const RETRY_MAX_MS: f64 = 10_000.0;
@@ -153,7 +153,7 @@ fn connect() {
         }
     });
     let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |ev: CloseEvent| {
-        if ev.code() == super::protocol::CLOSE_TO_RENEW {
+        if ev.code() == portico_core::live::protocol::CLOSE_TO_RENEW {
             renew();
         } else {
             lost();

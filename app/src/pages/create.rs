@@ -13,14 +13,15 @@ use crate::api::{
 };
 use crate::components::error_banner::ErrorBanner;
 use crate::components::form_fields::{FieldSearch, FieldView, FormState};
-use crate::model::{FormSpec, SubmitOutcome};
 use crate::pages::stack::picker::StackPicker;
-use crate::schema::draft::Draft;
-use crate::schema::form::{initial_value, spec_form};
-use crate::schema::model::Schema;
-use crate::schema::validate::{FieldError, validate};
-use crate::schema::value::Seg;
-use crate::table::model::{ResourceRef, is_path_segment, percent_encode};
+use portico_core::encode::percent_encode;
+use portico_core::payload::{FormSpec, SubmitOutcome};
+use portico_core::resource::{ResourceRef, is_path_segment};
+use portico_core::schema::draft::Draft;
+use portico_core::schema::form::{initial_value, spec_form};
+use portico_core::schema::openapi::Schema;
+use portico_core::schema::validate::{FieldError, validate};
+use portico_core::schema::value::Seg;
 
 #[component]
 pub fn CreatePage() -> impl IntoView {
@@ -183,7 +184,7 @@ fn ObjectForm(
                     if key.starts_with("spec.") || key == "metadata.name" {
                         let segs: Vec<Seg> =
                             key.split('.').map(|k| Seg::Key(k.to_string())).collect();
-                        crate::schema::value::set(
+                        portico_core::schema::value::set(
                             &mut draft.object,
                             &segs,
                             Some(Value::String(text.to_string())),
@@ -220,7 +221,11 @@ fn ObjectForm(
     let set_field = Callback::new(move |(key, text): (String, String)| {
         let segs: Vec<Seg> = key.split('.').map(|k| Seg::Key(k.to_string())).collect();
         change(&mut |d| {
-            crate::schema::value::set(&mut d.object, &segs, Some(Value::String(text.clone())));
+            portico_core::schema::value::set(
+                &mut d.object,
+                &segs,
+                Some(Value::String(text.clone())),
+            );
         });
     });
     let name = Memo::new(move |_| value.with(|v| Draft::name_of(v).to_string()));

@@ -9,7 +9,7 @@ pub mod stack;
 
 use leptos_router::params::ParamsMap;
 
-use crate::table::model::ResourceRef;
+use portico_core::resource::ResourceRef;
 
 /// The resource named by the `:group/:version/:plural` segments of a route.
 pub fn resource_from_params(params: &ParamsMap) -> ResourceRef {

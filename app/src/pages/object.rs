@@ -13,15 +13,17 @@ use crate::components::live_table::LiveTable;
 use crate::components::live_table::ticking_clock;
 use crate::components::pod_logs::{LogViews, PodLogs};
 use crate::error::BackendError;
-use crate::live::protocol::{ServerMessage, Topic};
 use crate::live::{ViewState, follow};
-use crate::model::{Condition, ObjectDetail, OwnerLink, StackData};
 use crate::pages::stack::change::StackChange;
 use crate::pages::stack::connection::StackConnection;
 use crate::pages::stack::deletion::StackDataNotice;
-use crate::table::format::cell_text;
-use crate::table::model::{ChildEntry, ChildrenQuery, ResourceRef, TableQuery};
-use crate::table::state::SortKey;
+use portico_core::live::protocol::{ServerMessage, Topic};
+use portico_core::owner_tree::{ChildEntry, ChildrenQuery};
+use portico_core::payload::{Condition, ObjectDetail, OwnerLink, StackData};
+use portico_core::resource::ResourceRef;
+use portico_core::table::format::cell_text;
+use portico_core::table::state::SortKey;
+use portico_core::table::wire::TableQuery;
 
 #[derive(Debug, Clone, PartialEq)]
 struct Target {

@@ -8,12 +8,12 @@ use leptos_meta::Title;
 use crate::api::stack_offers;
 use crate::components::error_banner::ErrorBanner;
 use crate::components::live_table::LiveTable;
-use crate::model::StackOffer;
 use crate::pages::stack::kept::KeptVolumes;
 use crate::pages::stack::picker::plan_size;
-use crate::table::model::TableQuery;
-use crate::table::model::percent_encode;
-use crate::table::state::SortKey;
+use portico_core::encode::percent_encode;
+use portico_core::payload::StackOffer;
+use portico_core::table::state::SortKey;
+use portico_core::table::wire::TableQuery;
 
 /// Where Stacks live in Portico's URLs.
 pub const STACKS_PATH: &str = "/r/portico.dev/v1alpha1/stacks";

@@ -8,8 +8,9 @@ use leptos_router::hooks::{query_signal_with_options, use_navigate, use_params_m
 
 use crate::api::{fetch_permissions, list_namespaces, list_resources};
 use crate::components::live_table::LiveTable;
-use crate::table::model::{ResourceKind, ResourceRef, TableQuery};
-use crate::table::state::SortKey;
+use portico_core::resource::{ResourceKind, ResourceRef};
+use portico_core::table::state::SortKey;
+use portico_core::table::wire::TableQuery;
 
 fn quiet() -> NavigateOptions {
     NavigateOptions {

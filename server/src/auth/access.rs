@@ -10,8 +10,8 @@ use k8s_openapi::api::authorization::v1::{
 };
 use kube::api::{Api, PostParams};
 
-use crate::kube::caller::Caller;
-use crate::kube::pool::ClientPool;
+use crate::cluster::caller::Caller;
+use crate::cluster::pool::ClientPool;
 
 /// How long an access decision is reused.
 const ACCESS_TTL: Duration = Duration::from_secs(30);

@@ -6,7 +6,7 @@
 use axum::http::HeaderMap;
 
 use crate::auth::session::{Session, SessionKey};
-use crate::kube::caller::Caller;
+use crate::cluster::caller::Caller;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum IdentityMode {
@@ -77,7 +77,7 @@ pub fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kube::caller::Token;
+    use crate::cluster::caller::Token;
 
     const COOKIE: &str = "portico_session";
 

@@ -16,8 +16,8 @@ use super::AuthState;
 use crate::auth::identity::IdentityMode;
 use crate::auth::peer::Peer;
 use crate::auth::session::MAX_COOKIE_VALUE;
-use crate::kube::caller::{Caller, Token};
-use crate::kube::error::{ApiError, Failure};
+use crate::cluster::caller::{Caller, Token};
+use crate::cluster::error::{ApiError, Failure};
 
 #[derive(Deserialize)]
 pub struct SignIn {

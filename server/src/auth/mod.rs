@@ -14,11 +14,11 @@ pub mod sign_in_limit;
 
 use std::sync::Arc;
 
-use app::base::BasePath;
 use axum::http::HeaderMap;
+use portico_core::base_path::BasePath;
 
-use crate::kube::caller::Caller;
-use crate::kube::pool::ClientPool;
+use crate::cluster::caller::Caller;
+use crate::cluster::pool::ClientPool;
 use access::AccessReviews;
 use identity::IdentityConfig;
 

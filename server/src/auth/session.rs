@@ -6,7 +6,7 @@
 //! session lasts 12 hours at most and ends after 30 minutes unused; signing out ends
 //! it on the replica that served the sign-out at once, everywhere after the idle time.
 
-use app::base::BasePath;
+use portico_core::base_path::BasePath;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
@@ -103,10 +103,10 @@ impl std::fmt::Debug for ProviderTokens {
 
 impl Session {
     /// The person acting with the session's token.
-    pub fn into_caller(self) -> crate::kube::caller::Caller {
-        crate::kube::caller::Caller::Bearer {
+    pub fn into_caller(self) -> crate::cluster::caller::Caller {
+        crate::cluster::caller::Caller::Bearer {
             name: self.user,
-            token: crate::kube::caller::Token(self.token),
+            token: crate::cluster::caller::Token(self.token),
         }
     }
 

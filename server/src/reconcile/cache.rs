@@ -175,7 +175,7 @@ impl ChildKey {
             stack: meta
                 .labels
                 .as_ref()?
-                .get(super::children::STACK_LABEL)?
+                .get(super::desired::STACK_LABEL)?
                 .clone(),
             name: meta.name.clone()?,
         })

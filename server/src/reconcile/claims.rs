@@ -14,7 +14,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Event, PersistentVolumeClaim};
 use kube::api::{Api, ListParams};
 
-use super::children;
+use super::desired;
 
 /// The reason a Stack's Degraded condition carries while a claim does not bind.
 pub const REASON: &str = "VolumeUnbound";
@@ -85,7 +85,7 @@ pub fn describe(
         .unwrap_or_default();
     Claims::Unbound(format!(
         "Pod {stack}-{ordinal} cannot start: its volume claim {} is not bound{class}: {words}",
-        children::claim_name(stack, ordinal)
+        desired::claim_name(stack, ordinal)
     ))
 }
 
@@ -112,7 +112,7 @@ pub async fn unbound(
     let events: Api<Event> = Api::namespaced(client.clone(), namespace);
     let mut verdict = Claims::NotTheReason;
     for ordinal in 0..replicas.max(0) {
-        let name = children::claim_name(stack, ordinal);
+        let name = desired::claim_name(stack, ordinal);
         let Some(claim) = claims.get_opt(&name).await? else {
             continue;
         };

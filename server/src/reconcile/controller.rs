@@ -33,13 +33,13 @@ use tracing::Instrument;
 
 use super::cache::{self, Applied, ChildKey, Relevant, cached, hash_json};
 use super::catalog::{CatalogEntry, LiveCatalog};
-use super::children::{self, STACK_LABEL, Workload};
+use super::desired::{self, STACK_LABEL, Workload};
 use super::metrics::{Metrics, Outcome};
 use super::plan::{Blocked, Kind, Stale, World, controlled_by, plan};
 use super::stack::{Endpoint, Stack, StackStatus};
 use super::status::{Observed, Problem, derive};
 use super::{claims, containers, scheduling};
-use crate::kube::error::{Failure, failure};
+use crate::cluster::error::{Failure, failure};
 
 /// Stacks reconciled at the same time, by default. Measured (`cargo bench -p server
 /// --bench stacks`, 400 Tomcat Stacks): 16 and 48 finish within 1 % of each other,
@@ -503,7 +503,7 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
     ctx.stores.ready().await;
     // Used only if the Secret is new: made on every reconcile (a few microseconds)
     // to keep the plan free of randomness.
-    let password = children::generate_password().map_err(|_| ReconcileError::Random)?;
+    let password = desired::generate_password().map_err(|_| ReconcileError::Random)?;
     let catalog = ctx.catalog.current();
     let now = k8s_openapi::jiff::Timestamp::now();
     let Some(plan) = plan(stack, &catalog, &ctx.stores, (&password, now))? else {
@@ -584,7 +584,7 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
         }
     }
     if plan.stale_credentials && delete_credentials(ctx, stack).await? {
-        removed.push(format!("Secret {}", children::secret_name(&name)));
+        removed.push(format!("Secret {}", desired::secret_name(&name)));
     }
     if !removed.is_empty() {
         publish(
@@ -768,7 +768,7 @@ async fn create_credentials(
 /// Deletes the credentials Secret a changed choice left behind (by name: it is never
 /// read; admission lets the reconciler delete only a Stack's own children).
 async fn delete_credentials(ctx: &Context, stack: &Stack) -> Result<bool, kube::Error> {
-    let name = children::secret_name(&stack.name_any());
+    let name = desired::secret_name(&stack.name_any());
     let api = Api::<Secret>::namespaced(ctx.client.clone(), &stack.namespace().unwrap_or_default());
     match api.delete(&name, &DeleteParams::background()).await {
         Ok(_) => Ok(true),

@@ -28,7 +28,7 @@ use tower::{Layer, Service};
 
 use super::controller::ReconcileError;
 use super::stack::Stack;
-use crate::kube::error::{Failure, failure};
+use crate::cluster::error::{Failure, failure};
 
 /// What `/metrics` answers with: the format `prometheus_client`'s text encoder writes
 /// (it ends with `# EOF`, which plain Prometheus text does not).

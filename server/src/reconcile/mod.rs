@@ -7,10 +7,10 @@
 pub mod binding;
 pub(crate) mod cache;
 pub mod catalog;
-pub mod children;
 pub mod claims;
 pub mod containers;
 pub mod controller;
+pub mod desired;
 pub mod leader;
 pub mod metrics;
 pub mod plan;

@@ -12,8 +12,8 @@ use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
 use super::catalog::{Catalog, CatalogEntry, ProbeSpec, version_order};
-use super::children::{self, Children, ChildrenError, Workload};
 use super::containers::{self, Health};
+use super::desired::{self, Children, ChildrenError, Workload};
 use super::scheduling::{self, Placement};
 use super::stack::Stack;
 use super::status::Problem;
@@ -175,7 +175,7 @@ pub fn plan(
         .check_scale(stack.spec.replicas, stack.spec.storage.as_deref())
         .map_err(|refused| Blocked::ResourcesRefused(refused.to_string()))?;
     let ours = |meta: &ObjectMeta| controlled_by(meta, uid);
-    let mut desired = match children::desired(stack, entry, password) {
+    let mut desired = match desired::desired(stack, entry, password) {
         Ok(desired) => desired,
         Err(ChildrenError::Incomplete) => return Ok(None),
         Err(error @ ChildrenError::UnknownPlan { .. }) => return Err(Blocked::UnknownPlan(error)),
@@ -217,7 +217,7 @@ pub fn plan(
         (Kind::StatefulSet, name.to_string()),
         (Kind::Deployment, name.to_string()),
         (Kind::Service, name.to_string()),
-        (Kind::Service, children::headless_name(name)),
+        (Kind::Service, desired::headless_name(name)),
     ]
     .into_iter()
     .filter(|candidate| !wanted.contains(candidate))
@@ -390,7 +390,7 @@ fn kept_for(claim: &ObjectMeta, stack: &str) -> bool {
         && claim
             .labels
             .as_ref()
-            .and_then(|l| l.get(children::STACK_LABEL))
+            .and_then(|l| l.get(desired::STACK_LABEL))
             .is_some_and(|s| s == stack)
 }
 
@@ -437,7 +437,7 @@ fn foreign_claim(
         })
         .and_then(|s| s.metadata.creation_timestamp.clone());
     (0..replicas.max(0))
-        .map(|ordinal| children::claim_name(&name, ordinal))
+        .map(|ordinal| desired::claim_name(&name, ordinal))
         .find(|claim| {
             let Some(existing) = world.meta(Kind::PersistentVolumeClaim, namespace, claim) else {
                 return false;
@@ -539,7 +539,7 @@ mod tests {
     }
 
     fn password_of(secret: &Secret) -> Option<String> {
-        let bytes = secret.data.as_ref()?.get(children::PASSWORD_KEY)?;
+        let bytes = secret.data.as_ref()?.get(desired::PASSWORD_KEY)?;
         Some(String::from_utf8_lossy(&bytes.0).into_owned())
     }
 
@@ -577,7 +577,7 @@ mod tests {
             let mut stack = stack(choice);
             stack.spec.deletion_policy = policy;
             stack.status = Some(crate::reconcile::stack::StackStatus {
-                credentials_secret: made.then(|| children::secret_name("shop")),
+                credentials_secret: made.then(|| desired::secret_name("shop")),
                 ..Default::default()
             });
             planned(&stack, &Given::default()).stale_credentials
@@ -609,7 +609,7 @@ mod tests {
 
     #[test]
     fn a_claim_the_statefulset_did_not_make_blocks_a_new_statefulset() {
-        let claim = children::claim_name("shop", 0);
+        let claim = desired::claim_name("shop", 0);
         let world = Given::default().with(Kind::PersistentVolumeClaim, &claim, None);
         assert_eq!(
             plan(&stack("mysql"), &catalog(), &world, ("p", Timestamp::now())),
@@ -621,10 +621,10 @@ mod tests {
 
     #[test]
     fn a_claim_kept_from_a_stack_of_the_same_name_is_reattached_and_no_other() {
-        let claim = children::claim_name("shop", 0);
+        let claim = desired::claim_name("shop", 0);
         let kept = |stack: &str, owner: Option<&str>| ObjectMeta {
             name: Some(claim.clone()),
-            labels: Some([(children::STACK_LABEL.to_string(), stack.to_string())].into()),
+            labels: Some([(desired::STACK_LABEL.to_string(), stack.to_string())].into()),
             owner_references: owner.map(|uid| {
                 vec![OwnerReference {
                     uid: uid.into(),
@@ -664,7 +664,7 @@ mod tests {
     #[test]
     fn a_statefulset_known_only_by_its_metadata_keeps_its_own_claims() {
         // Its Stack label removed by hand: the labelled watch lacks it.
-        let claim = children::claim_name("shop", 0);
+        let claim = desired::claim_name("shop", 0);
         let mut world = Given::default().with(Kind::StatefulSet, "shop", Some("stack-uid"));
         let owned_by_the_set = ObjectMeta {
             name: Some(claim.clone()),
@@ -687,7 +687,7 @@ mod tests {
             .with(Kind::Service, "shop", Some("stack-uid"))
             .with(
                 Kind::Service,
-                &children::headless_name("shop"),
+                &desired::headless_name("shop"),
                 Some("stack-uid"),
             )
             .with(Kind::Deployment, "unrelated", Some("another-stack"));
@@ -701,7 +701,7 @@ mod tests {
         assert_eq!(
             stale,
             [
-                (Kind::Service, children::headless_name("shop").as_str()),
+                (Kind::Service, desired::headless_name("shop").as_str()),
                 (Kind::StatefulSet, "shop"),
             ]
         );

@@ -8,8 +8,8 @@ use kube::Api;
 
 use super::LiveState;
 use crate::auth::access::AccessQuestion;
-use crate::kube::caller::Caller;
-use crate::kube::error::{Failure, failure};
+use crate::cluster::caller::Caller;
+use crate::cluster::error::{Failure, failure};
 
 /// Whether the viewer may watch; refused when the review itself fails (joining a
 /// feed needs a yes).

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use app::table::model::{Row, TableDelta};
+use portico_core::table::wire::{Row, TableDelta};
 
 #[derive(Default)]
 pub struct Coalescer {

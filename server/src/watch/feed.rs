@@ -9,15 +9,15 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
-use app::table::model::{Column, Row, TableDelta, TableQuery, TableSnapshot};
 use futures::StreamExt;
 use kube::core::WatchEvent;
+use portico_core::table::wire::{Column, Row, TableDelta, TableQuery, TableSnapshot};
 use tokio::sync::broadcast;
 
 use super::memory::{MemoryBudget, delta_bytes, row_bytes};
 use super::source::FeedSource;
 use super::table_api::{RawTable, TableError};
-use crate::kube::error::Failure;
+use crate::cluster::error::Failure;
 
 /// How many messages a viewer may fall behind before it is resynchronised with a
 /// fresh snapshot instead (a slow viewer never holds up the feed or other viewers).
@@ -419,11 +419,11 @@ fn delete(state: &mut FeedState, table: RawTable) -> Option<FeedEvent> {
 }
 
 /// Whether the API server refused the credentials themselves or what they may do.
-fn is_refusal(r: &app::model::ApiRejection) -> bool {
+fn is_refusal(r: &portico_core::payload::ApiRejection) -> bool {
     matches!(Failure::of(r), Failure::Unauthorized | Failure::Forbidden)
 }
 
-fn problem_sentence(r: &app::model::ApiRejection) -> String {
+fn problem_sentence(r: &portico_core::payload::ApiRejection) -> String {
     match Failure::of(r) {
         Failure::Unauthorized => {
             "The API server no longer accepts your sign-in: sign in again.".into()

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use app::table::model::TableQuery;
+use portico_core::table::wire::TableQuery;
 use tracing::Instrument;
 
 use super::feed::{self, Feed};

@@ -8,11 +8,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use app::live::protocol::{LogContainer, LogQuery};
 use axum::http::{HeaderMap, StatusCode};
 use futures::{AsyncBufRead, AsyncBufReadExt, Stream, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, LogParams};
+use portico_core::live::protocol::{LogContainer, LogQuery};
 use tracing::Instrument;
 
 use super::LiveState;
@@ -21,8 +21,8 @@ use super::log_flow::{Bounds, Flow, Queue, batches};
 use super::log_lines::Lines;
 use super::views::Refusal;
 use crate::auth::access::AccessQuestion;
-use crate::kube::caller::Caller;
-use crate::kube::error::{Failure, failure};
+use crate::cluster::caller::Caller;
+use crate::cluster::error::{Failure, failure};
 
 /// How often a container that has not started yet is asked for its log again.
 const WAITING_RETRY: Duration = Duration::from_secs(2);

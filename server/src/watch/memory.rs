@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use app::table::model::{Row, TableDelta};
+use portico_core::table::wire::{Row, TableDelta};
 
 use super::limits::LimitRefused;
 

@@ -7,7 +7,6 @@
 //! access is reviewed before a feed is joined) and `kube`.
 
 pub(crate) mod access;
-pub mod children;
 pub(crate) mod coalesce;
 pub mod feed;
 pub mod hub;
@@ -16,6 +15,7 @@ pub mod log_flow;
 pub mod log_lines;
 pub(crate) mod logs;
 pub mod memory;
+pub mod owner_tree;
 pub(crate) mod socket;
 pub mod source;
 pub(crate) mod sse;
@@ -30,7 +30,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::auth::AuthState;
-use crate::kube::registry::KindRegistry;
+use crate::cluster::registry::KindRegistry;
 use hub::WatchHub;
 use limits::{LiveLimits, StreamCounter};
 

@@ -1,30 +1,30 @@
 //! `GET /api/live`: a tab's one live connection, a WebSocket carrying every view the
 //! page holds (tables, children, the navigation), so any number of tabs fits in the
 //! browser's six HTTP/1.1 connections per host. Views are opened and closed by
-//! messages (see [`app::live::protocol`]); each runs as its own stream, merged
+//! messages (see [`portico_core::live::protocol`]); each runs as its own stream, merged
 //! into the socket, and an unsubscribed view stops at once. A slow socket holds up
 //! only itself: its views fall behind in their feeds' queues and are resynchronised.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
-use app::live::protocol::{
-    ClientMessage, MAX_CLIENT_MESSAGE, MAX_SUBSCRIPTIONS, Position, ServerMessage, Topic,
-};
-use app::table::model::Row;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::stream::{AbortHandle, BoxStream, SelectAll, SplitSink};
 use futures::{SinkExt, Stream, StreamExt};
+use portico_core::live::protocol::{
+    ClientMessage, MAX_CLIENT_MESSAGE, MAX_SUBSCRIPTIONS, Position, ServerMessage, Topic,
+};
+use portico_core::table::wire::Row;
 
 use super::LiveState;
 use super::logs::{self, LogUpdate};
 use super::subscription::{Change, Update};
 use super::views;
 use crate::auth::RenewAt;
-use crate::kube::caller::Caller;
+use crate::cluster::caller::Caller;
 
 /// How long one message may take to leave before the socket is given up.
 const SEND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -168,7 +168,7 @@ async fn serve(
                 if renew_at.is_some_and(|at| crate::auth::session::now_secs() >= at) {
                     tracing::debug!("the ID token is due for renewal; closing the live socket");
                     closing = Some(CloseFrame {
-                        code: app::live::protocol::CLOSE_TO_RENEW,
+                        code: portico_core::live::protocol::CLOSE_TO_RENEW,
                         reason: "renew sign-in".into(),
                     });
                     break;

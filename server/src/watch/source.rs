@@ -2,10 +2,10 @@
 //! trait so the hub's recovery paths (410 Gone, printer-column changes, an upstream
 //! that keeps failing) can be driven deterministically in tests.
 
-use app::table::model::{TableQuery, TableSnapshot};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use kube::core::WatchEvent;
+use portico_core::table::wire::{TableQuery, TableSnapshot};
 
 use super::table_api::{self, RawTable, TableError};
 

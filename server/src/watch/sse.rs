@@ -7,18 +7,19 @@
 
 use std::convert::Infallible;
 
-use app::live::protocol::Position;
-use app::table::model::{ChildrenQuery, TableQuery, sse_event};
 use axum::extract::{Extension, Query, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, KeepAliveStream, Sse};
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
+use portico_core::live::protocol::Position;
+use portico_core::owner_tree::ChildrenQuery;
+use portico_core::table::wire::{TableQuery, sse_event};
 
 use super::LiveState;
 use super::subscription::{Change, Update};
 use super::views::{self, Refusal};
-use crate::kube::caller::Caller;
+use crate::cluster::caller::Caller;
 
 type Events = Sse<KeepAliveStream<BoxStream<'static, Result<Event, Infallible>>>>;
 

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use app::live::protocol::Position;
-use app::table::model::{TableDelta, TableSnapshot};
 use futures::Stream;
+use portico_core::live::protocol::Position;
+use portico_core::table::wire::{TableDelta, TableSnapshot};
 use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
 
 use super::coalesce::Coalescer;

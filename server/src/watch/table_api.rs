@@ -2,14 +2,14 @@
 //! cells `kubectl get` prints, for lists and for watch events. kube-rs has no helper
 //! for it, so requests are built by hand and sent through `Client`.
 
-use app::model::ApiRejection;
-use app::table::model::{Column, Row, TableQuery, TableSnapshot};
 use futures::{Stream, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::WatchEvent;
+use portico_core::payload::ApiRejection;
+use portico_core::table::wire::{Column, Row, TableQuery, TableSnapshot};
 use serde::Deserialize;
 
-use crate::kube::error::{ApiError, Failure};
+use crate::cluster::error::{ApiError, Failure};
 
 pub const TABLE_ACCEPT: &str = "application/json;as=Table;g=meta.k8s.io;v=v1";
 

@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use app::live::protocol::Position;
-use app::model::ApiRejection;
-use app::table::model::{Column, Row, TableQuery, TableSnapshot};
-use app::table::state::TableState;
 use futures::StreamExt;
 use kube::core::WatchEvent;
+use portico_core::live::protocol::Position;
+use portico_core::payload::ApiRejection;
+use portico_core::table::state::TableState;
+use portico_core::table::wire::{Column, Row, TableQuery, TableSnapshot};
 use tokio::sync::mpsc;
 
 use super::feed::VIEWER_QUEUE;

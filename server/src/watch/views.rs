@@ -4,16 +4,18 @@
 //! the end at shutdown. Each view holds its place among the person's views while
 //! it runs.
 
-use app::live::protocol::Position;
-use app::table::model::{ChildEntry, ChildrenQuery, MAX_SELECTOR_LEN, ResourceRef, TableQuery};
 use axum::http::{HeaderMap, StatusCode};
 use futures::{Stream, StreamExt};
+use portico_core::live::protocol::Position;
+use portico_core::owner_tree::{ChildEntry, ChildrenQuery};
+use portico_core::resource::ResourceRef;
+use portico_core::table::wire::{MAX_SELECTOR_LEN, TableQuery};
 
 use super::LiveState;
-use super::children::{Viewer, children_stream};
+use super::owner_tree::{Viewer, children_stream};
 use super::subscription::{Change, Update};
-use crate::kube::caller::Caller;
-use crate::kube::registry::ChildKind;
+use crate::cluster::caller::Caller;
+use crate::cluster::registry::ChildKind;
 
 /// Why a view was refused: the status an HTTP route answers, and the sentence.
 pub type Refusal = (StatusCode, String);
@@ -137,7 +139,7 @@ pub async fn children(
     query: ChildrenQuery,
     headers: HeaderMap,
 ) -> Result<impl Stream<Item = Result<Vec<ChildEntry>, String>> + Send + use<>, Refusal> {
-    if !app::table::model::is_path_segment(&query.namespace) {
+    if !portico_core::resource::is_path_segment(&query.namespace) {
         return Err((
             StatusCode::BAD_REQUEST,
             "namespace must be a DNS-style name".into(),

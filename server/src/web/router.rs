@@ -24,7 +24,7 @@ use super::{assets, health};
 use crate::auth::identity::IdentityMode;
 use crate::auth::oidc::sign_in as sso;
 use crate::auth::{Identified, RenewAt, csrf, login};
-use crate::kube::caller::Caller;
+use crate::cluster::caller::Caller;
 use crate::watch;
 
 /// Largest request body accepted (server-function arguments, manifests).

@@ -12,9 +12,9 @@ use super::backend::ClusterBackend;
 use crate::auth::AuthState;
 use crate::auth::host::AllowedHosts;
 use crate::auth::identity::IdentityConfig;
-use crate::kube::caller::Caller;
-use crate::kube::pool::ClientPool;
-use crate::kube::registry::KindRegistry;
+use crate::cluster::caller::Caller;
+use crate::cluster::pool::ClientPool;
+use crate::cluster::registry::KindRegistry;
 use crate::reconcile::catalog::LiveCatalog;
 use crate::reconcile::stack;
 use crate::watch::hub::WatchHub;
@@ -29,7 +29,7 @@ const WATCH_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 pub struct AppState {
     pub leptos_options: LeptosOptions,
     /// The path Portico is served under (`""` at the root).
-    pub base: app::base::BasePath,
+    pub base: portico_core::base_path::BasePath,
     /// The compiled site's files and which of them are content-hashed.
     pub assets: Arc<SiteAssets>,
     /// The portal's own identity: health checks and the kind registry only.
@@ -94,7 +94,7 @@ impl AppState {
         let state = Self {
             assets: Arc::new(assets),
             leptos_options,
-            base: app::base::BasePath::default(),
+            base: portico_core::base_path::BasePath::default(),
             client,
             kinds,
             stacks,
@@ -136,7 +136,7 @@ impl AppState {
     }
 
     /// Serves Portico under `base` (a normalised path, `""` for the root).
-    pub fn with_base_path(mut self, base: app::base::BasePath) -> Self {
+    pub fn with_base_path(mut self, base: portico_core::base_path::BasePath) -> Self {
         self.auth.base = base.clone();
         self.live.auth.base = base.clone();
         self.base = base;

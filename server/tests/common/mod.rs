@@ -82,7 +82,7 @@ fn with_sessions(mode: IdentityMode) -> IdentityConfig {
 
 /// The shared test cluster's configuration: what people's clients are built from.
 async fn shared_config() -> kube::Config {
-    portico_server::kube::config::config(
+    portico_server::cluster::config::config(
         Some(portico_control_plane::cluster::TestCluster::shared().admin_kubeconfig()),
         None,
     )
@@ -106,7 +106,7 @@ fn new_state(
 /// Portico served under the base path `base` (e.g. `/portico`), in local mode.
 pub async fn serve_at(client: &kube::Client, base: &str) -> (String, AppState) {
     let (state, watches) = new_state(client);
-    let base = app::base::BasePath::new(base).expect("a base path");
+    let base = portico_core::base_path::BasePath::new(base).expect("a base path");
     start(state.with_base_path(base), watches).await
 }
 
@@ -135,8 +135,8 @@ async fn start(
 }
 
 /// The kind registry over `client`, loaded (its driver runs until the test ends).
-pub async fn kinds(client: &kube::Client) -> portico_server::kube::registry::KindRegistry {
-    let (kinds, driver) = portico_server::kube::registry::KindRegistry::start(
+pub async fn kinds(client: &kube::Client) -> portico_server::cluster::registry::KindRegistry {
+    let (kinds, driver) = portico_server::cluster::registry::KindRegistry::start(
         client.clone(),
         ("portico.dev", "stacks"),
     );

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use crate::api::{change_stack, preview_stack_change};
 use crate::components::error_banner::ErrorBanner;
-use crate::model::DiffLine;
+use portico_core::payload::DiffLine;
 
 #[component]
 pub fn StackChange(namespace: String, name: String) -> impl IntoView {

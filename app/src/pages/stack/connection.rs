@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::api::reveal_stack_password;
 use crate::components::copy_button::CopyButton;
-use crate::table::model::percent_encode;
+use portico_core::encode::percent_encode;
 
 fn text_at(status: &Value, pointer: &str) -> Option<String> {
     status.pointer(pointer).map(|v| match v {

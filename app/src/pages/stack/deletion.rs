@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::model::StackData;
+use portico_core::payload::StackData;
 
 /// What deleting a Stack does to its data: what goes, what stays, and how to get it back.
 #[component]

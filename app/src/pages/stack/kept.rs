@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::api::fetch_kept_volumes;
 use crate::pages::provision::STACKS_PATH;
-use crate::table::model::percent_encode;
+use portico_core::encode::percent_encode;
 
 /// Volumes kept after their Stack was deleted, each with how to reattach it (a Stack
 /// of the same name) and how to let it go.

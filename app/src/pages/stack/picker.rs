@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use crate::api::stack_offers;
-use crate::model::PlanOffer;
+use portico_core::payload::PlanOffer;
 
 /// What a plan costs per instance: each resource as request–limit, and its volume.
 pub fn plan_size(plan: &PlanOffer) -> String {

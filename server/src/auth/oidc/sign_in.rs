@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
-use app::base::BasePath;
+use portico_core::base_path::BasePath;
 
 use crate::auth::AuthState;
 use crate::auth::identity::cookie_value;

@@ -25,7 +25,7 @@ use tracing::Instrument;
 
 use super::kind::{StackBinding, StackBindingStatus, WorkloadKind};
 use super::projection::{self, FINALIZER, NotYet, Target};
-use crate::kube::error::{Failure, failure};
+use crate::cluster::error::{Failure, failure};
 use crate::reconcile::catalog::LiveCatalog;
 use crate::reconcile::stack::Stack;
 

@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, SecretKeySelector};
 use serde_json::{Value, json};
 
 use super::kind::{StackBinding, WorkloadKind};
-use crate::reconcile::children::{PASSWORD_KEY, secret_name};
+use crate::reconcile::desired::{PASSWORD_KEY, secret_name};
 use crate::reconcile::stack::Stack;
 
 /// Held on a binding until its variables are out of the workload again.

@@ -3,14 +3,14 @@
 
 use std::collections::HashSet;
 
-use app::model::{Condition, ObjectDetail, OwnerLink};
-use app::table::model::{KindFlags, ResourceRef};
 use kube::api::DynamicObject;
+use portico_core::payload::{Condition, ObjectDetail, OwnerLink};
+use portico_core::resource::{KindFlags, ResourceRef};
 use serde_json::Value;
 
 use super::objects;
-use crate::kube::error::{ApiError, Failure, split_api_version};
-use crate::kube::registry::KindRegistry;
+use crate::cluster::error::{ApiError, Failure, split_api_version};
+use crate::cluster::registry::KindRegistry;
 
 /// How far up the ownerReferences chain the page follows.
 const MAX_OWNER_DEPTH: usize = 5;

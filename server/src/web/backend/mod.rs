@@ -8,20 +8,20 @@ pub mod stack_change;
 pub mod stack_data;
 
 use app::backend::{Backend, BackendError};
-use app::model::{
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::api::{Api, ListParams};
+use portico_core::payload::{
     CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview, StackData,
     StackOffer, SubmitOutcome,
 };
-use app::table::model::{ResourceKind, ResourceRef};
-use k8s_openapi::api::core::v1::{Namespace, Secret};
-use kube::api::{Api, ListParams};
+use portico_core::resource::{ResourceKind, ResourceRef};
 use tracing::instrument;
 
 use self::objects::ObjectError;
 use crate::auth::access::{AccessQuestion, AccessReviews};
-use crate::kube::caller::Caller;
-use crate::kube::error::{ApiError, Failure};
-use crate::kube::registry::KindRegistry;
+use crate::cluster::caller::Caller;
+use crate::cluster::error::{ApiError, Failure};
+use crate::cluster::registry::KindRegistry;
 use crate::reconcile::catalog::LiveCatalog;
 
 pub struct ClusterBackend {
@@ -152,7 +152,7 @@ impl Backend for ClusterBackend {
                 plans: e
                     .plans
                     .iter()
-                    .map(|p| app::model::PlanOffer {
+                    .map(|p| portico_core::payload::PlanOffer {
                         name: p.name.clone(),
                         description: p.description.clone(),
                         storage: p.storage.clone().filter(|_| e.stateful),
@@ -234,7 +234,7 @@ impl Backend for ClusterBackend {
         name: String,
     ) -> Result<String, BackendError> {
         check_target(&stack_resource(), Some(&namespace), &name)?;
-        let secret_name = crate::reconcile::children::secret_name(&name);
+        let secret_name = crate::reconcile::desired::secret_name(&name);
         let secrets: Api<Secret> = Api::namespaced(self.client.clone(), &namespace);
         let what = format!("Secret {namespace}/{secret_name}");
         let read = secrets.get(&secret_name).await;
@@ -247,7 +247,7 @@ impl Backend for ClusterBackend {
                 .map_err(|e| BackendError::Invalid(e.to_string())),
         );
         let secret = read.map_err(|e| user_error(e.into(), &format!("read {what}"), &what))?;
-        crate::reconcile::children::password_in(&secret)
+        crate::reconcile::desired::password_in(&secret)
             .ok_or(BackendError::NotFound(format!("the password in {what}")))
     }
 
@@ -418,8 +418,8 @@ fn check_target(
     namespace: Option<&str>,
     name: &str,
 ) -> Result<(), BackendError> {
-    let namespace_ok = namespace.is_none_or(app::table::model::is_path_segment);
-    if !resource.is_valid() || !namespace_ok || !app::table::model::is_object_name(name) {
+    let namespace_ok = namespace.is_none_or(portico_core::resource::is_path_segment);
+    if !resource.is_valid() || !namespace_ok || !portico_core::resource::is_object_name(name) {
         return Err(BackendError::NotFound(format!(
             "{} {name}",
             resource.plural

@@ -1,12 +1,12 @@
 //! Reading and writing arbitrary objects, their kinds resolved by the registry (no
 //! discovery call per request); refusals keep the server's field causes.
 
-use app::model::ApiRejection;
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::discovery::ApiResource;
+use portico_core::payload::ApiRejection;
 
-use crate::kube::error::{ApiError, split_api_version};
-use crate::kube::registry::KindRegistry;
+use crate::cluster::error::{ApiError, split_api_version};
+use crate::cluster::registry::KindRegistry;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ObjectError {
@@ -64,7 +64,7 @@ pub async fn create(
 /// stored.
 pub async fn replace(
     client: &kube::Client,
-    resource: &app::table::model::ResourceRef,
+    resource: &portico_core::resource::ResourceRef,
     namespace: Option<&str>,
     name: &str,
     obj: &DynamicObject,
@@ -81,7 +81,7 @@ pub async fn replace(
 /// Reads an object for editing, without managedFields.
 pub async fn get(
     client: &kube::Client,
-    resource: &app::table::model::ResourceRef,
+    resource: &portico_core::resource::ResourceRef,
     namespace: Option<&str>,
     name: &str,
 ) -> Result<DynamicObject, ObjectError> {
@@ -95,7 +95,7 @@ pub async fn get(
 /// `Orphan`). Returns the finalizers still holding it, if it was not removed at once.
 pub async fn delete(
     client: &kube::Client,
-    resource: &app::table::model::ResourceRef,
+    resource: &portico_core::resource::ResourceRef,
     namespace: Option<&str>,
     name: &str,
     propagation: &str,
@@ -118,7 +118,7 @@ pub async fn delete(
         .unwrap_or_default())
 }
 
-pub(crate) fn api_resource(r: &app::table::model::ResourceRef) -> ApiResource {
+pub(crate) fn api_resource(r: &portico_core::resource::ResourceRef) -> ApiResource {
     ApiResource {
         group: r.group.clone(),
         version: r.version.clone(),

@@ -7,14 +7,14 @@
 //! same pure function the reconciler uses: the person need not be allowed to write
 //! the children (the reconciler does that), and the portal never borrows its rights.
 
-use app::model::{DiffLine, StackChangePreview};
 use kube::api::{Api, Patch, PatchParams, PostParams};
+use portico_core::payload::{DiffLine, StackChangePreview};
 use serde_json::json;
 use similar::{ChangeTag, TextDiff};
 
-use crate::kube::error::ApiError;
+use crate::cluster::error::ApiError;
 use crate::reconcile::catalog::{Catalog, CatalogEntry, version_order};
-use crate::reconcile::children::{self, Workload};
+use crate::reconcile::desired::{self, Workload};
 use crate::reconcile::plan::Blocked;
 use crate::reconcile::stack::Stack;
 
@@ -69,7 +69,7 @@ fn downgrade(stack: &Stack, entry: &CatalogEntry, to: &Stack) -> Option<String> 
 /// The workload the reconciler would apply for `stack`, as YAML (a placeholder for
 /// the password, which only the Secret holds).
 fn workload_yaml(stack: &Stack, entry: &CatalogEntry) -> Result<String, String> {
-    let children = children::desired(stack, entry, "********").map_err(|e| e.to_string())?;
+    let children = desired::desired(stack, entry, "********").map_err(|e| e.to_string())?;
     let yaml = match children.workload {
         Workload::Stateful(set) => serde_yaml::to_string(&set),
         Workload::Stateless(deployment) => serde_yaml::to_string(&deployment),

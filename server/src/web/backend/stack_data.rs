@@ -4,14 +4,14 @@
 
 use std::collections::HashSet;
 
-use app::model::{DataVolume, StackData};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret};
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
+use portico_core::payload::{DataVolume, StackData};
 
-use crate::kube::error::{ApiError, Failure, failure};
+use crate::cluster::error::{ApiError, Failure, failure};
 use crate::reconcile::catalog::Catalog;
-use crate::reconcile::children::STACK_LABEL;
+use crate::reconcile::desired::STACK_LABEL;
 use crate::reconcile::stack::Stack;
 
 /// Stack `name`'s policy, volumes and credentials Secret. A person who may read the

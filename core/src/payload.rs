@@ -176,7 +176,7 @@ pub struct ObjectDetail {
     /// The object's `status` (null when it has none).
     pub status: serde_json::Value,
     /// What the page may offer for this kind (edit form, children, connection).
-    pub flags: crate::table::model::KindFlags,
+    pub flags: crate::resource::KindFlags,
 }
 
 /// What the viewer may do with a kind in a namespace (the UI disables the rest).

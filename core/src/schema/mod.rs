@@ -3,7 +3,7 @@
 
 pub mod draft;
 pub mod form;
-pub mod model;
+pub mod openapi;
 pub mod text;
 pub mod validate;
 pub mod value;

@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use app::model::{CrdSummary, CrdVersion, FormSpec};
-use app::table::model::{KindFlags, ResourceKind, ResourceRef};
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceColumnDefinition, CustomResourceDefinition,
 };
+use portico_core::payload::{CrdSummary, CrdVersion, FormSpec};
+use portico_core::resource::{KindFlags, ResourceKind, ResourceRef};
 
 use super::crd_read::ReadCrd;
 use kube::Api;

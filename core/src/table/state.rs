@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::format::{cell_text, parse_timestamp};
-use super::model::{Column, Row, TableDelta, TableSnapshot};
+use crate::table::wire::{Column, Row, TableDelta, TableSnapshot};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TableState {

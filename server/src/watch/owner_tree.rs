@@ -6,15 +6,16 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use app::table::format::cell_text;
-use app::table::model::{ChildEntry, Row, TableQuery};
-use app::table::state::TableState;
 use futures::{Stream, StreamExt};
+use portico_core::owner_tree::ChildEntry;
+use portico_core::table::format::cell_text;
+use portico_core::table::state::TableState;
+use portico_core::table::wire::{Row, TableQuery};
 
 use super::hub::WatchHub;
 use super::limits::LimitRefused;
 use super::subscription::{Change, Subscription};
-use crate::kube::registry::ChildKind;
+use crate::cluster::registry::ChildKind;
 
 /// Who the children's feeds run for: the client they use, the identity that client
 /// acts with (feeds are shared per identity) and the person they count against.
@@ -252,7 +253,8 @@ fn entry(
 
 #[cfg(test)]
 mod tests {
-    use app::table::model::{ResourceRef, TableSnapshot};
+    use portico_core::resource::ResourceRef;
+    use portico_core::table::wire::TableSnapshot;
 
     use super::*;
 
@@ -332,7 +334,7 @@ mod tests {
 
     #[test]
     fn the_status_summary_leaves_ages_to_the_ticking_column() {
-        use app::table::model::Column;
+        use portico_core::table::wire::Column;
         let column = |name: &str, kind: &str, format: &str| Column {
             name: name.into(),
             kind: kind.into(),

@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::table::model::{ChildEntry, ChildrenQuery, Row, TableDelta, TableQuery, TableSnapshot};
+use crate::owner_tree::{ChildEntry, ChildrenQuery};
+use crate::table::wire::{Row, TableDelta, TableQuery, TableSnapshot};
 
 /// How far a viewer has come in one feed: the feed's run and the last change it
 /// received. Sent back on reconnect, it brings only what was missed.
@@ -64,7 +65,7 @@ impl LogQuery {
     /// Whether the names are plausible API path segments (a crafted value cannot
     /// steer the request to another API path).
     pub fn is_valid(&self) -> bool {
-        use crate::table::model::is_path_segment;
+        use crate::resource::is_path_segment;
         is_path_segment(&self.namespace)
             && is_path_segment(&self.pod)
             && self.container.as_deref().is_none_or(is_path_segment)

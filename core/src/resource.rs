@@ -1,4 +1,5 @@
-//! What crosses the wire for a live table: one snapshot, then ordered deltas.
+//! A resource type as the API server and Portico's URLs address it, and the name rules
+//! that keep a crafted value inside its path segment.
 
 use serde::{Deserialize, Serialize};
 
@@ -76,123 +77,6 @@ impl ResourceRef {
     }
 }
 
-/// A column as the Table API defines it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Column {
-    pub name: String,
-    /// `string`, `integer`, `number`, `boolean` or `date`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    #[serde(default)]
-    pub format: String,
-    #[serde(default)]
-    pub description: String,
-    /// Columns with priority above 0 appear only in the wide view, as in `kubectl get -o wide`.
-    #[serde(default)]
-    pub priority: i32,
-}
-
-/// One object's row: its cells exactly as the Table API sent them, plus the metadata
-/// the UI needs to key, link and age it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Row {
-    pub uid: String,
-    pub name: String,
-    pub namespace: Option<String>,
-    pub resource_version: String,
-    /// RFC 3339 creation time.
-    pub created: Option<String>,
-    /// Set when a deletion is pending (deletionTimestamp is set).
-    pub deleting: bool,
-    /// uids of the objects this one's ownerReferences name.
-    #[serde(default)]
-    pub owners: Vec<String>,
-    pub cells: Vec<serde_json::Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TableSnapshot {
-    pub columns: Vec<Column>,
-    pub rows: Vec<Row>,
-    pub resource_version: String,
-}
-
-/// Changes since the previous message, in order; `upserts` replace rows by uid.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct TableDelta {
-    pub upserts: Vec<Row>,
-    pub deletes: Vec<String>,
-    pub resource_version: String,
-}
-
-/// The SSE event names a live table stream uses.
-pub mod sse_event {
-    pub const SNAPSHOT: &str = "snapshot";
-    pub const DELTA: &str = "delta";
-    /// The stream cannot continue as asked (e.g. forbidden or unknown resource);
-    /// data is a sentence for the user.
-    pub const PROBLEM: &str = "problem";
-}
-
-/// The longest label or field selector a live table accepts: far above any real one
-/// (a selector naming 40 labels is under 2 KB), far below what would burden the API
-/// server with every watch.
-pub const MAX_SELECTOR_LEN: usize = 4096;
-
-/// Query parameters of the live table stream (`/api/live/table`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct TableQuery {
-    pub group: String,
-    pub version: String,
-    pub plural: String,
-    /// Absent: every namespace (or a cluster-scoped resource).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label_selector: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub field_selector: Option<String>,
-}
-
-impl TableQuery {
-    pub fn resource(&self) -> ResourceRef {
-        ResourceRef::new(&self.group, &self.version, &self.plural)
-    }
-
-    /// Whether the resource and namespace are safe to put into an API path, and the
-    /// selectors of a sensible length.
-    pub fn is_valid(&self) -> bool {
-        let short = |s: &Option<String>| s.as_deref().is_none_or(|s| s.len() <= MAX_SELECTOR_LEN);
-        self.resource().is_valid()
-            && self.namespace.as_deref().is_none_or(is_path_segment)
-            && short(&self.label_selector)
-            && short(&self.field_selector)
-    }
-
-    /// The URL query string of the live stream for this query.
-    pub fn to_query_string(&self) -> String {
-        let mut pairs = vec![
-            ("group", self.group.as_str()),
-            ("version", self.version.as_str()),
-            ("plural", self.plural.as_str()),
-        ];
-        if let Some(ns) = &self.namespace {
-            pairs.push(("namespace", ns));
-        }
-        if let Some(sel) = &self.label_selector {
-            pairs.push(("label_selector", sel));
-        }
-        if let Some(sel) = &self.field_selector {
-            pairs.push(("field_selector", sel));
-        }
-        pairs
-            .iter()
-            .map(|(k, v)| format!("{k}={}", percent_encode(v)))
-            .collect::<Vec<_>>()
-            .join("&")
-    }
-}
-
 /// A lowercase DNS-style name: `[a-z0-9]([-a-z0-9.]*[a-z0-9])?`, at most 253 bytes.
 /// Resource names, groups, versions and namespaces all fit it.
 pub fn is_path_segment(text: &str) -> bool {
@@ -218,20 +102,6 @@ pub fn is_object_name(text: &str) -> bool {
         && text
             .bytes()
             .all(|b| b.is_ascii_graphic() && !matches!(b, b'/' | b'%' | b'?' | b'#' | b'\\'))
-}
-
-/// Percent-encodes everything but RFC 3986's unreserved characters.
-pub fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(char::from(byte))
-            }
-            other => out.push_str(&format!("%{other:02X}")),
-        }
-    }
-    out
 }
 
 /// One entry of the resource navigation: a CRD or a built-in kind Portico lists.
@@ -344,64 +214,5 @@ mod tests {
         }
         assert!(ResourceRef::new("", "v1", "pods").is_valid());
         assert!(!ResourceRef::new("", "v1", "pods/../secrets").is_valid());
-    }
-
-    #[test]
-    fn query_strings_are_percent_encoded() {
-        let q = TableQuery {
-            group: "".into(),
-            version: "v1".into(),
-            plural: "events".into(),
-            namespace: Some("default".into()),
-            label_selector: Some("app in (a,b)".into()),
-            field_selector: Some("involvedObject.uid=1-2".into()),
-        };
-        assert_eq!(
-            q.to_query_string(),
-            "group=&version=v1&plural=events&namespace=default&label_selector=app%20in%20%28a%2Cb%29&field_selector=involvedObject.uid%3D1-2"
-        );
-    }
-}
-
-/// An object owned, directly or through others, by the one a detail page shows, with
-/// a one-line summary of its printer columns. Entries come in tree order: each one
-/// after its owner, `depth` 1 for direct children, 2 for theirs, and so on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChildEntry {
-    pub kind: String,
-    pub name: String,
-    pub href: String,
-    /// `Column: value` pairs of the child's own table row, Name and Age left out.
-    pub summary: String,
-    /// RFC 3339 creation time: the page shows the age, ticking.
-    #[serde(default)]
-    pub created: Option<String>,
-    pub deleting: bool,
-    #[serde(default = "direct")]
-    pub depth: u8,
-}
-
-fn direct() -> u8 {
-    1
-}
-
-/// Query of the live children stream (`/api/live/children`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChildrenQuery {
-    pub namespace: String,
-    pub uid: String,
-    /// The owner's API group: kinds in it (and its domain) are looked in first.
-    #[serde(default)]
-    pub group: String,
-}
-
-impl ChildrenQuery {
-    pub fn to_query_string(&self) -> String {
-        format!(
-            "namespace={}&uid={}&group={}",
-            percent_encode(&self.namespace),
-            percent_encode(&self.uid),
-            percent_encode(&self.group)
-        )
     }
 }

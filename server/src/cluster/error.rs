@@ -2,7 +2,7 @@
 //! server turns a `kube::Error` into an [`ApiError`] and branches on its
 //! [`Failure`], instead of comparing status codes of its own.
 
-use app::model::{ApiRejection, FieldCause};
+use portico_core::payload::{ApiRejection, FieldCause};
 
 /// What kind of failure, as far as a caller needs to branch on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::form::{Field, Widget, initial_value, spec_form};
-use super::model::Schema;
+use super::openapi::Schema;
 use super::validate::{is_date_time, validate};
 
 /// The openAPIV3Schema of version `index` of a CRD under `end2end/fixtures`.

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::{Additional, Schema};
+use super::openapi::{Additional, Schema};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldError {
@@ -121,7 +121,7 @@ impl Run {
         errors: &mut Vec<FieldError>,
         depth: usize,
     ) {
-        if depth > super::model::MAX_DEPTH {
+        if depth > super::openapi::MAX_DEPTH {
             return;
         }
         if value.is_null() {

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::{Additional, CelRule, Schema};
+use super::openapi::{Additional, CelRule, Schema};
 
 /// Nesting beyond which sections become YAML editors (readability, not safety).
 const MAX_FORM_DEPTH: usize = 12;

@@ -51,7 +51,7 @@ pub fn retyped(field: &Field, value: &Value) -> Value {
 }
 
 fn retype(field: &Field, value: &Value, depth: usize) -> Value {
-    if depth > super::model::MAX_DEPTH {
+    if depth > super::openapi::MAX_DEPTH {
         return value.clone();
     }
     let text = || shown(Some(value));
