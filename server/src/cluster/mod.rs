@@ -8,3 +8,4 @@ pub mod crd_read;
 pub mod error;
 pub mod pool;
 pub mod registry;
+pub mod request_metrics;

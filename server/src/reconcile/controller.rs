@@ -9,37 +9,35 @@
 //! change nothing is skipped.
 
 use std::collections::HashMap;
-use std::fmt::Debug;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret, Service};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{
-    Api, DeleteParams, PartialObjectMeta, Patch, PatchParams, PostParams, Preconditions,
-};
+use k8s_openapi::api::core::v1::{Pod, Service};
+use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, predicates, reflector as reflect, watcher};
 use kube::{Resource, ResourceExt};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use tracing::Instrument;
 
-use super::cache::{self, Applied, ChildKey, Relevant, cached, hash_json};
+use super::cache::{self, Applied, cached};
 use super::catalog::{CatalogEntry, LiveCatalog};
 use super::desired::{self, STACK_LABEL, Workload};
+pub use super::error::ReconcileError;
+pub use super::executor::MANAGER;
+use super::executor::{Executor, Writes};
 use super::metrics::{Metrics, Outcome};
-use super::plan::{Blocked, Kind, Stale, World, controlled_by, plan};
-use super::stack::{Endpoint, Stack, StackStatus};
-use super::status::{Observed, Problem, derive};
-use super::{claims, containers, scheduling};
-use crate::cluster::error::{Failure, failure};
+use super::plan::{controlled_by, plan};
+use super::readiness::{deployment_readiness, statefulset_readiness};
+use super::stack::{Endpoint, Stack};
+use super::status::{Observed, Problem};
+use super::stores::{Names, Stores};
+use super::{claims, scheduling};
 
 /// Stacks reconciled at the same time, by default. Measured (`cargo bench -p server
 /// --bench stacks`, 400 Tomcat Stacks): 16 and 48 finish within 1 % of each other,
@@ -54,42 +52,6 @@ pub const CONCURRENCY: u16 = 16;
 /// sees them all.
 const DEBOUNCE: Duration = Duration::from_millis(500);
 
-/// The field manager of everything the reconciler applies.
-pub const MANAGER: &str = "portico-reconciler";
-
-#[derive(Debug, thiserror::Error)]
-pub enum ReconcileError {
-    /// The Stack cannot be provisioned as it stands; not a failure of the reconciler.
-    #[error(transparent)]
-    Blocked(#[from] Blocked),
-    #[error("{}", api_message(.0))]
-    Kube(#[from] kube::Error),
-    #[error("the system's random source failed while generating a password")]
-    Random,
-}
-
-impl ReconcileError {
-    /// What status says of it (Degraded).
-    fn problem(&self) -> Problem {
-        let reason = match self {
-            ReconcileError::Blocked(blocked) => blocked.reason(),
-            ReconcileError::Kube(_) | ReconcileError::Random => "ReconcileFailed",
-        };
-        Problem {
-            reason: reason.into(),
-            message: self.to_string(),
-        }
-    }
-}
-
-/// The API server's own words when it gave any (they end up in status, read by people).
-fn api_message(error: &kube::Error) -> String {
-    match error {
-        kube::Error::Api(status) => format!("The API server refused a change: {}", status.message),
-        other => format!("The API server could not be reached: {other}"),
-    }
-}
-
 /// Counters a test or a benchmark reads.
 #[derive(Debug, Default)]
 pub struct ReconcileStats {
@@ -98,119 +60,14 @@ pub struct ReconcileStats {
 }
 
 struct Context {
-    client: kube::Client,
+    executor: Executor,
     catalog: LiveCatalog,
-    recorder: Recorder,
     stats: Arc<ReconcileStats>,
     metrics: Arc<Metrics>,
     /// Consecutive failures per Stack, for exponential backoff.
     attempts: Mutex<HashMap<String, u32>>,
     stores: Stores,
     stacks: Store<Stack>,
-    applied: Arc<Applied>,
-}
-
-/// The watches' stores of every child kind and of the Stacks' Pods (labelled objects,
-/// whole), and of every object's metadata under any name (for ownership checks).
-struct Stores {
-    statefulsets: Store<StatefulSet>,
-    deployments: Store<Deployment>,
-    services: Store<Service>,
-    pods: Store<Pod>,
-    names: Names,
-    /// Set once every store above holds its first list.
-    first_lists: tokio::sync::OnceCell<()>,
-}
-
-struct Names {
-    statefulsets: Store<PartialObjectMeta<StatefulSet>>,
-    deployments: Store<PartialObjectMeta<Deployment>>,
-    services: Store<PartialObjectMeta<Service>>,
-    claims: Store<PartialObjectMeta<PersistentVolumeClaim>>,
-}
-
-impl World for Stores {
-    fn meta(&self, kind: Kind, namespace: &str, name: &str) -> Option<ObjectMeta> {
-        let names = &self.names;
-        match kind {
-            Kind::StatefulSet => {
-                cached(&names.statefulsets, namespace, name).map(|o| o.metadata.clone())
-            }
-            Kind::Deployment => {
-                cached(&names.deployments, namespace, name).map(|o| o.metadata.clone())
-            }
-            Kind::Service => cached(&names.services, namespace, name).map(|o| o.metadata.clone()),
-            // Never read: a name clash shows as the Stack's Pods failing to start.
-            Kind::Secret => None,
-            Kind::PersistentVolumeClaim => {
-                cached(&names.claims, namespace, name).map(|o| o.metadata.clone())
-            }
-        }
-    }
-
-    fn statefulset(&self, namespace: &str, name: &str) -> Option<Arc<StatefulSet>> {
-        cached(&self.statefulsets, namespace, name)
-    }
-
-    fn child(&self, kind: Kind, name: &str, stack: (&str, &str, &str)) -> Option<Option<String>> {
-        match kind {
-            Kind::StatefulSet => child_in(&self.statefulsets, name, stack),
-            Kind::Deployment => child_in(&self.deployments, name, stack),
-            Kind::Service => child_in(&self.services, name, stack),
-            // Credentials are deleted by name (see `Plan::stale_credentials`); claims
-            // are the StatefulSet's, not the Stack's.
-            Kind::Secret | Kind::PersistentVolumeClaim => None,
-        }
-    }
-
-    fn pods(&self, namespace: &str, stack: &str) -> Vec<Arc<Pod>> {
-        self.pods
-            .state()
-            .into_iter()
-            .filter(|p| {
-                p.metadata.namespace.as_deref() == Some(namespace)
-                    && p.labels().get(STACK_LABEL).map(String::as_str) == Some(stack)
-            })
-            .collect()
-    }
-}
-
-/// The uid of the object named `name` in `store`, if the Stack `(namespace, name, uid)`
-/// labels and controls it.
-fn child_in<K: ChildObject>(
-    store: &Store<K>,
-    name: &str,
-    (namespace, stack, uid): (&str, &str, &str),
-) -> Option<Option<String>> {
-    let child = cached(store, namespace, name)?;
-    let labelled = child.labels().get(STACK_LABEL).map(String::as_str) == Some(stack);
-    (labelled && controlled_by(child.meta(), uid)).then(|| child.meta().uid.clone())
-}
-
-impl Stores {
-    /// Returns once every store has been filled by its first list (at once after that).
-    async fn ready(&self) {
-        // One task waits on the stores; every other reconcile waits on the OnceCell.
-        // `Store::wait_until_ready` keeps a single waker (kube-runtime 5's DelayedInit
-        // polls one futures oneshot), so of many reconciles waiting on it directly only
-        // the last to poll was woken, and the rest hung for ever (9 of 1,000 Stacks in
-        // the benchmark never got a status).
-        self.first_lists
-            .get_or_init(|| async {
-                // The only error is a dropped writer, which ends the controller anyway.
-                let _ = futures::join!(
-                    self.statefulsets.wait_until_ready(),
-                    self.deployments.wait_until_ready(),
-                    self.services.wait_until_ready(),
-                    self.pods.wait_until_ready(),
-                    self.names.statefulsets.wait_until_ready(),
-                    self.names.deployments.wait_until_ready(),
-                    self.names.services.wait_until_ready(),
-                    self.names.claims.wait_until_ready(),
-                );
-            })
-            .await;
-    }
 }
 
 /// What one reconciler instance works with.
@@ -226,25 +83,6 @@ pub struct Settings {
     pub metrics: Arc<Metrics>,
     /// Stacks reconciled at the same time ([`CONCURRENCY`] unless measured otherwise).
     pub concurrency: u16,
-}
-
-/// A namespaced kind the controller creates as a Stack's child.
-trait ChildObject:
-    Resource<Scope = NamespaceResourceScope, DynamicType = ()>
-    + Clone
-    + DeserializeOwned
-    + Serialize
-    + Debug
-{
-}
-
-impl<K> ChildObject for K where
-    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + Serialize
-        + Debug
-{
 }
 
 fn scoped<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
@@ -339,9 +177,8 @@ pub async fn run(
     .predicate_filter(predicates::generation, Default::default());
     let _counting_pending = metrics.count_pending_in(stacks.clone());
     let ctx = Arc::new(Context {
-        client: client.clone(),
+        executor: Executor::new(client.clone(), applied, recorder),
         catalog,
-        recorder,
         stats,
         metrics: metrics.clone(),
         attempts: Mutex::default(),
@@ -359,7 +196,6 @@ pub async fn run(
             first_lists: tokio::sync::OnceCell::new(),
         },
         stacks: stacks.clone(),
-        applied,
     });
     let pod_owners = stacks.clone();
     let controller = Controller::for_stream(stack_changes, stacks)
@@ -411,7 +247,7 @@ fn forget_gone_stacks(ctx: &Context) {
             .get(&ObjectRef::new(name).within(namespace))
             .is_some_and(|s| s.metadata.deletion_timestamp.is_none())
     };
-    ctx.applied.retain_stacks(exists);
+    ctx.executor.applied.retain_stacks(exists);
     ctx.attempts
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -475,7 +311,11 @@ async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, Recon
                 // Best effort: the error itself is what the error policy acts on.
                 let problem = error.problem();
                 let observed = observe_cached(&stack, &ctx);
-                let error = match write_status(&stack, &ctx, &observed, Some(&problem)).await {
+                let error = match ctx
+                    .executor
+                    .write_status(&stack, &observed, Some(&problem))
+                    .await
+                {
                     Ok(_) => error,
                     // A blocked Stack waits for a change, so its status must say why:
                     // retry (with backoff) until it does.
@@ -521,19 +361,26 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
     // already select the new choice's Pods while the rest was refused.
     let mut credentials_secret = None;
     if let Some(secret) = &desired.secret {
-        credentials_secret = Some(create_credentials(ctx, stack, secret).await?);
+        credentials_secret = Some(ctx.executor.create_credentials(stack, secret).await?);
     }
     if let Some(headless) = &desired.headless {
-        apply(ctx, at, headless, &stores.services).await?;
+        ctx.executor.apply(at, headless, &stores.services).await?;
     }
-    let service = apply(ctx, at, &desired.service, &stores.services).await?;
+    let service = ctx
+        .executor
+        .apply(at, &desired.service, &stores.services)
+        .await?;
     let (ready_replicas, rolled_out) = match &desired.workload {
-        Workload::Stateful(sts) => {
-            statefulset_readiness(&apply(ctx, at, sts.as_ref(), &stores.statefulsets).await?)
-        }
-        Workload::Stateless(deployment) => {
-            deployment_readiness(&apply(ctx, at, deployment.as_ref(), &stores.deployments).await?)
-        }
+        Workload::Stateful(sts) => statefulset_readiness(
+            &ctx.executor
+                .apply(at, sts.as_ref(), &stores.statefulsets)
+                .await?,
+        ),
+        Workload::Stateless(deployment) => deployment_readiness(
+            &ctx.executor
+                .apply(at, deployment.as_ref(), &stores.deployments)
+                .await?,
+        ),
     };
     // The catalog the plan was made from, not a newer one.
     let entry = catalog.get(&stack.spec.choice);
@@ -562,7 +409,7 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
             .as_ref()
             .is_some_and(|p| p.reason == scheduling::REASON)
     {
-        match claims::unbound(&ctx.client, &namespace, &name, stack.spec.replicas).await {
+        match claims::unbound(&ctx.executor.client, &namespace, &name, stack.spec.replicas).await {
             Ok(claims::Claims::Unbound(message)) => {
                 let reason = claims::REASON.into();
                 unplaceable = Some(Problem { reason, message });
@@ -579,28 +426,31 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
     }
     let mut removed = Vec::new();
     for stale in &plan.stale {
-        if delete_stale(ctx, &namespace, stale).await? {
+        if ctx.executor.delete_stale(&namespace, stale).await? {
             removed.push(format!("{} {}", stale.kind.name(), stale.name));
         }
     }
-    if plan.stale_credentials && delete_credentials(ctx, stack).await? {
+    if plan.stale_credentials && ctx.executor.delete_credentials(stack).await? {
         removed.push(format!("Secret {}", desired::secret_name(&name)));
     }
     if !removed.is_empty() {
-        publish(
-            ctx,
-            stack,
-            EventType::Normal,
-            "ChildrenRemoved",
-            format!(
-                "Removed {} (not part of a {} stack).",
-                removed.join(", "),
-                stack.spec.choice
-            ),
-        )
-        .await;
+        ctx.executor
+            .publish(
+                stack,
+                EventType::Normal,
+                "ChildrenRemoved",
+                format!(
+                    "Removed {} (not part of a {} stack).",
+                    removed.join(", "),
+                    stack.spec.choice
+                ),
+            )
+            .await;
     }
-    let status_changed = write_status(stack, ctx, &observed, unplaceable.as_ref()).await?;
+    let status_changed = ctx
+        .executor
+        .write_status(stack, &observed, unplaceable.as_ref())
+        .await?;
     let outcome = if writes.wrote.load(Ordering::Relaxed) || !removed.is_empty() || status_changed {
         Outcome::Applied
     } else {
@@ -655,73 +505,6 @@ fn observe_cached(stack: &Stack, ctx: &Context) -> Observed {
     }
 }
 
-impl Relevant for StatefulSet {
-    fn relevant(&self) -> u64 {
-        hash_json(&(
-            cache::marker(self),
-            as_status_reads(statefulset_readiness(self)),
-        ))
-    }
-}
-
-impl Relevant for Deployment {
-    fn relevant(&self) -> u64 {
-        hash_json(&(
-            cache::marker(self),
-            as_status_reads(deployment_readiness(self)),
-        ))
-    }
-}
-
-/// Of `(ready replicas, rolled out)`, what status is derived from: the count, and
-/// whether the rollout is done with every replica ready (the controller noting the new
-/// spec while no replica is ready yet changes nothing a person sees).
-fn as_status_reads((ready, rolled_out): (i32, bool)) -> (i32, bool) {
-    (ready, rolled_out && ready > 0)
-}
-
-impl Relevant for Service {
-    fn relevant(&self) -> u64 {
-        let meta = &self.metadata;
-        hash_json(&(&self.spec, &meta.labels, &meta.owner_references))
-    }
-}
-
-/// Pods only for what they tell the Stack's status: whether they can be placed, a
-/// container trouble, a container running but not ready yet.
-impl Relevant for Pod {
-    fn relevant(&self) -> u64 {
-        cache::hash_of(&(
-            scheduling::pod_problem(self),
-            containers::unready_since(self),
-        ))
-    }
-}
-
-/// What the reconciler reads of a StatefulSet: ready replicas, and whether the
-/// controller has rolled out its latest spec to every replica. (Its watch triggers a
-/// reconcile only when these, its generation or its controller change.)
-fn statefulset_readiness(set: &StatefulSet) -> (i32, bool) {
-    // Borrowed, not cloned: this runs on every event of the StatefulSets' watch.
-    let status = set.status.as_ref();
-    let wanted = set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-    let updated = status.map_or(0, |s| s.updated_replicas.unwrap_or(s.replicas));
-    (
-        status.and_then(|s| s.ready_replicas).unwrap_or(0),
-        status.and_then(|s| s.observed_generation) >= set.metadata.generation && updated >= wanted,
-    )
-}
-
-/// What the reconciler reads of a Deployment: ready replicas, and whether the
-/// controller has seen its latest spec.
-fn deployment_readiness(deployment: &Deployment) -> (i32, bool) {
-    let status = deployment.status.as_ref();
-    (
-        status.and_then(|s| s.ready_replicas).unwrap_or(0),
-        status.and_then(|s| s.observed_generation) >= deployment.metadata.generation,
-    )
-}
-
 /// Where a Stack is reached: its Service and the Service's first port, else
 /// `fallback`; none when there is neither.
 /// How to reach the Stack: its Service's port, and from the catalog entry, who the
@@ -740,200 +523,4 @@ fn endpoint_of(service: &Service, entry: Option<&CatalogEntry>) -> Option<Endpoi
         database: entry.and_then(|e| e.database.clone()),
         scheme: entry.and_then(|e| e.scheme.clone()),
     })
-}
-
-/// Makes sure the Stack's credentials Secret exists, and names it. Never read back
-/// (the reconciler may not read Secrets): one that exists keeps the password the
-/// database started with, and a create finding it counts as done. Asked on every
-/// reconcile (one request), so a Secret deleted, or one a re-created Stack found still
-/// being collected, is made again.
-async fn create_credentials(
-    ctx: &Context,
-    stack: &Stack,
-    secret: &Secret,
-) -> Result<String, kube::Error> {
-    let name = secret.name_any();
-    let api = Api::<Secret>::namespaced(ctx.client.clone(), &stack.namespace().unwrap_or_default());
-    let params = PostParams {
-        field_manager: Some(MANAGER.into()),
-        ..PostParams::default()
-    };
-    match api.create(&params, secret).await {
-        Ok(_) => Ok(name),
-        Err(e) if failure(&e) == Failure::AlreadyExists => Ok(name),
-        Err(e) => Err(e),
-    }
-}
-
-/// Deletes the credentials Secret a changed choice left behind (by name: it is never
-/// read; admission lets the reconciler delete only a Stack's own children).
-async fn delete_credentials(ctx: &Context, stack: &Stack) -> Result<bool, kube::Error> {
-    let name = desired::secret_name(&stack.name_any());
-    let api = Api::<Secret>::namespaced(ctx.client.clone(), &stack.namespace().unwrap_or_default());
-    match api.delete(&name, &DeleteParams::background()).await {
-        Ok(_) => Ok(true),
-        Err(e) if failure(&e) == Failure::NotFound => Ok(false),
-        // Admission refuses a Secret that is no longer labelled as the Stack's (changed
-        // by hand): it is left to whoever changed it, and the Stack goes on.
-        Err(e) if failure(&e) == Failure::Forbidden => {
-            tracing::warn!(secret = %name, error = %e, "the credentials Secret a changed choice left behind is not the Stack's to delete any more");
-            Ok(false)
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// What the applies of one reconcile did.
-#[derive(Default)]
-struct Writes {
-    /// An apply was sent (not skipped).
-    wrote: AtomicBool,
-    /// The watch showed a child differently while it was applied.
-    missed: AtomicBool,
-}
-
-/// Server-side apply with Portico's field manager; `force` takes back fields someone
-/// else changed (drift correction). Skipped, returning the cached child, when this
-/// exact object was applied last and the child has not changed since.
-/// `(namespace, stack)` say where and for whom; `writes` notes what happened.
-async fn apply<K>(
-    ctx: &Context,
-    (namespace, stack, writes): (&str, &str, &Writes),
-    object: &K,
-    store: &Store<K>,
-) -> Result<K, kube::Error>
-where
-    K: ChildObject + Relevant,
-{
-    let name = object.meta().name.clone().unwrap_or_default();
-    let key = ChildKey {
-        kind: K::kind(&()).into_owned(),
-        namespace: namespace.into(),
-        stack: stack.into(),
-        name: name.clone(),
-    };
-    let sent = hash_json(object);
-    if let Some(current) = cached(store, namespace, &name)
-        && ctx
-            .applied
-            .unchanged(&key, sent, &cache::marker(current.as_ref()))
-    {
-        return Ok((*current).clone());
-    }
-    let api: Api<K> = Api::namespaced(ctx.client.clone(), namespace);
-    // Dropped with this future on failure or cancellation: the watch then counts again.
-    let sending = ctx.applied.sending(key);
-    let applied = api
-        .patch(
-            &name,
-            &PatchParams::apply(MANAGER).force(),
-            &Patch::Apply(object),
-        )
-        .await?;
-    writes.wrote.store(true, Ordering::Relaxed);
-    if sending.answered(sent, cache::marker(&applied), applied.relevant()) {
-        writes.missed.store(true, Ordering::Relaxed);
-    }
-    Ok(applied)
-}
-
-/// Deletes a child a changed choice left behind; whether it was there to delete.
-async fn delete_stale(ctx: &Context, namespace: &str, stale: &Stale) -> Result<bool, kube::Error> {
-    let client = &ctx.client;
-    match stale.kind {
-        Kind::StatefulSet => delete_only::<StatefulSet>(client, namespace, stale).await,
-        Kind::Deployment => delete_only::<Deployment>(client, namespace, stale).await,
-        Kind::Service => delete_only::<Service>(client, namespace, stale).await,
-        Kind::Secret => delete_only::<Secret>(client, namespace, stale).await,
-        Kind::PersistentVolumeClaim => {
-            delete_only::<PersistentVolumeClaim>(client, namespace, stale).await
-        }
-    }
-}
-
-async fn delete_only<K: ChildObject>(
-    client: &kube::Client,
-    namespace: &str,
-    stale: &Stale,
-) -> Result<bool, kube::Error> {
-    // Only the object the store saw: never one made since under the same name.
-    let only_that_one = DeleteParams {
-        preconditions: Some(Preconditions {
-            uid: stale.uid.clone(),
-            resource_version: None,
-        }),
-        ..DeleteParams::background()
-    };
-    match Api::<K>::namespaced(client.clone(), namespace)
-        .delete(&stale.name, &only_that_one)
-        .await
-    {
-        Ok(_) => Ok(true),
-        Err(e) if matches!(failure(&e), Failure::NotFound | Failure::Conflict) => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
-async fn write_status(
-    stack: &Stack,
-    ctx: &Context,
-    observed: &Observed,
-    problem: Option<&Problem>,
-) -> Result<bool, kube::Error> {
-    // Whole seconds, as the API server stores a condition's time.
-    let now = k8s_openapi::jiff::Timestamp::now();
-    let now = now.round(k8s_openapi::jiff::Unit::Second).unwrap_or(now);
-    let previous = stack.status.as_ref();
-    let next: StackStatus = derive(previous, stack.metadata.generation, observed, problem, now);
-    if previous == Some(&next) {
-        return Ok(false);
-    }
-    let api: Api<Stack> =
-        Api::namespaced(ctx.client.clone(), &stack.namespace().unwrap_or_default());
-    api.patch_status(
-        &stack.name_any(),
-        &PatchParams::default(),
-        &Patch::Merge(serde_json::json!({ "status": next })),
-    )
-    .await?;
-    let before = previous.and_then(|p| p.phase.clone());
-    // A new phase, or a problem told in new words (the scheduler's reason changes as
-    // it retries), is worth an Event.
-    let said_before = previous
-        .and_then(|p| p.conditions.iter().find(|c| c.type_ == "Degraded"))
-        .filter(|c| c.status == "True")
-        .map(|c| c.message.as_str());
-    let new_problem = problem.is_some_and(|p| said_before != Some(p.message.as_str()));
-    // Progressing is not told: status shows it, and an Event per new Stack would be a
-    // third of the reconciler's writes.
-    if before != next.phase || new_problem {
-        let event = match (next.phase.as_deref(), problem) {
-            (Some("Ready"), _) => Some((
-                EventType::Normal,
-                "Ready",
-                "Every replica is ready.".to_string(),
-            )),
-            (Some("Degraded"), Some(p)) => {
-                Some((EventType::Warning, p.reason.as_str(), p.message.clone()))
-            }
-            _ => None,
-        };
-        if let Some((kind, reason, note)) = event {
-            publish(ctx, stack, kind, reason, note).await;
-        }
-    }
-    Ok(true)
-}
-
-async fn publish(ctx: &Context, stack: &Stack, type_: EventType, reason: &str, note: String) {
-    let event = Event {
-        type_,
-        reason: reason.into(),
-        note: Some(note),
-        action: "Reconcile".into(),
-        secondary: None,
-    };
-    if let Err(error) = ctx.recorder.publish(&event, &stack.object_ref(&())).await {
-        tracing::debug!(%error, "could not publish an Event");
-    }
 }

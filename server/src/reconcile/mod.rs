@@ -11,12 +11,16 @@ pub mod claims;
 pub mod containers;
 pub mod controller;
 pub mod desired;
+pub mod error;
+mod executor;
 pub mod leader;
 pub mod metrics;
 pub mod plan;
+mod readiness;
 pub mod scheduling;
 pub mod stack;
 pub(crate) mod status;
+mod stores;
 
 use tokio::sync::watch;
 

@@ -1,0 +1,248 @@
+//! Carrying a plan out: the reconciler's writes (server-side applies, deletes of
+//! what a changed choice left behind, the credentials Secret, status) and its Events.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Secret, Service};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::reflector::Store;
+use kube::{Resource, ResourceExt};
+
+use super::cache::{self, Applied, ChildKey, Relevant, cached, hash_json};
+use super::desired;
+use super::plan::{Kind, Stale};
+use super::stack::{Stack, StackStatus};
+use super::status::{Observed, Problem, derive};
+use super::stores::ChildObject;
+use crate::cluster::error::{Failure, failure};
+
+/// What the applies of one reconcile did.
+#[derive(Default)]
+pub(super) struct Writes {
+    /// An apply was sent (not skipped).
+    pub(super) wrote: AtomicBool,
+    /// The watch showed a child differently while it was applied.
+    pub(super) missed: AtomicBool,
+}
+
+/// The field manager of everything the reconciler applies.
+pub const MANAGER: &str = "portico-reconciler";
+
+/// The reconciler's hands: its client, what it applied last, and its Event recorder.
+pub(super) struct Executor {
+    pub(super) client: kube::Client,
+    pub(super) applied: Arc<Applied>,
+    recorder: Recorder,
+}
+
+impl Executor {
+    pub(super) fn new(client: kube::Client, applied: Arc<Applied>, recorder: Recorder) -> Self {
+        Self {
+            client,
+            applied,
+            recorder,
+        }
+    }
+
+    /// Makes sure the Stack's credentials Secret exists, and names it. Never read back
+    /// (the reconciler may not read Secrets): one that exists keeps the password the
+    /// database started with, and a create finding it counts as done. Asked on every
+    /// reconcile (one request), so a Secret deleted, or one a re-created Stack found still
+    /// being collected, is made again.
+    pub(super) async fn create_credentials(
+        &self,
+        stack: &Stack,
+        secret: &Secret,
+    ) -> Result<String, kube::Error> {
+        let name = secret.name_any();
+        let api =
+            Api::<Secret>::namespaced(self.client.clone(), &stack.namespace().unwrap_or_default());
+        let params = PostParams {
+            field_manager: Some(MANAGER.into()),
+            ..PostParams::default()
+        };
+        match api.create(&params, secret).await {
+            Ok(_) => Ok(name),
+            Err(e) if failure(&e) == Failure::AlreadyExists => Ok(name),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deletes the credentials Secret a changed choice left behind (by name: it is never
+    /// read; admission lets the reconciler delete only a Stack's own children).
+    pub(super) async fn delete_credentials(&self, stack: &Stack) -> Result<bool, kube::Error> {
+        let name = desired::secret_name(&stack.name_any());
+        let api =
+            Api::<Secret>::namespaced(self.client.clone(), &stack.namespace().unwrap_or_default());
+        match api.delete(&name, &DeleteParams::background()).await {
+            Ok(_) => Ok(true),
+            Err(e) if failure(&e) == Failure::NotFound => Ok(false),
+            // Admission refuses a Secret that is no longer labelled as the Stack's (changed
+            // by hand): it is left to whoever changed it, and the Stack goes on.
+            Err(e) if failure(&e) == Failure::Forbidden => {
+                tracing::warn!(secret = %name, error = %e, "the credentials Secret a changed choice left behind is not the Stack's to delete any more");
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Server-side apply with Portico's field manager; `force` takes back fields someone
+    /// else changed (drift correction). Skipped, returning the cached child, when this
+    /// exact object was applied last and the child has not changed since.
+    /// `(namespace, stack)` say where and for whom; `writes` notes what happened.
+    pub(super) async fn apply<K>(
+        &self,
+        (namespace, stack, writes): (&str, &str, &Writes),
+        object: &K,
+        store: &Store<K>,
+    ) -> Result<K, kube::Error>
+    where
+        K: ChildObject + Relevant,
+    {
+        let name = object.meta().name.clone().unwrap_or_default();
+        let key = ChildKey {
+            kind: K::kind(&()).into_owned(),
+            namespace: namespace.into(),
+            stack: stack.into(),
+            name: name.clone(),
+        };
+        let sent = hash_json(object);
+        if let Some(current) = cached(store, namespace, &name)
+            && self
+                .applied
+                .unchanged(&key, sent, &cache::marker(current.as_ref()))
+        {
+            return Ok((*current).clone());
+        }
+        let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
+        // Dropped with this future on failure or cancellation: the watch then counts again.
+        let sending = self.applied.sending(key);
+        let applied = api
+            .patch(
+                &name,
+                &PatchParams::apply(MANAGER).force(),
+                &Patch::Apply(object),
+            )
+            .await?;
+        writes.wrote.store(true, Ordering::Relaxed);
+        if sending.answered(sent, cache::marker(&applied), applied.relevant()) {
+            writes.missed.store(true, Ordering::Relaxed);
+        }
+        Ok(applied)
+    }
+
+    /// Deletes a child a changed choice left behind; whether it was there to delete.
+    pub(super) async fn delete_stale(
+        &self,
+        namespace: &str,
+        stale: &Stale,
+    ) -> Result<bool, kube::Error> {
+        let client = &self.client;
+        match stale.kind {
+            Kind::StatefulSet => delete_only::<StatefulSet>(client, namespace, stale).await,
+            Kind::Deployment => delete_only::<Deployment>(client, namespace, stale).await,
+            Kind::Service => delete_only::<Service>(client, namespace, stale).await,
+            Kind::Secret => delete_only::<Secret>(client, namespace, stale).await,
+            Kind::PersistentVolumeClaim => {
+                delete_only::<PersistentVolumeClaim>(client, namespace, stale).await
+            }
+        }
+    }
+
+    pub(super) async fn write_status(
+        &self,
+        stack: &Stack,
+        observed: &Observed,
+        problem: Option<&Problem>,
+    ) -> Result<bool, kube::Error> {
+        // Whole seconds, as the API server stores a condition's time.
+        let now = k8s_openapi::jiff::Timestamp::now();
+        let now = now.round(k8s_openapi::jiff::Unit::Second).unwrap_or(now);
+        let previous = stack.status.as_ref();
+        let next: StackStatus = derive(previous, stack.metadata.generation, observed, problem, now);
+        if previous == Some(&next) {
+            return Ok(false);
+        }
+        let api: Api<Stack> =
+            Api::namespaced(self.client.clone(), &stack.namespace().unwrap_or_default());
+        api.patch_status(
+            &stack.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({ "status": next })),
+        )
+        .await?;
+        let before = previous.and_then(|p| p.phase.clone());
+        // A new phase, or a problem told in new words (the scheduler's reason changes as
+        // it retries), is worth an Event.
+        let said_before = previous
+            .and_then(|p| p.conditions.iter().find(|c| c.type_ == "Degraded"))
+            .filter(|c| c.status == "True")
+            .map(|c| c.message.as_str());
+        let new_problem = problem.is_some_and(|p| said_before != Some(p.message.as_str()));
+        // Progressing is not told: status shows it, and an Event per new Stack would be a
+        // third of the reconciler's writes.
+        if before != next.phase || new_problem {
+            let event = match (next.phase.as_deref(), problem) {
+                (Some("Ready"), _) => Some((
+                    EventType::Normal,
+                    "Ready",
+                    "Every replica is ready.".to_string(),
+                )),
+                (Some("Degraded"), Some(p)) => {
+                    Some((EventType::Warning, p.reason.as_str(), p.message.clone()))
+                }
+                _ => None,
+            };
+            if let Some((kind, reason, note)) = event {
+                self.publish(stack, kind, reason, note).await;
+            }
+        }
+        Ok(true)
+    }
+
+    pub(super) async fn publish(
+        &self,
+        stack: &Stack,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) {
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        if let Err(error) = self.recorder.publish(&event, &stack.object_ref(&())).await {
+            tracing::debug!(%error, "could not publish an Event");
+        }
+    }
+}
+
+async fn delete_only<K: ChildObject>(
+    client: &kube::Client,
+    namespace: &str,
+    stale: &Stale,
+) -> Result<bool, kube::Error> {
+    // Only the object the store saw: never one made since under the same name.
+    let only_that_one = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: stale.uid.clone(),
+            resource_version: None,
+        }),
+        ..DeleteParams::background()
+    };
+    match Api::<K>::namespaced(client.clone(), namespace)
+        .delete(&stale.name, &only_that_one)
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(e) if matches!(failure(&e), Failure::NotFound | Failure::Conflict) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
