@@ -10,6 +10,7 @@ pub mod encode;
 pub mod live;
 pub mod owner_tree;
 pub mod payload;
+pub mod portico_kinds;
 pub mod resource;
 pub mod schema;
 pub mod table;

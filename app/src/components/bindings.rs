@@ -5,11 +5,8 @@ use leptos::prelude::*;
 
 use crate::components::live_table::LiveTable;
 use portico_core::encode::percent_encode;
+use portico_core::portico_kinds;
 use portico_core::table::state::SortKey;
-use portico_core::table::wire::TableQuery;
-
-/// Where StackBindings live in Portico's URLs.
-pub const BINDINGS_PATH: &str = "/r/portico.dev/v1alpha1/stackbindings";
 
 /// Which bindings to list: those of a Stack, or those into a workload.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,20 +33,18 @@ pub fn StackBindings(namespace: String, of: BoundBy) -> impl IntoView {
             "Stacks whose connection details this workload gets as environment variables.",
         ),
     };
-    let query = TableQuery {
-        group: "portico.dev".into(),
-        version: "v1alpha1".into(),
-        plural: "stackbindings".into(),
-        namespace: Some(namespace.clone()),
-        label_selector: None,
-        field_selector: Some(selector),
-    };
+    let query = portico_kinds::table(
+        &portico_kinds::bindings(),
+        Some(namespace.clone()),
+        Some(selector),
+    );
     let sort = RwSignal::new(None::<SortKey>);
     let on_sort = Callback::new(move |column: String| {
         sort.update(|s| *s = SortKey::toggled(s.as_ref(), column))
     });
     let href = crate::base::url(&format!(
-        "{BINDINGS_PATH}/new?ns={}{prefill}",
+        "{}/new?ns={}{prefill}",
+        portico_kinds::bindings().page_path(),
         percent_encode(&namespace)
     ));
     let label = match of {

@@ -12,11 +12,10 @@ use crate::pages::stack::kept::KeptVolumes;
 use crate::pages::stack::picker::plan_size;
 use portico_core::encode::percent_encode;
 use portico_core::payload::StackOffer;
+use portico_core::portico_kinds;
 use portico_core::table::state::SortKey;
-use portico_core::table::wire::TableQuery;
 
 /// Where Stacks live in Portico's URLs.
-pub const STACKS_PATH: &str = "/r/portico.dev/v1alpha1/stacks";
 
 #[component]
 pub fn ProvisionPage() -> impl IntoView {
@@ -29,7 +28,7 @@ pub fn ProvisionPage() -> impl IntoView {
                 <h1>"Provision a stack"</h1>
                 <p class="subtle">"Pick what you need and its size; Portico's reconciler creates it in your namespace and keeps it as you asked."</p>
             </div>
-            <a class="button" href=crate::base::url(STACKS_PATH)>"Your stacks"</a>
+            <a class="button" href=crate::base::url(&portico_kinds::stacks().page_path())>"Your stacks"</a>
         </div>
         <input type="search" class="catalog-search" placeholder="Search the catalog…" aria-label="Search the catalog"
             data-testid="catalog-search" prop:value=move || search.get()
@@ -88,14 +87,7 @@ fn matches(offer: &StackOffer, wanted: &str) -> bool {
 /// The person's Stacks and bindings, live, in every namespace they may list.
 #[component]
 fn OwnStacks() -> impl IntoView {
-    let table = |group: &str, plural: &str| TableQuery {
-        group: group.into(),
-        version: "v1alpha1".into(),
-        plural: plural.into(),
-        namespace: None,
-        label_selector: None,
-        field_selector: None,
-    };
+    let table = |resource| portico_kinds::table(&resource, None, None);
     let stacks_sort = RwSignal::new(None::<SortKey>);
     let bindings_sort = RwSignal::new(None::<SortKey>);
     let toggle = |sort: RwSignal<Option<SortKey>>| {
@@ -106,12 +98,12 @@ fn OwnStacks() -> impl IntoView {
     view! {
         <section class="panel" data-testid="own-stacks">
             <h2>"Your stacks"</h2>
-            <LiveTable query=Signal::stored(table("portico.dev", "stacks")) wide=false filter=String::new()
+            <LiveTable query=Signal::stored(table(portico_kinds::stacks())) wide=false filter=String::new()
                 sort=stacks_sort on_sort=toggle(stacks_sort) link_rows=true/>
         </section>
         <section class="panel" data-testid="own-bindings">
             <h2>"Your bindings"</h2>
-            <LiveTable query=Signal::stored(table("portico.dev", "stackbindings")) wide=false filter=String::new()
+            <LiveTable query=Signal::stored(table(portico_kinds::bindings())) wide=false filter=String::new()
                 sort=bindings_sort on_sort=toggle(bindings_sort) link_rows=true/>
         </section>
     }
@@ -120,7 +112,8 @@ fn OwnStacks() -> impl IntoView {
 #[component]
 fn OfferCard(offer: StackOffer) -> impl IntoView {
     let href = format!(
-        "{STACKS_PATH}/new?spec.choice={}",
+        "{}/new?spec.choice={}",
+        portico_kinds::stacks().page_path(),
         percent_encode(&offer.choice)
     );
     let versions = offer.versions.join(", ");

@@ -12,11 +12,9 @@ use kube::CustomResource;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub const GROUP: &str = "portico.dev";
-pub const VERSION: &str = "v1alpha1";
-pub const API_VERSION: &str = "portico.dev/v1alpha1";
-pub const KIND: &str = "Stack";
-pub const PLURAL: &str = "stacks";
+pub use portico_core::portico_kinds::{
+    API_VERSION, GROUP, STACK_KIND as KIND, STACK_PLURAL as PLURAL, VERSION,
+};
 
 #[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[kube(
@@ -123,4 +121,24 @@ pub struct Endpoint {
     /// The scheme of a connection URL (`mysql`, `http`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheme: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::Resource;
+    use portico_core::portico_kinds;
+
+    use super::Stack;
+    use crate::reconcile::binding::kind::StackBinding;
+
+    /// The derives take literals; the UI addresses the kinds by the shared constants.
+    #[test]
+    fn the_derives_spell_the_kinds_as_the_ground_floor_does() {
+        assert_eq!(Stack::api_version(&()), portico_kinds::API_VERSION);
+        assert_eq!(Stack::kind(&()), portico_kinds::STACK_KIND);
+        assert_eq!(Stack::plural(&()), portico_kinds::STACK_PLURAL);
+        assert_eq!(StackBinding::api_version(&()), portico_kinds::API_VERSION);
+        assert_eq!(StackBinding::kind(&()), portico_kinds::BINDING_KIND);
+        assert_eq!(StackBinding::plural(&()), portico_kinds::BINDING_PLURAL);
+    }
 }

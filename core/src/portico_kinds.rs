@@ -1,0 +1,53 @@
+//! Portico's own kinds as the API server and Portico's pages address them: spelled
+//! once here for the UI and the server (the server's derives, which take literals,
+//! are checked against these by a test).
+
+use crate::resource::ResourceRef;
+use crate::table::wire::TableQuery;
+
+pub const GROUP: &str = "portico.dev";
+pub const VERSION: &str = "v1alpha1";
+pub const API_VERSION: &str = "portico.dev/v1alpha1";
+
+/// A requested MySQL or Tomcat (`Stack`).
+pub const STACK_KIND: &str = "Stack";
+pub const STACK_PLURAL: &str = "stacks";
+/// A Stack handed to a workload as environment variables (`StackBinding`).
+pub const BINDING_KIND: &str = "StackBinding";
+pub const BINDING_PLURAL: &str = "stackbindings";
+
+pub fn stacks() -> ResourceRef {
+    ResourceRef::new(GROUP, VERSION, STACK_PLURAL)
+}
+
+pub fn bindings() -> ResourceRef {
+    ResourceRef::new(GROUP, VERSION, BINDING_PLURAL)
+}
+
+/// The live table of `resource` (one of the above) in `namespace` (every one the
+/// person may list when `None`), filtered by `field_selector`.
+pub fn table(
+    resource: &ResourceRef,
+    namespace: Option<String>,
+    field_selector: Option<String>,
+) -> TableQuery {
+    TableQuery {
+        group: resource.group.clone(),
+        version: resource.version.clone(),
+        plural: resource.plural.clone(),
+        namespace,
+        label_selector: None,
+        field_selector,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_of_portico_kinds() {
+        assert_eq!(stacks().page_path(), "/r/portico.dev/v1alpha1/stacks");
+        assert_eq!(bindings().api_version(), API_VERSION);
+    }
+}
