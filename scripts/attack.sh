@@ -6,4 +6,5 @@
 # and outcomes; fails if any attempt got through or anything was written.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-exec cargo test -p server --test attack -- --nocapture
+# One mode at a time, so that each prints its table whole.
+exec cargo test -p server --test it -- attack:: --nocapture --test-threads=1

@@ -22,7 +22,19 @@ timed "install prerequisites" bash scripts/install.sh --for-tests
 timed "cargo fmt --check" cargo fmt --all -- --check
 timed "clippy (server side)" cargo clippy --workspace --all-targets --locked -- -D warnings
 timed "clippy (browser side)" cargo clippy -p app --features hydrate --target wasm32-unknown-unknown --locked -- -D warnings
-timed "unit and integration tests" cargo test --workspace --locked
+# Unit tests of every crate and the control plane's own tests; then the server's one
+# integration-test binary (server/tests/it), an area per process so that each starts
+# its own local clusters, as when every area was a binary of its own.
+integration_tests() {
+  cargo test --workspace --locked --no-run
+  cargo test --workspace --locked --exclude server
+  cargo test -p server --locked --lib --bins
+  local area
+  for area in $(sed -n 's/^mod \([a-z_]*\);$/\1/p' server/tests/it/main.rs | grep -vx kit); do
+    cargo test -p server --locked --test it -- "$area::"
+  done
+}
+timed "unit and integration tests" integration_tests
 # Binaries with the workspace's feature set (what the tests just built, so nearly free),
 # then only the wasm bundle and styles from cargo-leptos: letting it build the server
 # too would compile it again with a different feature set.

@@ -16,13 +16,15 @@
     clippy::panic
 )]
 
+#[path = "../tests/it/kit/mod.rs"]
+mod kit;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -37,14 +39,6 @@ use portico_server::reconcile::stack::Stack;
 use serde_json::json;
 
 const IN_FLIGHT: usize = 16;
-
-async fn namespace(client: &kube::Client, name: &str) {
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .unwrap();
-}
 
 async fn deployments(client: &kube::Client, ns: &str, count: usize) {
     let api: Api<Deployment> = Api::namespaced(client.clone(), ns);
@@ -135,7 +129,7 @@ async fn main() {
 
     // The floor: a bare client applies the variables a binding would.
     let floor_ns = "floor";
-    namespace(&client, floor_ns).await;
+    kit::create_namespace(&client, floor_ns).await;
     deployments(&client, floor_ns, count).await;
     let stack: Stack = serde_json::from_value(json!({
         "metadata": {"name": "db", "namespace": floor_ns},
@@ -179,7 +173,7 @@ async fn main() {
 
     // Portico: StackBindings, carried out by the reconciler.
     let ns = "portico";
-    namespace(&client, ns).await;
+    kit::create_namespace(&client, ns).await;
     deployments(&client, ns, count).await;
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     let settings = Settings {

@@ -19,7 +19,8 @@
     clippy::panic
 )]
 
-mod common;
+#[path = "../tests/it/kit/mod.rs"]
+mod kit;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -474,8 +475,8 @@ async fn main() {
         acked.load(std::sync::atomic::Ordering::Relaxed)
     );
     let watches = upstream_watches(&client).await;
-    let rss = common::rss_mb(server.id(), "VmRSS:");
-    let hwm = common::rss_mb(server.id(), "VmHWM:");
+    let rss = kit::rss_mb(server.id(), "VmRSS:");
+    let hwm = kit::rss_mb(server.id(), "VmHWM:");
     let all = latencies.lock().expect("lock").clone();
     let sort = |mut v: Vec<f64>| {
         v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));

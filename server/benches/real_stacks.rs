@@ -13,6 +13,9 @@
     clippy::panic
 )]
 
+#[path = "../tests/it/kit/mod.rs"]
+mod kit;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -35,14 +38,6 @@ fn local_catalog() -> Catalog {
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../deploy/overlays/local/stacks.yaml");
     Catalog::load(Some(&path)).expect("the local catalog")
-}
-
-async fn namespace(client: &kube::Client, name: &str) {
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .expect("namespace");
 }
 
 /// Waits until the workload `name` in `ns` has one ready replica.
@@ -206,11 +201,11 @@ async fn main() {
     for choice in ["tomcat", "mysql"] {
         for round in 0..rounds {
             let floor_ns = format!("floor-{choice}-{round}");
-            namespace(&client, &floor_ns).await;
+            kit::create_namespace(&client, &floor_ns).await;
             let floor = floor(&client, &catalog, &floor_ns, choice).await;
 
             let ns = format!("portico-{choice}-{round}");
-            namespace(&client, &ns).await;
+            kit::create_namespace(&client, &ns).await;
             let (stop, shutdown) = tokio::sync::watch::channel(false);
             let settings = Settings {
                 catalog: LiveCatalog::fixed(catalog.clone()),

@@ -19,7 +19,8 @@
     clippy::panic
 )]
 
-mod common;
+#[path = "../tests/it/kit/mod.rs"]
+mod kit;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
@@ -30,11 +31,11 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-use k8s_openapi::api::core::v1::{Namespace, Node, Secret, Service};
+use k8s_openapi::api::core::v1::{Node, Secret, Service};
+use kube::ResourceExt;
 use kube::api::{Api, PostParams};
 use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Resource, ResourceExt};
 use portico_control_plane::nodes::{self, Capacity};
 use portico_control_plane::{ControlPlane, cluster::portico_crds};
 use portico_server::reconcile::catalog::{Catalog, DEFAULT_CATALOG};
@@ -47,51 +48,6 @@ const IN_FLIGHT: usize = 16;
 /// Pods a simulated node holds (kubelet's default).
 const PODS_PER_NODE: usize = 110;
 const DEADLINE: Duration = Duration::from_secs(900);
-
-/// Feeds `(name, object)` of every K in `ns` matching `labels` to `note` until it says
-/// done (a watch, not polling); returns when it did, or panics at the deadline.
-async fn watch_until<K>(
-    client: &kube::Client,
-    ns: &str,
-    labels: &str,
-    mut note: impl FnMut(Arc<K>) -> bool,
-) where
-    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + 'static,
-{
-    let api: Api<K> = Api::namespaced(client.clone(), ns);
-    let mut events = watcher(
-        api,
-        watcher::Config::default().labels(labels).any_semantic(),
-    )
-    .default_backoff()
-    .applied_objects()
-    .boxed();
-    let done = async {
-        while let Some(Ok(object)) = events.next().await {
-            if note(Arc::new(object)) {
-                return;
-            }
-        }
-    };
-    tokio::time::timeout(DEADLINE, done)
-        .await
-        .expect("finished before the deadline");
-}
-
-async fn create_namespace(client: &kube::Client, name: &str) {
-    Api::<Namespace>::all(client.clone())
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": name}})).expect("namespace"),
-        )
-        .await
-        .expect("namespace");
-}
 
 /// Adds simulated nodes for `pods` more Pods and waits until they are Ready.
 async fn add_capacity(client: &kube::Client, prefix: &str, pods: usize) {
@@ -127,7 +83,7 @@ async fn floor(
     choice_of: impl Fn(usize) -> &'static str,
 ) -> Floor {
     let ns = "floor";
-    create_namespace(client, ns).await;
+    kit::create_namespace(client, ns).await;
     let catalog = Catalog::parse(DEFAULT_CATALOG).expect("the shipped catalog");
     let requests: Vec<Children> = (0..count)
         .map(|i| {
@@ -160,18 +116,20 @@ async fn floor(
                 ready.len() >= count
             };
             let label = "portico.dev/stack";
-            let sets = watch_until::<StatefulSet>(&client, "floor", label, |s| {
-                note(
-                    s.name_any(),
-                    s.status.as_ref().and_then(|s| s.ready_replicas),
-                )
-            });
-            let deployments = watch_until::<Deployment>(&client, "floor", label, |d| {
-                note(
-                    d.name_any(),
-                    d.status.as_ref().and_then(|s| s.available_replicas),
-                )
-            });
+            let sets =
+                kit::stacks::watch_until::<StatefulSet>(&client, "floor", label, DEADLINE, |s| {
+                    note(
+                        s.name_any(),
+                        s.status.as_ref().and_then(|s| s.ready_replicas),
+                    )
+                });
+            let deployments =
+                kit::stacks::watch_until::<Deployment>(&client, "floor", label, DEADLINE, |d| {
+                    note(
+                        d.name_any(),
+                        d.status.as_ref().and_then(|s| s.available_replicas),
+                    )
+                });
             tokio::select! {
                 () = sets => {}
                 () = deployments => {}
@@ -412,7 +370,7 @@ async fn main() {
     let floor_after = api_requests(&client).await;
 
     let ns = "bench".to_string();
-    create_namespace(&client, &ns).await;
+    kit::create_namespace(&client, &ns).await;
     let reconciles = Arc::new(AtomicU64::new(0));
     let reasons = Arc::new(std::sync::Mutex::new(HashMap::<String, u64>::new()));
     let metrics_addr = std::net::TcpListener::bind("127.0.0.1:0")
@@ -463,21 +421,24 @@ async fn main() {
             let complete = |seen: &HashMap<String, Seen>| {
                 seen.values().filter(|s| s.workload && s.service).count() >= count
             };
-            let workloads = watch_until::<StatefulSet>(&client, &ns, label, |s| {
-                let mut seen = seen.lock().unwrap();
-                seen.entry(s.name_any()).or_default().workload = true;
-                complete(&seen)
-            });
-            let deployments = watch_until::<Deployment>(&client, &ns, label, |d| {
-                let mut seen = seen.lock().unwrap();
-                seen.entry(d.name_any()).or_default().workload = true;
-                complete(&seen)
-            });
-            let services = watch_until::<Service>(&client, &ns, label, |s| {
-                let mut seen = seen.lock().unwrap();
-                seen.entry(s.name_any()).or_default().service = true;
-                complete(&seen)
-            });
+            let workloads =
+                kit::stacks::watch_until::<StatefulSet>(&client, &ns, label, DEADLINE, |s| {
+                    let mut seen = seen.lock().unwrap();
+                    seen.entry(s.name_any()).or_default().workload = true;
+                    complete(&seen)
+                });
+            let deployments =
+                kit::stacks::watch_until::<Deployment>(&client, &ns, label, DEADLINE, |d| {
+                    let mut seen = seen.lock().unwrap();
+                    seen.entry(d.name_any()).or_default().workload = true;
+                    complete(&seen)
+                });
+            let services =
+                kit::stacks::watch_until::<Service>(&client, &ns, label, DEADLINE, |s| {
+                    let mut seen = seen.lock().unwrap();
+                    seen.entry(s.name_any()).or_default().service = true;
+                    complete(&seen)
+                });
             // Whichever watch sees the last child ends the wait.
             tokio::select! {
                 () = workloads => {}
@@ -561,7 +522,7 @@ async fn main() {
             .or_insert(0) += 1;
     }
     // The kernel's high-water mark: the peak over the whole run.
-    let rss = common::rss_mb(server.id(), "VmHWM:");
+    let rss = kit::rss_mb(server.id(), "VmHWM:");
     let cpu = cpu_seconds(server.id());
     let n = reconciles.load(Ordering::Relaxed);
 

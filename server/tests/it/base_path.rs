@@ -2,16 +2,6 @@
 //! the same process (the base path is each instance's state, not a global). Pages,
 //! assets, server functions and live streams answer under the prefix, links in the
 //! HTML carry it, and health checks also answer at the root.
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
-mod common;
-
 use std::path::PathBuf;
 
 use portico_control_plane::apply;
@@ -29,9 +19,9 @@ async fn everything_follows_the_base_path() {
             .await
             .expect("seed applies");
     }
-    let (base, _state) = common::serve_at(&client, "/portico").await;
+    let (base, _state) = crate::kit::serve_at(&client, "/portico").await;
     // Started second: were the base path process-wide, one of them would be wrong.
-    let (root, _root_state) = common::serve(&client, None).await;
+    let (root, _root_state) = crate::kit::serve(&client, None).await;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()

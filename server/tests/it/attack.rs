@@ -1,17 +1,7 @@
 //! The attack script: hostile requests against a locally served Portico in token and
 //! local modes, on a real API server. Prints a table of attempts and outcomes
-//! (`scripts/attack.sh`, or `cargo test -p server --test attack -- --nocapture`) and
+//! (`scripts/attack.sh`, or `cargo test -p server --test it -- attack:: --nocapture`) and
 //! fails unless every attempt was refused or bounded and nothing was written.
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
-mod common;
-
 use kube::api::Api;
 use portico_server::reconcile::stack::Stack;
 use portico_server::watch::limits::LiveLimits;
@@ -146,8 +136,8 @@ async fn until_event(response: reqwest::Response, event: &str) -> bool {
 
 #[tokio::test]
 async fn one_person_cannot_fill_the_portals_memory_and_others_stay_live() {
-    let admin = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&admin, "flood").await;
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let ns = crate::kit::fresh_namespace(&admin, "flood").await;
     let mut report = Report::default();
     // A kind whose table shows a 64 KiB column: 40 objects make each list ~2.5 MiB.
     let crd: kube::api::DynamicObject = serde_json::from_value(json!({
@@ -187,11 +177,11 @@ async fn one_person_cannot_fill_the_portals_memory_and_others_stay_live() {
         bytes_overall: per_person * 3,
         ..LiveLimits::default()
     };
-    let (base, state) = common::serve_token_mode(&admin, Some(limits)).await;
+    let (base, state) = crate::kit::serve_token_mode(&admin, Some(limits)).await;
     let blobs_of = ("flood.test", "blobs");
     let mut sessions = Vec::new();
     for who in ["greedy", "ada"] {
-        common::grant(
+        crate::kit::grant(
             &admin,
             &ns,
             &format!("read-{who}"),
@@ -200,7 +190,7 @@ async fn one_person_cannot_fill_the_portals_memory_and_others_stay_live() {
             who,
         )
         .await;
-        sessions.push(common::signed_in_account(&admin, &base, &ns, who).await);
+        sessions.push(crate::kit::signed_in_account(&admin, &base, &ns, who).await);
     }
     let http = reqwest::Client::new();
     let table = |selector: String, session: &str| {
@@ -220,7 +210,7 @@ async fn one_person_cannot_fill_the_portals_memory_and_others_stay_live() {
     }
     let shown = held.iter().filter(|ok| **ok).count();
     let greedy = portico_server::cluster::caller::Caller::Bearer {
-        name: common::account_user(&ns, "greedy"),
+        name: crate::kit::account_user(&ns, "greedy"),
         token: portico_server::cluster::caller::Token(String::new()),
     };
     let (mine, all) = state.live.hub.bytes_held(&greedy.person());
@@ -259,29 +249,51 @@ async fn one_person_cannot_fill_the_portals_memory_and_others_stay_live() {
     report.print_and_check();
 }
 
+/// A namespace of its own for one mode's attacks, and the Stack they try to write.
+async fn target(prefix: &str) -> (kube::Client, String, String) {
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let ns = crate::kit::fresh_namespace(&admin, prefix).await;
+    let object = stack(&ns, "pwned", json!({"choice": "tomcat"}));
+    (admin, ns, object)
+}
+
+/// The last row of every mode's report: nothing got written by any of it.
+async fn nothing_written(report: &mut Report, mode: &'static str, admin: &kube::Client, ns: &str) {
+    let stacks: Api<Stack> = Api::namespaced(admin.clone(), ns);
+    let written = stacks.list(&Default::default()).await.expect("list").items;
+    report.record(
+        mode,
+        "Stacks written in the target namespace",
+        "0",
+        written.len().to_string(),
+        written.is_empty(),
+    );
+}
+
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("http")
+}
+
+/// Token mode: only a sealed session counts.
 #[tokio::test]
-async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
-    let admin = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&admin, "attack").await;
+async fn in_token_mode_forged_identities_floods_and_guesses_are_refused() {
+    let (admin, ns, object) = target("attack-token").await;
     let mut report = Report::default();
     // Believing these would be fatal: system:masters passes every authorization.
     let forged = [
         ("x-forwarded-user", "mallory"),
         ("x-forwarded-groups", "system:masters"),
     ];
-    let object = stack(&ns, "pwned", json!({"choice": "tomcat"}));
-
-    // Token mode: only a sealed session counts.
     let limits = LiveLimits {
         streams_per_person: 16,
         feeds_per_person: 32,
         ..LiveLimits::default()
     };
-    let (base, _) = common::serve_token_mode(&admin, Some(limits)).await;
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("http");
+    let (base, _) = crate::kit::serve_token_mode(&admin, Some(limits)).await;
+    let http = no_redirects();
     let s = status(submit(&http, &base, &forged, &object)).await;
     report.expect("token", "identity headers instead of a session", s, &[401]);
     let oversized = format!("__Host-portico_session=k.{}", "A".repeat(16_000));
@@ -304,8 +316,8 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
     // 500 live views opened by one signed-in person, held open.
     let reading = ["get", "list", "watch"];
     let stacks_of = ("portico.dev", "stacks");
-    common::grant(&admin, &ns, "watch-greedy", stacks_of, &reading, "greedy").await;
-    let greedy = common::signed_in_account(&admin, &base, &ns, "greedy").await;
+    crate::kit::grant(&admin, &ns, "watch-greedy", stacks_of, &reading, "greedy").await;
+    let greedy = crate::kit::signed_in_account(&admin, &base, &ns, "greedy").await;
     let mut held = Vec::new();
     let mut refused = 0;
     for i in 0..500 {
@@ -352,11 +364,19 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
         format!("{limited} refused (429) before reaching the API server"),
         limited > 0,
     );
+    nothing_written(&mut report, "token", &admin, &ns).await;
+    report.print_and_check();
+}
 
-    // Single sign-on mode: only a session that began at the provider counts. The
-    // security review's tenant attack (the ingress controller's path, the proxy's
-    // headers naming an administrators' group) meets a portal that believes no header.
-    let (base, _) = common::serve_oidc_mode(&admin, "https://127.0.0.1:9/dex").await;
+/// Single sign-on mode: only a session that began at the provider counts. The security
+/// review's tenant attack (the ingress controller's path, the proxy's headers naming an
+/// administrators' group) meets a portal that believes no header.
+#[tokio::test]
+async fn with_single_sign_on_proxy_headers_forged_callbacks_and_open_redirects_are_refused() {
+    let (admin, ns, object) = target("attack-oidc").await;
+    let mut report = Report::default();
+    let http = no_redirects();
+    let (base, _) = crate::kit::serve_oidc_mode(&admin, "https://127.0.0.1:9/dex").await;
     let tenant = [
         ("x-auth-request-user", "mallory"),
         ("x-auth-request-groups", "kubeadm:cluster-admins"),
@@ -426,9 +446,16 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
         },
         kept.is_empty(),
     );
+    nothing_written(&mut report, "oidc", &admin, &ns).await;
+    report.print_and_check();
+}
 
-    // Local mode (the developer's own machine): requests still cannot escape.
-    let (base, _) = common::serve(&admin, None).await;
+/// Local mode (the developer's own machine): requests still cannot escape.
+#[tokio::test]
+async fn in_local_mode_rebinding_cross_site_oversized_and_crafted_requests_are_refused() {
+    let (admin, ns, object) = target("attack-local").await;
+    let mut report = Report::default();
+    let (base, _) = crate::kit::serve(&admin, None).await;
     let plain = reqwest::Client::new();
     let big = "x".repeat(3 * 1024 * 1024);
     let post = |object: &str, header: (&str, &str)| {
@@ -535,16 +562,6 @@ async fn every_hostile_request_is_refused_or_bounded_and_nothing_is_written() {
         format!("{code}, says not found: {}", body.contains("not found")),
         matches!(code, 400 | 404) || body.contains("not found"),
     );
-
-    // Nothing got written by any of it.
-    let stacks: Api<Stack> = Api::namespaced(admin.clone(), &ns);
-    let written = stacks.list(&Default::default()).await.expect("list").items;
-    report.record(
-        "all",
-        "Stacks written in the target namespace",
-        "0",
-        written.len().to_string(),
-        written.is_empty(),
-    );
+    nothing_written(&mut report, "local", &admin, &ns).await;
     report.print_and_check();
 }

@@ -1,6 +1,6 @@
-//! Shared by the integration tests: serving a Portico router on loopback, and asking
+//! The test kit, shared by the integration tests and the benchmarks: serving a Portico router on loopback, and asking
 //! the API server's authorizer about someone.
-// Each test binary uses a part of this module.
+// The benchmarks use a part of this module.
 #![allow(dead_code)]
 
 pub mod stacks;
@@ -351,4 +351,30 @@ pub async fn signed_in_account(
     account: &str,
 ) -> String {
     sign_in(origin, &account_token(client, ns, account).await).await
+}
+
+/// Creates the namespace `name` (the benchmarks name theirs; tests take
+/// [`fresh_namespace`]).
+pub async fn create_namespace(client: &kube::Client, name: &str) {
+    let namespace: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": name}}))
+            .expect("a namespace");
+    kube::Api::all(client.clone())
+        .create(&kube::api::PostParams::default(), &namespace)
+        .await
+        .unwrap_or_else(|e| panic!("create namespace {name}: {e}"));
+}
+
+/// A `/proc/PID/status` memory field (`VmRSS:`, `VmHWM:`) in MB; NaN if unreadable.
+pub fn rss_mb(pid: u32, field: &str) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
 }

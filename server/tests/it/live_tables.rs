@@ -1,15 +1,5 @@
 //! The watch hub against a real kube-apiserver: one upstream watch per query shared
 //! by every viewer, a snapshot then ordered deltas, kubectl's columns.
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
-mod common;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -99,7 +89,7 @@ fn phase_of(state: &TableState, name: &str) -> Option<serde_json::Value> {
 #[tokio::test]
 async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
     let client = client_with_seed_crds().await;
-    let ns = common::fresh_namespace(&client, "live").await;
+    let ns = crate::kit::fresh_namespace(&client, "live").await;
     let hub = WatchHub::new(client.clone(), Duration::from_millis(200));
     let query = TableQuery {
         group: "cnat.study.jayground8".into(),
@@ -269,7 +259,7 @@ async fn children_and_owners_follow_owner_references_live() {
     use portico_server::watch::owner_tree::{Viewer, children_stream};
 
     let client = client_with_seed_crds().await;
-    let ns = common::fresh_namespace(&client, "owners").await;
+    let ns = crate::kit::fresh_namespace(&client, "owners").await;
     let owner = ats_api(&client, &ns)
         .create(&PostParams::default(), &at("owner"))
         .await
@@ -277,7 +267,7 @@ async fn children_and_owners_follow_owner_references_live() {
     let uid = owner.metadata.uid.clone().expect("uid");
 
     let hub = WatchHub::new(client.clone(), Duration::from_millis(200));
-    let kinds = common::kinds(&client).await;
+    let kinds = crate::kit::kinds(&client).await;
     let mut children = Box::pin(
         children_stream(
             &hub,
@@ -352,7 +342,7 @@ async fn children_and_owners_follow_owner_references_live() {
 #[tokio::test]
 async fn a_deletion_held_by_a_finalizer_is_explained() {
     let client = client_with_seed_crds().await;
-    let ns = common::fresh_namespace(&client, "final").await;
+    let ns = crate::kit::fresh_namespace(&client, "final").await;
     let resource = kube::discovery::ApiResource {
         group: "infra.sealyun.com".into(),
         version: "v1".into(),
@@ -375,7 +365,7 @@ async fn a_deletion_held_by_a_finalizer_is_explained() {
         .expect("delete");
     let detail = portico_server::web::backend::detail::object_detail(
         &client,
-        &common::kinds(&client).await,
+        &crate::kit::kinds(&client).await,
         &portico_core::resource::ResourceRef::new("infra.sealyun.com", "v1", "virtulmachines"),
         Some(&ns),
         "vm",

@@ -3,16 +3,6 @@
 //! every file, the catalog ConfigMap matches the catalog Portico ships, and the
 //! portal's and the reconciler's service accounts can do exactly what each needs
 //! (checked with SubjectAccessReviews after applying the RBAC for real).
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
-mod common;
-
 use std::path::PathBuf;
 
 use kube::api::DynamicObject;
@@ -449,7 +439,7 @@ async fn may(
     ns: Option<&str>,
 ) -> bool {
     let groups = ["system:serviceaccounts", "system:authenticated"];
-    common::subject_may(client, (user, &groups), verb, (group, resource), ns).await
+    crate::kit::subject_may(client, (user, &groups), verb, (group, resource), ns).await
 }
 
 #[tokio::test]
@@ -707,7 +697,7 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
     apply::apply_all(&admin, policy)
         .await
         .expect("the policy applies");
-    let team = common::fresh_namespace(&admin, "vap").await;
+    let team = crate::kit::fresh_namespace(&admin, "vap").await;
     let mut config = portico_server::cluster::config::config(
         Some(TestCluster::shared().admin_kubeconfig()),
         None,

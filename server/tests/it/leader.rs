@@ -4,16 +4,6 @@
 //! replica's name appears in its Lease, and when it can no longer reach the API server
 //! to renew it, before the Lease can expire (so before the standby takes over). Each
 //! test works in its own namespace, with its own Lease.
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
-mod common;
-
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -127,7 +117,7 @@ impl Replica {
 #[tokio::test]
 async fn a_lease_left_by_a_vanished_holder_is_taken_once_it_expires() {
     let client = admin().await;
-    let ns = common::fresh_namespace(&client, "lease-orphan").await;
+    let ns = crate::kit::fresh_namespace(&client, "lease-orphan").await;
     // A holder that died without releasing: renewed just now, never again.
     let now = Timestamp::now();
     let vanished = Lease {
@@ -183,7 +173,7 @@ async fn a_lease_left_by_a_vanished_holder_is_taken_once_it_expires() {
 #[tokio::test]
 async fn a_leader_whose_lease_names_another_replica_stops_and_leaves_it() {
     let client = admin().await;
-    let ns = common::fresh_namespace(&client, "lease-taken").await;
+    let ns = crate::kit::fresh_namespace(&client, "lease-taken").await;
     let mut first = Replica::start(&client, &ns, "first", Duration::from_secs(15));
     first.until_running().await;
 
@@ -236,7 +226,7 @@ async fn a_leader_whose_lease_names_another_replica_stops_and_leaves_it() {
 #[tokio::test]
 async fn a_leader_cut_off_from_the_api_server_stops_before_the_standby_takes_over() {
     let client = admin().await;
-    let ns = common::fresh_namespace(&client, "lease-cut").await;
+    let ns = crate::kit::fresh_namespace(&client, "lease-cut").await;
     let relay = Relay::start().await;
     // A 6 s term renewed every second: cut off, the leader stops 5 s after its last
     // renewal, and the standby may take over only after 6 s.

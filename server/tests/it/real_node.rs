@@ -3,20 +3,10 @@
 //! built on this machine (`deploy/overlays/local/stacks.yaml`). A Stack is Ready only when
 //! its container's real readiness probe passes; the credentials it shows open the
 //! database through its Service; the data survives the Pod.
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::stacks::*;
+use crate::kit::stacks::*;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Pod, Secret, Service};
 use kube::api::{Api, DeleteParams, LogParams, Patch, PatchParams, PostParams};
@@ -30,7 +20,7 @@ use serde_json::json;
 const REAL_WAIT: Duration = Duration::from_secs(240);
 
 async fn admin() -> kube::Client {
-    common::admin_with_stack_crd_on(TestCluster::shared_real()).await
+    crate::kit::admin_with_stack_crd_on(TestCluster::shared_real()).await
 }
 
 fn local_catalog_path() -> std::path::PathBuf {
@@ -243,7 +233,7 @@ async fn query_from_a_pod(client: &kube::Client, ns: &str, stack: &str, statemen
 #[tokio::test]
 async fn mysql_runs_answers_with_the_credentials_it_shows_and_keeps_its_data_past_the_stack() {
     let client = admin().await;
-    let ns = common::fresh_namespace(&client, "real-mysql").await;
+    let ns = crate::kit::fresh_namespace(&client, "real-mysql").await;
     let reconciler = reconciler(&client, &ns);
     create_stack(
         &client,
@@ -374,7 +364,7 @@ async fn a_bound_client_connects_with_only_its_environment_and_unbinding_takes_i
     use k8s_openapi::api::apps::v1::Deployment;
     use portico_server::reconcile::binding::kind::StackBinding;
     let client = admin().await;
-    let ns = common::fresh_namespace(&client, "real-bind").await;
+    let ns = crate::kit::fresh_namespace(&client, "real-bind").await;
     let reconciler = reconciler(&client, &ns);
     create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
     let stack = ready_stack(&client, &ns, "db", 1).await;
@@ -466,7 +456,7 @@ exec sleep 100000"#;
 #[tokio::test]
 async fn tomcat_answers_http_and_drift_is_put_back_with_real_pods() {
     let client = admin().await;
-    let ns = common::fresh_namespace(&client, "real-tomcat").await;
+    let ns = crate::kit::fresh_namespace(&client, "real-tomcat").await;
     let reconciler = reconciler(&client, &ns);
     create_stack(
         &client,
@@ -600,7 +590,7 @@ async fn degraded_for(client: &kube::Client, ns: &str, name: &str, reason: &str)
 #[tokio::test]
 async fn an_image_that_cannot_be_pulled_is_said_in_plain_words() {
     let client = admin().await;
-    let ns = common::fresh_namespace(&client, "real-pull").await;
+    let ns = crate::kit::fresh_namespace(&client, "real-pull").await;
     let catalog = catalog_with(|yaml| {
         yaml["mysql"]["versions"]["9.9"] = "portico.local/mariadb:9.9-not-built".into();
     });
@@ -626,7 +616,7 @@ async fn an_image_that_cannot_be_pulled_is_said_in_plain_words() {
 #[tokio::test]
 async fn a_container_that_exits_gives_its_code_and_the_end_of_its_log() {
     let client = admin().await;
-    let ns = common::fresh_namespace(&client, "real-crash").await;
+    let ns = crate::kit::fresh_namespace(&client, "real-crash").await;
     // An entry that forgets the password variable: the image refuses to start.
     let catalog = catalog_with(|yaml| {
         if let Some(entry) = yaml["mysql"].as_mapping_mut() {
@@ -651,7 +641,7 @@ async fn a_container_that_exits_gives_its_code_and_the_end_of_its_log() {
 #[tokio::test]
 async fn a_readiness_probe_that_never_passes_is_said_after_its_grace() {
     let client = admin().await;
-    let ns = common::fresh_namespace(&client, "real-probe").await;
+    let ns = crate::kit::fresh_namespace(&client, "real-probe").await;
     let catalog = catalog_with(|yaml| {
         yaml["tomcat"]["readiness"]["httpGet"] = "/no-such-page".into();
     });
@@ -671,7 +661,7 @@ async fn a_readiness_probe_that_never_passes_is_said_after_its_grace() {
 #[tokio::test]
 async fn a_claim_that_cannot_bind_is_said_in_the_volume_controllers_words() {
     let client = admin().await;
-    let ns = common::fresh_namespace(&client, "real-claim").await;
+    let ns = crate::kit::fresh_namespace(&client, "real-claim").await;
     // A platform team names a class the cluster does not have.
     let class = format!("{ns}-missing");
     let catalog = catalog_with(|yaml| {

@@ -5,10 +5,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Resource;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::wait::await_condition;
+use kube::runtime::{WatchStreamExt, watcher};
 use portico_server::reconcile::catalog::{Catalog, LiveCatalog};
 use portico_server::reconcile::controller::{ReconcileStats, Settings};
 use portico_server::reconcile::leader::LeaseSettings;
@@ -263,4 +265,49 @@ pub fn controlled_by(obj: &impl Resource, stack: &Stack) -> bool {
             && o.kind == "Stack"
             && Some(&o.uid) == stack.metadata.uid.as_ref()
     })
+}
+
+/// Feeds `(name, object)` of every K in `ns` matching `labels` to `note` until it says
+/// done (a watch, not polling); returns when it did, or panics after `limit`.
+pub async fn watch_until<K>(
+    client: &kube::Client,
+    ns: &str,
+    labels: &str,
+    limit: Duration,
+    mut note: impl FnMut(Arc<K>) -> bool,
+) where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + 'static,
+{
+    let api: Api<K> = Api::namespaced(client.clone(), ns);
+    let mut events = watcher(
+        api,
+        watcher::Config::default().labels(labels).any_semantic(),
+    )
+    .default_backoff()
+    .applied_objects()
+    .boxed();
+    let done = async {
+        while let Some(Ok(object)) = events.next().await {
+            if note(Arc::new(object)) {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(limit, done)
+        .await
+        .expect("finished before the deadline");
+}
+
+/// The usual start of a Stack test: an admin client on the cluster with the Stack CRD,
+/// a fresh namespace, and one reconciler scoped to it.
+pub async fn one_reconciler(prefix: &str) -> (kube::Client, String, Instance) {
+    let client = super::admin_with_stack_crd().await;
+    let ns = super::fresh_namespace(&client, prefix).await;
+    let reconciler = Instance::start(&client, &ns, "only-one");
+    (client, ns, reconciler)
 }

@@ -4,16 +4,6 @@
 //! and the API server's dry run, a round trip through the form changes nothing, and
 //! the create and edit pages render within budget. Also: schemas built to be hostile
 //! (deep, wide) cannot take the server down.
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
-mod common;
-
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -90,7 +80,7 @@ async fn every_corpus_crd_gives_a_form_its_sample_passes_and_a_round_trip_change
     let projects: std::collections::HashSet<&str> =
         corpus.entries.iter().map(|e| e.project.as_str()).collect();
     assert!(corpus.entries.len() >= 25 && projects.len() >= 10);
-    let (origin, state) = common::serve(&client, None).await;
+    let (origin, state) = crate::kit::serve(&client, None).await;
     let http = reqwest::Client::new();
     let mut timings = Vec::new();
     let mut pages = 0;
@@ -243,7 +233,7 @@ async fn deep_and_wide_schemas_render_without_taking_the_server_down() {
     apply::apply_all(&client, objects)
         .await
         .expect("CRDs apply");
-    let (origin, _state) = common::serve(&client, None).await;
+    let (origin, _state) = crate::kit::serve(&client, None).await;
     let http = reqwest::Client::new();
     for plural in ["deeptens", "deepfortys", "wideones"] {
         let page = format!("{origin}/r/hostile.test/v1/{plural}/new");
@@ -338,7 +328,7 @@ async fn a_crd_too_deep_to_decode_is_listed_with_its_reason_and_the_rest_load() 
     crd["spec"]["versions"][0]["additionalPrinterColumns"] =
         json!([{"name": "Depth", "type": "string", "jsonPath": ".spec.next.next"}]);
     create_crd(&client, &crd).await;
-    let (origin, state) = common::serve(&client, None).await;
+    let (origin, state) = crate::kit::serve(&client, None).await;
     let listed = until_registry(&state.kinds, |k| {
         k.crds()
             .into_iter()
@@ -415,7 +405,7 @@ async fn a_crd_in_a_kubernetes_group_does_not_stand_in_for_the_built_in_kind() {
         }
     });
     create_crd(&client, &crd).await;
-    let kinds = common::kinds(&client).await;
+    let kinds = crate::kit::kinds(&client).await;
     let listed = until_registry(&kinds, |k| {
         k.crds()
             .into_iter()
@@ -471,7 +461,7 @@ async fn a_children_view_looks_in_a_bounded_set_of_kinds_nearest_the_owner_first
     apply::apply_all(&client, objects)
         .await
         .expect("CRDs apply");
-    let kinds = common::kinds(&client).await;
+    let kinds = crate::kit::kinds(&client).await;
     let looked = until_registry(&kinds, |k| {
         let all: Vec<String> = k
             .child_kinds("near.test", usize::MAX)

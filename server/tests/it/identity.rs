@@ -2,16 +2,6 @@
 //! own token: a viewer (read-only in one namespace) cannot create and cannot join a
 //! feed of another namespace even when one is running; an editor can create; identity
 //! headers name no one. The token only ever travels in a sealed cookie.
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
-mod common;
-
 use futures::{SinkExt, StreamExt};
 use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic};
 use portico_core::table::wire::TableQuery;
@@ -37,14 +27,14 @@ struct Portal {
 }
 
 async fn serve(client: &kube::Client, live: Option<LiveLimits>) -> Portal {
-    let (base, state) = common::serve_token_mode(client, live).await;
+    let (base, state) = crate::kit::serve_token_mode(client, live).await;
     Portal { base, state }
 }
 
 impl Portal {
     /// A new ServiceAccount `name` in `ns`, signed in: its session cookie.
     async fn person(&self, admin: &kube::Client, ns: &str, name: &str) -> String {
-        common::signed_in_account(admin, &self.base, ns, name).await
+        crate::kit::signed_in_account(admin, &self.base, ns, name).await
     }
 }
 
@@ -102,15 +92,15 @@ async fn live_table(portal: &Portal, headers: &[(&str, &str)], ns: &str) -> u16 
 
 #[tokio::test]
 async fn each_person_acts_as_themselves() {
-    let admin = common::admin_with_stack_crd().await;
-    let team = common::fresh_namespace(&admin, "team").await;
-    let other = common::fresh_namespace(&admin, "other").await;
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let team = crate::kit::fresh_namespace(&admin, "team").await;
+    let other = crate::kit::fresh_namespace(&admin, "other").await;
     let reading = ["get", "list", "watch"];
-    common::grant(&admin, &team, "stack-viewer", STACKS, &reading, "viewer").await;
+    crate::kit::grant(&admin, &team, "stack-viewer", STACKS, &reading, "viewer").await;
     let editing = [
         "get", "list", "watch", "create", "update", "patch", "delete",
     ];
-    common::grant(&admin, &team, "stack-editor", STACKS, &editing, "editor").await;
+    crate::kit::grant(&admin, &team, "stack-editor", STACKS, &editing, "editor").await;
     let portal = serve(&admin, None).await;
     let viewer_session = portal.person(&admin, &team, "viewer").await;
     let viewer = with_session(&viewer_session);
@@ -120,7 +110,7 @@ async fn each_person_acts_as_themselves() {
     let (status, outcome) = submit(&portal, &viewer, stack(&team, "by-viewer")).await;
     assert_eq!(status, 200);
     assert_eq!(outcome["Rejected"]["code"], 403, "{outcome}");
-    let named = format!("\"{}\"", common::account_user(&team, "viewer"));
+    let named = format!("\"{}\"", crate::kit::account_user(&team, "viewer"));
     assert!(
         outcome["Rejected"]["message"]
             .as_str()
@@ -159,7 +149,7 @@ async fn each_person_acts_as_themselves() {
         "no identity, no feed"
     );
     // Headers naming someone are believed in no mode: only the API server says who.
-    let editor_name = common::account_user(&team, "editor");
+    let editor_name = crate::kit::account_user(&team, "editor");
     let claimed = [
         ("x-forwarded-user", editor_name.as_str()),
         ("x-forwarded-groups", "system:masters"),
@@ -172,11 +162,11 @@ async fn each_person_acts_as_themselves() {
 
 #[tokio::test]
 async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
-    let admin = common::admin_with_stack_crd().await;
-    let team = common::fresh_namespace(&admin, "tok").await;
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let team = crate::kit::fresh_namespace(&admin, "tok").await;
     let editing = ["get", "list", "watch", "create"];
-    common::grant(&admin, &team, "stack-editor", STACKS, &editing, "deployer").await;
-    let token = common::account_token(&admin, &team, "deployer").await;
+    crate::kit::grant(&admin, &team, "stack-editor", STACKS, &editing, "deployer").await;
+    let token = crate::kit::account_token(&admin, &team, "deployer").await;
 
     let portal = serve(&admin, None).await;
     let http = reqwest::Client::builder()
@@ -474,11 +464,11 @@ async fn read_to_end(response: reqwest::Response, until: &str) -> String {
 
 #[tokio::test]
 async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them() {
-    let admin = common::admin_with_stack_crd().await;
-    let team = common::fresh_namespace(&admin, "bounded").await;
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let team = crate::kit::fresh_namespace(&admin, "bounded").await;
     for who in ["greedy", "other", "leaver"] {
         let role = format!("watch-{who}");
-        common::grant(&admin, &team, &role, STACKS, &["get", "list", "watch"], who).await;
+        crate::kit::grant(&admin, &team, &role, STACKS, &["get", "list", "watch"], who).await;
     }
     let limits = LiveLimits {
         streams_per_person: 3,
@@ -560,8 +550,8 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
     .await
     .expect("cluster-wide watcher");
     let invented = "no-such-namespace-here";
-    let roamer = common::account_user(&team, "roamer");
-    common::until_subject_may(
+    let roamer = crate::kit::account_user(&team, "roamer");
+    crate::kit::until_subject_may(
         &admin,
         (&roamer, &[]),
         "watch",
@@ -591,7 +581,7 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
         body.contains("withdrawn")
             || body.contains(&format!(
                 "User \"{}\" cannot",
-                common::account_user(&team, "leaver")
+                crate::kit::account_user(&team, "leaver")
             )),
         "{body}"
     );
@@ -599,10 +589,10 @@ async fn live_views_are_bounded_per_person_and_a_withdrawn_permission_ends_them(
 
 #[tokio::test]
 async fn a_stack_asks_only_for_what_its_author_may_do() {
-    let admin = common::admin_with_stack_crd().await;
-    let team = common::fresh_namespace(&admin, "deputy").await;
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let team = crate::kit::fresh_namespace(&admin, "deputy").await;
     let creating = ["get", "list", "watch", "create"];
-    common::grant(&admin, &team, "stack-creator", STACKS, &creating, "deputy").await;
+    crate::kit::grant(&admin, &team, "stack-creator", STACKS, &creating, "deputy").await;
     let policy = apply::read_documents(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/base/stack-policy.yaml"),
     )
@@ -728,8 +718,8 @@ async fn a_stack_asks_only_for_what_its_author_may_do() {
     )
     .await
     .expect("grant");
-    let deputy_user = common::account_user(&team, "deputy");
-    common::until_subject_may(
+    let deputy_user = crate::kit::account_user(&team, "deputy");
+    crate::kit::until_subject_may(
         &admin,
         (&deputy_user, &[]),
         "use",
@@ -766,10 +756,10 @@ async fn refused_saying(
 
 #[tokio::test]
 async fn a_binding_needs_the_right_to_change_the_workload_and_to_read_the_password() {
-    let admin = common::admin_with_stack_crd().await;
-    let team = common::fresh_namespace(&admin, "binder").await;
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let team = crate::kit::fresh_namespace(&admin, "binder").await;
     let creating = ["get", "list", "watch", "create"];
-    common::grant(
+    crate::kit::grant(
         &admin,
         &team,
         "binding-creator",
@@ -804,7 +794,7 @@ async fn a_binding_needs_the_right_to_change_the_workload_and_to_read_the_passwo
     .await;
     assert_eq!(outcome["Rejected"]["code"], 403, "{outcome}");
     // May change it, may not read the password the binding hands over: refused too.
-    common::grant(
+    crate::kit::grant(
         &admin,
         &team,
         "app-editor",
@@ -821,7 +811,7 @@ async fn a_binding_needs_the_right_to_change_the_workload_and_to_read_the_passwo
     )
     .await;
     // Both: admitted.
-    common::grant(
+    crate::kit::grant(
         &admin,
         &team,
         "password-reader",

@@ -3,17 +3,7 @@
 //! placed on them Running and Ready. Nothing here plays a controller's part: a Stack is
 //! Ready because its workload's Pods are. Each test works in its own namespace with its
 //! own reconciler (scoped to that namespace) and its own leader Lease.
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
-mod common;
-
-use common::stacks::*;
+use crate::kit::stacks::*;
 
 use std::sync::Arc;
 
@@ -28,9 +18,7 @@ use serde_json::json;
 
 #[tokio::test]
 async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift() {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-mysql").await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler("stk-mysql").await;
     let stack = create_stack(
         &client,
         &ns,
@@ -207,9 +195,7 @@ async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift()
 
 #[tokio::test]
 async fn tomcat_gets_a_deployment_and_an_unknown_version_is_degraded() {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-tomcat").await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler("stk-tomcat").await;
     let stack = create_stack(
         &client,
         &ns,
@@ -306,9 +292,7 @@ async fn tomcat_gets_a_deployment_and_an_unknown_version_is_degraded() {
 
 #[tokio::test]
 async fn a_planted_volume_claim_is_never_adopted() {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-claim").await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler("stk-claim").await;
     // Someone else's claim, under the name the StatefulSet's first replica would use.
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), &ns);
     let planted: PersistentVolumeClaim = serde_json::from_value(json!({
@@ -338,8 +322,8 @@ async fn a_planted_volume_claim_is_never_adopted() {
 
 #[tokio::test]
 async fn a_restarted_reconciler_leaves_no_duplicates_and_keeps_the_password() {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-restart").await;
+    let client = crate::kit::admin_with_stack_crd().await;
+    let ns = crate::kit::fresh_namespace(&client, "stk-restart").await;
     let first = Instance::start(&client, &ns, "first");
     create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
     until::<Stack>(&client, &ns, "db", "a status", |s| phase(s).is_some()).await;
@@ -401,8 +385,8 @@ async fn a_restarted_reconciler_leaves_no_duplicates_and_keeps_the_password() {
 
 #[tokio::test]
 async fn of_two_reconcilers_only_the_leader_acts_and_the_other_takes_over() {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-leader").await;
+    let client = crate::kit::admin_with_stack_crd().await;
+    let ns = crate::kit::fresh_namespace(&client, "stk-leader").await;
     let a = Instance::start(&client, &ns, "replica-a");
     // Wait for A to lead before B starts, so that the roles are known.
     until::<k8s_openapi::api::coordination::v1::Lease>(
@@ -445,9 +429,7 @@ async fn of_two_reconcilers_only_the_leader_acts_and_the_other_takes_over() {
 
 #[tokio::test]
 async fn a_pod_that_fits_no_node_says_why_and_a_smaller_request_turns_ready() {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-sched").await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler("stk-sched").await;
     // Within the catalog's ceiling (4 CPUs), beyond any node (2 CPUs each).
     create_stack(
         &client,
@@ -531,9 +513,7 @@ async fn a_pod_that_fits_no_node_says_why_and_a_smaller_request_turns_ready() {
 
 #[tokio::test]
 async fn a_child_replaced_under_the_same_name_is_put_back() {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-replaced").await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler("stk-replaced").await;
     let stack = create_stack(&client, &ns, "web", json!({"choice": "tomcat"})).await;
     until::<Stack>(&client, &ns, "web", "Ready", |s| ready_with(s, 1)).await;
     // `kubectl replace --force` with another image, keeping the Stack as controller:
@@ -585,9 +565,7 @@ async fn a_child_replaced_under_the_same_name_is_put_back() {
 #[tokio::test]
 async fn a_change_the_api_server_refuses_keeps_what_the_children_report() {
     use k8s_openapi::api::core::v1::ResourceQuota;
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-refused").await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler("stk-refused").await;
     create_stack(&client, &ns, "web", json!({"choice": "tomcat"})).await;
     until::<Stack>(&client, &ns, "web", "Ready", |s| ready_with(s, 1)).await;
     // One Service is all the namespace may have: MySQL's second (headless) one is
@@ -636,9 +614,7 @@ async fn a_change_the_api_server_refuses_keeps_what_the_children_report() {
 /// Creates a MySQL Stack that does not keep its data, waits until it is Ready with its
 /// Pod and claim, deletes it with `propagation` and waits until nothing it owned is left.
 async fn deleting_removes_everything_it_owns(propagation: DeleteParams, label: &str) {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, label).await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler(label).await;
     create_stack(
         &client,
         &ns,
@@ -702,9 +678,7 @@ async fn deleting_a_stack_in_the_background_removes_everything_it_owns() {
 
 #[tokio::test]
 async fn a_stack_keeps_its_data_by_default_and_one_made_again_reattaches_it() {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-keep").await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler("stk-keep").await;
     let first = create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
     assert_eq!(
         first.spec.deletion_policy,
@@ -771,7 +745,7 @@ async fn a_stack_keeps_its_data_by_default_and_one_made_again_reattaches_it() {
 
 #[tokio::test]
 async fn choice_postgres_is_rejected_by_the_api_server() {
-    let client = common::admin_with_stack_crd().await;
+    let client = crate::kit::admin_with_stack_crd().await;
     let api: Api<Stack> = Api::namespaced(client, "default");
     let stack: Stack = serde_json::from_value(json!({
         "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
@@ -824,8 +798,8 @@ fn sample(text: &str, series: &str) -> f64 {
 
 #[tokio::test]
 async fn metrics_count_reconciles_by_outcome_and_the_reconcilers_api_requests() {
-    let admin = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&admin, "stk-metrics").await;
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let ns = crate::kit::fresh_namespace(&admin, "stk-metrics").await;
     // The reconciler's client counts its requests, as `main` builds it.
     let kubeconfig = kube::config::Kubeconfig::read_from(
         portico_control_plane::cluster::TestCluster::shared().admin_kubeconfig(),
@@ -917,9 +891,7 @@ async fn metrics_count_reconciles_by_outcome_and_the_reconcilers_api_requests() 
 
 #[tokio::test]
 async fn children_whose_stack_label_is_removed_are_labelled_again_and_the_password_is_kept() {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-unlabel").await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler("stk-unlabel").await;
     create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
     until::<Stack>(&client, &ns, "db", "Ready", |s| ready_with(s, 1)).await;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
@@ -1040,9 +1012,7 @@ async fn binding_ready(client: &kube::Client, ns: &str, name: &str) -> (String, 
 
 #[tokio::test]
 async fn a_binding_hands_a_stack_to_a_deployment_and_unbinding_takes_out_exactly_that() {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-bind").await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler("stk-bind").await;
     create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
     until::<Stack>(&client, &ns, "db", "Ready", |s| ready_with(s, 1)).await;
     own_deployment(
@@ -1123,9 +1093,7 @@ async fn a_binding_hands_a_stack_to_a_deployment_and_unbinding_takes_out_exactly
 
 #[tokio::test]
 async fn a_binding_says_why_it_cannot_bind_and_binds_once_it_can() {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-bind-not").await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler("stk-bind-not").await;
     // A variable of the person's own under a name the binding would set.
     own_deployment(
         &client,
@@ -1208,9 +1176,7 @@ async fn sized(client: &kube::Client, ns: &str, name: &str) -> (String, String, 
 
 #[tokio::test]
 async fn a_plan_sizes_a_stack_and_a_new_plan_rolls_its_pods_and_keeps_its_volume() {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-plan").await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler("stk-plan").await;
     create_stack(
         &client,
         &ns,
@@ -1258,9 +1224,7 @@ async fn a_plan_sizes_a_stack_and_a_new_plan_rolls_its_pods_and_keeps_its_volume
 
 #[tokio::test]
 async fn an_upgrade_rolls_the_statefulset_and_a_downgrade_the_catalog_forbids_is_refused() {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-upgrade").await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler("stk-upgrade").await;
     create_stack(
         &client,
         &ns,
@@ -1333,9 +1297,7 @@ async fn an_upgrade_rolls_the_statefulset_and_a_downgrade_the_catalog_forbids_is
 #[tokio::test]
 async fn a_stack_bound_to_another_stack_gets_its_details_and_keeps_them_through_its_own_reconciles()
 {
-    let client = common::admin_with_stack_crd().await;
-    let ns = common::fresh_namespace(&client, "stk-bind-stack").await;
-    let reconciler = Instance::start(&client, &ns, "only-one");
+    let (client, ns, reconciler) = one_reconciler("stk-bind-stack").await;
     create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
     create_stack(&client, &ns, "web", json!({"choice": "tomcat"})).await;
     until::<Stack>(&client, &ns, "web", "Ready", |s| ready_with(s, 1)).await;

@@ -1,15 +1,5 @@
 //! Writes against a real kube-apiserver: dry runs store nothing, CEL failures come back
 //! as causes on their fields, a stale resourceVersion is a conflict.
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
-mod common;
-
 use std::path::PathBuf;
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
@@ -60,7 +50,7 @@ async fn a_dry_run_stores_nothing() {
         "metadata": {"name": "dry-only", "namespace": "default"},
         "spec": {"choice": "tomcat", "replicas": 2}
     }));
-    let accepted = objects::create(&client, &common::kinds(&client).await, &obj, true)
+    let accepted = objects::create(&client, &crate::kit::kinds(&client).await, &obj, true)
         .await
         .expect("dry run accepted");
     assert_eq!(accepted.metadata.name.as_deref(), Some("dry-only"));
@@ -86,7 +76,7 @@ async fn a_cel_rule_failure_names_its_field() {
         "metadata": {"name": "tc", "namespace": "default"},
         "spec": {"choice": "tomcat", "storage": "1Gi"}
     }));
-    let err = objects::create(&client, &common::kinds(&client).await, &stack, true)
+    let err = objects::create(&client, &crate::kit::kinds(&client).await, &stack, true)
         .await
         .expect_err("the CEL rule refuses it");
     let Some(r) = err.rejection().cloned() else {
@@ -169,7 +159,7 @@ async fn the_large_fixture_crd_is_served_and_its_nested_rules_name_their_fields(
     };
     objects::create(
         &client,
-        &common::kinds(&client).await,
+        &crate::kit::kinds(&client).await,
         &db(serde_json::json!({"type": "NodePort", "nodePort": 30080})),
         true,
     )
@@ -177,7 +167,7 @@ async fn the_large_fixture_crd_is_served_and_its_nested_rules_name_their_fields(
     .expect("a valid DatabaseCluster passes a dry run");
     let err = objects::create(
         &client,
-        &common::kinds(&client).await,
+        &crate::kit::kinds(&client).await,
         &db(serde_json::json!({"type": "ClusterIP", "nodePort": 30080})),
         true,
     )

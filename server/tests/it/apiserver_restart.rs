@@ -1,14 +1,6 @@
 //! A live table survives kube-apiserver restarting: the feed re-watches (or relists)
 //! by itself and its rows equal the API's list afterwards. Its own control plane,
 //! since restarting a shared one would disturb other tests.
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;

@@ -1,14 +1,4 @@
 //! Integration tests against a real kube-apiserver (see portico-control-plane).
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
-mod common;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -129,7 +119,7 @@ async fn invalid_crdkind_is_rejected_with_the_servers_field_causes() {
     let [bad] = docs.as_slice() else {
         panic!("one document expected")
     };
-    let err = objects::create(&client, &common::kinds(&client).await, bad, false)
+    let err = objects::create(&client, &crate::kit::kinds(&client).await, bad, false)
         .await
         .expect_err("the API server must refuse choice: postgres, replicas: 11");
     let Some(ApiRejection {
@@ -277,7 +267,7 @@ async fn http_server_is_ready_and_its_server_function_lists_the_seeds() {
 #[tokio::test]
 async fn bad_requests_get_the_status_that_names_the_mistake() {
     let client = client_with_seeds().await;
-    let (base, _state) = common::serve(&client, None).await;
+    let (base, _state) = crate::kit::serve(&client, None).await;
     let http = reqwest::Client::new();
     // A server-function call as a browser form would send it.
     let call = |endpoint: &str, body: reqwest::Body| {
@@ -384,7 +374,7 @@ async fn secret_values_never_reach_the_edit_form_and_saving_it_keeps_them() {
     use k8s_openapi::api::core::v1::Secret;
     use kube::ResourceExt;
     let client = client_with_seeds().await;
-    let ns = common::fresh_namespace(&client, "secret-edit").await;
+    let ns = crate::kit::fresh_namespace(&client, "secret-edit").await;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
     let value = "hunter2-correct-horse";
     let stored: Secret = serde_json::from_value(serde_json::json!({
@@ -398,7 +388,7 @@ async fn secret_values_never_reach_the_edit_form_and_saving_it_keeps_them() {
         .create(&kube::api::PostParams::default(), &stored)
         .await
         .expect("create secret");
-    let (base, _state) = common::serve(&client, None).await;
+    let (base, _state) = crate::kit::serve(&client, None).await;
     let http = reqwest::Client::new();
     let target = [
         ("resource[group]", ""),

@@ -2,16 +2,6 @@
 //! local cluster's real node, where containers run and kubelet serves their logs:
 //! following lines as they are written, the previous run after a restart, a person
 //! without `pods/log` refused with a sentence, and the per-view bound on a flood.
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
-mod common;
-
 use std::time::{Duration, Instant};
 
 use futures::{SinkExt, StreamExt};
@@ -35,7 +25,7 @@ const START_WAIT: Duration = Duration::from_secs(120);
 const IMAGE: &str = "portico.local/mariadb:10.11";
 
 async fn admin() -> kube::Client {
-    common::admin_with_stack_crd_on(TestCluster::shared_real()).await
+    crate::kit::admin_with_stack_crd_on(TestCluster::shared_real()).await
 }
 
 async fn connect(origin: &str, cookie: Option<&str>) -> Socket {
@@ -151,8 +141,8 @@ fn number(line: &str) -> Option<u64> {
 #[tokio::test]
 async fn a_running_containers_log_follows_what_it_writes_after_the_view_opened() {
     let client = admin().await;
-    let (origin, state) = common::serve(&client, None).await;
-    let ns = common::fresh_namespace(&client, "logs-follow").await;
+    let (origin, state) = crate::kit::serve(&client, None).await;
+    let ns = crate::kit::fresh_namespace(&client, "logs-follow").await;
     run_pod(
         &client,
         &ns,
@@ -261,8 +251,8 @@ async fn a_running_containers_log_follows_what_it_writes_after_the_view_opened()
 #[tokio::test]
 async fn the_previous_run_shows_what_the_container_wrote_before_it_exited() {
     let client = admin().await;
-    let (origin, _state) = common::serve(&client, None).await;
-    let ns = common::fresh_namespace(&client, "logs-previous").await;
+    let (origin, _state) = crate::kit::serve(&client, None).await;
+    let ns = crate::kit::fresh_namespace(&client, "logs-previous").await;
     // Each run writes when it started, then fails; kubelet restarts it.
     run_pod(
         &client,
@@ -305,7 +295,7 @@ async fn the_previous_run_shows_what_the_container_wrote_before_it_exited() {
 #[tokio::test]
 async fn a_person_without_pods_log_is_refused_with_a_sentence() {
     let admin = admin().await;
-    let ns = common::fresh_namespace(&admin, "logs-refused").await;
+    let ns = crate::kit::fresh_namespace(&admin, "logs-refused").await;
     run_pod(&admin, &ns, "quiet", "sleep 3600").await;
     // A ServiceAccount that may read Pods, but not their logs.
     let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), &ns);
@@ -337,7 +327,7 @@ async fn a_person_without_pods_log_is_refused_with_a_sentence() {
     .await
     .expect("RBAC applies");
     let who = format!("system:serviceaccount:{ns}:viewer");
-    common::until_subject_may(&admin, (&who, &[]), "get", ("", "pods"), Some(&ns)).await;
+    crate::kit::until_subject_may(&admin, (&who, &[]), "get", ("", "pods"), Some(&ns)).await;
     let request: TokenRequest =
         serde_json::from_value(json!({"spec": {"audiences": [], "expirationSeconds": 3600}}))
             .expect("token request");
@@ -360,7 +350,7 @@ async fn a_person_without_pods_log_is_refused_with_a_sentence() {
     )
     .await
     .expect("admin config");
-    let (origin, _state) = common::serve(&admin, Some((identity, config))).await;
+    let (origin, _state) = crate::kit::serve(&admin, Some((identity, config))).await;
     let signed_in = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -397,8 +387,8 @@ async fn a_person_without_pods_log_is_refused_with_a_sentence() {
 #[tokio::test]
 async fn a_flooding_container_is_sent_within_the_bound_and_the_rest_skipped() {
     let client = admin().await;
-    let (origin, _state) = common::serve(&client, None).await;
-    let ns = common::fresh_namespace(&client, "logs-flood").await;
+    let (origin, _state) = crate::kit::serve(&client, None).await;
+    let ns = crate::kit::fresh_namespace(&client, "logs-flood").await;
     // Waits for the view, then 6 MB of 100-byte lines as fast as it can, then idles.
     run_pod(
         &client,
@@ -461,8 +451,8 @@ async fn a_flooding_container_is_sent_within_the_bound_and_the_rest_skipped() {
 #[tokio::test]
 async fn a_log_opened_before_its_container_runs_follows_it_once_it_does() {
     let client = admin().await;
-    let (origin, _state) = common::serve(&client, None).await;
-    let ns = common::fresh_namespace(&client, "logs-early").await;
+    let (origin, _state) = crate::kit::serve(&client, None).await;
+    let ns = crate::kit::fresh_namespace(&client, "logs-early").await;
     // The view opens as the Pod is made, as a Stack's page opens its new Pod's log:
     // kubelet answers a follow of a container that is not running yet with an empty,
     // finished log, which must not end the view while the container then runs.

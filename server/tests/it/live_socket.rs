@@ -1,16 +1,6 @@
 //! The tab's live connection (`/api/live`) against a real kube-apiserver: views opened
 //! and closed by messages, resuming after a reconnect with only what was missed, and
 //! hostile use (another site's page, oversized or unreadable messages, too many views).
-// Tests and benchmarks stop loudly at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
-
-mod common;
-
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
@@ -110,9 +100,9 @@ fn upserted(message: &ServerMessage) -> Vec<String> {
 
 #[tokio::test]
 async fn views_open_and_close_by_message_and_a_reconnect_resumes_with_what_was_missed() {
-    let client = common::admin_with_stack_crd().await;
-    let (origin, state) = common::serve(&client, None).await;
-    let ns = common::fresh_namespace(&client, "socket").await;
+    let client = crate::kit::admin_with_stack_crd().await;
+    let (origin, state) = crate::kit::serve(&client, None).await;
+    let ns = crate::kit::fresh_namespace(&client, "socket").await;
     create(&client, &ns, "first").await;
 
     let mut socket = connect(&origin).await;
@@ -192,9 +182,9 @@ async fn views_open_and_close_by_message_and_a_reconnect_resumes_with_what_was_m
 
 #[tokio::test]
 async fn hostile_use_is_refused_and_bounded() {
-    let client = common::admin_with_stack_crd().await;
-    let (origin, _state) = common::serve(&client, None).await;
-    let ns = common::fresh_namespace(&client, "hostile").await;
+    let client = crate::kit::admin_with_stack_crd().await;
+    let (origin, _state) = crate::kit::serve(&client, None).await;
+    let ns = crate::kit::fresh_namespace(&client, "hostile").await;
 
     // Another site's page, riding the person's cookie: refused at the handshake.
     let mut request = format!("{}/api/live", origin.replacen("http", "ws", 1))
