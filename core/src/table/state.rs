@@ -222,7 +222,11 @@ impl<'a> SortValue<'a> {
 }
 
 /// Compares strings with embedded numbers by value ("pod-2" < "pod-10"), without
-/// allocating (it runs for every comparison of a sort).
+/// allocating (it runs for every comparison of a sort). Not `natord` (1.0.9, unchanged
+/// since 2015): it skips whitespace, so "a b" and "ab" compare equal and kubectl cells
+/// such as "Running 2" and "Running2" would tie, and it reads leading zeros as
+/// fractions (strnatcmp: "1.05" before "1.5"); here whitespace counts and a run of
+/// digits is its value.
 fn natural_cmp(a: &str, b: &str) -> Ordering {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     let (mut i, mut j) = (0, 0);
@@ -356,6 +360,14 @@ mod tests {
             names(state().view("", None, false, 100)),
             ["pod-1", "pod-10", "pod-2"]
         );
+    }
+
+    #[test]
+    fn natural_order_compares_numbers_by_value_and_keeps_whitespace() {
+        assert_eq!(natural_cmp("pod-2", "pod-10"), Ordering::Less);
+        assert_eq!(natural_cmp("v1.5", "v1.05"), Ordering::Equal);
+        assert_eq!(natural_cmp("Running 2", "Running2"), Ordering::Less);
+        assert_eq!(natural_cmp("a", "a0"), Ordering::Less);
     }
 
     #[test]

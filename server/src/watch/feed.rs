@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
+use backon::BackoffBuilder;
 use futures::StreamExt;
 use kube::core::WatchEvent;
 use portico_core::table::wire::{Column, Row, TableDelta, TableQuery, TableSnapshot};
@@ -367,20 +368,26 @@ pub(crate) async fn run(source: Arc<dyn FeedSource>, query: TableQuery, feed: We
     }
 }
 
-/// Waits that double from [`RETRY_MIN`] up to [`RETRY_MAX`].
-struct Backoff(Duration);
+/// Waits that double from [`RETRY_MIN`] up to [`RETRY_MAX`], for ever; started afresh
+/// once the watch delivers again.
+struct Backoff(backon::ExponentialBackoff);
 
 impl Default for Backoff {
     fn default() -> Self {
-        Self(RETRY_MIN)
+        Self(
+            backon::ExponentialBuilder::new()
+                .with_min_delay(RETRY_MIN)
+                .with_max_delay(RETRY_MAX)
+                .with_factor(2.0)
+                .without_max_times()
+                .build(),
+        )
     }
 }
 
 impl Backoff {
     async fn wait(&mut self) {
-        let wait = self.0;
-        self.0 = (self.0 * 2).min(RETRY_MAX);
-        tokio::time::sleep(wait).await;
+        tokio::time::sleep(self.0.next().unwrap_or(RETRY_MAX)).await;
     }
 }
 
@@ -433,5 +440,20 @@ fn problem_sentence(r: &portico_core::payload::ApiRejection) -> String {
             "The API server does not serve this resource (was its CRD removed?).".into()
         }
         _ => r.message.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_waits_double_from_the_least_to_the_most_and_stay_there() {
+        let Backoff(waits) = Backoff::default();
+        let millis: Vec<u128> = waits.take(9).map(|d| d.as_millis()).collect();
+        assert_eq!(
+            millis,
+            [200, 400, 800, 1_600, 3_200, 6_400, 10_000, 10_000, 10_000]
+        );
     }
 }
