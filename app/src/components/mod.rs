@@ -2,10 +2,11 @@
 //! app's frame, is the one exception).
 
 pub mod bindings;
+pub mod clock;
 pub mod copy_button;
 pub mod crd_table;
 pub mod error_banner;
-pub mod form_fields;
+pub mod form;
 pub mod live_badge;
 pub mod live_table;
 pub mod pod_logs;

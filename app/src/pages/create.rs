@@ -12,12 +12,13 @@ use crate::api::{
     fetch_form_spec, fetch_object_json, list_namespaces, replace_object, submit_object,
 };
 use crate::components::error_banner::ErrorBanner;
-use crate::components::form_fields::{FieldSearch, FieldView, FormState};
+use crate::components::form::{FieldSearch, FieldView, FormModel};
 use crate::pages::stack::picker::StackPicker;
 use portico_core::encode::percent_encode;
 use portico_core::payload::{FormSpec, SubmitOutcome};
 use portico_core::resource::{ResourceRef, is_path_segment};
 use portico_core::schema::draft::Draft;
+use portico_core::schema::field_path::FieldPath;
 use portico_core::schema::form::{initial_value, spec_form};
 use portico_core::schema::openapi::Schema;
 use portico_core::schema::validate::{FieldError, validate};
@@ -248,7 +249,8 @@ fn ObjectForm(
     let server_errors = RwSignal::new(Vec::<FieldError>::new());
     let banner = RwSignal::new(None::<String>);
     let checking = RwSignal::new(false);
-    let state = FormState::new(value, client_errors.into(), server_errors.into());
+    let model = FormModel::new(value, client_errors.into(), server_errors.into());
+    model.provide();
     let spec = StoredValue::new(spec);
     let resource_for_save = resource.clone();
     // The YAML view edits the same object as the form, so switching loses nothing.
@@ -319,7 +321,7 @@ fn ObjectForm(
         ev.prevent_default();
         if !client_errors.with_untracked(Vec::is_empty) {
             banner.set(Some("Fix the fields marked below first.".into()));
-            state.reveal_errors();
+            model.reveal_errors();
             return;
         }
         let body = value.get_untracked();
@@ -431,9 +433,9 @@ fn ObjectForm(
                         on:input:target=move |ev| {
                             let typed = ev.target().value();
                             change(&mut |d| d.set_name(&typed));
-                            state.touch("metadata.name");
+                            model.touch("metadata.name");
                         }/>
-                    {move || state.shown_errors("metadata.name").into_iter().map(|message| view! {
+                    {move || model.shown_errors("metadata.name").into_iter().map(|message| view! {
                         <p class="field-error" role="alert">{message}</p>
                     }).collect_view()}
                 </div>
@@ -482,8 +484,8 @@ fn ObjectForm(
             </div>
             <section class="panel" class:hidden-panel=move || show_yaml.get()>
                 <h2>"Spec"</h2>
-                <FieldSearch form=form.clone() state/>
-                <FieldView field=form segs=vec![Seg::Key("spec".into())] path="spec".to_string() state/>
+                <FieldSearch form=form.clone()/>
+                <FieldView field=form path=FieldPath::top("spec")/>
             </section>
             <section class="panel" class:hidden-panel=move || !show_yaml.get()>
                 <h2>"The whole object as YAML"</h2>

@@ -7,10 +7,10 @@ use leptos_router::hooks::use_params_map;
 
 use crate::api::{delete_object, fetch_object, fetch_permissions, fetch_stack_data};
 use crate::components::bindings::{BoundBy, StackBindings};
+use crate::components::clock::ticking_clock;
 use crate::components::error_banner::ErrorBanner;
 use crate::components::live_badge::LiveBadge;
 use crate::components::live_table::LiveTable;
-use crate::components::live_table::ticking_clock;
 use crate::components::pod_logs::{LogViews, PodLogs};
 use crate::error::BackendError;
 use crate::live::{ViewState, follow};

@@ -2,6 +2,7 @@
 //! compiled into both the wasm bundle and the server; total on any input.
 
 pub mod draft;
+pub mod field_path;
 pub mod form;
 pub mod openapi;
 pub mod text;

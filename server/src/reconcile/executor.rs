@@ -246,3 +246,188 @@ async fn delete_only<K: ChildObject>(
         Err(e) => Err(e),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The executor against a mock API server: each test says which requests it
+    //! expects, in order, and answers them as the API server would.
+    use futures::FutureExt;
+    use http::{Method, Request, Response, StatusCode};
+    use kube::client::Body;
+    use kube::runtime::events::Reporter;
+    use serde_json::{Value, json};
+    use tower_test::mock;
+
+    use super::*;
+
+    type ApiServer = mock::Handle<Request<Body>, Response<Body>>;
+
+    fn executor() -> (Executor, ApiServer) {
+        let (service, api_server) = mock::pair::<Request<Body>, Response<Body>>();
+        let client = kube::Client::new(service, "default");
+        let reporter = Reporter {
+            controller: MANAGER.into(),
+            instance: Some("test".into()),
+        };
+        let recorder = Recorder::new(client.clone(), reporter);
+        let executor = Executor::new(client, Arc::new(Applied::default()), recorder);
+        (executor, api_server)
+    }
+
+    fn stack(status: Option<Value>) -> Stack {
+        serde_json::from_value(json!({
+            "apiVersion": "portico.dev/v1alpha1",
+            "kind": "Stack",
+            "metadata": {"name": "db", "namespace": "shop", "uid": "u-1", "generation": 2},
+            "spec": {"choice": "mysql", "replicas": 1},
+            "status": status,
+        }))
+        .expect("a Stack")
+    }
+
+    fn ready() -> Observed {
+        Observed {
+            replicas: 1,
+            ready_replicas: 1,
+            rolled_out: true,
+            endpoint: None,
+            credentials_secret: Some("db-credentials".into()),
+            version: Some("8.0".into()),
+        }
+    }
+
+    /// Takes the next request, checks where it goes, answers `status` with `body`,
+    /// and hands back what was sent.
+    async fn expect(
+        api_server: &mut ApiServer,
+        method: Method,
+        path: &str,
+        status: StatusCode,
+        body: Value,
+    ) -> Value {
+        let (request, respond) = api_server.next_request().await.expect("a request");
+        assert_eq!((request.method(), request.uri().path()), (&method, path));
+        let sent = request
+            .into_body()
+            .collect_bytes()
+            .await
+            .expect("the request's body");
+        let sent = serde_json::from_slice(&sent).unwrap_or(Value::Null);
+        let answer = Response::builder()
+            .status(status)
+            .body(Body::from(body.to_string().into_bytes()))
+            .expect("a response");
+        respond.send_response(answer);
+        sent
+    }
+
+    const STATUS_PATH: &str = "/apis/portico.dev/v1alpha1/namespaces/shop/stacks/db/status";
+    const EVENTS_PATH: &str = "/apis/events.k8s.io/v1/namespaces/shop/events";
+
+    /// A Stack without status turns Ready: the status patch and the Event it takes,
+    /// answered as the API server would; what was written and what was sent.
+    async fn turn_ready(
+        executor: &Executor,
+        api_server: &mut ApiServer,
+        stack: &Stack,
+    ) -> (Result<bool, kube::Error>, Value, Value) {
+        let api = async {
+            let patch = expect(
+                api_server,
+                Method::PATCH,
+                STATUS_PATH,
+                StatusCode::OK,
+                json!(stack),
+            )
+            .await;
+            let event_created = json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+                "metadata": {"name": "e"}, "eventTime": null});
+            let event = expect(
+                api_server,
+                Method::POST,
+                EVENTS_PATH,
+                StatusCode::CREATED,
+                event_created,
+            )
+            .await;
+            (patch, event)
+        };
+        let observed = ready();
+        let (written, (patch, event)) =
+            tokio::join!(executor.write_status(stack, &observed, None), api);
+        (written, patch, event)
+    }
+
+    #[tokio::test]
+    async fn a_stack_turning_ready_gets_its_status_once_and_one_event() {
+        let (executor, mut api_server) = executor();
+        let (written, patch, event) = turn_ready(&executor, &mut api_server, &stack(None)).await;
+        assert!(written.expect("status written"));
+        let status = &patch["status"];
+        assert_eq!(status["phase"], "Ready");
+        assert_eq!(status["observedGeneration"], 2);
+        assert_eq!(status["credentialsSecret"], "db-credentials");
+        assert_eq!(event["reason"], "Ready");
+        assert_eq!(event["type"], "Normal");
+        assert_eq!(event["regarding"]["name"], "db");
+    }
+
+    #[tokio::test]
+    async fn a_status_that_would_not_change_is_not_written() {
+        let (executor, mut api_server) = executor();
+        let (_, patch, _) = turn_ready(&executor, &mut api_server, &stack(None)).await;
+        let observed = ready();
+        let again = stack(Some(patch["status"].clone()));
+        let written = tokio::select! {
+            written = executor.write_status(&again, &observed, None) => written,
+            request = api_server.next_request() => {
+                panic!("an unchanged status was sent: {:?}", request.map(|(r, _)| r.uri().clone()))
+            }
+        };
+        assert!(!written.expect("nothing to write"));
+    }
+
+    #[tokio::test]
+    async fn a_refused_status_write_is_the_api_servers_error_and_tells_no_event() {
+        let (executor, mut api_server) = executor();
+        let stack = stack(None);
+        let refusal = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "message": "stacks.portico.dev \"db\" is forbidden", "reason": "Forbidden", "code": 403});
+        let api = expect(
+            &mut api_server,
+            Method::PATCH,
+            STATUS_PATH,
+            StatusCode::FORBIDDEN,
+            refusal,
+        );
+        let observed = ready();
+        let (written, _) = tokio::join!(executor.write_status(&stack, &observed, None), api);
+        let error = written.expect_err("refused");
+        assert_eq!(failure(&error), Failure::Forbidden);
+        assert!(api_server.next_request().now_or_never().is_none());
+    }
+
+    #[tokio::test]
+    async fn credentials_that_already_exist_count_as_made_and_are_never_read() {
+        let (executor, mut api_server) = executor();
+        let stack = stack(None);
+        let secret: Secret = serde_json::from_value(json!({
+            "metadata": {"name": "db-credentials", "namespace": "shop"},
+            "stringData": {"password": "p"},
+        }))
+        .expect("a Secret");
+        let exists = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "message": "secrets \"db-credentials\" already exists", "reason": "AlreadyExists", "code": 409});
+        let api = expect(
+            &mut api_server,
+            Method::POST,
+            "/api/v1/namespaces/shop/secrets",
+            StatusCode::CONFLICT,
+            exists,
+        );
+        let (made, sent) = tokio::join!(executor.create_credentials(&stack, &secret), api);
+        assert_eq!(made.expect("counted as made"), "db-credentials");
+        assert_eq!(sent["metadata"]["name"], "db-credentials");
+        assert!(api_server.next_request().now_or_never().is_none());
+    }
+}

@@ -1,0 +1,105 @@
+//! A live table's header cells and rows.
+
+use leptos::prelude::*;
+
+use portico_core::resource::ResourceRef;
+use portico_core::table::format::cell_text;
+use portico_core::table::state::SortKey;
+use portico_core::table::wire::{Column, Row};
+
+/// The key a row is selected and deep-linked by: `namespace/name`, or `name`.
+pub fn row_key(row: &Row) -> String {
+    match &row.namespace {
+        Some(ns) => format!("{ns}/{}", row.name),
+        None => row.name.clone(),
+    }
+}
+
+#[component]
+pub fn HeaderCell(
+    column: Column,
+    sort: Signal<Option<SortKey>>,
+    on_sort: Callback<String>,
+) -> impl IntoView {
+    let name = column.name.clone();
+    let name_for_click = name.clone();
+    let name_for_mark = name.clone();
+    let mark = move || match sort.get() {
+        Some(k) if k.column == name_for_mark => {
+            if k.descending {
+                " ▼"
+            } else {
+                " ▲"
+            }
+        }
+        _ => "",
+    };
+    let title = if column.description.is_empty() {
+        column.name.clone()
+    } else {
+        column.description.clone()
+    };
+    view! {
+        <th class="sortable" title=title data-column=name.clone() on:click=move |_| on_sort.run(name_for_click.clone())>
+            {name.to_uppercase()}
+            <span class="sort-mark">{mark}</span>
+        </th>
+    }
+}
+
+#[component]
+pub fn LiveRow(
+    row: Row,
+    columns: Signal<Vec<(usize, Column)>>,
+    now: Signal<i64>,
+    resource: Memo<ResourceRef>,
+    link_rows: bool,
+    selected: Signal<bool>,
+    on_click: Callback<()>,
+) -> impl IntoView {
+    let row = StoredValue::new(row);
+    let href = move || {
+        row.with_value(|r| {
+            format!(
+                "{}{}",
+                crate::base::get(),
+                resource.get().object_path(r.namespace.as_deref(), &r.name)
+            )
+        })
+    };
+    let cells = move || {
+        columns
+            .get()
+            .into_iter()
+            .map(|(i, column)| {
+                let value =
+                    row.with_value(|r| r.cells.get(i).cloned().unwrap_or(serde_json::Value::Null));
+                let is_name = column.format == "name";
+                let is_date = column.kind == "date";
+                let text =
+                    move || cell_text(&value, &column.kind, if is_date { now.get() } else { 0 });
+                if is_name && link_rows {
+                    view! { <td class="name"><a href=href>{text}</a></td> }.into_any()
+                } else {
+                    // Long cells are cut to the row's one line; the title shows all.
+                    let title = text.clone();
+                    view! { <td title=title>{text}</td> }.into_any()
+                }
+            })
+            .collect_view()
+    };
+    let deleting = row.with_value(|r| r.deleting);
+    view! {
+        <tr
+            class="row"
+            class:deleting=deleting
+            class:selected=move || selected.get()
+            aria-selected=move || selected.get().to_string()
+            on:click=move |_| on_click.run(())
+            data-uid=row.with_value(|r| r.uid.clone())
+            data-name=row.with_value(|r| r.name.clone())
+        >
+            {cells}
+        </tr>
+    }
+}
