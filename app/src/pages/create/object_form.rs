@@ -1,0 +1,386 @@
+//! The create and edit form: the draft, checked in the browser as it changes,
+//! dry-run on the API server (debounced, only the latest edit's answer kept), and
+//! saved after one more dry run; a conflict keeps every edit, rebased on the
+//! server's current object.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_navigate;
+use serde_json::Value;
+
+use super::draft::{DraftCells, use_draft};
+use super::version_picker::version_picker;
+use crate::api::{fetch_object_json, list_namespaces, replace_object, submit_object};
+use crate::components::form::{FieldSearch, FieldView, FormModel};
+use crate::error::BackendError;
+use crate::pages::stack::picker::StackPicker;
+use portico_core::payload::{FormSpec, SubmitOutcome};
+use portico_core::resource::{ResourceRef, is_path_segment};
+use portico_core::schema::draft::Draft;
+use portico_core::schema::field_path::FieldPath;
+use portico_core::schema::form::spec_form;
+use portico_core::schema::openapi::Schema;
+use portico_core::schema::validate::{FieldError, validate};
+
+/// How long typing pauses before the API server is asked.
+const CHECK_AFTER: std::time::Duration = std::time::Duration::from_millis(400);
+
+/// Messages for the name, which the schema does not cover.
+fn name_errors(name: &str) -> Vec<FieldError> {
+    let message = if name.is_empty() {
+        "Required."
+    } else if !is_path_segment(name) {
+        "Use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit."
+    } else {
+        return vec![];
+    };
+    vec![FieldError {
+        path: "metadata.name".into(),
+        message: message.into(),
+    }]
+}
+
+/// Where the API server's refusal is shown: causes naming a field go to that field;
+/// the rest to the form's banner.
+fn split_causes(outcome: &SubmitOutcome) -> (Vec<FieldError>, Option<String>) {
+    match outcome {
+        SubmitOutcome::Accepted { .. } => (vec![], None),
+        SubmitOutcome::Rejected(r) => {
+            let fields: Vec<FieldError> = r
+                .causes
+                .iter()
+                .filter(|c| !c.field.is_empty())
+                .map(|c| FieldError {
+                    path: c.field.clone(),
+                    message: c.message.clone(),
+                })
+                .collect();
+            let general = if fields.is_empty() {
+                Some(r.message.clone())
+            } else {
+                None
+            };
+            (fields, general)
+        }
+    }
+}
+
+/// What a save came to: the API server's verdict, or a conflict (someone saved
+/// first) with the object as the server has it now.
+#[derive(Clone)]
+enum Saved {
+    Verdict(SubmitOutcome),
+    Conflict(Value),
+}
+
+/// Sends the body: create or replace, dry-run or for real.
+async fn send(
+    resource: ResourceRef,
+    draft: DraftCells,
+    body: Value,
+    dry_run: bool,
+) -> Result<SubmitOutcome, BackendError> {
+    if draft.editing {
+        let (namespace, name) = (draft.namespace.get_untracked(), draft.name.get_untracked());
+        replace_object(resource, namespace, name, body.to_string(), dry_run).await
+    } else {
+        submit_object(body.to_string(), dry_run).await
+    }
+}
+
+/// Saves: a dry run first (nothing is written that fails one), then the write; on a
+/// conflict, reads what the server has now.
+async fn save(
+    resource: ResourceRef,
+    draft: DraftCells,
+    body: Value,
+) -> Result<Saved, BackendError> {
+    // Read now: after the awaits below the page may already be gone.
+    let target = (draft.namespace.get_untracked(), draft.name.get_untracked());
+    let verdict = match send(resource.clone(), draft, body.clone(), true).await? {
+        SubmitOutcome::Accepted { .. } => send(resource.clone(), draft, body, false).await?,
+        rejected => rejected,
+    };
+    match verdict {
+        SubmitOutcome::Rejected(r) if r.code == 409 && draft.editing => {
+            let (namespace, name) = target;
+            Ok(Saved::Conflict(
+                fetch_object_json(resource, namespace, name).await?,
+            ))
+        }
+        verdict => Ok(Saved::Verdict(verdict)),
+    }
+}
+
+/// The banner after a conflict: what happened, and where both sides changed.
+fn conflict_note(clashes: &[String]) -> String {
+    let clash_note = if clashes.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " You and they both changed {}: yours is kept.",
+            clashes.join(", ")
+        )
+    };
+    format!(
+        "Someone changed this object after you opened it. Your edits are kept, \
+         on top of the server's current version (shown below).{clash_note} \
+         Save again to apply them."
+    )
+}
+
+#[component]
+pub fn ObjectForm(
+    resource: ResourceRef,
+    spec: FormSpec,
+    existing: Option<Value>,
+    /// What was typed under another version, carried into this one.
+    #[prop(optional)]
+    carry: Option<StoredValue<Option<Draft>>>,
+) -> impl IntoView {
+    let schema = Schema::from_value(&spec.schema);
+    let form = spec_form(&schema);
+    let namespaced = spec.namespaced;
+    let (draft, prefilled) = use_draft(&spec, &form, existing, carry);
+    let (value, name, namespace, editing) =
+        (draft.value, draft.name, draft.namespace, draft.editing);
+    let existing_name = editing.then(|| name.get_untracked());
+    // A Stack's plan and version are picked from the catalog beside the form.
+    let is_stack = resource.group == "portico.dev" && resource.plural == "stacks";
+    let set_field = Callback::new(move |(key, text): (String, String)| draft.set_text(&key, text));
+    let latest_spec = RwSignal::new(None::<String>);
+    let namespaces = Resource::new(|| (), |_| list_namespaces());
+    let show_yaml = RwSignal::new(false);
+    let yaml_problem = RwSignal::new(None::<String>);
+
+    let schema = StoredValue::new(schema);
+    let client_errors = Memo::new(move |_| {
+        let mut errors = name_errors(&name.get());
+        errors.extend(value.with(|v| schema.with_value(|s| validate(s, v, ""))));
+        errors
+    });
+    let server_errors = RwSignal::new(Vec::<FieldError>::new());
+    let banner = RwSignal::new(None::<String>);
+    let model = FormModel::new(value, client_errors.into(), server_errors.into());
+    model.provide();
+    let spec = StoredValue::new(spec);
+    // The YAML view edits the same object as the form, so switching loses nothing.
+    let apply_yaml = move |text: String| {
+        let mut outcome = Ok(());
+        draft.change(|d| outcome = d.apply_yaml(&text));
+        yaml_problem.set(outcome.err().map(|e| e.to_string()));
+    };
+
+    // The dry run while typing, debounced: a new edit cancels the wait and the
+    // answer still on its way, so only the latest edit's answer is shown.
+    let resource_for_check = resource.clone();
+    let check = Action::new_local(move |body: &Value| {
+        send(resource_for_check.clone(), draft, body.clone(), true)
+    });
+    let checking = check.pending();
+    let waiting = StoredValue::new(None::<TimeoutHandle>);
+    let in_flight = StoredValue::new(None::<ActionAbortHandle>);
+    let cancel = move || {
+        if let Some(timer) = waiting.try_update_value(Option::take).flatten() {
+            timer.clear();
+        }
+        if let Some(answer) = in_flight.try_update_value(Option::take).flatten() {
+            answer.abort();
+        }
+    };
+    on_cleanup(cancel);
+    Effect::new(move |first: Option<()>| {
+        let body = value.get();
+        cancel();
+        if first.is_none() || !client_errors.with(Vec::is_empty) {
+            server_errors.set(vec![]);
+            return;
+        }
+        let timer = set_timeout_with_handle(
+            move || in_flight.set_value(Some(check.dispatch_local(body))),
+            CHECK_AFTER,
+        );
+        waiting.set_value(timer.ok());
+    });
+    Effect::new(move |_| {
+        check.value().with(|answer| match answer {
+            Some(Ok(verdict)) => {
+                let (fields, general) = split_causes(verdict);
+                server_errors.set(fields);
+                banner.set(general);
+            }
+            Some(Err(e)) => banner.set(Some(e.to_string())),
+            None => {}
+        })
+    });
+
+    let resource_for_save = resource.clone();
+    let save =
+        Action::new_local(move |body: &Value| save(resource_for_save.clone(), draft, body.clone()));
+    let submitting = save.pending();
+    let on_submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        if !client_errors.with_untracked(Vec::is_empty) {
+            banner.set(Some("Fix the fields marked below first.".into()));
+            model.reveal_errors();
+            return;
+        }
+        save.dispatch_local(value.get_untracked());
+    };
+    let navigate = use_navigate();
+    let resource_for_saved = resource.clone();
+    Effect::new(move |_| {
+        let Some(saved) = save.value().get() else {
+            return;
+        };
+        match saved {
+            Ok(Saved::Verdict(SubmitOutcome::Accepted { name, namespace })) => {
+                navigate(
+                    &resource_for_saved.object_path(namespace.as_deref(), &name),
+                    Default::default(),
+                );
+            }
+            // Someone else saved first: keep every edit, put them on top of what the
+            // server has now, and base the next save on it.
+            Ok(Saved::Conflict(latest)) => {
+                latest_spec.set(Some(
+                    serde_yaml::to_string(latest.get("spec").unwrap_or(&Value::Null))
+                        .unwrap_or_default(),
+                ));
+                let mut clashes = Vec::new();
+                draft.change(|d| clashes = d.rebase(latest));
+                banner.set(Some(conflict_note(&clashes)));
+            }
+            Ok(Saved::Verdict(rejected)) => {
+                let (fields, general) = split_causes(&rejected);
+                server_errors.set(fields);
+                banner.set(Some(general.unwrap_or_else(|| {
+                    "The API server refused it; see the fields marked below.".into()
+                })));
+            }
+            Err(e) => banner.set(Some(e.to_string())),
+        }
+    });
+
+    let kind = spec.with_value(|s| s.kind.clone());
+    let pick_namespace = namespaced && !editing;
+    let list_href = crate::base::url(&resource.page_path());
+    let heading = match &existing_name {
+        Some(n) => format!("Edit {kind} {n}"),
+        None => format!("New {kind}"),
+    };
+    view! {
+        <Title text=heading.clone()/>
+        <p class="crumbs"><a href=list_href>{resource.plural.clone()}</a>{if editing { " / edit" } else { " / new" }}</p>
+        <div class="page-head">
+            <div>
+                <h1>{heading}</h1>
+                <p class="subtle mono">{spec.with_value(|s| s.api_version.clone())}</p>
+            </div>
+            {version_picker(&resource, spec.with_value(|s| s.versions.clone()), editing)}
+            <span class="badge pending" class:hidden=move || !checking.get()>"Checking with the API server…"</span>
+        </div>
+        {(!prefilled.is_empty()).then(|| view! {
+            <div class="callout warn-callout" role="note" data-testid="prefilled">
+                "The link you followed filled in "
+                {prefilled.iter().enumerate().map(|(i, (key, text))| view! {
+                    {if i > 0 { ", " } else { "" }}
+                    <code>{key.clone()}</code>" = "<code>{text.clone()}</code>
+                }).collect_view()}
+                {if prefilled.len() == 1 { ". Check it before you create the object." } else { ". Check them before you create the object." }}
+            </div>
+        })}
+        {move || banner.get().map(|b| view! { <div class="error-banner" role="alert" data-testid="form-banner">{b}</div> })}
+        <form class="object-form" on:submit=on_submit novalidate>
+            <section class="panel">
+                <h2>"Metadata"</h2>
+                <div class="field" data-path="metadata.name">
+                    <label class="field-label" for="f-metadata-name">"name"<span class="req">" *"</span></label>
+                    <input id="f-metadata-name" type="text" readonly=editing
+                        prop:value=move || name.get()
+                        on:input:target=move |ev| {
+                            let typed = ev.target().value();
+                            draft.change(|d| d.set_name(&typed));
+                            model.touch("metadata.name");
+                        }/>
+                    {move || model.shown_errors("metadata.name").into_iter().map(|message| view! {
+                        <p class="field-error" role="alert">{message}</p>
+                    }).collect_view()}
+                </div>
+                {pick_namespace.then(|| view! {
+                    <div class="field">
+                        <label class="field-label" for="f-metadata-namespace">"namespace"</label>
+                        <Transition>
+                            {move || match namespaces.get() {
+                                Some(Ok(names)) if !names.is_empty() => view! {
+                                    <select id="f-metadata-namespace" on:change:target=move |ev| {
+                                        let picked = ev.target().value();
+                                        draft.change(|d| d.set_namespace(&picked));
+                                    }>
+                                        {names.into_iter().map(|n| {
+                                            let selected = Some(&n) == namespace.get_untracked().as_ref();
+                                            view! { <option value=n.clone() selected=selected>{n.clone()}</option> }
+                                        }).collect_view()}
+                                    </select>
+                                }.into_any(),
+                                // A person whose access is to some namespaces only (a
+                                // team's) may not list them all: they name theirs.
+                                _ => view! {
+                                    <input id="f-metadata-namespace" type="text" data-testid="namespace-typed"
+                                        prop:value=move || namespace.get().unwrap_or_default()
+                                        on:input:target=move |ev| {
+                                            let typed = ev.target().value();
+                                            draft.change(|d| d.set_namespace(&typed));
+                                        }/>
+                                    <p class="field-hint">"Your access does not list namespaces: type the one to create in."</p>
+                                }.into_any(),
+                            }}
+                        </Transition>
+                    </div>
+                })}
+            </section>
+            {is_stack.then(|| view! { <StackPicker value=value set=set_field/> })}
+            {move || latest_spec.get().map(|y| view! {
+                <section class="panel" data-testid="server-version">
+                    <h2>"The server's current spec"</h2>
+                    <pre class="yaml">{y}</pre>
+                </section>
+            })}
+            <div class="view-switch" role="tablist">
+                <button type="button" role="tab" class:active=move || !show_yaml.get() on:click=move |_| show_yaml.set(false)>"Form"</button>
+                <button type="button" role="tab" class:active=move || show_yaml.get() on:click=move |_| show_yaml.set(true)>"YAML"</button>
+            </div>
+            <section class="panel" class:hidden-panel=move || show_yaml.get()>
+                <h2>"Spec"</h2>
+                <FieldSearch form=form.clone()/>
+                <FieldView field=form path=FieldPath::top("spec")/>
+            </section>
+            <section class="panel" class:hidden-panel=move || !show_yaml.get()>
+                <h2>"The whole object as YAML"</h2>
+                <textarea class="yaml-input whole" rows="18" spellcheck="false" data-testid="object-yaml-editor"
+                    prop:value=move || draft.now().to_yaml()
+                    on:change:target=move |ev| apply_yaml(ev.target().value())
+                ></textarea>
+                {move || yaml_problem.get().map(|p| view! { <p class="field-error" role="alert">{p}</p> })}
+                {move || {
+                    let mut errs = client_errors.get();
+                    errs.extend(server_errors.get());
+                    (!errs.is_empty()).then(|| view! {
+                        <ul class="yaml-errors">
+                            {errs.into_iter().map(|e| view! { <li><span class="mono">{e.path}</span>": "{e.message}</li> }).collect_view()}
+                        </ul>
+                    })
+                }}
+            </section>
+            <div class="form-actions">
+                <button type="submit" class="primary" disabled=move || submitting.get()>
+                    {move || match (submitting.get(), editing) {
+                        (true, _) => "Saving…",
+                        (false, true) => "Save",
+                        (false, false) => "Create",
+                    }}
+                </button>
+            </div>
+        </form>
+    }
+}
