@@ -8,44 +8,18 @@ use axum::Form;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use k8s_openapi::api::authentication::v1::SelfSubjectReview;
-use kube::api::{Api, PostParams};
 use serde::Deserialize;
 
 use super::AuthState;
+use super::sign_in_page::auth_page;
+use super::token_review::{Unreachable, who_is};
 use crate::auth::identity::IdentityMode;
 use crate::auth::peer::Peer;
 use crate::auth::session::MAX_COOKIE_VALUE;
-use crate::cluster::caller::{Caller, Token};
-use crate::cluster::error::{ApiError, Failure};
 
 #[derive(Deserialize)]
 pub struct SignIn {
     token: String,
-}
-
-/// A sign-in page around `body`, with `problem` above it.
-pub(crate) fn auth_page(state: &AuthState, problem: Option<&str>, body: &str) -> Html<String> {
-    let problem = problem
-        .map(|p| {
-            format!(
-                r#"<div class="error-banner" role="alert">{}</div>"#,
-                escape(p)
-            )
-        })
-        .unwrap_or_default();
-    Html(format!(
-        r#"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"/><meta name="viewport" content="width=device-width, initial-scale=1"/>
-<title>Sign in · Portico</title><link rel="stylesheet" href="{stylesheet}"/></head>
-<body><header class="topbar"><span class="brand"><span class="brand-mark" aria-hidden="true">◆</span>Portico</span></header>
-<main class="login"><section class="panel">
-<h1>Sign in</h1>
-{problem}
-{body}
-</section></main></body></html>"#,
-        stylesheet = escape(&state.base.url(&state.stylesheet))
-    ))
 }
 
 fn page_html(state: &AuthState, problem: Option<&str>) -> Html<String> {
@@ -64,41 +38,6 @@ fn page_html(state: &AuthState, problem: Option<&str>) -> Html<String> {
             base = base.as_str()
         ),
     )
-}
-
-pub(crate) fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// The API server could not be asked (an outage, not a refusal).
-pub(crate) struct Unreachable;
-
-/// Who the API server says the bearer of `token` is (SelfSubjectReview), or `None`
-/// when it does not accept the token.
-pub(crate) async fn who_is(state: &AuthState, token: &str) -> Result<Option<String>, Unreachable> {
-    let probe = Caller::Bearer {
-        name: String::new(),
-        token: Token(token.to_string()),
-    };
-    let review = match state.pool.build_for(&probe) {
-        Ok(client) => Api::<SelfSubjectReview>::all(client)
-            .create(&PostParams::default(), &SelfSubjectReview::default())
-            .await
-            .map_err(ApiError::from),
-        Err(e) => Err(ApiError::from(e)),
-    };
-    match review {
-        Ok(r) => Ok(r.status.and_then(|s| s.user_info).and_then(|u| u.username)),
-        // Only the API server's refusal means the token is wrong; an outage is not.
-        Err(e) if matches!(e.failure(), Failure::Unauthorized | Failure::Forbidden) => Ok(None),
-        Err(error) => {
-            tracing::warn!(%error, "sign-in: the API server could not review the token");
-            Err(Unreachable)
-        }
-    }
 }
 
 /// `GET /login`: the token form, or in single sign-on mode the provider's button.

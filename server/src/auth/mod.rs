@@ -11,6 +11,8 @@ pub mod oidc;
 pub mod peer;
 pub mod session;
 pub mod sign_in_limit;
+pub(crate) mod sign_in_page;
+pub(crate) mod token_review;
 
 use std::sync::Arc;
 

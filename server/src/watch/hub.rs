@@ -181,7 +181,9 @@ impl WatchHub {
         };
         feed.viewers.fetch_add(1, Ordering::AcqRel);
         self.inner.feed_count.send_replace(feeds.len());
-        Ok(Subscription::new(self.clone(), key, feed))
+        let hub = self.clone();
+        let on_last_viewer = Box::new(move |feed: &Arc<Feed>| hub.last_viewer_left(&key, feed));
+        Ok(Subscription::new(feed, on_last_viewer))
     }
 
     /// The last viewer of `feed` left: stop its upstream watch after the grace

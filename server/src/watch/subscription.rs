@@ -13,7 +13,6 @@ use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
 
 use super::coalesce::Coalescer;
 use super::feed::{Current, Feed, FeedEvent, FeedMessage};
-use super::hub::{FeedKey, WatchHub};
 
 /// Upper bound of deltas merged into one update.
 const MAX_MERGED: usize = 512;
@@ -40,10 +39,13 @@ pub struct Update {
     pub at: Position,
 }
 
+/// What a subscription does when it was its feed's last viewer (the hub stops the
+/// feed after a grace period unless someone joins).
+pub(crate) type OnLastViewer = Box<dyn FnOnce(&Arc<Feed>) + Send + Sync>;
+
 /// Dropping it releases the viewer (the feed stops a grace period after its last).
 pub struct Subscription {
-    hub: WatchHub,
-    key: FeedKey,
+    on_last_viewer: Option<OnLastViewer>,
     feed: Arc<Feed>,
     rx: broadcast::Receiver<Arc<FeedMessage>>,
     /// The last sequence number this viewer's copy contains.
@@ -54,13 +56,12 @@ pub struct Subscription {
 }
 
 impl Subscription {
-    pub(crate) fn new(hub: WatchHub, key: FeedKey, feed: Arc<Feed>) -> Self {
+    pub(crate) fn new(feed: Arc<Feed>, on_last_viewer: OnLastViewer) -> Self {
         // Subscribe before the first copy is taken: whatever is published in between
         // is in both, and the sequence number lets the viewer skip it.
         let rx = feed.tx.subscribe();
         Self {
-            hub,
-            key,
+            on_last_viewer: Some(on_last_viewer),
             feed,
             rx,
             seen: 0,
@@ -211,8 +212,10 @@ impl Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        if self.feed.viewers.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.hub.last_viewer_left(&self.key, &self.feed);
+        if self.feed.viewers.fetch_sub(1, Ordering::AcqRel) == 1
+            && let Some(on_last_viewer) = self.on_last_viewer.take()
+        {
+            on_last_viewer(&self.feed);
         }
     }
 }

@@ -8,8 +8,7 @@ use portico_core::schema::form::{Field, Widget, apply_defaults};
 use portico_core::schema::text::shown;
 use portico_core::schema::value::{Seg, get};
 
-use super::field::FieldView;
-use super::model::use_form;
+use super::model::{DrawField, use_form};
 
 /// What a new item, entry or section starts as: empty, with the schema's defaults.
 fn empty_value(field: &Field) -> Value {
@@ -36,7 +35,7 @@ fn get_mut<'a>(root: &'a mut Value, segs: &[Seg]) -> Option<&'a mut Value> {
 
 /// A list's items, each with its key fields (`x-kubernetes-list-map-keys`) beside it.
 #[component]
-pub fn ListControl(item: Field, path: FieldPath) -> AnyView {
+pub fn ListControl(item: Field, path: FieldPath, child: DrawField) -> AnyView {
     let form = use_form();
     let path_len = path.clone();
     let len = Memo::new(move |_| {
@@ -64,7 +63,7 @@ pub fn ListControl(item: Field, path: FieldPath) -> AnyView {
                     view! {
                         <div class="list-row">
                             {row_key}
-                            <FieldView field=item.clone() path=at/>
+                            {child(item.clone(), at)}
                             <div class="row-actions">
                                 <button type="button" class="small-btn" title="Move up" disabled=i == 0
                                     on:click=move |_| form.value.update(|v| {
@@ -87,7 +86,7 @@ pub fn ListControl(item: Field, path: FieldPath) -> AnyView {
 
 /// A map's entries (`additionalProperties`), and a key to add one.
 #[component]
-pub fn MapControl(value_field: Field, path: FieldPath) -> AnyView {
+pub fn MapControl(value_field: Field, path: FieldPath, child: DrawField) -> AnyView {
     let form = use_form();
     let path_keys = path.clone();
     let keys = Memo::new(move |_| {
@@ -107,7 +106,7 @@ pub fn MapControl(value_field: Field, path: FieldPath) -> AnyView {
                     view! {
                         <div class="map-row">
                             <span class="map-key mono">{key.clone()}</span>
-                            <FieldView field=value_field.clone() path=at/>
+                            {child(value_field.clone(), at)}
                             <button type="button" class="small-btn" title="Remove"
                                 on:click=move |_| form.write(&remove, None)>"✕"</button>
                         </div>

@@ -10,20 +10,10 @@ use portico_core::schema::form::{Field, Widget};
 use portico_core::schema::value::get;
 
 use super::collection::{ListControl, MapControl};
-use super::model::{leads_to, use_form};
+use super::model::{has_value, leads_to, use_form};
 use super::object::{ChoiceControl, ObjectControl};
 use super::scalar::ScalarControl;
 use super::yaml::YamlControl;
-
-/// Whether something is set at `path` (an empty object or list counts as nothing).
-pub(super) fn has_value(value: &Value, path: &FieldPath) -> bool {
-    match get(value, path.segs()) {
-        None | Some(Value::Null) => false,
-        Some(Value::Object(m)) => !m.is_empty(),
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(_) => true,
-    }
-}
 
 /// A closed section's one line: what is set inside it.
 fn summary(value: Option<&Value>) -> String {
@@ -200,16 +190,24 @@ pub fn FieldView(field: Field, path: FieldPath) -> AnyView {
     .into_any()
 }
 
+/// How a section draws a field inside it: given to the section widgets, so that the
+/// tree recurses through this one function rather than files importing each other.
+fn child(field: Field, path: FieldPath) -> AnyView {
+    view! { <FieldView field path/> }.into_any()
+}
+
 /// The widget for a field's kind of value.
 fn control(field: &Field, path: &FieldPath, id: &str) -> AnyView {
     let path = path.clone();
     let id = id.to_string();
     match &field.widget {
-        Widget::Object(_) => view! { <ObjectControl field=field.clone() path/> }.into_any(),
-        Widget::List(item) => view! { <ListControl item=(**item).clone() path/> }.into_any(),
-        Widget::Map(value) => view! { <MapControl value_field=(**value).clone() path/> }.into_any(),
+        Widget::Object(_) => view! { <ObjectControl field=field.clone() path child/> }.into_any(),
+        Widget::List(item) => view! { <ListControl item=(**item).clone() path child/> }.into_any(),
+        Widget::Map(value) => {
+            view! { <MapControl value_field=(**value).clone() path child/> }.into_any()
+        }
         Widget::Choice(options) => {
-            view! { <ChoiceControl options=options.clone() path id/> }.into_any()
+            view! { <ChoiceControl options=options.clone() path id child/> }.into_any()
         }
         Widget::Yaml(reason) => view! { <YamlControl reason=reason.clone() path id/> }.into_any(),
         _ => view! { <ScalarControl field=field.clone() path id/> }.into_any(),

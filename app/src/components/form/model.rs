@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use portico_core::schema::field_path::FieldPath;
+use portico_core::schema::form::Field;
 use portico_core::schema::validate::FieldError;
 use portico_core::schema::value::{get, set};
 
@@ -114,6 +115,19 @@ impl FormModel {
         );
     }
 }
+
+/// Whether something is set at `path` (an empty object or list counts as nothing).
+pub fn has_value(value: &Value, path: &FieldPath) -> bool {
+    match get(value, path.segs()) {
+        None | Some(Value::Null) => false,
+        Some(Value::Object(m)) => !m.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(_) => true,
+    }
+}
+
+/// Draws a field inside a section: the section widgets recurse through it.
+pub type DrawField = fn(Field, FieldPath) -> AnyView;
 
 /// The form of the page, provided by it ([`FormModel::provide`]).
 pub fn use_form() -> FormModel {

@@ -8,14 +8,13 @@ use portico_core::schema::field_path::FieldPath;
 use portico_core::schema::form::{Field, Widget, shape_fits};
 use portico_core::schema::value::{get, set};
 
-use super::field::{FieldView, has_value};
-use super::model::use_form;
+use super::model::{DrawField, has_value, use_form};
 
 /// An object's properties; with `oneOf` alternatives, a radio group picks which
 /// alternative's properties are shown and set. Values of the alternative left are
 /// kept aside, so switching back restores what was typed.
 #[component]
-pub fn ObjectControl(field: Field, path: FieldPath) -> AnyView {
+pub fn ObjectControl(field: Field, path: FieldPath, child: DrawField) -> AnyView {
     let form = use_form();
     let Widget::Object(fields) = &field.widget else {
         return ().into_any();
@@ -88,12 +87,12 @@ pub fn ObjectControl(field: Field, path: FieldPath) -> AnyView {
     let children = ordered
         .into_iter()
         .map(|f| {
-            let child = f.clone();
+            let inner = f.clone();
             let name = f.name.clone();
-            let child_path = path.property(&f.name);
+            let inner_path = path.property(&f.name);
             view! {
                 <Show when=move || hidden.with(|h| !h.contains(&name))>
-                    <FieldView field=child.clone() path=child_path.clone()/>
+                    {child(inner.clone(), inner_path.clone())}
                 </Show>
             }
         })
@@ -104,7 +103,12 @@ pub fn ObjectControl(field: Field, path: FieldPath) -> AnyView {
 /// A value allowed several shapes (`oneOf`/`anyOf` without a type): pick the shape,
 /// then edit it with that shape's widget. The value of a shape left is kept aside.
 #[component]
-pub fn ChoiceControl(options: Vec<Field>, path: FieldPath, id: String) -> AnyView {
+pub fn ChoiceControl(
+    options: Vec<Field>,
+    path: FieldPath,
+    id: String,
+    child: DrawField,
+) -> AnyView {
     let form = use_form();
     let current = form.value.with_untracked(|v| get(v, path.segs()).cloned());
     let first_fit = current
@@ -134,7 +138,7 @@ pub fn ChoiceControl(options: Vec<Field>, path: FieldPath, id: String) -> AnyVie
         {move || {
             let mut chosen = options.get(selected.get()).cloned()?;
             chosen.name = String::new();
-            Some(view! { <FieldView field=chosen path=path.clone()/> })
+            Some(child(chosen, path.clone()))
         }}
     }
     .into_any()

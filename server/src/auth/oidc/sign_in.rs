@@ -13,9 +13,10 @@ use portico_core::base_path::BasePath;
 
 use crate::auth::AuthState;
 use crate::auth::identity::cookie_value;
-use crate::auth::login::{Unreachable, auth_page, escape, who_is};
 use crate::auth::peer::Peer;
 use crate::auth::session::{MAX_COOKIE_VALUE, SessionKey, now_secs};
+use crate::auth::sign_in_page::{auth_page, escape};
+use crate::auth::token_review::{Unreachable, who_is};
 
 /// How long a sign-in may take at the provider.
 const FLOW_LIFETIME: u64 = 600;
