@@ -121,8 +121,6 @@ pub async fn run(
     let catalog_changes = catalog.changes();
     let children = watcher::Config::default().labels(STACK_LABEL);
     let ns = namespace.as_deref();
-    // What each child kind's reconcile reads of it; anything else changing (a status
-    // heartbeat, the echo of an apply that changed nothing) triggers nothing.
     // What each child kind's reconcile reads of it ([`Relevant`]); anything else
     // changing (a status heartbeat, the echo of an apply) triggers nothing.
     let applied = Arc::new(Applied::default());
@@ -523,4 +521,75 @@ fn endpoint_of(service: &Service, entry: Option<&CatalogEntry>) -> Option<Endpoi
         database: entry.and_then(|e| e.database.clone()),
         scheme: entry.and_then(|e| e.scheme.clone()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! `provision` against a mock API server: what a reconcile writes, in which order.
+    use http::Method;
+    use kube::runtime::reflector;
+
+    use super::*;
+    use crate::reconcile::catalog::{Catalog, DEFAULT_CATALOG};
+    use crate::reconcile::fixtures::{answer_everything, executor, stack};
+
+    /// A reconciler's context whose stores hold nothing yet, as for a new Stack.
+    fn context(executor: Executor) -> Context {
+        let catalog = Catalog::parse(DEFAULT_CATALOG).expect("the default catalog");
+        Context {
+            executor,
+            catalog: LiveCatalog::fixed(catalog),
+            stats: Arc::default(),
+            metrics: Arc::default(),
+            attempts: Mutex::default(),
+            stores: Stores {
+                statefulsets: reflector::store().0,
+                deployments: reflector::store().0,
+                services: reflector::store().0,
+                pods: reflector::store().0,
+                names: Names {
+                    statefulsets: reflector::store().0,
+                    deployments: reflector::store().0,
+                    services: reflector::store().0,
+                    claims: reflector::store().0,
+                },
+                // Listed (and empty): a new Stack in an empty namespace.
+                first_lists: tokio::sync::OnceCell::new_with(Some(())),
+            },
+            stacks: reflector::store().0,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_new_stack_gets_its_secret_and_services_before_its_workload_then_its_status() {
+        let (executor, mut api_server) = executor();
+        let ctx = context(executor);
+        let stack = stack(None);
+        let seen = std::sync::Mutex::new(Vec::new());
+        let outcome = tokio::select! {
+            outcome = provision(&stack, &ctx) => outcome,
+            () = answer_everything(&mut api_server, &stack, &seen) => panic!("the mock API server went away"),
+        };
+        let (_, outcome) = outcome.expect("provisioned");
+        assert!(matches!(outcome, Outcome::Applied));
+        let seen = seen.into_inner().expect("seen");
+        let path = |p: &str| format!("/api/v1/namespaces/shop/{p}");
+        assert_eq!(
+            seen,
+            [
+                (Method::POST, path("secrets")),
+                (Method::PATCH, path("services/db-headless")),
+                (Method::PATCH, path("services/db")),
+                (
+                    Method::PATCH,
+                    "/apis/apps/v1/namespaces/shop/statefulsets/db".to_string()
+                ),
+                (
+                    Method::PATCH,
+                    "/apis/portico.dev/v1alpha1/namespaces/shop/stacks/db/status".to_string()
+                ),
+            ],
+            "one request at a time, the credentials and the headless Service first, status last"
+        );
+    }
 }

@@ -252,74 +252,11 @@ mod tests {
     //! The executor against a mock API server: each test says which requests it
     //! expects, in order, and answers them as the API server would.
     use futures::FutureExt;
-    use http::{Method, Request, Response, StatusCode};
-    use kube::client::Body;
-    use kube::runtime::events::Reporter;
+    use http::{Method, StatusCode};
     use serde_json::{Value, json};
-    use tower_test::mock;
 
     use super::*;
-
-    type ApiServer = mock::Handle<Request<Body>, Response<Body>>;
-
-    fn executor() -> (Executor, ApiServer) {
-        let (service, api_server) = mock::pair::<Request<Body>, Response<Body>>();
-        let client = kube::Client::new(service, "default");
-        let reporter = Reporter {
-            controller: MANAGER.into(),
-            instance: Some("test".into()),
-        };
-        let recorder = Recorder::new(client.clone(), reporter);
-        let executor = Executor::new(client, Arc::new(Applied::default()), recorder);
-        (executor, api_server)
-    }
-
-    fn stack(status: Option<Value>) -> Stack {
-        serde_json::from_value(json!({
-            "apiVersion": "portico.dev/v1alpha1",
-            "kind": "Stack",
-            "metadata": {"name": "db", "namespace": "shop", "uid": "u-1", "generation": 2},
-            "spec": {"choice": "mysql", "replicas": 1},
-            "status": status,
-        }))
-        .expect("a Stack")
-    }
-
-    fn ready() -> Observed {
-        Observed {
-            replicas: 1,
-            ready_replicas: 1,
-            rolled_out: true,
-            endpoint: None,
-            credentials_secret: Some("db-credentials".into()),
-            version: Some("8.0".into()),
-        }
-    }
-
-    /// Takes the next request, checks where it goes, answers `status` with `body`,
-    /// and hands back what was sent.
-    async fn expect(
-        api_server: &mut ApiServer,
-        method: Method,
-        path: &str,
-        status: StatusCode,
-        body: Value,
-    ) -> Value {
-        let (request, respond) = api_server.next_request().await.expect("a request");
-        assert_eq!((request.method(), request.uri().path()), (&method, path));
-        let sent = request
-            .into_body()
-            .collect_bytes()
-            .await
-            .expect("the request's body");
-        let sent = serde_json::from_slice(&sent).unwrap_or(Value::Null);
-        let answer = Response::builder()
-            .status(status)
-            .body(Body::from(body.to_string().into_bytes()))
-            .expect("a response");
-        respond.send_response(answer);
-        sent
-    }
+    use crate::reconcile::fixtures::{ApiServer, executor, expect, ready, stack};
 
     const STATUS_PATH: &str = "/apis/portico.dev/v1alpha1/namespaces/shop/stacks/db/status";
     const EVENTS_PATH: &str = "/apis/events.k8s.io/v1/namespaces/shop/events";

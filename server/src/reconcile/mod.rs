@@ -13,6 +13,8 @@ pub mod controller;
 pub mod desired;
 pub mod error;
 mod executor;
+#[cfg(test)]
+mod fixtures;
 pub mod leader;
 pub mod metrics;
 pub mod plan;
