@@ -1,10 +1,8 @@
 //! Time on either side, and a clock that ticks while a view lives (ages in cells
 //! count up by themselves).
 
-#[cfg(feature = "hydrate")]
-use std::time::Duration;
-
 use leptos::prelude::*;
+use leptos_use_interval_fn::use_interval_fn;
 
 /// Seconds since the epoch, on either side.
 fn now_seconds() -> i64 {
@@ -22,18 +20,10 @@ fn now_seconds() -> i64 {
 }
 
 /// The current time in seconds, ticking every second while the calling component
-/// lives (ages in cells count up by themselves).
+/// lives (ages in cells count up by themselves). The interval goes with the component;
+/// nothing ticks on the server.
 pub fn ticking_clock() -> RwSignal<i64> {
     let now = RwSignal::new(now_seconds());
-    #[cfg(feature = "hydrate")]
-    {
-        let ticker =
-            set_interval_with_handle(move || now.set(now_seconds()), Duration::from_secs(1)).ok();
-        on_cleanup(move || {
-            if let Some(t) = ticker {
-                t.clear();
-            }
-        });
-    }
+    let _ticking = use_interval_fn(move || now.set(now_seconds()), 1_000);
     now
 }

@@ -6,6 +6,7 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
+use leptos_use_timeout_fn::{UseTimeoutFnReturn, use_timeout_fn};
 use serde_json::Value;
 
 use super::draft::{DraftCells, use_draft};
@@ -22,8 +23,8 @@ use portico_core::schema::form::spec_form;
 use portico_core::schema::openapi::Schema;
 use portico_core::schema::validate::{FieldError, validate};
 
-/// How long typing pauses before the API server is asked.
-const CHECK_AFTER: std::time::Duration = std::time::Duration::from_millis(400);
+/// How long typing pauses before the API server is asked, in milliseconds.
+const CHECK_AFTER_MS: f64 = 400.0;
 
 /// Messages for the name, which the schema does not cover.
 fn name_errors(name: &str) -> Vec<FieldError> {
@@ -178,29 +179,26 @@ pub fn ObjectForm(
         send(resource_for_check.clone(), draft, body.clone(), true)
     });
     let checking = check.pending();
-    let waiting = StoredValue::new(None::<TimeoutHandle>);
     let in_flight = StoredValue::new(None::<ActionAbortHandle>);
-    let cancel = move || {
-        if let Some(timer) = waiting.try_update_value(Option::take).flatten() {
-            timer.clear();
-        }
+    let UseTimeoutFnReturn {
+        start: check_later,
+        stop: stop_waiting,
+        ..
+    } = use_timeout_fn(
+        move |body: Value| in_flight.set_value(Some(check.dispatch_local(body))),
+        CHECK_AFTER_MS,
+    );
+    Effect::new(move |first: Option<()>| {
+        let body = value.get();
+        stop_waiting();
         if let Some(answer) = in_flight.try_update_value(Option::take).flatten() {
             answer.abort();
         }
-    };
-    on_cleanup(cancel);
-    Effect::new(move |first: Option<()>| {
-        let body = value.get();
-        cancel();
         if first.is_none() || !client_errors.with(Vec::is_empty) {
             server_errors.set(vec![]);
             return;
         }
-        let timer = set_timeout_with_handle(
-            move || in_flight.set_value(Some(check.dispatch_local(body))),
-            CHECK_AFTER,
-        );
-        waiting.set_value(timer.ok());
+        check_later(body);
     });
     Effect::new(move |_| {
         check.value().with(|answer| match answer {
