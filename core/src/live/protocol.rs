@@ -7,6 +7,29 @@ use serde::{Deserialize, Serialize};
 use crate::owner_tree::{ChildEntry, ChildrenQuery};
 use crate::table::wire::{Row, TableDelta, TableQuery, TableSnapshot};
 
+/// What a live table's viewer receives, in order: the frame every transport (the
+/// tab's socket, SSE) encodes in its own way.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TableChange {
+    /// Replace the whole table (first, after a relist, after falling behind).
+    Snapshot(TableSnapshot),
+    /// What changed since the previous update (possibly nothing: a resume that
+    /// missed nothing says so).
+    Delta(TableDelta),
+    /// The feed cannot serve this now (e.g. the resource is gone); a sentence. A
+    /// snapshot follows if it recovers.
+    Problem(String),
+    /// The feed stopped for good (the viewer's credentials were refused).
+    Ended(String),
+}
+
+/// A change and the position it brings the viewer to (sent back on reconnect).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableUpdate {
+    pub change: TableChange,
+    pub at: Position,
+}
+
 /// How far a viewer has come in one feed: the feed's run and the last change it
 /// received. Sent back on reconnect, it brings only what was missed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -14,8 +14,9 @@ use portico_core::table::wire::{Row, TableQuery};
 
 use super::hub::WatchHub;
 use super::limits::LimitRefused;
-use super::subscription::{Change, Subscription};
+use super::subscription::Subscription;
 use crate::cluster::registry::ChildKind;
+use portico_core::live::protocol::TableChange;
 
 /// Who the children's feeds run for: the client they use, the identity that client
 /// acts with (feeds are shared per identity) and the person they count against.
@@ -96,20 +97,22 @@ fn apply(
     tables: &mut [Option<(ChildKind, TableState)>],
     i: usize,
     kind: ChildKind,
-    change: Change,
+    change: TableChange,
 ) {
     let Some(slot) = tables.get_mut(i) else {
         return;
     };
     match change {
-        Change::Snapshot(snapshot) => *slot = Some((kind, TableState::from_snapshot(snapshot))),
-        Change::Delta(delta) => {
+        TableChange::Snapshot(snapshot) => {
+            *slot = Some((kind, TableState::from_snapshot(snapshot)))
+        }
+        TableChange::Delta(delta) => {
             if let Some((_, state)) = slot.as_mut() {
                 state.apply(delta);
             }
         }
         // A kind this viewer may not list simply contributes no children.
-        Change::Problem(_) | Change::Ended(_) => *slot = None,
+        TableChange::Problem(_) | TableChange::Ended(_) => *slot = None,
     }
 }
 

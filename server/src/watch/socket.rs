@@ -21,10 +21,10 @@ use portico_core::table::wire::Row;
 
 use super::LiveState;
 use super::logs::{self, LogUpdate};
-use super::subscription::{Change, Update};
 use super::views;
 use crate::auth::RenewAt;
 use crate::cluster::caller::Caller;
+use portico_core::live::protocol::{TableChange, TableUpdate};
 
 /// How long one message may take to leave before the socket is given up.
 const SEND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -288,10 +288,10 @@ fn log_message(id: u32, update: LogUpdate) -> ServerMessage {
     }
 }
 
-fn table_messages(id: u32, update: Update) -> Vec<ServerMessage> {
+fn table_messages(id: u32, update: TableUpdate) -> Vec<ServerMessage> {
     let at = update.at;
     match update.change {
-        Change::Snapshot(mut table) if table.rows.len() > FIRST_PART => {
+        TableChange::Snapshot(mut table) if table.rows.len() > FIRST_PART => {
             // Only the first part needs the table's order (the page sorts anyway):
             // selecting it is linear, sorting 50,000 rows is not.
             let order = |a: &Row, b: &Row| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name));
@@ -315,14 +315,14 @@ fn table_messages(id: u32, update: Update) -> Vec<ServerMessage> {
             }
             messages
         }
-        Change::Snapshot(table) => vec![ServerMessage::Snapshot {
+        TableChange::Snapshot(table) => vec![ServerMessage::Snapshot {
             id,
             at,
             table,
             complete: true,
         }],
-        Change::Delta(delta) => vec![ServerMessage::Delta { id, at, delta }],
-        Change::Problem(message) => vec![ServerMessage::Problem { id, message }],
-        Change::Ended(message) => vec![ServerMessage::Refused { id, message }],
+        TableChange::Delta(delta) => vec![ServerMessage::Delta { id, at, delta }],
+        TableChange::Problem(message) => vec![ServerMessage::Problem { id, message }],
+        TableChange::Ended(message) => vec![ServerMessage::Refused { id, message }],
     }
 }

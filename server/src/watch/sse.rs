@@ -17,9 +17,9 @@ use portico_core::owner_tree::ChildrenQuery;
 use portico_core::table::wire::{TableQuery, sse_event};
 
 use super::LiveState;
-use super::subscription::{Change, Update};
 use super::views::{self, Refusal};
 use crate::cluster::caller::Caller;
+use portico_core::live::protocol::{TableChange, TableUpdate};
 
 type Events = Sse<KeepAliveStream<BoxStream<'static, Result<Event, Infallible>>>>;
 
@@ -71,12 +71,14 @@ pub async fn live_children(
     })))
 }
 
-fn table_event(update: Update) -> Event {
+fn table_event(update: TableUpdate) -> Event {
     let id = update.at.to_event_id();
     let event = match &update.change {
-        Change::Snapshot(table) => Event::default().event(sse_event::SNAPSHOT).json_data(table),
-        Change::Delta(delta) => Event::default().event(sse_event::DELTA).json_data(delta),
-        Change::Problem(p) | Change::Ended(p) => {
+        TableChange::Snapshot(table) => {
+            Event::default().event(sse_event::SNAPSHOT).json_data(table)
+        }
+        TableChange::Delta(delta) => Event::default().event(sse_event::DELTA).json_data(delta),
+        TableChange::Problem(p) | TableChange::Ended(p) => {
             return Event::default().event(sse_event::PROBLEM).data(p);
         }
     };

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use futures::Stream;
-use portico_core::live::protocol::Position;
-use portico_core::table::wire::{TableDelta, TableSnapshot};
+use portico_core::live::protocol::{Position, TableChange, TableUpdate};
 use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
 
 use super::coalesce::Coalescer;
@@ -16,28 +15,6 @@ use super::feed::{Current, Feed, FeedEvent, FeedMessage};
 
 /// Upper bound of deltas merged into one update.
 const MAX_MERGED: usize = 512;
-
-/// What a viewer receives, in order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Change {
-    /// Replace the whole table (first, after a relist, after falling behind).
-    Snapshot(TableSnapshot),
-    /// What changed since the previous update (possibly nothing: a resume that
-    /// missed nothing says so).
-    Delta(TableDelta),
-    /// The feed cannot serve this now (e.g. the resource is gone); a sentence. A
-    /// snapshot follows if it recovers.
-    Problem(String),
-    /// The feed stopped for good (the viewer's credentials were refused).
-    Ended(String),
-}
-
-/// A change and the position it brings the viewer to.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Update {
-    pub change: Change,
-    pub at: Position,
-}
 
 /// What a subscription does when it was its feed's last viewer (the hub stops the
 /// feed after a grace period unless someone joins).
@@ -85,15 +62,15 @@ impl Subscription {
         }
     }
 
-    fn update(&self, change: Change) -> Update {
-        Update {
+    fn update(&self, change: TableChange) -> TableUpdate {
+        TableUpdate {
             change,
             at: self.at(),
         }
     }
 
     /// The next update; `None` once the feed has ended or closed.
-    pub async fn next(&mut self) -> Option<Update> {
+    pub async fn next(&mut self) -> Option<TableUpdate> {
         if self.ended {
             return None;
         }
@@ -126,7 +103,7 @@ impl Subscription {
             let mut merged = Coalescer::default();
             merged.push(first);
             if self.merge_queued(&mut merged) {
-                return Some(self.update(Change::Delta(merged.finish())));
+                return Some(self.update(TableChange::Delta(merged.finish())));
             }
             // A relist or a gap came up while merging: a snapshot supersedes it all.
             if let Some(update) = self.resync() {
@@ -136,15 +113,15 @@ impl Subscription {
     }
 
     /// Consumes the subscription as a stream of updates.
-    pub fn into_stream(self) -> impl Stream<Item = Update> + Send + use<> {
+    pub fn into_stream(self) -> impl Stream<Item = TableUpdate> + Send + use<> {
         futures::stream::unfold(self, |mut sub| async move {
             let update = sub.next().await?;
             Some((update, sub))
         })
     }
 
-    fn finish(&mut self, update: Update) -> Update {
-        self.ended = matches!(update.change, Change::Ended(_));
+    fn finish(&mut self, update: TableUpdate) -> TableUpdate {
+        self.ended = matches!(update.change, TableChange::Ended(_));
         update
     }
 
@@ -170,7 +147,7 @@ impl Subscription {
 
     /// The first update: what was missed since the resume position, or the current
     /// state; `None` while the first list is still under way.
-    fn first(&mut self) -> Option<Update> {
+    fn first(&mut self) -> Option<TableUpdate> {
         if let Some(position) = self.resume.take()
             && position.feed == self.feed.id
         {
@@ -184,7 +161,7 @@ impl Subscription {
                     }
                     self.seen = message.seq;
                 }
-                return Some(self.update(Change::Delta(merged.finish())));
+                return Some(self.update(TableChange::Delta(merged.finish())));
             }
         }
         self.current()
@@ -192,18 +169,18 @@ impl Subscription {
 
     /// A fresh copy of the feed's state, dropping whatever is queued (the copy holds
     /// it); `None` while the feed has not listed yet.
-    fn resync(&mut self) -> Option<Update> {
+    fn resync(&mut self) -> Option<TableUpdate> {
         self.rx = self.rx.resubscribe();
         self.current()
     }
 
-    fn current(&mut self) -> Option<Update> {
+    fn current(&mut self) -> Option<TableUpdate> {
         let (current, seq) = self.feed.current();
         self.seen = seq;
         let change = match current {
-            Current::Table(t) => Change::Snapshot(t),
-            Current::Problem(p) => Change::Problem(p),
-            Current::Ended(p) => Change::Ended(p),
+            Current::Table(t) => TableChange::Snapshot(t),
+            Current::Problem(p) => TableChange::Problem(p),
+            Current::Ended(p) => TableChange::Ended(p),
             Current::Pending => return None,
         };
         Some(self.update(change))

@@ -19,8 +19,9 @@ use tokio::sync::mpsc;
 use super::feed::VIEWER_QUEUE;
 use super::hub::WatchHub;
 use super::source::{FeedSource, WatchEvents};
-use super::subscription::{Change, Subscription, Update};
+use super::subscription::Subscription;
 use super::table_api::{RawTable, TableError};
+use portico_core::live::protocol::{TableChange, TableUpdate};
 
 type Event = Result<WatchEvent<RawTable>, TableError>;
 
@@ -146,7 +147,7 @@ fn gone() -> Event {
     )
 }
 
-async fn next(sub: &mut Subscription) -> Update {
+async fn next(sub: &mut Subscription) -> TableUpdate {
     tokio::time::timeout(Duration::from_secs(60), sub.next())
         .await
         .expect("an update")
@@ -161,9 +162,9 @@ fn names(table: &TableState) -> Vec<String> {
         .collect()
 }
 
-fn snapshot_names(update: &Update) -> Vec<String> {
+fn snapshot_names(update: &TableUpdate) -> Vec<String> {
     match &update.change {
-        Change::Snapshot(t) => names(&TableState::from_snapshot(t.clone())),
+        TableChange::Snapshot(t) => names(&TableState::from_snapshot(t.clone())),
         other => panic!("a snapshot expected, got {other:?}"),
     }
 }
@@ -172,8 +173,8 @@ fn snapshot_names(update: &Update) -> Vec<String> {
 async fn read_until_len(sub: &mut Subscription, table: &mut TableState, n: usize) {
     while table.len() != n {
         match next(sub).await.change {
-            Change::Snapshot(t) => *table = TableState::from_snapshot(t),
-            Change::Delta(d) => table.apply(d),
+            TableChange::Snapshot(t) => *table = TableState::from_snapshot(t),
+            TableChange::Delta(d) => table.apply(d),
             other => panic!("{other:?}"),
         }
     }
@@ -203,14 +204,14 @@ async fn changed_printer_columns_relist_with_the_new_columns() {
     let watch = script.next_watch();
     let hub = hub(&script);
     let mut sub = hub.subscribe(query()).unwrap();
-    let Change::Snapshot(t) = next(&mut sub).await.change else {
+    let TableChange::Snapshot(t) = next(&mut sub).await.change else {
         panic!("a snapshot first")
     };
     assert_eq!(t.columns, [column("Name")]);
     watch
         .send(event("MODIFIED", "a", 2, &["Name", "Phase"]))
         .unwrap();
-    let Change::Snapshot(t) = next(&mut sub).await.change else {
+    let TableChange::Snapshot(t) = next(&mut sub).await.change else {
         panic!("a new snapshot, not a delta with cells for columns the viewer lacks")
     };
     assert_eq!(t.columns, [column("Name"), column("Phase")]);
@@ -266,7 +267,7 @@ async fn refused_credentials_end_the_feed_with_the_reason() {
     let hub = hub(&script);
     let mut sub = hub.subscribe(query()).unwrap();
     let update = next(&mut sub).await;
-    assert!(matches!(&update.change, Change::Ended(m) if m.contains("widgets is forbidden")));
+    assert!(matches!(&update.change, TableChange::Ended(m) if m.contains("widgets is forbidden")));
     assert!(sub.next().await.is_none(), "nothing after the end");
 }
 
@@ -278,7 +279,7 @@ async fn a_resumed_viewer_gets_only_what_it_missed() {
     let mut first = hub.subscribe(query()).unwrap();
     let start = next(&mut first).await;
     let mut table = TableState::default();
-    if let Change::Snapshot(t) = start.change.clone() {
+    if let TableChange::Snapshot(t) = start.change.clone() {
         table = TableState::from_snapshot(t);
     }
     watch.send(event("ADDED", "b", 2, &[])).unwrap();
@@ -291,7 +292,7 @@ async fn a_resumed_viewer_gets_only_what_it_missed() {
         .unwrap()
         .resuming(Some(start.at.clone()));
     let update = next(&mut resumed).await;
-    let Change::Delta(missed) = update.change else {
+    let TableChange::Delta(missed) = update.change else {
         panic!("a delta, not a snapshot")
     };
     let upserted: Vec<&str> = missed.upserts.iter().map(|r| r.name.as_str()).collect();
@@ -304,7 +305,7 @@ async fn a_resumed_viewer_gets_only_what_it_missed() {
         .resuming(Some(update.at.clone()));
     assert_eq!(
         next(&mut current).await.change,
-        Change::Delta(Default::default())
+        TableChange::Delta(Default::default())
     );
 
     // A position from another run of the feed (a restarted server) gets a snapshot.
@@ -331,8 +332,8 @@ async fn a_position_from_before_a_relist_gets_a_snapshot() {
     let mut table = TableState::default();
     while names(&table) != ["a", "z"] {
         match next(&mut sub).await.change {
-            Change::Snapshot(t) => table = TableState::from_snapshot(t),
-            Change::Delta(d) => table.apply(d),
+            TableChange::Snapshot(t) => table = TableState::from_snapshot(t),
+            TableChange::Delta(d) => table.apply(d),
             other => panic!("{other:?}"),
         }
     }

@@ -13,9 +13,9 @@ use portico_core::table::wire::{MAX_SELECTOR_LEN, TableQuery};
 
 use super::LiveState;
 use super::owner_tree::{Viewer, children_stream};
-use super::subscription::{Change, Update};
 use crate::cluster::caller::Caller;
 use crate::cluster::registry::ChildKind;
+use portico_core::live::protocol::{TableChange, TableUpdate};
 
 /// Why a view was refused: the status an HTTP route answers, and the sentence.
 pub type Refusal = (StatusCode, String);
@@ -28,7 +28,7 @@ pub async fn table(
     query: TableQuery,
     headers: HeaderMap,
     resume: Option<Position>,
-) -> Result<impl Stream<Item = Update> + Send + use<>, Refusal> {
+) -> Result<impl Stream<Item = TableUpdate> + Send + use<>, Refusal> {
     if !query.is_valid() {
         return Err((
             StatusCode::BAD_REQUEST,
@@ -120,7 +120,7 @@ pub async fn table(
                 _ = ticks.tick() => {
                     if !still_allowed().await {
                         let at = at.clone().unwrap_or(Position { feed: String::new(), seq: 0 });
-                        yield Update { change: Change::Ended(revoked.clone()), at };
+                        yield TableUpdate { change: TableChange::Ended(revoked.clone()), at };
                         break;
                     }
                 }

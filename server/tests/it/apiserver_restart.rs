@@ -6,10 +6,10 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams};
 use portico_control_plane::ControlPlane;
+use portico_core::live::protocol::TableChange;
 use portico_core::table::state::TableState;
 use portico_core::table::wire::TableQuery;
 use portico_server::watch::hub::WatchHub;
-use portico_server::watch::subscription::Change;
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -52,9 +52,9 @@ async fn a_live_table_recovers_after_the_api_server_restarts() {
             .expect("message in time")
             .expect("the feed goes on");
         match update.change {
-            Change::Snapshot(t) => *state = TableState::from_snapshot(t),
-            Change::Delta(d) => state.apply(d),
-            Change::Problem(p) | Change::Ended(p) => panic!("{p}"),
+            TableChange::Snapshot(t) => *state = TableState::from_snapshot(t),
+            TableChange::Delta(d) => state.apply(d),
+            TableChange::Problem(p) | TableChange::Ended(p) => panic!("{p}"),
         }
     };
     while !names(&state).contains(&"before".to_string()) {

@@ -6,10 +6,11 @@ use std::time::Duration;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
+use portico_core::live::protocol::TableChange;
 use portico_core::table::state::TableState;
 use portico_core::table::wire::{TableQuery, TableSnapshot};
 use portico_server::watch::hub::WatchHub;
-use portico_server::watch::subscription::{Change, Subscription};
+use portico_server::watch::subscription::Subscription;
 use portico_server::watch::table_api;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -64,9 +65,9 @@ async fn next_into(sub: &mut Subscription, state: &mut TableState) {
         .expect("an update in time")
         .expect("the feed goes on");
     match update.change {
-        Change::Snapshot(snapshot) => *state = TableState::from_snapshot(snapshot),
-        Change::Delta(delta) => state.apply(delta),
-        Change::Problem(p) | Change::Ended(p) => panic!("feed problem: {p}"),
+        TableChange::Snapshot(snapshot) => *state = TableState::from_snapshot(snapshot),
+        TableChange::Delta(delta) => state.apply(delta),
+        TableChange::Problem(p) | TableChange::Ended(p) => panic!("feed problem: {p}"),
     }
 }
 
