@@ -1,13 +1,20 @@
-//! Server functions: thin wrappers that find the backend and delegate to it.
+//! The UI's endpoints, each declared once. [`endpoints!`] makes of every entry a
+//! server function (what a page calls; on the server it asks the [`Backend`] the
+//! server put in context) and the `Backend` method of the same name, signature and
+//! documentation, which the server implements (`server/src/web/backend`). Adding an
+//! endpoint touches two places: an entry here and its method there.
+//!
+//! [`Backend`]: crate::backend::Backend
 
 use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
 
 use crate::error::BackendError;
 use portico_core::payload::{
     CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview, StackData,
     StackOffer, SubmitOutcome,
 };
-use portico_core::resource::{ResourceKind, ResourceRef};
+use portico_core::resource::{ObjectKey, ResourceKind, ResourceRef};
 
 #[cfg(feature = "ssr")]
 fn backend() -> Result<crate::backend::SharedBackend, BackendError> {
@@ -15,157 +22,96 @@ fn backend() -> Result<crate::backend::SharedBackend, BackendError> {
         .ok_or_else(|| BackendError::Internal("no backend".into()))
 }
 
-/// The JSON text a form sends, as a value.
-#[cfg(feature = "ssr")]
-fn parse_object(text: &str) -> Result<serde_json::Value, BackendError> {
-    serde_json::from_str(text)
-        .map_err(|e| BackendError::Invalid(format!("The object is not valid JSON: {e}")))
+/// `"path" => fn name(args) -> Output;` declares `POST /api/path`, arguments form-
+/// encoded; `"path" as Json => …` takes them as a JSON body (for whole objects).
+macro_rules! endpoints {
+    ($(
+        $(#[doc = $doc:literal])*
+        $path:literal $(as $input:ident)? => fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $out:ty;
+    )*) => {
+        /// What the UI asks of the cluster, implemented by the server with the caller's
+        /// own client and provided as Leptos context ([`SharedBackend`]).
+        ///
+        /// [`SharedBackend`]: crate::backend::SharedBackend
+        #[cfg(feature = "ssr")]
+        #[async_trait::async_trait]
+        pub trait Backend: Send + Sync + 'static {
+            $(
+                $(#[doc = $doc])*
+                async fn $name(&self, $($arg: $ty),*) -> Result<$out, BackendError>;
+            )*
+        }
+
+        $(
+            $(#[doc = $doc])*
+            #[server(prefix = "/api", endpoint = $path $(, input = $input)?)]
+            pub async fn $name($($arg: $ty),*) -> Result<$out, BackendError> {
+                backend()?.$name($($arg),*).await
+            }
+        )*
+    };
 }
 
-/// Lists the cluster's CustomResourceDefinitions.
-#[server(prefix = "/api", endpoint = "crds")]
-pub async fn list_crds() -> Result<Vec<CrdSummary>, BackendError> {
-    backend()?.list_crds().await
-}
+endpoints! {
+    /// Every CustomResourceDefinition in the cluster, sorted by group then kind.
+    "crds" => fn list_crds() -> Vec<CrdSummary>;
 
-/// Lists the kinds the navigation offers.
-#[server(prefix = "/api", endpoint = "resources")]
-pub async fn list_resources() -> Result<Vec<ResourceKind>, BackendError> {
-    backend()?.list_resources().await
-}
+    /// Every kind the navigation offers: the CRDs, then the built-in kinds Portico lists.
+    "resources" => fn list_resources() -> Vec<ResourceKind>;
 
-/// Lists the cluster's namespaces.
-#[server(prefix = "/api", endpoint = "namespaces")]
-pub async fn list_namespaces() -> Result<Vec<String>, BackendError> {
-    backend()?.list_namespaces().await
-}
+    /// Names of the cluster's namespaces, sorted.
+    "namespaces" => fn list_namespaces() -> Vec<String>;
 
-/// One object's detail.
-#[server(prefix = "/api", endpoint = "object")]
-pub async fn fetch_object(
-    resource: ResourceRef,
-    namespace: Option<String>,
-    name: String,
-) -> Result<ObjectDetail, BackendError> {
-    backend()?.object_detail(resource, namespace, name).await
-}
+    /// One object, its conditions, finalizers and owner chain.
+    "object" => fn fetch_object(key: ObjectKey) -> ObjectDetail;
 
-/// The schema a create form is generated from.
-#[server(prefix = "/api", endpoint = "form")]
-pub async fn fetch_form_spec(resource: ResourceRef) -> Result<FormSpec, BackendError> {
-    backend()?.form_spec(resource).await
-}
+    /// The schema and names a create form is generated from.
+    "form" => fn fetch_form_spec(resource: ResourceRef) -> FormSpec;
 
-/// Creates an object given as JSON text, or only dry-runs it (`dryRun=All`).
-#[server(prefix = "/api", endpoint = "submit")]
-pub async fn submit_object(object: String, dry_run: bool) -> Result<SubmitOutcome, BackendError> {
-    let value = parse_object(&object)?;
-    backend()?.submit(value, dry_run).await
-}
+    /// Creates `object` (or only dry-runs it, `dryRun=All`) and reports the server's
+    /// verdict.
+    "submit" as Json => fn submit_object(object: serde_json::Value, dry_run: bool) -> SubmitOutcome;
 
-/// An object as JSON, for the edit form.
-#[server(prefix = "/api", endpoint = "object-json")]
-pub async fn fetch_object_json(
-    resource: ResourceRef,
-    namespace: Option<String>,
-    name: String,
-) -> Result<serde_json::Value, BackendError> {
-    backend()?.object_for_edit(resource, namespace, name).await
-}
+    /// An object as JSON, for editing (without managedFields).
+    "object-json" => fn fetch_object_json(key: ObjectKey) -> serde_json::Value;
 
-/// Replaces an object given as JSON text (or only dry-runs it).
-#[server(prefix = "/api", endpoint = "replace")]
-pub async fn replace_object(
-    resource: ResourceRef,
-    namespace: Option<String>,
-    name: String,
-    object: String,
-    dry_run: bool,
-) -> Result<SubmitOutcome, BackendError> {
-    let value = parse_object(&object)?;
-    backend()?
-        .replace(resource, namespace, name, value, dry_run)
-        .await
-}
+    /// Replaces an object (409 Conflict when it changed since it was read), or only
+    /// dry-runs the replacement.
+    "replace" as Json => fn replace_object(key: ObjectKey, object: serde_json::Value, dry_run: bool) -> SubmitOutcome;
 
-/// Deletes an object with a propagation policy; returns the finalizers holding it.
-#[server(prefix = "/api", endpoint = "delete")]
-pub async fn delete_object(
-    resource: ResourceRef,
-    namespace: Option<String>,
-    name: String,
-    propagation: String,
-) -> Result<Vec<String>, BackendError> {
-    backend()?
-        .delete(resource, namespace, name, propagation)
-        .await
-}
+    /// Deletes an object with a propagation policy; returns the finalizers still
+    /// holding it.
+    "delete" => fn delete_object(key: ObjectKey, propagation: String) -> Vec<String>;
 
-/// The stack catalog, for the Provision page.
-#[server(prefix = "/api", endpoint = "stack-offers")]
-pub async fn stack_offers() -> Result<Vec<StackOffer>, BackendError> {
-    Ok(backend()?.stack_offers())
-}
+    /// What the Provision page offers: the stack catalog.
+    "stack-offers" => fn stack_offers() -> Vec<StackOffer>;
 
-/// Who is signed in, for the top bar's sign-out.
-#[server(prefix = "/api", endpoint = "signed-in-as")]
-pub async fn signed_in_as() -> Result<Option<String>, BackendError> {
-    Ok(backend()?.signed_in_as())
-}
+    /// The signed-in person's Kubernetes name, for the top bar's sign-out, when they
+    /// signed in (token or single sign-on); `None` where there is no sign-in to end.
+    "signed-in-as" => fn signed_in_as() -> Option<String>;
 
-/// A Stack's generated password, for a user allowed to read its Secret. A POST, so
-/// the password never travels in a URL and the CSRF guard applies.
-#[server(prefix = "/api", endpoint = "stack-password")]
-pub async fn reveal_stack_password(
-    namespace: String,
-    name: String,
-) -> Result<String, BackendError> {
-    backend()?.stack_password(namespace, name).await
-}
+    /// The generated password of a Stack, read from its credentials Secret with the
+    /// asking user's rights (Forbidden for anyone who may not read that Secret). A
+    /// POST, so the password never travels in a URL and the CSRF guard applies.
+    "stack-password" => fn reveal_stack_password(namespace: String, name: String) -> String;
 
-/// What deleting a Stack keeps and removes (its delete dialog).
-#[server(prefix = "/api", endpoint = "stack-data")]
-pub async fn fetch_stack_data(namespace: String, name: String) -> Result<StackData, BackendError> {
-    backend()?.stack_data(namespace, name).await
-}
+    /// What deleting Stack `name` keeps and removes (its delete dialog): its policy,
+    /// volumes and Secret.
+    "stack-data" => fn fetch_stack_data(namespace: String, name: String) -> StackData;
 
-/// What a change of a Stack's version or plan would do (its page's upgrade panel).
-#[server(prefix = "/api", endpoint = "stack-change-preview")]
-pub async fn preview_stack_change(
-    namespace: String,
-    name: String,
-    version: Option<String>,
-    plan: Option<String>,
-) -> Result<StackChangePreview, BackendError> {
-    backend()?
-        .preview_stack_change(namespace, name, version, plan)
-        .await
-}
+    /// What changing Stack `name` to `version` and `plan` (`None`: as it is) would do,
+    /// checked with a dry run as the caller; with both `None`, what it may change to.
+    "stack-change-preview" => fn preview_stack_change(namespace: String, name: String, version: Option<String>, plan: Option<String>) -> StackChangePreview;
 
-/// Changes a Stack's version or plan, as the signed-in person.
-#[server(prefix = "/api", endpoint = "stack-change")]
-pub async fn change_stack(
-    namespace: String,
-    name: String,
-    version: Option<String>,
-    plan: Option<String>,
-) -> Result<(), BackendError> {
-    backend()?
-        .change_stack(namespace, name, version, plan)
-        .await
-}
+    /// Changes Stack `name`'s version and plan as the caller; a downgrade the catalog
+    /// forbids is refused with its sentence before anything is written.
+    "stack-change" => fn change_stack(namespace: String, name: String, version: Option<String>, plan: Option<String>) -> ();
 
-/// Volumes kept after their Stack was deleted (the Provision page).
-#[server(prefix = "/api", endpoint = "kept-volumes")]
-pub async fn fetch_kept_volumes() -> Result<Vec<DataVolume>, BackendError> {
-    backend()?.kept_volumes().await
-}
+    /// Volume claims kept after their Stack was deleted (deletionPolicy Retain), in
+    /// every namespace the person may list claims and Stacks in.
+    "kept-volumes" => fn fetch_kept_volumes() -> Vec<DataVolume>;
 
-/// What the viewer may do with a kind in a namespace.
-#[server(prefix = "/api", endpoint = "permissions")]
-pub async fn fetch_permissions(
-    resource: ResourceRef,
-    namespace: Option<String>,
-) -> Result<Permissions, BackendError> {
-    backend()?.permissions(resource, namespace).await
+    /// What the caller may do with `resource` in `namespace`, as the API server's
+    /// authorizer says.
+    "permissions" => fn fetch_permissions(resource: ResourceRef, namespace: Option<String>) -> Permissions;
 }

@@ -3,6 +3,16 @@
 
 use serde::{Deserialize, Serialize};
 
+/// One object as the API server addresses it: its kind's resource, its namespace
+/// (`None` for a cluster-scoped kind) and its name. The key of every endpoint that
+/// reads, changes or deletes one object.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ObjectKey {
+    pub resource: ResourceRef,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
 /// A resource type as the API server addresses it. `group` is empty for the core group.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ResourceRef {

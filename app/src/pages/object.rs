@@ -20,23 +20,16 @@ use crate::pages::stack::deletion::StackDataNotice;
 use portico_core::live::protocol::{ServerMessage, Topic};
 use portico_core::owner_tree::{ChildEntry, ChildrenQuery};
 use portico_core::payload::{Condition, ObjectDetail, OwnerLink, StackData};
-use portico_core::resource::ResourceRef;
+use portico_core::resource::ObjectKey;
 use portico_core::table::format::cell_text;
 use portico_core::table::state::SortKey;
 use portico_core::table::wire::TableQuery;
-
-#[derive(Debug, Clone, PartialEq)]
-struct Target {
-    resource: ResourceRef,
-    namespace: Option<String>,
-    name: String,
-}
 
 #[component]
 pub fn ObjectPage() -> impl IntoView {
     let params = use_params_map();
     let target = Memo::new(move |_| {
-        params.with(|p| Target {
+        params.with(|p| ObjectKey {
             resource: super::resource_from_params(p),
             namespace: p.get("namespace").filter(|ns| ns != "_"),
             name: p.get("name").unwrap_or_default(),
@@ -47,15 +40,9 @@ pub fn ObjectPage() -> impl IntoView {
 }
 
 #[component]
-fn ObjectView(target: Target) -> impl IntoView {
+fn ObjectView(target: ObjectKey) -> impl IntoView {
     let fetch_target = target.clone();
-    let detail = Resource::new(
-        || (),
-        move |_| {
-            let t = fetch_target.clone();
-            fetch_object(t.resource, t.namespace, t.name)
-        },
-    );
+    let detail = Resource::new(|| (), move |_| fetch_object(fetch_target.clone()));
     // The object's own row in a live table: any change to it refreshes the page.
     let watch = TableQuery {
         group: target.resource.group.clone(),
@@ -104,7 +91,7 @@ fn ObjectView(target: Target) -> impl IntoView {
 }
 
 #[component]
-fn DetailView(detail: ObjectDetail, target: Target) -> impl IntoView {
+fn DetailView(detail: ObjectDetail, target: ObjectKey) -> impl IntoView {
     let edit_href = format!(
         "{}{}/edit",
         crate::base::get(),
@@ -408,7 +395,7 @@ fn StackLogs(namespace: String, pods: Memo<Vec<String>>) -> impl IntoView {
 /// says so (and the page's deletion notice explains it). A Stack's dialog says what
 /// happens to its data, and one that holds data asks for its name to be typed.
 #[component]
-fn DeleteControl(target: Target, allowed: Signal<bool>, stack: bool) -> impl IntoView {
+fn DeleteControl(target: ObjectKey, allowed: Signal<bool>, stack: bool) -> impl IntoView {
     let open = RwSignal::new(false);
     let propagation = RwSignal::new("Background".to_string());
     let outcome = RwSignal::new(None::<String>);
@@ -444,8 +431,7 @@ fn DeleteControl(target: Target, allowed: Signal<bool>, stack: bool) -> impl Int
         busy.set(true);
         leptos::task::spawn_local(async move {
             let list = t.resource.page_path();
-            let result =
-                delete_object(t.resource, t.namespace, t.name, propagation.get_untracked()).await;
+            let result = delete_object(t, propagation.get_untracked()).await;
             busy.set(false);
             match result {
                 Ok(finalizers) if finalizers.is_empty() => navigate(&list, Default::default()),

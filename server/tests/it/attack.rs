@@ -88,6 +88,12 @@ async fn status(request: reqwest::RequestBuilder) -> Option<u16> {
 }
 
 /// A submit of `object` (not a dry run) with `headers`, from `origin`.
+/// The submit endpoint's JSON body for `object` (JSON text), written for real.
+fn submission(object: &str) -> serde_json::Value {
+    let object: serde_json::Value = serde_json::from_str(object).unwrap_or_default();
+    json!({"object": object, "dry_run": false})
+}
+
 fn submit(
     http: &reqwest::Client,
     base: &str,
@@ -97,7 +103,7 @@ fn submit(
     let mut request = http
         .post(format!("{base}/api/submit"))
         .header("origin", base)
-        .form(&[("object", object), ("dry_run", "false")]);
+        .json(&submission(object));
     for (k, v) in headers {
         request = request.header(*k, *v);
     }
@@ -458,11 +464,11 @@ async fn in_local_mode_rebinding_cross_site_oversized_and_crafted_requests_are_r
     let (base, _) = crate::kit::serve(&admin, None).await;
     let plain = reqwest::Client::new();
     let big = "x".repeat(3 * 1024 * 1024);
-    let post = |object: &str, header: (&str, &str)| {
+    let post = |body: serde_json::Value, header: (&str, &str)| {
         plain
             .post(format!("{base}/api/submit"))
             .header(header.0, header.1)
-            .form(&[("object", object), ("dry_run", "false")])
+            .json(&body)
     };
     // DNS rebinding: a page at rebind.example:PORT re-resolved to 127.0.0.1 sends its
     // own name as Host, and its Origin agrees with it.
@@ -476,7 +482,7 @@ async fn in_local_mode_rebinding_cross_site_oversized_and_crafted_requests_are_r
             .post(format!("{base}/api/submit"))
             .header("host", &rebound)
             .header("origin", format!("http://{rebound}"))
-            .form(&[("object", binding.as_str()), ("dry_run", "false")]),
+            .json(&submission(&binding)),
     )
     .await;
     report.expect(
@@ -518,11 +524,19 @@ async fn in_local_mode_rebinding_cross_site_oversized_and_crafted_requests_are_r
         sockets.len() == 32 && refused_sockets == [429; 8],
     );
     drop(sockets);
-    let s = status(post(&big, ("origin", &base))).await;
+    let s = status(post(
+        json!({"object": big, "dry_run": false}),
+        ("origin", &base),
+    ))
+    .await;
     report.expect("local", "a 3 MiB body", s, &[413]);
-    let s = status(post(&object, ("origin", "https://evil.example"))).await;
+    let s = status(post(
+        submission(&object),
+        ("origin", "https://evil.example"),
+    ))
+    .await;
     report.expect("local", "a cross-site submit (Origin elsewhere)", s, &[403]);
-    let s = status(post(&object, ("sec-fetch-site", "cross-site"))).await;
+    let s = status(post(submission(&object), ("sec-fetch-site", "cross-site"))).await;
     report.expect("local", "a cross-site submit (Sec-Fetch-Site)", s, &[403]);
     for name in ["../../secrets", "a%2Fb", "x?watch=1", "a#b"] {
         let crafted = stack(&ns, name, json!({"choice": "tomcat"}));

@@ -391,11 +391,11 @@ async fn secret_values_never_reach_the_edit_form_and_saving_it_keeps_them() {
     let (base, _state) = crate::kit::serve(&client, None).await;
     let http = reqwest::Client::new();
     let target = [
-        ("resource[group]", ""),
-        ("resource[version]", "v1"),
-        ("resource[plural]", "secrets"),
-        ("namespace", ns.as_str()),
-        ("name", "db"),
+        ("key[resource][group]", ""),
+        ("key[resource][version]", "v1"),
+        ("key[resource][plural]", "secrets"),
+        ("key[namespace]", ns.as_str()),
+        ("key[name]", "db"),
     ];
 
     let for_edit = http
@@ -414,12 +414,14 @@ async fn secret_values_never_reach_the_edit_form_and_saving_it_keeps_them() {
     // Saved from the form with a label added: the stored value survives.
     let mut edited: serde_json::Value = serde_json::from_str(&text).expect("json");
     edited["metadata"]["labels"] = serde_json::json!({"team": "payments"});
-    let mut save: Vec<(&str, String)> = target.iter().map(|(k, v)| (*k, v.to_string())).collect();
-    save.push(("object", edited.to_string()));
-    save.push(("dry_run", "false".into()));
+    let save = serde_json::json!({
+        "key": {"resource": {"group": "", "version": "v1", "plural": "secrets"}, "namespace": ns, "name": "db"},
+        "object": edited,
+        "dry_run": false,
+    });
     let saved = http
         .post(format!("{base}/api/replace"))
-        .form(&save)
+        .json(&save)
         .send()
         .await
         .expect("replace");

@@ -65,11 +65,11 @@ async fn submit_with(
     object: String,
     dry_run: bool,
 ) -> (u16, serde_json::Value) {
-    let dry_run = dry_run.to_string();
+    let object: serde_json::Value = serde_json::from_str(&object).expect("an object");
     let mut request = reqwest::Client::new()
         .post(format!("{}/api/submit", portal.base))
         .header("origin", &portal.base)
-        .form(&[("object", object.as_str()), ("dry_run", dry_run.as_str())]);
+        .json(&json!({"object": object, "dry_run": dry_run}));
     for (k, v) in headers {
         request = request.header(*k, *v);
     }

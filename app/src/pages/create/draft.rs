@@ -7,6 +7,7 @@ use leptos_router::hooks::{query_signal, use_query_map};
 use serde_json::Value;
 
 use portico_core::payload::FormSpec;
+use portico_core::resource::{ObjectKey, ResourceRef};
 use portico_core::schema::draft::Draft;
 use portico_core::schema::form::{Field, initial_value};
 use portico_core::schema::value::{Seg, set};
@@ -44,6 +45,15 @@ impl DraftCells {
         f(&mut draft);
         self.value.set(draft.object);
         self.original.set(draft.original);
+    }
+
+    /// The object the draft edits (or will create), as endpoints address it.
+    pub fn key(&self, resource: ResourceRef) -> ObjectKey {
+        ObjectKey {
+            resource,
+            namespace: self.namespace.get_untracked(),
+            name: self.name.get_untracked(),
+        }
     }
 
     /// Sets the text at a dotted key such as `spec.choice`.

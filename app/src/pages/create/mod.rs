@@ -13,6 +13,7 @@ use leptos_router::hooks::use_params_map;
 use crate::api::{fetch_form_spec, fetch_object_json};
 use crate::components::error_banner::ErrorBanner;
 use object_form::ObjectForm;
+use portico_core::resource::ObjectKey;
 use portico_core::schema::draft::Draft;
 
 #[component]
@@ -40,19 +41,17 @@ pub fn CreatePage() -> impl IntoView {
 pub fn EditPage() -> impl IntoView {
     let params = use_params_map();
     let target = Memo::new(move |_| {
-        params.with(|p| {
-            (
-                super::resource_from_params(p),
-                p.get("namespace").filter(|ns| ns != "_"),
-                p.get("name").unwrap_or_default(),
-            )
+        params.with(|p| ObjectKey {
+            resource: super::resource_from_params(p),
+            namespace: p.get("namespace").filter(|ns| ns != "_"),
+            name: p.get("name").unwrap_or_default(),
         })
     });
     let loaded = Resource::new(
         move || target.get(),
-        |(resource, namespace, name)| async move {
-            let spec = fetch_form_spec(resource.clone()).await?;
-            let object = fetch_object_json(resource, namespace, name).await?;
+        |key: ObjectKey| async move {
+            let spec = fetch_form_spec(key.resource.clone()).await?;
+            let object = fetch_object_json(key).await?;
             Ok::<_, crate::error::BackendError>((spec, object))
         },
     );
@@ -60,7 +59,7 @@ pub fn EditPage() -> impl IntoView {
         <Transition fallback=|| view! { <p class="empty">"Loading…"</p> }>
             {move || loaded.get().map(|result| match result {
                 Ok((spec, object)) => view! {
-                    <ObjectForm resource=target.get_untracked().0 spec existing=Some(object)/>
+                    <ObjectForm resource=target.get_untracked().resource spec existing=Some(object)/>
                 }.into_any(),
                 Err(e) => view! { <ErrorBanner message=e.to_string()/> }.into_any(),
             })}

@@ -9,14 +9,14 @@ use leptos_router::hooks::use_navigate;
 use leptos_use_timeout_fn::{UseTimeoutFnReturn, use_timeout_fn};
 use serde_json::Value;
 
-use super::draft::{DraftCells, use_draft};
+use super::draft::use_draft;
 use super::version_picker::version_picker;
 use crate::api::{fetch_object_json, list_namespaces, replace_object, submit_object};
 use crate::components::form::{FieldSearch, FieldView, FormModel};
 use crate::error::BackendError;
 use crate::pages::stack::picker::StackPicker;
 use portico_core::payload::{FormSpec, SubmitOutcome};
-use portico_core::resource::{ResourceRef, is_path_segment};
+use portico_core::resource::{ObjectKey, ResourceRef, is_path_segment};
 use portico_core::schema::draft::Draft;
 use portico_core::schema::field_path::FieldPath;
 use portico_core::schema::form::spec_form;
@@ -74,42 +74,31 @@ enum Saved {
     Conflict(Value),
 }
 
-/// Sends the body: create or replace, dry-run or for real.
+/// Sends the body: a replacement of the object at `editing`, or a create; a dry run
+/// or for real.
 async fn send(
-    resource: ResourceRef,
-    draft: DraftCells,
+    editing: Option<ObjectKey>,
     body: Value,
     dry_run: bool,
 ) -> Result<SubmitOutcome, BackendError> {
-    if draft.editing {
-        let (namespace, name) = (draft.namespace.get_untracked(), draft.name.get_untracked());
-        replace_object(resource, namespace, name, body.to_string(), dry_run).await
-    } else {
-        submit_object(body.to_string(), dry_run).await
+    match editing {
+        Some(key) => replace_object(key, body, dry_run).await,
+        None => submit_object(body, dry_run).await,
     }
 }
 
 /// Saves: a dry run first (nothing is written that fails one), then the write; on a
 /// conflict, reads what the server has now.
-async fn save(
-    resource: ResourceRef,
-    draft: DraftCells,
-    body: Value,
-) -> Result<Saved, BackendError> {
-    // Read now: after the awaits below the page may already be gone.
-    let target = (draft.namespace.get_untracked(), draft.name.get_untracked());
-    let verdict = match send(resource.clone(), draft, body.clone(), true).await? {
-        SubmitOutcome::Accepted { .. } => send(resource.clone(), draft, body, false).await?,
+async fn save(editing: Option<ObjectKey>, body: Value) -> Result<Saved, BackendError> {
+    let verdict = match send(editing.clone(), body.clone(), true).await? {
+        SubmitOutcome::Accepted { .. } => send(editing.clone(), body, false).await?,
         rejected => rejected,
     };
-    match verdict {
-        SubmitOutcome::Rejected(r) if r.code == 409 && draft.editing => {
-            let (namespace, name) = target;
-            Ok(Saved::Conflict(
-                fetch_object_json(resource, namespace, name).await?,
-            ))
+    match (verdict, editing) {
+        (SubmitOutcome::Rejected(r), Some(key)) if r.code == 409 => {
+            Ok(Saved::Conflict(fetch_object_json(key).await?))
         }
-        verdict => Ok(Saved::Verdict(verdict)),
+        (verdict, _) => Ok(Saved::Verdict(verdict)),
     }
 }
 
@@ -175,8 +164,10 @@ pub fn ObjectForm(
     // The dry run while typing, debounced: a new edit cancels the wait and the
     // answer still on its way, so only the latest edit's answer is shown.
     let resource_for_check = resource.clone();
+    // Read as each check or save starts: the page may be gone when it answers.
+    let editing_key = move |resource: &ResourceRef| editing.then(|| draft.key(resource.clone()));
     let check = Action::new_local(move |body: &Value| {
-        send(resource_for_check.clone(), draft, body.clone(), true)
+        send(editing_key(&resource_for_check), body.clone(), true)
     });
     let checking = check.pending();
     let in_flight = StoredValue::new(None::<ActionAbortHandle>);
@@ -214,7 +205,7 @@ pub fn ObjectForm(
 
     let resource_for_save = resource.clone();
     let save =
-        Action::new_local(move |body: &Value| save(resource_for_save.clone(), draft, body.clone()));
+        Action::new_local(move |body: &Value| save(editing_key(&resource_for_save), body.clone()));
     let submitting = save.pending();
     let on_submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();

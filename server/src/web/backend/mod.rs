@@ -14,7 +14,7 @@ use portico_core::payload::{
     CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview, StackData,
     StackOffer, SubmitOutcome,
 };
-use portico_core::resource::{ResourceKind, ResourceRef};
+use portico_core::resource::{ObjectKey, ResourceKind, ResourceRef};
 use tracing::instrument;
 
 use self::objects::ObjectError;
@@ -71,12 +71,12 @@ impl Backend for ClusterBackend {
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
-    async fn object_detail(
-        &self,
-        resource: ResourceRef,
-        namespace: Option<String>,
-        name: String,
-    ) -> Result<ObjectDetail, BackendError> {
+    async fn fetch_object(&self, key: ObjectKey) -> Result<ObjectDetail, BackendError> {
+        let ObjectKey {
+            resource,
+            namespace,
+            name,
+        } = key;
         check_target(&resource, namespace.as_deref(), &name)?;
         let what = describe(&resource, namespace.as_deref(), &name);
         detail::object_detail(
@@ -91,7 +91,7 @@ impl Backend for ClusterBackend {
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
-    async fn permissions(
+    async fn fetch_permissions(
         &self,
         resource: ResourceRef,
         namespace: Option<String>,
@@ -120,16 +120,17 @@ impl Backend for ClusterBackend {
         })
     }
 
-    fn signed_in_as(&self) -> Option<String> {
-        match &self.who {
+    async fn signed_in_as(&self) -> Result<Option<String>, BackendError> {
+        Ok(match &self.who {
             Caller::Bearer { name, .. } => Some(name.clone()),
             _ => None,
-        }
+        })
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()))]
-    fn stack_offers(&self) -> Vec<StackOffer> {
-        self.stacks
+    async fn stack_offers(&self) -> Result<Vec<StackOffer>, BackendError> {
+        Ok(self
+            .stacks
             .current()
             .entries
             .iter()
@@ -162,11 +163,15 @@ impl Backend for ClusterBackend {
                     .collect(),
                 default_plan: e.default_plan.clone(),
             })
-            .collect()
+            .collect())
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
-    async fn stack_data(&self, namespace: String, name: String) -> Result<StackData, BackendError> {
+    async fn fetch_stack_data(
+        &self,
+        namespace: String,
+        name: String,
+    ) -> Result<StackData, BackendError> {
         check_target(&stack_resource(), Some(&namespace), &name)?;
         let what = format!("stacks {namespace}/{name}");
         stack_data::stack_data(&self.client, &self.stacks.current(), &namespace, &name)
@@ -217,7 +222,7 @@ impl Backend for ClusterBackend {
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
-    async fn kept_volumes(&self) -> Result<Vec<DataVolume>, BackendError> {
+    async fn fetch_kept_volumes(&self) -> Result<Vec<DataVolume>, BackendError> {
         stack_data::kept_volumes(&self.client).await.map_err(|e| {
             user_error(
                 e,
@@ -228,7 +233,7 @@ impl Backend for ClusterBackend {
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
-    async fn stack_password(
+    async fn reveal_stack_password(
         &self,
         namespace: String,
         name: String,
@@ -252,7 +257,7 @@ impl Backend for ClusterBackend {
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
-    async fn form_spec(&self, resource: ResourceRef) -> Result<FormSpec, BackendError> {
+    async fn fetch_form_spec(&self, resource: ResourceRef) -> Result<FormSpec, BackendError> {
         self.kinds
             .form_spec(&resource.group, &resource.plural, &resource.version)
             .ok_or_else(|| {
@@ -261,7 +266,7 @@ impl Backend for ClusterBackend {
     }
 
     #[instrument(skip(self, object), fields(caller = self.who.name()), err(level = "info", Display))]
-    async fn submit(
+    async fn submit_object(
         &self,
         object: serde_json::Value,
         dry_run: bool,
@@ -284,12 +289,12 @@ impl Backend for ClusterBackend {
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
-    async fn object_for_edit(
-        &self,
-        resource: ResourceRef,
-        namespace: Option<String>,
-        name: String,
-    ) -> Result<serde_json::Value, BackendError> {
+    async fn fetch_object_json(&self, key: ObjectKey) -> Result<serde_json::Value, BackendError> {
+        let ObjectKey {
+            resource,
+            namespace,
+            name,
+        } = key;
         check_target(&resource, namespace.as_deref(), &name)?;
         let mut obj = objects::get(&self.client, &resource, namespace.as_deref(), &name)
             .await
@@ -301,14 +306,17 @@ impl Backend for ClusterBackend {
     }
 
     #[instrument(skip(self, object), fields(caller = self.who.name()), err(level = "info", Display))]
-    async fn replace(
+    async fn replace_object(
         &self,
-        resource: ResourceRef,
-        namespace: Option<String>,
-        name: String,
+        key: ObjectKey,
         object: serde_json::Value,
         dry_run: bool,
     ) -> Result<SubmitOutcome, BackendError> {
+        let ObjectKey {
+            resource,
+            namespace,
+            name,
+        } = key;
         check_target(&resource, namespace.as_deref(), &name)?;
         let mut obj = dynamic_object(object)?;
         if detail::is_secret(&resource) {
@@ -340,13 +348,16 @@ impl Backend for ClusterBackend {
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
-    async fn delete(
+    async fn delete_object(
         &self,
-        resource: ResourceRef,
-        namespace: Option<String>,
-        name: String,
+        key: ObjectKey,
         propagation: String,
     ) -> Result<Vec<String>, BackendError> {
+        let ObjectKey {
+            resource,
+            namespace,
+            name,
+        } = key;
         check_target(&resource, namespace.as_deref(), &name)?;
         let result = objects::delete(
             &self.client,
