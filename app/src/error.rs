@@ -59,6 +59,13 @@ impl FromServerFnError for BackendError {
             ServerFnErrorErr::Args(why) | ServerFnErrorErr::MissingArg(why) => {
                 Self::BadRequest(why.trim().trim_end_matches('.').to_string())
             }
+            // A JSON body that does not decode (server_fn names it so for POST bodies,
+            // `Args` for URL-encoded ones) is the caller's mistake too. Only on the
+            // server: in the browser it means Portico's answer could not be read.
+            #[cfg(not(feature = "hydrate"))]
+            ServerFnErrorErr::Deserialization(why) => {
+                Self::BadRequest(why.trim().trim_end_matches('.').to_string())
+            }
             other => Self::Transport(other.to_string()),
         }
     }
@@ -75,6 +82,14 @@ mod tests {
         assert_eq!(BackendError::de(bytes), sent);
         assert_eq!(sent.to_string(), "You may not read secrets db.");
         assert_eq!(sent.status(), 403);
+    }
+
+    #[test]
+    fn an_undecodable_json_body_is_the_callers_mistake_on_the_server() {
+        let e = BackendError::from_server_fn_error(ServerFnErrorErr::Deserialization(
+            "EOF while parsing an object at line 1 column 19".into(),
+        ));
+        assert_eq!(e.status(), 400);
     }
 
     #[test]

@@ -300,7 +300,7 @@ async fn bad_requests_get_the_status_that_names_the_mistake() {
 
     // Arguments that do not decode: 400 naming what is wrong, in the server-function
     // error encoding Portico's pages decode.
-    let malformed = call("object", "name=x&resource=not-a-resource".into())
+    let malformed = call("object", "key[name]=x&key[resource]=not-a-resource".into())
         .await
         .expect("malformed request");
     assert_eq!(malformed.status(), 400);
@@ -318,18 +318,27 @@ async fn bad_requests_get_the_status_that_names_the_mistake() {
             .starts_with("Portico could not read this request's arguments: "),
         "{error}"
     );
-    let missing = call("submit", "".into())
+    let missing = call("delete", "".into())
         .await
         .expect("request missing every argument");
     assert_eq!(missing.status(), 400);
     let sentence = missing.text().await.expect("body");
     assert!(sentence.contains("missing field"), "{sentence}");
+    // A whole object travels as a JSON body; one that does not parse is 400 too.
+    let broken = http
+        .post(format!("{base}/api/submit"))
+        .header("content-type", "application/json")
+        .body(r#"{"object": {"kind": "#)
+        .send()
+        .await
+        .expect("a broken JSON body");
+    assert_eq!(broken.status(), 400);
 
     // Well-formed arguments the cluster cannot satisfy are not the client's syntax
     // mistake: whatever they answer, it is not 400.
     let absent = call(
         "object",
-        "resource[group]=no.such.group&resource[version]=v1&resource[plural]=nothings&name=x"
+        "key[resource][group]=no.such.group&key[resource][version]=v1&key[resource][plural]=nothings&key[name]=x"
             .into(),
     )
     .await
@@ -340,11 +349,11 @@ async fn bad_requests_get_the_status_that_names_the_mistake() {
     // Names that would leave their path segment never reach the API server.
     for crafted in ["x?watch=true", "..%2Fsecrets", "x#y", "a b"] {
         let body = form_urlencoded::Serializer::new(String::new())
-            .append_pair("resource[group]", "")
-            .append_pair("resource[version]", "v1")
-            .append_pair("resource[plural]", "configmaps")
-            .append_pair("namespace", "default")
-            .append_pair("name", crafted)
+            .append_pair("key[resource][group]", "")
+            .append_pair("key[resource][version]", "v1")
+            .append_pair("key[resource][plural]", "configmaps")
+            .append_pair("key[namespace]", "default")
+            .append_pair("key[name]", crafted)
             .finish();
         let refused = call("object", body.into()).await.expect("crafted name");
         assert_ne!(refused.status(), 200, "{crafted}");
