@@ -84,6 +84,7 @@ mod tests {
         assert_eq!(sent.status(), 403);
     }
 
+    #[cfg(not(feature = "hydrate"))]
     #[test]
     fn an_undecodable_json_body_is_the_callers_mistake_on_the_server() {
         let e = BackendError::from_server_fn_error(ServerFnErrorErr::Deserialization(

@@ -2,6 +2,7 @@
 //! count up by themselves).
 
 use leptos::prelude::*;
+#[cfg(feature = "hydrate")]
 use leptos_use_interval_fn::use_interval_fn;
 
 /// Seconds since the epoch, on either side.
@@ -24,6 +25,7 @@ fn now_seconds() -> i64 {
 /// nothing ticks on the server.
 pub fn ticking_clock() -> RwSignal<i64> {
     let now = RwSignal::new(now_seconds());
+    #[cfg(feature = "hydrate")]
     let _ticking = use_interval_fn(move || now.set(now_seconds()), 1_000);
     now
 }
