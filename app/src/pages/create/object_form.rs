@@ -166,7 +166,7 @@ pub fn ObjectForm(
     let resource_for_check = resource.clone();
     // Read as each check or save starts: the page may be gone when it answers.
     let editing_key = move |resource: &ResourceRef| editing.then(|| draft.key(resource.clone()));
-    let check = Action::new_local(move |body: &Value| {
+    let check = Action::new(move |body: &Value| {
         send(editing_key(&resource_for_check), body.clone(), true)
     });
     let checking = check.pending();
@@ -176,7 +176,7 @@ pub fn ObjectForm(
         stop: stop_waiting,
         ..
     } = use_timeout_fn(
-        move |body: Value| in_flight.set_value(Some(check.dispatch_local(body))),
+        move |body: Value| in_flight.set_value(Some(check.dispatch(body))),
         CHECK_AFTER_MS,
     );
     Effect::new(move |first: Option<()>| {
@@ -205,7 +205,7 @@ pub fn ObjectForm(
 
     let resource_for_save = resource.clone();
     let save =
-        Action::new_local(move |body: &Value| save(editing_key(&resource_for_save), body.clone()));
+        Action::new(move |body: &Value| save(editing_key(&resource_for_save), body.clone()));
     let submitting = save.pending();
     let on_submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
@@ -214,7 +214,7 @@ pub fn ObjectForm(
             model.reveal_errors();
             return;
         }
-        save.dispatch_local(value.get_untracked());
+        save.dispatch(value.get_untracked());
     };
     let navigate = use_navigate();
     let resource_for_saved = resource.clone();
