@@ -166,9 +166,8 @@ pub fn ObjectForm(
     let resource_for_check = resource.clone();
     // Read as each check or save starts: the page may be gone when it answers.
     let editing_key = move |resource: &ResourceRef| editing.then(|| draft.key(resource.clone()));
-    let check = Action::new(move |body: &Value| {
-        send(editing_key(&resource_for_check), body.clone(), true)
-    });
+    let check =
+        Action::new(move |body: &Value| send(editing_key(&resource_for_check), body.clone(), true));
     let checking = check.pending();
     let in_flight = StoredValue::new(None::<ActionAbortHandle>);
     let UseTimeoutFnReturn {
@@ -204,8 +203,7 @@ pub fn ObjectForm(
     });
 
     let resource_for_save = resource.clone();
-    let save =
-        Action::new(move |body: &Value| save(editing_key(&resource_for_save), body.clone()));
+    let save = Action::new(move |body: &Value| save(editing_key(&resource_for_save), body.clone()));
     let submitting = save.pending();
     let on_submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
