@@ -9,7 +9,7 @@ pub mod stack;
 
 use leptos_router::params::ParamsMap;
 
-use portico_core::resource::ResourceRef;
+use portico_core::resource::{ObjectKey, ResourceRef};
 
 /// The resource named by the `:group/:version/:plural` segments of a route.
 pub fn resource_from_params(params: &ParamsMap) -> ResourceRef {
@@ -18,4 +18,14 @@ pub fn resource_from_params(params: &ParamsMap) -> ResourceRef {
         &params.get("version").unwrap_or_default(),
         &params.get("plural").unwrap_or_default(),
     )
+}
+
+/// The object named by a route's `:group/:version/:plural/:namespace/:name` segments
+/// (`_` for the namespace of a cluster-scoped object).
+pub fn object_from_params(params: &ParamsMap) -> ObjectKey {
+    ObjectKey {
+        resource: resource_from_params(params),
+        namespace: params.get("namespace").filter(|ns| ns != "_"),
+        name: params.get("name").unwrap_or_default(),
+    }
 }

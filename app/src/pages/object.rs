@@ -28,13 +28,7 @@ use portico_core::table::wire::TableQuery;
 #[component]
 pub fn ObjectPage() -> impl IntoView {
     let params = use_params_map();
-    let target = Memo::new(move |_| {
-        params.with(|p| ObjectKey {
-            resource: super::resource_from_params(p),
-            namespace: p.get("namespace").filter(|ns| ns != "_"),
-            name: p.get("name").unwrap_or_default(),
-        })
-    });
+    let target = Memo::new(move |_| params.with(super::object_from_params));
     // Re-mount per object so its live subscriptions follow the URL.
     move || view! { <ObjectView target=target.get()/> }
 }

@@ -40,13 +40,7 @@ pub fn CreatePage() -> impl IntoView {
 #[component]
 pub fn EditPage() -> impl IntoView {
     let params = use_params_map();
-    let target = Memo::new(move |_| {
-        params.with(|p| ObjectKey {
-            resource: super::resource_from_params(p),
-            namespace: p.get("namespace").filter(|ns| ns != "_"),
-            name: p.get("name").unwrap_or_default(),
-        })
-    });
+    let target = Memo::new(move |_| params.with(super::object_from_params));
     let loaded = Resource::new(
         move || target.get(),
         |key: ObjectKey| async move {
