@@ -348,33 +348,19 @@ async fn a_restarted_reconciler_leaves_no_duplicates_and_keeps_the_password() {
     })
     .await;
     let by_stack = ListParams::default().labels("portico.dev/stack=db");
-    let count = |n: usize| n;
+    let statefulsets = Api::<StatefulSet>::namespaced(client.clone(), &ns);
+    let services = Api::<Service>::namespaced(client.clone(), &ns);
     assert_eq!(
-        count(
-            Api::<StatefulSet>::namespaced(client.clone(), &ns)
-                .list(&by_stack)
-                .await
-                .expect("list")
-                .items
-                .len()
-        ),
+        statefulsets
+            .list(&by_stack)
+            .await
+            .expect("list")
+            .items
+            .len(),
         1
     );
-    assert_eq!(
-        count(
-            Api::<Service>::namespaced(client.clone(), &ns)
-                .list(&by_stack)
-                .await
-                .expect("list")
-                .items
-                .len()
-        ),
-        2
-    );
-    assert_eq!(
-        count(secrets.list(&by_stack).await.expect("list").items.len()),
-        1
-    );
+    assert_eq!(services.list(&by_stack).await.expect("list").items.len(), 2);
+    assert_eq!(secrets.list(&by_stack).await.expect("list").items.len(), 1);
     let after = secrets
         .get("db-credentials")
         .await
