@@ -49,10 +49,18 @@ const IN_FLIGHT: usize = 16;
 const PODS_PER_NODE: usize = 110;
 const DEADLINE: Duration = Duration::from_secs(900);
 
-/// Adds simulated nodes for `pods` more Pods and waits until they are Ready.
+/// Adds simulated nodes for `pods` more Pods and waits until they are Ready. Each
+/// node has room for its 110 Pods at the catalog's largest default requests (MySQL's
+/// and Tomcat's 100m and 256Mi): sized by Pods alone, the default 4Gi node held 16
+/// and the rest stayed Pending.
 async fn add_capacity(client: &kube::Client, prefix: &str, pods: usize) {
     let count = pods.div_ceil(PODS_PER_NODE);
-    let names = nodes::add(client, prefix, 0..count, &Capacity::default())
+    let capacity = Capacity {
+        cpu: "16".into(),
+        memory: "32Gi".into(),
+        pods: PODS_PER_NODE as u32,
+    };
+    let names = nodes::add(client, prefix, 0..count, &capacity)
         .await
         .expect("nodes");
     let api: Api<Node> = Api::all(client.clone());
