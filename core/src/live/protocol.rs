@@ -2,6 +2,8 @@
 //! subscribes to topics by a number it chooses, and every message the server sends
 //! names the subscription it belongs to. Text frames, one JSON message each.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::owner_tree::{ChildEntry, ChildrenQuery};
@@ -140,7 +142,7 @@ pub enum ServerMessage {
     /// More rows of the snapshot before it; deltas come only after the last part.
     Rows {
         id: u32,
-        rows: Vec<Row>,
+        rows: Vec<Arc<Row>>,
         complete: bool,
     },
     /// Changes since the last message; empty when a resume missed nothing.

@@ -3,6 +3,7 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -12,7 +13,7 @@ use crate::table::wire::{Column, Row, TableDelta, TableSnapshot};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TableState {
     pub columns: Vec<Column>,
-    rows: HashMap<String, Row>,
+    rows: HashMap<String, Arc<Row>>,
     pub resource_version: String,
 }
 
@@ -98,7 +99,7 @@ impl TableState {
     }
 
     pub fn row(&self, uid: &str) -> Option<&Row> {
-        self.rows.get(uid)
+        self.rows.get(uid).map(|row| &**row)
     }
 
     /// Indices of the columns shown: priority 0 only, or all of them in the wide view.
@@ -144,6 +145,7 @@ impl TableState {
         let mut keyed: Vec<(SortValue<'_>, &Row)> = self
             .rows
             .values()
+            .map(|row| &**row)
             .filter(|row| matches(row))
             .map(|row| {
                 let value = sort_index.map_or(SortValue::Null, |(i, _)| {
@@ -168,7 +170,7 @@ impl TableState {
     }
 
     /// Adds rows to a snapshot that arrives in parts.
-    pub fn extend(&mut self, rows: Vec<Row>) {
+    pub fn extend(&mut self, rows: Vec<Arc<Row>>) {
         for row in rows {
             self.rows.insert(row.uid.clone(), row);
         }
@@ -286,8 +288,8 @@ mod tests {
         }
     }
 
-    fn row(uid: &str, name: &str, cells: Vec<Value>) -> Row {
-        Row {
+    fn row(uid: &str, name: &str, cells: Vec<Value>) -> Arc<Row> {
+        Arc::new(Row {
             uid: uid.into(),
             name: name.into(),
             namespace: Some("default".into()),
@@ -296,7 +298,7 @@ mod tests {
             deleting: false,
             owners: vec![],
             cells,
-        }
+        })
     }
 
     fn state() -> TableState {

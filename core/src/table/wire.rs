@@ -1,5 +1,7 @@
 //! What crosses the wire for a live table: one snapshot, then ordered deltas.
 
+use std::sync::Arc;
+
 use crate::encode::percent_encode;
 use crate::resource::{ResourceRef, is_path_segment};
 use serde::{Deserialize, Serialize};
@@ -38,17 +40,19 @@ pub struct Row {
     pub cells: Vec<serde_json::Value>,
 }
 
+/// Rows are shared, not copied: the server holds one copy of a row however many
+/// feeds, histories and snapshots hold it (see the server's `watch::intern`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TableSnapshot {
     pub columns: Vec<Column>,
-    pub rows: Vec<Row>,
+    pub rows: Vec<Arc<Row>>,
     pub resource_version: String,
 }
 
 /// Changes since the previous message, in order; `upserts` replace rows by uid.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TableDelta {
-    pub upserts: Vec<Row>,
+    pub upserts: Vec<Arc<Row>>,
     pub deletes: Vec<String>,
     pub resource_version: String,
 }

@@ -2,12 +2,13 @@
 //! read of its queue however many watch events arrived meanwhile.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use portico_core::table::wire::{Row, TableDelta};
 
 #[derive(Default)]
 pub struct Coalescer {
-    upserts: HashMap<String, Row>,
+    upserts: HashMap<String, Arc<Row>>,
     order: Vec<String>,
     deletes: Vec<String>,
     resource_version: String,
@@ -59,8 +60,8 @@ impl Coalescer {
 mod tests {
     use super::*;
 
-    fn row(uid: &str, rv: &str) -> Row {
-        Row {
+    fn row(uid: &str, rv: &str) -> Arc<Row> {
+        Arc::new(Row {
             uid: uid.into(),
             name: uid.into(),
             namespace: None,
@@ -69,10 +70,10 @@ mod tests {
             deleting: false,
             owners: vec![],
             cells: vec![],
-        }
+        })
     }
 
-    fn delta(upserts: Vec<Row>, deletes: &[&str], rv: &str) -> TableDelta {
+    fn delta(upserts: Vec<Arc<Row>>, deletes: &[&str], rv: &str) -> TableDelta {
         TableDelta {
             upserts,
             deletes: deletes.iter().map(|s| s.to_string()).collect(),

@@ -4,7 +4,7 @@
 //! the state's write lock is held, and recent changes are kept so a viewer that
 //! reconnects receives only what it missed.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
@@ -15,19 +15,28 @@ use kube::core::WatchEvent;
 use portico_core::table::wire::{Column, Row, TableDelta, TableQuery, TableSnapshot};
 use tokio::sync::broadcast;
 
-use super::memory::{MemoryBudget, delta_bytes, row_bytes};
+use super::intern::Interner;
+use super::memory::{Footprint, MemoryBudget, delta_bytes, row_bytes};
 use super::source::FeedSource;
 use super::table_api::{RawTable, TableError};
 use crate::cluster::error::Failure;
 
 /// How many messages a viewer may fall behind before it is resynchronised with a
 /// fresh snapshot instead (a slow viewer never holds up the feed or other viewers).
-pub(crate) const VIEWER_QUEUE: usize = 1024;
+/// Every feed allocates its queue up front, so it is kept short: 256 changes is
+/// seconds of a busy list, and a viewer reads its queue out in one go.
+pub(crate) const VIEWER_QUEUE: usize = 256;
 /// How many recent changes a feed keeps for viewers that reconnect. A viewer further
 /// behind (or behind a relist) gets a snapshot.
 pub(crate) const HISTORY: usize = 4096;
 /// And at most this many bytes of them (a feed of big rows keeps fewer).
 const HISTORY_BYTES: usize = 4 << 20;
+/// What a feed holds of its own besides its rows and history: its viewers' queue
+/// (about 64 bytes a slot), its state and task.
+const FEED_BYTES: usize = VIEWER_QUEUE * 64 + 2048;
+/// A row's slot in a feed's rows, and a change's in its history: a pointer each.
+const ROW_SLOT: usize = 8;
+const HISTORY_SLOT: usize = 8;
 const RETRY_MIN: Duration = Duration::from_millis(200);
 const RETRY_MAX: Duration = Duration::from_secs(10);
 
@@ -35,11 +44,14 @@ const RETRY_MAX: Duration = Duration::from_secs(10);
 pub enum FeedEvent {
     /// The table was (re)listed: take a fresh snapshot.
     Reset,
-    Delta(TableDelta),
+    /// One watch event's change, the same copy every feed that saw it holds.
+    Delta(Arc<TableDelta>),
     /// The feed cannot serve this query (forbidden, unknown resource); a sentence.
     Problem(String),
 }
 
+/// Sent to a feed's viewers by value: a number and a shared change, no allocation of
+/// its own (a thousand feeds each keep [`VIEWER_QUEUE`] of them).
 #[derive(Debug, Clone)]
 pub struct FeedMessage {
     pub seq: u64,
@@ -54,83 +66,104 @@ pub(crate) struct FeedState {
     /// The feed stopped for good (its credentials were refused): viewers end too.
     pub ended: bool,
     pub columns: Vec<Column>,
-    pub rows: HashMap<String, Row>,
+    /// Pointers to shared rows, one per object, sorted by uid: a feed of 10,000 rows
+    /// holds 80 KB of its own, however big the rows (a hash set took twice that).
+    rows: Vec<Arc<Row>>,
     pub resource_version: String,
-    /// The latest deltas, oldest first, all numbered above `history_from`.
-    history: VecDeque<Arc<FeedMessage>>,
-    /// A viewer that has seen up to this sequence number (or later) can be brought
-    /// up to date from `history` alone.
-    history_from: u64,
-    /// About how many bytes `rows` and `history` take, and what the memory budget
-    /// was last told.
+    /// The latest deltas, oldest first: the last `history.len()` sequence numbers up
+    /// to `seq` (a relist or a problem clears it).
+    history: VecDeque<Arc<TableDelta>>,
+    /// About how many bytes `rows` and `history` would take were nothing shared
+    /// (what counts against the feed's person), and what the budget was last told.
     row_bytes: usize,
     history_bytes: usize,
-    counted: usize,
+    counted: Footprint,
 }
 
 impl FeedState {
-    fn put_row(&mut self, row: Row) {
+    fn find(&self, uid: &str) -> Result<usize, usize> {
+        self.rows.binary_search_by(|row| row.uid.as_str().cmp(uid))
+    }
+
+    fn put_row(&mut self, row: Arc<Row>) {
         self.row_bytes += row_bytes(&row);
-        if let Some(old) = self.rows.insert(row.uid.clone(), row) {
-            self.row_bytes = self.row_bytes.saturating_sub(row_bytes(&old));
+        match self.find(&row.uid) {
+            Ok(at) => {
+                if let Some(slot) = self.rows.get_mut(at) {
+                    let old = std::mem::replace(slot, row);
+                    self.row_bytes = self.row_bytes.saturating_sub(row_bytes(&old));
+                }
+            }
+            Err(at) => self.rows.insert(at, row),
         }
     }
 
     fn remove_row(&mut self, uid: &str) {
-        if let Some(old) = self.rows.remove(uid) {
+        if let Ok(at) = self.find(uid) {
+            let old = self.rows.remove(at);
             self.row_bytes = self.row_bytes.saturating_sub(row_bytes(&old));
         }
     }
 
-    fn replace_rows(&mut self, rows: Vec<Row>) {
-        self.rows.clear();
-        self.row_bytes = 0;
-        for row in rows {
-            self.put_row(row);
+    fn replace_rows(&mut self, mut rows: Vec<Arc<Row>>) {
+        rows.sort_by(|a, b| a.uid.cmp(&b.uid));
+        // A list names each object once; were one named twice, the later wins.
+        rows.reverse();
+        rows.dedup_by(|later, earlier| later.uid == earlier.uid);
+        rows.reverse();
+        rows.shrink_to_fit();
+        self.row_bytes = rows.iter().map(|row| row_bytes(row)).sum();
+        self.rows = rows;
+    }
+
+    fn remember(&mut self, delta: Arc<TableDelta>) {
+        if self.history.len() >= HISTORY {
+            self.forget_oldest();
+        }
+        self.history_bytes += delta_bytes(&delta);
+        self.history.push_back(delta);
+        while self.history_bytes > HISTORY_BYTES && self.history.len() > 1 {
+            self.forget_oldest();
         }
     }
 
-    fn remember(&mut self, message: Arc<FeedMessage>) {
-        if let FeedEvent::Delta(d) = &message.event {
-            self.history_bytes += delta_bytes(d);
-        }
-        self.history.push_back(message);
-        while self.history.len() > HISTORY
-            || (self.history_bytes > HISTORY_BYTES && self.history.len() > 1)
-        {
-            let Some(oldest) = self.history.pop_front() else {
-                break;
-            };
-            if let FeedEvent::Delta(d) = &oldest.event {
-                self.history_bytes = self.history_bytes.saturating_sub(delta_bytes(d));
-            }
-            self.history_from = oldest.seq;
+    fn forget_oldest(&mut self) {
+        if let Some(oldest) = self.history.pop_front() {
+            self.history_bytes = self.history_bytes.saturating_sub(delta_bytes(&oldest));
         }
     }
 
     fn forget_history(&mut self) {
         self.history.clear();
         self.history_bytes = 0;
-        self.history_from = self.seq;
+    }
+
+    /// The feed's bytes now: its rows and history as if unshared, and its own.
+    fn measure(&self) -> Footprint {
+        Footprint {
+            logical: self.row_bytes + self.history_bytes,
+            owned: FEED_BYTES
+                + self.rows.capacity() * ROW_SLOT
+                + self.history.capacity() * HISTORY_SLOT,
+        }
     }
 
     pub fn snapshot(&self) -> TableSnapshot {
         TableSnapshot {
             columns: self.columns.clone(),
-            rows: self.rows.values().cloned().collect(),
+            rows: self.rows.clone(),
             resource_version: self.resource_version.clone(),
         }
     }
 
-    /// The deltas after `seen`, if the history still holds all of them.
-    pub fn missed_since(&self, seen: u64) -> Option<Vec<Arc<FeedMessage>>> {
+    /// The deltas after `seen` and the sequence number they bring a viewer to, if
+    /// the history still holds all of them.
+    pub fn missed_since(&self, seen: u64) -> Option<(Vec<Arc<TableDelta>>, u64)> {
         let current = self.listed && self.problem.is_none();
-        (current && seen >= self.history_from && seen <= self.seq).then(|| {
-            self.history
-                .iter()
-                .filter(|m| m.seq > seen)
-                .cloned()
-                .collect()
+        let from = self.seq - self.history.len() as u64;
+        (current && seen >= from && seen <= self.seq).then(|| {
+            let skip = usize::try_from(seen - from).unwrap_or(usize::MAX);
+            (self.history.iter().skip(skip).cloned().collect(), self.seq)
         })
     }
 }
@@ -152,17 +185,21 @@ pub(crate) struct Feed {
     /// Whom the feed counts against (per-person limits).
     pub person: Option<String>,
     pub state: RwLock<FeedState>,
-    pub tx: broadcast::Sender<Arc<FeedMessage>>,
+    pub tx: broadcast::Sender<FeedMessage>,
     pub viewers: AtomicUsize,
     pub task: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Where the feed's bytes are counted.
     memory: Arc<MemoryBudget>,
+    /// Where its rows and changes are shared with other feeds.
+    shared: Arc<Interner>,
 }
 
 impl Drop for Feed {
     fn drop(&mut self) {
         let counted = self.read().counted;
-        let _ = self.memory.resize(&self.person, counted, 0);
+        let _ = self
+            .memory
+            .resize(&self.person, counted, Footprint::default());
     }
 }
 
@@ -170,6 +207,7 @@ impl Feed {
     pub fn new(person: Option<String>, memory: Arc<MemoryBudget>) -> Self {
         Self {
             id: fresh_id(),
+            shared: memory.interner().clone(),
             memory,
             person,
             state: RwLock::new(FeedState::default()),
@@ -194,35 +232,37 @@ impl Feed {
             return;
         };
         state.seq += 1;
-        let message = Arc::new(FeedMessage {
-            seq: state.seq,
-            event,
-        });
-        if matches!(message.event, FeedEvent::Delta(_)) {
-            state.remember(message.clone());
+        if let FeedEvent::Delta(delta) = &event {
+            state.remember(delta.clone());
         } else {
             // A relist or a problem: what came before no longer adds up to the table.
             state.forget_history();
         }
+        let message = FeedMessage {
+            seq: state.seq,
+            event,
+        };
         // No receivers is fine: the state still advances for the next viewer.
         let _ = self.tx.send(message);
-        let bytes = state.row_bytes + state.history_bytes;
+        let bytes = state.measure();
         let counted = std::mem::replace(&mut state.counted, bytes);
         if let Err(refused) = self.memory.resize(&self.person, counted, bytes) {
             // Past the person's (or everyone's) bound: the feed ends and frees it all.
-            tracing::info!(bytes, %refused, "a live list outgrew the memory budget");
+            tracing::info!(bytes = bytes.logical, %refused, "a live list outgrew the memory budget");
             state.replace_rows(Vec::new());
             state.forget_history();
-            let _ = self.memory.resize(&self.person, bytes, 0);
-            state.counted = 0;
+            let _ = self
+                .memory
+                .resize(&self.person, bytes, Footprint::default());
+            state.counted = Footprint::default();
             let sentence = refused.to_string();
             state.problem = Some(sentence.clone());
             state.ended = true;
             state.seq += 1;
-            let _ = self.tx.send(Arc::new(FeedMessage {
+            let _ = self.tx.send(FeedMessage {
                 seq: state.seq,
                 event: FeedEvent::Problem(sentence),
-            }));
+            });
         }
     }
 
@@ -297,7 +337,13 @@ pub(crate) async fn run(source: Arc<dyn FeedSource>, query: TableQuery, feed: We
                 s.listed = true;
                 s.columns = snapshot.columns;
                 s.resource_version = snapshot.resource_version;
-                s.replace_rows(snapshot.rows);
+                s.replace_rows(
+                    snapshot
+                        .rows
+                        .into_iter()
+                        .map(|row| shared_row(&f, row))
+                        .collect(),
+                );
                 Some(FeedEvent::Reset)
             });
             if f.has_ended() {
@@ -332,13 +378,13 @@ pub(crate) async fn run(source: Arc<dyn FeedSource>, query: TableQuery, feed: We
                             tracing::info!("printer columns changed; relisting");
                             continue 'relist;
                         }
-                        f.publish(|s| upsert(s, t));
+                        f.publish(|s| upsert(s, t, &f.shared));
                         if f.has_ended() {
                             return;
                         }
                     }
                     Ok(WatchEvent::Deleted(t)) => {
-                        f.publish(|s| delete(s, t));
+                        f.publish(|s| delete(s, t, &f.shared));
                         if f.has_ended() {
                             return;
                         }
@@ -396,21 +442,30 @@ fn column_change(feed: &Feed, table: &RawTable) -> bool {
     !table.columns().is_empty() && feed.read().columns != table.columns()
 }
 
-fn upsert(state: &mut FeedState, table: RawTable) -> Option<FeedEvent> {
-    let rows = table.into_rows();
+/// A listed row as the shared copy (a list's rows are `Arc`s of their own until then).
+fn shared_row(feed: &Feed, row: Arc<Row>) -> Arc<Row> {
+    feed.shared.row(Arc::unwrap_or_clone(row))
+}
+
+fn upsert(state: &mut FeedState, table: RawTable, shared: &Interner) -> Option<FeedEvent> {
+    let rows: Vec<Arc<Row>> = table
+        .into_rows()
+        .into_iter()
+        .map(|r| shared.row(r))
+        .collect();
     let last = rows.last()?.resource_version.clone();
     for row in &rows {
         state.put_row(row.clone());
     }
     state.resource_version = last.clone();
-    Some(FeedEvent::Delta(TableDelta {
+    Some(FeedEvent::Delta(shared.delta(TableDelta {
         upserts: rows,
         deletes: vec![],
         resource_version: last,
-    }))
+    })))
 }
 
-fn delete(state: &mut FeedState, table: RawTable) -> Option<FeedEvent> {
+fn delete(state: &mut FeedState, table: RawTable, shared: &Interner) -> Option<FeedEvent> {
     let rows = table.into_rows();
     let last = rows.last()?.resource_version.clone();
     let deletes: Vec<String> = rows.into_iter().map(|r| r.uid).collect();
@@ -418,11 +473,11 @@ fn delete(state: &mut FeedState, table: RawTable) -> Option<FeedEvent> {
         state.remove_row(uid);
     }
     state.resource_version = last.clone();
-    Some(FeedEvent::Delta(TableDelta {
+    Some(FeedEvent::Delta(shared.delta(TableDelta {
         upserts: vec![],
         deletes,
         resource_version: last,
-    }))
+    })))
 }
 
 /// Whether the API server refused the credentials themselves or what they may do.

@@ -3,27 +3,55 @@
 //! feeds of big lists (distinct label selectors make each a feed of its own). A feed
 //! counts against the person it runs for for as long as it runs, lingering after its
 //! last viewer included; past a bound it ends with a sentence and frees its rows.
+//!
+//! Rows are shared between feeds ([`Interner`]), so the two bounds count different
+//! things: a person is charged for their rows as if nothing were shared (what they
+//! ask the portal to hold does not depend on who else looks), while the overall
+//! bound counts what the replica really holds: each shared row once, plus each
+//! feed's own pointers to them.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use portico_core::table::wire::{Row, TableDelta};
 
+use super::intern::Interner;
 use super::limits::LimitRefused;
+
+/// A feed's bytes, as its person is charged for them and as the replica holds them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// Its rows and history as if unshared.
+    pub logical: usize,
+    /// What it holds of its own: pointers, queues, its state.
+    pub owned: usize,
+}
 
 const MIB: usize = 1 << 20;
 
 /// The bounds and what is held now.
-#[derive(Debug)]
 pub struct MemoryBudget {
     per_person: usize,
     overall: usize,
     held: Mutex<Held>,
+    shared: Arc<Interner>,
+}
+
+impl std::fmt::Debug for MemoryBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryBudget")
+            .field("per_person", &self.per_person)
+            .field("overall", &self.overall)
+            .field("held", &self.held)
+            .field("shared", &self.shared.bytes())
+            .finish()
+    }
 }
 
 #[derive(Debug, Default)]
 struct Held {
-    total: usize,
+    /// Every feed's own bytes (the shared rows are the interner's).
+    owned: usize,
     by_person: HashMap<Option<String>, usize>,
 }
 
@@ -34,7 +62,13 @@ impl MemoryBudget {
             per_person,
             overall,
             held: Mutex::default(),
+            shared: Arc::default(),
         }
+    }
+
+    /// Where the feeds counted here share their rows.
+    pub fn interner(&self) -> &Arc<Interner> {
+        &self.shared
     }
 
     /// No bounds (tests of other things, benchmarks of the hub alone).
@@ -45,7 +79,7 @@ impl MemoryBudget {
     /// Whether `person` may start another feed: both counts are below their bounds.
     pub fn admits(&self, person: &Option<String>) -> Result<(), LimitRefused> {
         let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-        if held.total >= self.overall {
+        if held.owned + self.shared.bytes() >= self.overall {
             return Err(LimitRefused::BytesOverall(self.overall / MIB));
         }
         if held.by_person.get(person).copied().unwrap_or(0) >= self.per_person {
@@ -54,39 +88,42 @@ impl MemoryBudget {
         Ok(())
     }
 
-    /// Moves one feed of `person` from `before` to `after` bytes. The count moves
-    /// either way; `Err` says a bound is now exceeded (and the feed should end, which
-    /// gives its bytes back).
+    /// Moves one feed of `person` from `before` to `after`. The counts move either
+    /// way; `Err` says a bound is now exceeded (and the feed should end, which gives
+    /// its bytes back).
     pub fn resize(
         &self,
         person: &Option<String>,
-        before: usize,
-        after: usize,
+        before: Footprint,
+        after: Footprint,
     ) -> Result<(), LimitRefused> {
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-        held.total = (held.total + after).saturating_sub(before);
+        held.owned = (held.owned + after.owned).saturating_sub(before.owned);
         let mine = held.by_person.entry(person.clone()).or_default();
-        *mine = (*mine + after).saturating_sub(before);
+        *mine = (*mine + after.logical).saturating_sub(before.logical);
         let mine = *mine;
         if mine == 0 {
             held.by_person.remove(person);
         }
-        if after <= before {
+        if after.logical <= before.logical && after.owned <= before.owned {
             return Ok(());
         }
         if mine > self.per_person {
             return Err(LimitRefused::BytesPerPerson(self.per_person / MIB));
         }
-        if held.total > self.overall {
+        if held.owned + self.shared.bytes() > self.overall {
             return Err(LimitRefused::BytesOverall(self.overall / MIB));
         }
         Ok(())
     }
 
-    /// Bytes held now for `person`, and for everyone.
+    /// Bytes held now for `person` (as if unshared), and for everyone (as held).
     pub fn held(&self, person: &Option<String>) -> (usize, usize) {
         let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-        (held.by_person.get(person).copied().unwrap_or(0), held.total)
+        (
+            held.by_person.get(person).copied().unwrap_or(0),
+            held.owned + self.shared.bytes(),
+        )
     }
 }
 
@@ -109,7 +146,7 @@ pub fn row_bytes(row: &Row) -> usize {
 
 /// A delta kept in a feed's history.
 pub fn delta_bytes(delta: &TableDelta) -> usize {
-    let upserts: usize = delta.upserts.iter().map(row_bytes).sum();
+    let upserts: usize = delta.upserts.iter().map(|row| row_bytes(row)).sum();
     let deletes: usize = delta.deletes.iter().map(|uid| uid.len() + 24).sum();
     64 + upserts + deletes + delta.resource_version.len()
 }
@@ -133,22 +170,45 @@ mod tests {
     fn each_person_is_bounded_alone_and_everyone_together() {
         let budget = MemoryBudget::new(100, 150);
         let (ada, bob) = (Some("ada".to_string()), Some("bob".to_string()));
-        assert!(budget.resize(&ada, 0, 90).is_ok());
+        // Unshared, a feed holds what it is charged for.
+        let bytes = |n| Footprint {
+            logical: n,
+            owned: n,
+        };
+        let none = Footprint::default();
+        assert!(budget.resize(&ada, none, bytes(90)).is_ok());
         assert!(budget.admits(&ada).is_ok());
         assert_eq!(
-            budget.resize(&ada, 90, 110),
+            budget.resize(&ada, bytes(90), bytes(110)),
             Err(LimitRefused::BytesPerPerson(0))
         );
         assert!(budget.admits(&ada).is_err());
         assert!(budget.admits(&bob).is_ok(), "one person's use is theirs");
         assert_eq!(
-            budget.resize(&bob, 0, 60),
+            budget.resize(&bob, none, bytes(60)),
             Err(LimitRefused::BytesOverall(0))
         );
         // Giving back is always allowed and frees both counts.
-        assert!(budget.resize(&ada, 110, 0).is_ok());
+        assert!(budget.resize(&ada, bytes(110), none).is_ok());
         assert_eq!(budget.held(&ada), (0, 60));
         assert!(budget.admits(&ada).is_ok());
+    }
+
+    #[test]
+    fn shared_rows_count_once_overall_and_whole_for_each_person() {
+        let budget = MemoryBudget::new(100, 150);
+        // A hundred people each watching the same 80 bytes of rows, through feeds
+        // holding 1 byte of their own: each is charged 80, the replica holds 180.
+        for i in 0..100 {
+            let person = Some(format!("p{i}"));
+            let feed = Footprint {
+                logical: 80,
+                owned: 1,
+            };
+            assert!(budget.resize(&person, Footprint::default(), feed).is_ok());
+            assert_eq!(budget.held(&person).0, 80);
+        }
+        assert_eq!(budget.held(&None).1, 100);
     }
 
     #[test]

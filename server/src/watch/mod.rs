@@ -10,6 +10,7 @@ pub(crate) mod access;
 pub(crate) mod coalesce;
 pub mod feed;
 pub mod hub;
+pub mod intern;
 pub mod limits;
 pub mod log_flow;
 pub mod log_lines;

@@ -258,6 +258,7 @@ fn entry(
 mod tests {
     use portico_core::resource::ResourceRef;
     use portico_core::table::wire::TableSnapshot;
+    use std::sync::Arc;
 
     use super::*;
 
@@ -277,15 +278,17 @@ mod tests {
             columns: vec![],
             rows: rows
                 .iter()
-                .map(|(uid, name, owners)| Row {
-                    uid: (*uid).into(),
-                    name: (*name).into(),
-                    namespace: Some("ns".into()),
-                    resource_version: "1".into(),
-                    created: None,
-                    deleting: false,
-                    owners: owners.iter().map(|o| (*o).to_string()).collect(),
-                    cells: vec![],
+                .map(|(uid, name, owners)| {
+                    Arc::new(Row {
+                        uid: (*uid).into(),
+                        name: (*name).into(),
+                        namespace: Some("ns".into()),
+                        resource_version: "1".into(),
+                        created: None,
+                        deleting: false,
+                        owners: owners.iter().map(|o| (*o).to_string()).collect(),
+                        cells: vec![],
+                    })
                 })
                 .collect(),
             resource_version: "1".into(),
@@ -353,7 +356,7 @@ mod tests {
                 column("Status", "string", ""),
                 column("Age", "string", ""),
             ],
-            rows: vec![Row {
+            rows: vec![Arc::new(Row {
                 uid: "p".into(),
                 name: "db-0".into(),
                 namespace: Some("ns".into()),
@@ -365,7 +368,7 @@ mod tests {
                     .iter()
                     .map(|c| serde_json::Value::from(*c))
                     .collect(),
-            }],
+            })],
             resource_version: "1".into(),
         });
         let tables = vec![Some((kind("Pod", "pods"), state))];

@@ -6,6 +6,7 @@
 //! only itself: its views fall behind in their feeds' queues and are resynchronised.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -294,7 +295,8 @@ fn table_messages(id: u32, update: TableUpdate) -> Vec<ServerMessage> {
         TableChange::Snapshot(mut table) if table.rows.len() > FIRST_PART => {
             // Only the first part needs the table's order (the page sorts anyway):
             // selecting it is linear, sorting 50,000 rows is not.
-            let order = |a: &Row, b: &Row| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name));
+            let order =
+                |a: &Arc<Row>, b: &Arc<Row>| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name));
             table.rows.select_nth_unstable_by(FIRST_PART, order);
             let rest = table.rows.split_off(FIRST_PART);
             table.rows.sort_unstable_by(order);

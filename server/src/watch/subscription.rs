@@ -24,7 +24,7 @@ pub(crate) type OnLastViewer = Box<dyn FnOnce(&Arc<Feed>) + Send + Sync>;
 pub struct Subscription {
     on_last_viewer: Option<OnLastViewer>,
     feed: Arc<Feed>,
-    rx: broadcast::Receiver<Arc<FeedMessage>>,
+    rx: broadcast::Receiver<FeedMessage>,
     /// The last sequence number this viewer's copy contains.
     seen: u64,
     started: bool,
@@ -152,15 +152,12 @@ impl Subscription {
             && position.feed == self.feed.id
         {
             let missed = self.feed.read().missed_since(position.seq);
-            if let Some(missed) = missed {
+            if let Some((missed, seq)) = missed {
                 let mut merged = Coalescer::default();
-                self.seen = position.seq;
-                for message in &missed {
-                    if let FeedEvent::Delta(d) = &message.event {
-                        merged.push(d);
-                    }
-                    self.seen = message.seq;
+                for delta in &missed {
+                    merged.push(delta);
                 }
+                self.seen = seq;
                 return Some(self.update(TableChange::Delta(merged.finish())));
             }
         }

@@ -2,6 +2,8 @@
 //! cells `kubectl get` prints, for lists and for watch events. kube-rs has no helper
 //! for it, so requests are built by hand and sent through `Client`.
 
+use std::sync::Arc;
+
 use futures::{Stream, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::WatchEvent;
@@ -157,7 +159,7 @@ pub async fn list(client: &kube::Client, query: &TableQuery) -> Result<TableSnap
     let columns = table.column_definitions.clone();
     Ok(TableSnapshot {
         columns,
-        rows: table.into_rows(),
+        rows: table.into_rows().into_iter().map(Arc::new).collect(),
         resource_version,
     })
 }

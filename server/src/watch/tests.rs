@@ -117,7 +117,7 @@ fn row(name: &str, rv: u64) -> Row {
 fn snapshot(columns: &[&str], names: &[&str], rv: u64) -> TableSnapshot {
     TableSnapshot {
         columns: columns.iter().map(|c| column(c)).collect(),
-        rows: names.iter().map(|n| row(n, rv)).collect(),
+        rows: names.iter().map(|n| Arc::new(row(n, rv))).collect(),
         resource_version: rv.to_string(),
     }
 }
@@ -339,4 +339,58 @@ async fn a_position_from_before_a_relist_gets_a_snapshot() {
     }
     let mut resumed = hub.subscribe(query()).unwrap().resuming(Some(start.at));
     assert_eq!(snapshot_names(&next(&mut resumed).await), ["a", "z"]);
+}
+
+/// Two feeds (two people, or two selectors) whose watches deliver the same rows and
+/// changes hold one copy of each; a row only one of them was sent stays its own.
+#[tokio::test(start_paused = true)]
+async fn feeds_that_were_sent_the_same_rows_share_one_copy() {
+    let script = Script::new(vec![
+        Ok(snapshot(&["Name"], &["a", "b"], 1)),
+        Ok(snapshot(&["Name"], &["a", "b"], 1)),
+    ]);
+    let (first, second) = (script.next_watch(), script.next_watch());
+    let hub = hub(&script);
+    let mut ada = hub.subscribe(query()).unwrap();
+    let other = TableQuery {
+        label_selector: Some("team=blue".into()),
+        ..query()
+    };
+    let mut bob = hub.subscribe(other).unwrap();
+    let rows = |update: TableUpdate| match update.change {
+        TableChange::Snapshot(t) => {
+            let mut rows = t.rows;
+            rows.sort_by(|x, y| x.name.cmp(&y.name));
+            rows
+        }
+        other => panic!("a snapshot expected, got {other:?}"),
+    };
+    let (ada_rows, bob_rows) = (rows(next(&mut ada).await), rows(next(&mut bob).await));
+    assert_eq!(hub.upstream_watches(), 2);
+    for (a, b) in ada_rows.iter().zip(&bob_rows) {
+        assert!(Arc::ptr_eq(a, b), "{} is one copy", a.name);
+    }
+    // The same change through both watches: one copy of the change and its row.
+    first.send(event("MODIFIED", "a", 2, &[])).unwrap();
+    second.send(event("MODIFIED", "a", 2, &[])).unwrap();
+    let delta = |update: TableUpdate| match update.change {
+        TableChange::Delta(d) => d,
+        other => panic!("a delta expected, got {other:?}"),
+    };
+    let (to_ada, to_bob) = (delta(next(&mut ada).await), delta(next(&mut bob).await));
+    assert!(Arc::ptr_eq(&to_ada.upserts[0], &to_bob.upserts[0]));
+    // What only one watch sent is only in that feed.
+    first.send(event("ADDED", "c", 3, &[])).unwrap();
+    assert_eq!(delta(next(&mut ada).await).upserts[0].name, "c");
+    second.send(event("ADDED", "d", 4, &[])).unwrap();
+    let to_bob = delta(next(&mut bob).await);
+    assert_eq!(
+        to_bob
+            .upserts
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect::<Vec<_>>(),
+        ["d"],
+        "Bob is never sent Ada's row"
+    );
 }

@@ -1,6 +1,7 @@
 //! A live table's rows as they arrive: the snapshot (whole or in parts) and the
 //! changes after it, applied at most once a frame.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use leptos::prelude::*;
@@ -16,7 +17,7 @@ const PARTS_EVERY: Duration = Duration::from_millis(300);
 /// What arrived since the table was last updated.
 #[derive(Default)]
 struct Pending {
-    rows: Vec<Row>,
+    rows: Vec<Arc<Row>>,
     deltas: Vec<TableDelta>,
     /// Whether the snapshot is whole, as the latest part said.
     complete: Option<bool>,
