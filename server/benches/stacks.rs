@@ -324,26 +324,6 @@ fn busiest(
     out
 }
 
-/// User and system CPU time a process has used so far, in seconds.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command (which may hold spaces) start after its ')'.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest)
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // utime and stime are fields 14 and 15 of stat(5): 11 and 12 after the state.
-    (ticks(11) + ticks(12)) / 100.0
-}
-
 /// What one Stack has so far.
 #[derive(Default)]
 struct Seen {
@@ -531,7 +511,7 @@ async fn main() {
     }
     // The kernel's high-water mark: the peak over the whole run.
     let rss = kit::rss_mb(server.id(), "VmHWM:");
-    let cpu = cpu_seconds(server.id());
+    let cpu = kit::cpu_seconds(server.id());
     let n = reconciles.load(Ordering::Relaxed);
 
     println!(

@@ -378,3 +378,37 @@ pub fn rss_mb(pid: u32, field: &str) -> f64 {
         .map(|kb| kb / 1024.0)
         .unwrap_or(f64::NAN)
 }
+
+/// User and system CPU time a process has used so far, in seconds.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command (which may hold spaces) start after its ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of stat(5): 11 and 12 after the state.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// The pid of the running process whose command line holds both `program` and
+/// `also` (a control plane's kube-apiserver names its own directory in its flags).
+pub fn pid_of(program: &str, also: &str) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline);
+            (cmdline.contains(program) && cmdline.contains(also)).then_some(pid)
+        })
+}
