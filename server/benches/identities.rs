@@ -718,7 +718,19 @@ fn start_portico(cluster: &Cluster) -> (Child, String) {
         .local_addr()
         .expect("addr")
         .port();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_portico"))
+    // BENCH_PORTICO_WRAP runs Portico under a profiler (e.g. `heaptrack -o /tmp/p`);
+    // its RSS and CPU are then the wrapper's.
+    let wrap = std::env::var("BENCH_PORTICO_WRAP").unwrap_or_default();
+    let mut words = wrap.split_whitespace();
+    let mut command = match words.next() {
+        Some(program) => {
+            let mut command = Command::new(program);
+            command.args(words).arg(env!("CARGO_BIN_EXE_portico"));
+            command
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_portico")),
+    };
+    let mut server = command
         .env("KUBECONFIG", cluster.plane.admin_kubeconfig())
         .env("PORTICO_LISTEN", format!("127.0.0.1:{port}"))
         .env("PORTICO_IDENTITY", "token")
@@ -829,9 +841,30 @@ async fn portico_phase(cluster: &Cluster, n: usize, rate: usize, seconds: usize)
     for task in tasks.into_inner().expect("lock") {
         task.abort();
     }
-    let _ = server.kill();
-    let _ = server.wait();
+    stop_portico(&mut server);
     phase
+}
+
+/// Stops Portico as a signal from its orchestrator would (a profiler wrapping it
+/// then writes its report).
+fn stop_portico(server: &mut Child) {
+    let portico = env!("CARGO_BIN_EXE_portico");
+    let pid = std::fs::read_dir("/proc").ok().and_then(|entries| {
+        entries.flatten().find_map(|entry| {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let program = cmdline.split(|b| *b == 0).next()?;
+            (program == portico.as_bytes()).then(|| entry.file_name())
+        })
+    });
+    match pid {
+        Some(pid) => {
+            let _ = Command::new("kill").arg("-TERM").arg(pid).status();
+        }
+        None => {
+            let _ = server.kill();
+        }
+    }
+    let _ = server.wait();
 }
 
 /// Puts every written object back as created, so the next phase's writes are new.

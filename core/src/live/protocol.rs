@@ -15,6 +15,11 @@ use crate::table::wire::{Row, TableDelta, TableQuery, TableSnapshot};
 pub enum TableChange {
     /// Replace the whole table (first, after a relist, after falling behind).
     Snapshot(TableSnapshot),
+    /// Replace the table with its first rows: a big list is still arriving, and
+    /// [`TableChange::Rows`] follow until it is whole (for viewers that take parts).
+    Partial(TableSnapshot),
+    /// More rows of the list a [`TableChange::Partial`] began; `complete` on the last.
+    Rows { rows: Vec<Arc<Row>>, complete: bool },
     /// What changed since the previous update (possibly nothing: a resume that
     /// missed nothing says so).
     Delta(TableDelta),

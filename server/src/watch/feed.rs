@@ -13,7 +13,7 @@ use backon::BackoffBuilder;
 use futures::StreamExt;
 use kube::core::WatchEvent;
 use portico_core::table::wire::{Column, Row, TableDelta, TableQuery, TableSnapshot};
-use tokio::sync::broadcast;
+use tokio::sync::{Semaphore, broadcast};
 
 use super::intern::Interner;
 use super::memory::{Footprint, MemoryBudget, delta_bytes, row_bytes};
@@ -37,6 +37,12 @@ const FEED_BYTES: usize = VIEWER_QUEUE * 64 + 2048;
 /// A row's slot in a feed's rows, and a change's in its history: a pointer each.
 const ROW_SLOT: usize = 8;
 const HISTORY_SLOT: usize = 8;
+/// The first page of a list, small so that its first rows show at once (what
+/// `kubectl get` asks for per page), and the pages after it.
+const FIRST_PAGE: usize = 500;
+const LATER_PAGES: usize = 5000;
+/// Later pages read at once, all feeds together.
+pub(crate) const LATER_PAGES_AT_ONCE: usize = 4;
 const RETRY_MIN: Duration = Duration::from_millis(200);
 const RETRY_MAX: Duration = Duration::from_secs(10);
 
@@ -46,6 +52,11 @@ pub enum FeedEvent {
     Reset,
     /// One watch event's change, the same copy every feed that saw it holds.
     Delta(Arc<TableDelta>),
+    /// More rows of the first list, which the reset began; `complete` on its last page.
+    Rows {
+        rows: Arc<[Arc<Row>]>,
+        complete: bool,
+    },
     /// The feed cannot serve this query (forbidden, unknown resource); a sentence.
     Problem(String),
 }
@@ -62,6 +73,8 @@ pub struct FeedMessage {
 pub(crate) struct FeedState {
     pub seq: u64,
     pub listed: bool,
+    /// Every page of the list has arrived (only the first list comes in pages).
+    pub complete: bool,
     pub problem: Option<String>,
     /// The feed stopped for good (its credentials were refused): viewers end too.
     pub ended: bool,
@@ -103,6 +116,13 @@ impl FeedState {
             let old = self.rows.remove(at);
             self.row_bytes = self.row_bytes.saturating_sub(row_bytes(&old));
         }
+    }
+
+    /// Adds a page of a list.
+    fn add_rows(&mut self, rows: &[Arc<Row>]) {
+        let mut all = std::mem::take(&mut self.rows);
+        all.extend(rows.iter().cloned());
+        self.replace_rows(all);
     }
 
     fn replace_rows(&mut self, mut rows: Vec<Arc<Row>>) {
@@ -159,7 +179,7 @@ impl FeedState {
     /// The deltas after `seen` and the sequence number they bring a viewer to, if
     /// the history still holds all of them.
     pub fn missed_since(&self, seen: u64) -> Option<(Vec<Arc<TableDelta>>, u64)> {
-        let current = self.listed && self.problem.is_none();
+        let current = self.listed && self.complete && self.problem.is_none();
         let from = self.seq - self.history.len() as u64;
         (current && seen >= from && seen <= self.seq).then(|| {
             let skip = usize::try_from(seen - from).unwrap_or(usize::MAX);
@@ -172,7 +192,11 @@ impl FeedState {
 pub enum Current {
     /// The first list has not arrived yet; a [`FeedEvent::Reset`] will follow.
     Pending,
-    Table(TableSnapshot),
+    /// The table, whole or (while its first list arrives in pages) its rows so far.
+    Table {
+        table: TableSnapshot,
+        complete: bool,
+    },
     Problem(String),
     /// The feed stopped for good, with the reason.
     Ended(String),
@@ -192,6 +216,8 @@ pub(crate) struct Feed {
     memory: Arc<MemoryBudget>,
     /// Where its rows and changes are shared with other feeds.
     shared: Arc<Interner>,
+    /// Permits for the pages after a list's first, shared by every feed.
+    later_pages: Arc<Semaphore>,
 }
 
 impl Drop for Feed {
@@ -204,9 +230,14 @@ impl Drop for Feed {
 }
 
 impl Feed {
-    pub fn new(person: Option<String>, memory: Arc<MemoryBudget>) -> Self {
+    pub fn new(
+        person: Option<String>,
+        memory: Arc<MemoryBudget>,
+        later_pages: Arc<Semaphore>,
+    ) -> Self {
         Self {
             id: fresh_id(),
+            later_pages,
             shared: memory.interner().clone(),
             memory,
             person,
@@ -281,7 +312,10 @@ impl Feed {
         let current = match (&state.problem, state.listed) {
             (Some(p), _) if state.ended => Current::Ended(p.clone()),
             (Some(p), _) => Current::Problem(p.clone()),
-            (None, true) => Current::Table(state.snapshot()),
+            (None, true) => Current::Table {
+                table: state.snapshot(),
+                complete: state.complete,
+            },
             (None, false) => Current::Pending,
         };
         (current, state.seq)
@@ -302,53 +336,17 @@ fn fresh_id() -> String {
 /// refuses its credentials.
 pub(crate) async fn run(source: Arc<dyn FeedSource>, query: TableQuery, feed: Weak<Feed>) {
     let mut retry = Backoff::default();
+    // Only the feed's first list is shown as it arrives: a relist replaces a table
+    // viewers already hold, so it is published once whole.
+    let mut first_list = true;
     'relist: loop {
-        let snapshot = match source.list(&query).await {
-            Ok(s) => s,
-            Err(error) => {
-                let Some(f) = feed.upgrade() else { return };
-                if let TableError::Rejected(r) = &error {
-                    let message = problem_sentence(r);
-                    let refused = is_refusal(r);
-                    f.publish(|s| {
-                        (s.problem.as_ref() != Some(&message) || refused).then(|| {
-                            s.problem = Some(message.clone());
-                            s.ended = refused;
-                            FeedEvent::Problem(message)
-                        })
-                    });
-                    if refused {
-                        // Retrying with credentials the API server refuses only
-                        // hammers it; a viewer who regains access opens a new feed.
-                        tracing::info!(%error, "credentials refused; the feed ends");
-                        return;
-                    }
-                }
-                drop(f);
-                tracing::warn!(%error, "listing failed; retrying");
+        match list(source.as_ref(), &query, &feed, first_list).await {
+            Listing::Whole => first_list = false,
+            Listing::Failed => {
                 retry.wait().await;
                 continue 'relist;
             }
-        };
-        {
-            let Some(f) = feed.upgrade() else { return };
-            f.publish(|s| {
-                s.problem = None;
-                s.listed = true;
-                s.columns = snapshot.columns;
-                s.resource_version = snapshot.resource_version;
-                s.replace_rows(
-                    snapshot
-                        .rows
-                        .into_iter()
-                        .map(|row| shared_row(&f, row))
-                        .collect(),
-                );
-                Some(FeedEvent::Reset)
-            });
-            if f.has_ended() {
-                return;
-            }
+            Listing::Stop => return,
         }
         loop {
             let Some(rv) = feed.upgrade().map(|f| f.read().resource_version.clone()) else {
@@ -414,6 +412,141 @@ pub(crate) async fn run(source: Arc<dyn FeedSource>, query: TableQuery, feed: We
     }
 }
 
+/// How a list ended.
+enum Listing {
+    /// Every page is in the feed.
+    Whole,
+    /// It failed (the feed says why if the API server refused); list again.
+    Failed,
+    /// The feed is gone, or ended for good.
+    Stop,
+}
+
+/// Lists `query` into the feed page by page: the first page small, so that it
+/// shows at once. With `in_parts` (the feed's first list) each page is published as
+/// it arrives; otherwise (a relist) viewers keep the table they hold until the new
+/// one is whole, its columns and version with it.
+async fn list(
+    source: &dyn FeedSource,
+    query: &TableQuery,
+    feed: &Weak<Feed>,
+    in_parts: bool,
+) -> Listing {
+    let mut from: Option<String> = None;
+    let mut listed: Vec<Arc<Row>> = Vec::new();
+    let mut head = None;
+    let mut pages = 0;
+    loop {
+        // A first page is small and goes at once; the big pages after it wait
+        // their turn, which bounds what lists in flight hold while they are read.
+        let (limit, permits) = if pages == 0 {
+            (FIRST_PAGE, None)
+        } else {
+            let Some(permits) = feed.upgrade().map(|f| f.later_pages.clone()) else {
+                return Listing::Stop;
+            };
+            (LATER_PAGES, Some(permits))
+        };
+        let permit = match &permits {
+            Some(permits) => permits.acquire().await.ok(),
+            None => None,
+        };
+        let page = source.list(query, limit, from.as_deref()).await;
+        drop(permit);
+        let page = match page {
+            Ok(page) => page,
+            Err(error) => return list_failed(feed, &error),
+        };
+        let Some(f) = feed.upgrade() else {
+            return Listing::Stop;
+        };
+        let complete = page.next.is_none();
+        let table = page.table;
+        let rows: Vec<Arc<Row>> = table
+            .rows
+            .into_iter()
+            .map(|row| shared_row(&f, row))
+            .collect();
+        if pages == 0 && (in_parts || complete) {
+            f.publish(|s| {
+                s.problem = None;
+                s.listed = true;
+                s.complete = complete;
+                s.columns = table.columns;
+                s.resource_version = table.resource_version;
+                s.replace_rows(rows);
+                Some(FeedEvent::Reset)
+            });
+        } else if in_parts {
+            let rows: Arc<[Arc<Row>]> = rows.into();
+            f.publish(|s| {
+                s.add_rows(&rows);
+                s.complete = complete;
+                Some(FeedEvent::Rows { rows, complete })
+            });
+        } else {
+            if pages == 0 {
+                head = Some((table.columns, table.resource_version));
+            }
+            listed.extend(rows);
+            if complete && let Some((columns, resource_version)) = head.take() {
+                f.publish(|s| {
+                    s.problem = None;
+                    s.complete = true;
+                    s.columns = columns;
+                    s.resource_version = resource_version;
+                    s.replace_rows(std::mem::take(&mut listed));
+                    Some(FeedEvent::Reset)
+                });
+            }
+        }
+        if f.has_ended() {
+            return Listing::Stop;
+        }
+        pages += 1;
+        match page.next {
+            Some(next) => from = Some(next),
+            None => {
+                tracing::debug!(
+                    rows = f.read().rows.len(),
+                    shared_rows = f.shared.rows(),
+                    shared_bytes = f.shared.bytes(),
+                    "listed"
+                );
+                return Listing::Whole;
+            }
+        }
+    }
+}
+
+/// A list failed: the feed says why if the API server refused, and ends for good
+/// if it refused the credentials themselves.
+fn list_failed(feed: &Weak<Feed>, error: &TableError) -> Listing {
+    let Some(f) = feed.upgrade() else {
+        return Listing::Stop;
+    };
+    if let TableError::Rejected(r) = error {
+        let message = problem_sentence(r);
+        let refused = is_refusal(r);
+        f.publish(|s| {
+            (s.problem.as_ref() != Some(&message) || refused).then(|| {
+                s.problem = Some(message.clone());
+                s.ended = refused;
+                FeedEvent::Problem(message)
+            })
+        });
+        if refused {
+            // Retrying with credentials the API server refuses only hammers it; a
+            // viewer who regains access opens a new feed.
+            tracing::info!(%error, "credentials refused; the feed ends");
+            return Listing::Stop;
+        }
+    }
+    // A continue token that expired (410) starts the list again too.
+    tracing::warn!(%error, "listing failed; retrying");
+    Listing::Failed
+}
+
 /// Waits that double from [`RETRY_MIN`] up to [`RETRY_MAX`], for ever; started afresh
 /// once the watch delivers again.
 struct Backoff(backon::ExponentialBackoff);
@@ -449,7 +582,7 @@ fn shared_row(feed: &Feed, row: Arc<Row>) -> Arc<Row> {
 
 fn upsert(state: &mut FeedState, table: RawTable, shared: &Interner) -> Option<FeedEvent> {
     let rows: Vec<Arc<Row>> = table
-        .into_rows()
+        .into_rows(&state.columns)
         .into_iter()
         .map(|r| shared.row(r))
         .collect();
@@ -466,7 +599,7 @@ fn upsert(state: &mut FeedState, table: RawTable, shared: &Interner) -> Option<F
 }
 
 fn delete(state: &mut FeedState, table: RawTable, shared: &Interner) -> Option<FeedEvent> {
-    let rows = table.into_rows();
+    let rows = table.into_rows(&state.columns);
     let last = rows.last()?.resource_version.clone();
     let deletes: Vec<String> = rows.into_iter().map(|r| r.uid).collect();
     for uid in &deletes {

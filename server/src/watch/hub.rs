@@ -29,6 +29,8 @@ struct HubInner {
     memory: Arc<MemoryBudget>,
     /// The number of running feeds, published for tests, benchmarks and metrics.
     feed_count: tokio::sync::watch::Sender<usize>,
+    /// Permits for the big pages of lists (see [`feed::LATER_PAGES_AT_ONCE`]).
+    later_pages: Arc<tokio::sync::Semaphore>,
 }
 
 /// A feed is shared by viewers of the same query acting with the same identity
@@ -103,6 +105,7 @@ impl WatchHub {
                 feeds_overall: overall,
                 memory: Arc::new(memory),
                 feed_count: tokio::sync::watch::channel(0).0,
+                later_pages: Arc::new(tokio::sync::Semaphore::new(feed::LATER_PAGES_AT_ONCE)),
             }),
         }
     }
@@ -172,7 +175,7 @@ impl WatchHub {
                     return Err(LimitRefused::FeedsPerPerson(per_owner));
                 }
                 self.inner.memory.admits(&person)?;
-                let feed = start_feed(source(), key.1.clone(), person, &self.inner.memory);
+                let feed = start_feed(source(), key.1.clone(), person, &self.inner);
                 if let Some(old) = feeds.insert(key.clone(), feed.clone()) {
                     old.stop();
                 }
@@ -225,9 +228,13 @@ fn start_feed(
     source: Arc<dyn FeedSource>,
     query: TableQuery,
     person: Option<String>,
-    memory: &Arc<MemoryBudget>,
+    hub: &HubInner,
 ) -> Arc<Feed> {
-    let feed = Arc::new(Feed::new(person, memory.clone()));
+    let feed = Arc::new(Feed::new(
+        person,
+        hub.memory.clone(),
+        hub.later_pages.clone(),
+    ));
     let span = tracing::info_span!(
         "feed",
         caller = feed.person.as_deref().unwrap_or("portal"),

@@ -113,6 +113,8 @@ fn apply(
         }
         // A kind this viewer may not list simply contributes no children.
         TableChange::Problem(_) | TableChange::Ended(_) => *slot = None,
+        // The owner tree takes whole tables (`Delivery::Whole`).
+        TableChange::Partial(_) | TableChange::Rows { .. } => {}
     }
 }
 

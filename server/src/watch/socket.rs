@@ -18,10 +18,11 @@ use futures::{SinkExt, Stream, StreamExt};
 use portico_core::live::protocol::{
     ClientMessage, MAX_CLIENT_MESSAGE, MAX_SUBSCRIPTIONS, Position, ServerMessage, Topic,
 };
-use portico_core::table::wire::Row;
+use portico_core::table::wire::{Row, TableSnapshot};
 
 use super::LiveState;
 use super::logs::{self, LogUpdate};
+use super::subscription::Delivery;
 use super::views;
 use crate::auth::RenewAt;
 use crate::cluster::caller::Caller;
@@ -70,6 +71,7 @@ pub async fn live_socket(
     };
     upgrade
         .read_buffer_size(READ_BUFFER)
+        .write_buffer_size(0)
         .max_message_size(MAX_CLIENT_MESSAGE)
         .max_frame_size(MAX_CLIENT_MESSAGE)
         .on_upgrade(move |socket| async move {
@@ -228,7 +230,8 @@ fn view(
             Ok(changes.map(move |_| ServerMessage::Changed { id }))
         }),
         Topic::Table { query } => opened(id, async move {
-            let updates = views::table(&state, caller, query, headers, resume).await?;
+            let updates =
+                views::table(&state, caller, query, headers, resume, Delivery::InParts).await?;
             Ok(updates.flat_map(move |u| futures::stream::iter(table_messages(id, u))))
         }),
         Topic::Children { query } => opened(id, async move {
@@ -270,7 +273,8 @@ where
 const FIRST_PART: usize = 200;
 const LATER_PART: usize = 500;
 /// The page sends only small messages; the default 128 KiB read buffer per socket
-/// would be most of a socket's memory.
+/// would be most of a socket's memory. Messages to the page are written as they
+/// come (`write_buffer_size(0)`), so the write buffer holds one message, not 128 KiB.
 const READ_BUFFER: usize = 4 * 1024;
 
 fn log_message(id: u32, update: LogUpdate) -> ServerMessage {
@@ -292,39 +296,57 @@ fn log_message(id: u32, update: LogUpdate) -> ServerMessage {
 fn table_messages(id: u32, update: TableUpdate) -> Vec<ServerMessage> {
     let at = update.at;
     match update.change {
-        TableChange::Snapshot(mut table) if table.rows.len() > FIRST_PART => {
-            // Only the first part needs the table's order (the page sorts anyway):
-            // selecting it is linear, sorting 50,000 rows is not.
-            let order =
-                |a: &Arc<Row>, b: &Arc<Row>| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name));
-            table.rows.select_nth_unstable_by(FIRST_PART, order);
-            let rest = table.rows.split_off(FIRST_PART);
-            table.rows.sort_unstable_by(order);
-            let parts = rest.len().div_ceil(LATER_PART);
-            let mut rest = rest.into_iter();
-            let mut messages = vec![ServerMessage::Snapshot {
-                id,
-                at,
-                table,
-                complete: false,
-            }];
-            for part in 0..parts {
-                messages.push(ServerMessage::Rows {
-                    id,
-                    rows: rest.by_ref().take(LATER_PART).collect(),
-                    complete: part + 1 == parts,
-                });
-            }
-            messages
-        }
-        TableChange::Snapshot(table) => vec![ServerMessage::Snapshot {
-            id,
-            at,
-            table,
-            complete: true,
-        }],
+        TableChange::Snapshot(table) => snapshot_messages(id, at, table, true),
+        TableChange::Partial(table) => snapshot_messages(id, at, table, false),
+        TableChange::Rows { rows, complete } => rows_messages(id, rows, complete),
         TableChange::Delta(delta) => vec![ServerMessage::Delta { id, at, delta }],
         TableChange::Problem(message) => vec![ServerMessage::Problem { id, message }],
         TableChange::Ended(message) => vec![ServerMessage::Refused { id, message }],
     }
+}
+
+/// A table (whole if `complete`), its first rows in namespace and name order first: a
+/// large one in parts, so the page shows its first rows before the rest is encoded.
+fn snapshot_messages(
+    id: u32,
+    at: Position,
+    mut table: TableSnapshot,
+    complete: bool,
+) -> Vec<ServerMessage> {
+    if table.rows.len() <= FIRST_PART {
+        return vec![ServerMessage::Snapshot {
+            id,
+            at,
+            table,
+            complete,
+        }];
+    }
+    // Only the first part needs the table's order (the page sorts anyway):
+    // selecting it is linear, sorting 50,000 rows is not.
+    let order = |a: &Arc<Row>, b: &Arc<Row>| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name));
+    table.rows.select_nth_unstable_by(FIRST_PART, order);
+    let rest = table.rows.split_off(FIRST_PART);
+    table.rows.sort_unstable_by(order);
+    let mut messages = vec![ServerMessage::Snapshot {
+        id,
+        at,
+        table,
+        complete: false,
+    }];
+    messages.extend(rows_messages(id, rest, complete));
+    messages
+}
+
+/// Rows of a table begun by a snapshot, [`LATER_PART`] a message; the last says
+/// whether the table is now whole.
+fn rows_messages(id: u32, rows: Vec<Arc<Row>>, complete: bool) -> Vec<ServerMessage> {
+    let parts = rows.len().div_ceil(LATER_PART).max(1);
+    let mut rows = rows.into_iter();
+    (0..parts)
+        .map(|part| ServerMessage::Rows {
+            id,
+            rows: rows.by_ref().take(LATER_PART).collect(),
+            complete: complete && part + 1 == parts,
+        })
+        .collect()
 }

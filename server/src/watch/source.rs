@@ -5,17 +5,23 @@
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use kube::core::WatchEvent;
-use portico_core::table::wire::{TableQuery, TableSnapshot};
+use portico_core::table::wire::TableQuery;
 
-use super::table_api::{self, RawTable, TableError};
+use super::table_api::{self, ListPage, RawTable, TableError};
 
 /// The events of one watch, in order, until the server ends it.
 pub type WatchEvents = BoxStream<'static, Result<WatchEvent<RawTable>, TableError>>;
 
 #[async_trait::async_trait]
 pub trait FeedSource: Send + Sync + 'static {
-    /// Lists the resource as a Table.
-    async fn list(&self, query: &TableQuery) -> Result<TableSnapshot, TableError>;
+    /// Lists a page of the resource as a Table: at most `limit` rows, from `from`
+    /// (the previous page's continue token).
+    async fn list(
+        &self,
+        query: &TableQuery,
+        limit: usize,
+        from: Option<&str>,
+    ) -> Result<ListPage, TableError>;
     /// Watches the resource as Tables from `resource_version`.
     async fn watch(
         &self,
@@ -29,8 +35,13 @@ pub struct ApiServer(pub kube::Client);
 
 #[async_trait::async_trait]
 impl FeedSource for ApiServer {
-    async fn list(&self, query: &TableQuery) -> Result<TableSnapshot, TableError> {
-        table_api::list(&self.0, query).await
+    async fn list(
+        &self,
+        query: &TableQuery,
+        limit: usize,
+        from: Option<&str>,
+    ) -> Result<ListPage, TableError> {
+        table_api::list(&self.0, query, limit, from).await
     }
 
     async fn watch(

@@ -17,6 +17,7 @@ use portico_core::owner_tree::ChildrenQuery;
 use portico_core::table::wire::{TableQuery, sse_event};
 
 use super::LiveState;
+use super::subscription::Delivery;
 use super::views::{self, Refusal};
 use crate::cluster::caller::Caller;
 use portico_core::live::protocol::{TableChange, TableUpdate};
@@ -47,7 +48,7 @@ pub async fn live_table(
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .and_then(Position::from_event_id);
-    let updates = views::table(&state, caller, query, headers, resume).await?;
+    let updates = views::table(&state, caller, query, headers, resume, Delivery::Whole).await?;
     Ok(sse(updates.map(table_event)))
 }
 
@@ -80,6 +81,10 @@ fn table_event(update: TableUpdate) -> Event {
         TableChange::Delta(delta) => Event::default().event(sse_event::DELTA).json_data(delta),
         TableChange::Problem(p) | TableChange::Ended(p) => {
             return Event::default().event(sse_event::PROBLEM).data(p);
+        }
+        // SSE viewers take whole tables (`Delivery::Whole`): never sent parts.
+        TableChange::Partial(_) | TableChange::Rows { .. } => {
+            return Event::default().comment("part of a table");
         }
     };
     event.map(|e| e.id(id)).unwrap_or_else(|_| {

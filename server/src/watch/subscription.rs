@@ -20,6 +20,15 @@ const MAX_MERGED: usize = 512;
 /// feed after a grace period unless someone joins).
 pub(crate) type OnLastViewer = Box<dyn FnOnce(&Arc<Feed>) + Send + Sync>;
 
+/// How a viewer takes a table whose first list is still arriving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// Only whole tables (scripts reading SSE, the owner tree).
+    Whole,
+    /// The first rows at once, then the rest in parts (the page).
+    InParts,
+}
+
 /// Dropping it releases the viewer (the feed stops a grace period after its last).
 pub struct Subscription {
     on_last_viewer: Option<OnLastViewer>,
@@ -30,6 +39,7 @@ pub struct Subscription {
     started: bool,
     ended: bool,
     resume: Option<Position>,
+    delivery: Delivery,
 }
 
 impl Subscription {
@@ -45,7 +55,14 @@ impl Subscription {
             started: false,
             ended: false,
             resume: None,
+            delivery: Delivery::Whole,
         }
+    }
+
+    /// Takes a table still being listed as `delivery` says (whole, by default).
+    pub fn delivered(mut self, delivery: Delivery) -> Self {
+        self.delivery = delivery;
+        self
     }
 
     /// Starts from `position` (the last update a previous connection received) when
@@ -93,11 +110,24 @@ impl Subscription {
                 }
                 Err(RecvError::Closed) => return None,
             };
-            let FeedEvent::Delta(first) = &message.event else {
-                match self.resync() {
+            let first = match &message.event {
+                FeedEvent::Delta(first) => first,
+                FeedEvent::Rows { rows, complete } => {
+                    self.seen = message.seq;
+                    if self.delivery == Delivery::InParts {
+                        let (rows, complete) = (rows.to_vec(), *complete);
+                        return Some(self.update(TableChange::Rows { rows, complete }));
+                    }
+                    // A viewer of whole tables waits for the last part.
+                    match self.current() {
+                        Some(update) if *complete => return Some(self.finish(update)),
+                        _ => continue,
+                    }
+                }
+                _ => match self.resync() {
                     Some(update) => return Some(self.finish(update)),
                     None => continue,
-                }
+                },
             };
             self.seen = message.seq;
             let mut merged = Coalescer::default();
@@ -165,7 +195,8 @@ impl Subscription {
     }
 
     /// A fresh copy of the feed's state, dropping whatever is queued (the copy holds
-    /// it); `None` while the feed has not listed yet.
+    /// it); `None` while the feed has not listed yet (or, for a viewer of whole
+    /// tables, not listed all yet).
     fn resync(&mut self) -> Option<TableUpdate> {
         self.rx = self.rx.resubscribe();
         self.current()
@@ -175,7 +206,14 @@ impl Subscription {
         let (current, seq) = self.feed.current();
         self.seen = seq;
         let change = match current {
-            Current::Table(t) => TableChange::Snapshot(t),
+            Current::Table {
+                table,
+                complete: true,
+            } => TableChange::Snapshot(table),
+            Current::Table { table, .. } if self.delivery == Delivery::InParts => {
+                TableChange::Partial(table)
+            }
+            Current::Table { .. } => return None,
             Current::Problem(p) => TableChange::Problem(p),
             Current::Ended(p) => TableChange::Ended(p),
             Current::Pending => return None,

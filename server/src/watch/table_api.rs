@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::WatchEvent;
 use portico_core::payload::ApiRejection;
 use portico_core::table::wire::{Column, Row, TableQuery, TableSnapshot};
@@ -60,12 +59,37 @@ where
 struct RawListMeta {
     #[serde(default, rename = "resourceVersion")]
     resource_version: Option<String>,
+    /// Where the next page of a `limit`ed list starts.
+    #[serde(default, rename = "continue")]
+    next: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 struct RawObject {
     #[serde(default)]
-    metadata: ObjectMeta,
+    metadata: RawMeta,
+}
+
+/// The part of a row's object metadata a row keeps. Only these fields are read:
+/// the rest (managedFields above all, often most of the bytes) is skipped without
+/// being built, which keeps a 10,000-row list from costing tens of megabytes on its
+/// way through.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawMeta {
+    uid: Option<String>,
+    name: Option<String>,
+    namespace: Option<String>,
+    resource_version: Option<String>,
+    creation_timestamp: Option<String>,
+    deletion_timestamp: Option<serde::de::IgnoredAny>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    owner_references: Vec<RawOwner>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct RawOwner {
+    uid: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -100,9 +124,49 @@ impl RawTable {
         self.metadata.resource_version.as_deref()
     }
 
-    /// The rows that carry object metadata (with `includeObject=Metadata`, all of them).
-    pub fn into_rows(self) -> Vec<Row> {
-        self.rows.into_iter().filter_map(to_row).collect()
+    /// The rows that carry object metadata (with `includeObject=Metadata`, all of
+    /// them), read with `columns` (a watch event's Table has none of its own).
+    pub fn into_rows(self, columns: &[Column]) -> Vec<Row> {
+        let ages: Vec<usize> = columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| is_creation_age(c))
+            .map(|(i, _)| i)
+            .collect();
+        self.rows
+            .into_iter()
+            .filter_map(to_row)
+            .map(|mut row| {
+                anchor_ages(&mut row, &ages);
+                row
+            })
+            .collect()
+    }
+}
+
+/// Whether a date column is the object's creation time. The API server sends such a
+/// cell as an age as of the request ("5m"), which would stay "5m" on the page and
+/// make two lists of the same object, seconds apart, two different rows. It names
+/// the column's source in its description: a CRD's by its JSONPath, a built-in
+/// kind's by the field's own documentation.
+fn is_creation_age(column: &Column) -> bool {
+    column.kind == "date"
+        && (column.description.ends_with(".metadata.creationTimestamp")
+            || column
+                .description
+                .starts_with("CreationTimestamp is a timestamp"))
+}
+
+/// Puts the creation time itself in the age cells at `ages`: the page counts the
+/// age from it, as kubectl would print it now.
+fn anchor_ages(row: &mut Row, ages: &[usize]) {
+    let Some(created) = &row.created else {
+        return;
+    };
+    for &i in ages {
+        if let Some(cell) = row.cells.get_mut(i) {
+            *cell = serde_json::Value::String(created.clone());
+        }
     }
 }
 
@@ -113,14 +177,9 @@ fn to_row(raw: RawRow) -> Option<Row> {
         name: meta.name.unwrap_or_default(),
         namespace: meta.namespace,
         resource_version: meta.resource_version.unwrap_or_default(),
-        created: meta.creation_timestamp.map(|t| t.0.to_string()),
+        created: meta.creation_timestamp,
         deleting: meta.deletion_timestamp.is_some(),
-        owners: meta
-            .owner_references
-            .unwrap_or_default()
-            .into_iter()
-            .map(|o| o.uid)
-            .collect(),
+        owners: meta.owner_references.into_iter().map(|o| o.uid).collect(),
         cells: raw.cells,
     })
 }
@@ -151,17 +210,49 @@ fn request(
         .map_err(|e| TableError::Request(e.to_string()))
 }
 
-/// Lists the resource as a Table: columns, one row per object, and the list's
-/// resourceVersion to watch from.
-pub async fn list(client: &kube::Client, query: &TableQuery) -> Result<TableSnapshot, TableError> {
-    let table: RawTable = client.request(request(query, &[])?).await?;
+/// Lists a page of the resource as a Table, at most `limit` rows from `from` (the
+/// previous page's continue token, `None` for the first): columns, one row per
+/// object, the list's resourceVersion to watch from, and where the next page starts.
+/// Every page of one list is the same snapshot of the collection.
+pub async fn list(
+    client: &kube::Client,
+    query: &TableQuery,
+    limit: usize,
+    from: Option<&str>,
+) -> Result<ListPage, TableError> {
+    let limit = limit.to_string();
+    let mut extra = vec![("limit", limit.as_str())];
+    if let Some(token) = from {
+        extra.push(("continue", token));
+    }
+    let mut table: RawTable = client.request(request(query, &extra)?).await?;
+    let next = table.metadata.next.take().filter(|t| !t.is_empty());
     let resource_version = table.resource_version().unwrap_or_default().to_string();
-    let columns = table.column_definitions.clone();
-    Ok(TableSnapshot {
-        columns,
-        rows: table.into_rows().into_iter().map(Arc::new).collect(),
-        resource_version,
+    let columns = std::mem::take(&mut table.column_definitions);
+    let rows = table.into_rows(&columns);
+    Ok(ListPage {
+        table: TableSnapshot {
+            columns,
+            rows: rows.into_iter().map(Arc::new).collect(),
+            resource_version,
+        },
+        next,
     })
+}
+
+/// One page of a list.
+#[derive(Debug)]
+pub struct ListPage {
+    pub table: TableSnapshot,
+    /// The continue token of the next page; `None` on the last.
+    pub next: Option<String>,
+}
+
+impl ListPage {
+    /// A whole list in one page.
+    pub fn whole(table: TableSnapshot) -> Self {
+        Self { table, next: None }
+    }
 }
 
 /// Watches the resource as Tables from `resource_version`, with bookmarks.
@@ -200,7 +291,7 @@ mod tests {
             panic!("modified expected")
         };
         assert!(table.columns().is_empty());
-        let rows = table.into_rows();
+        let rows = table.into_rows(&[]);
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].owners, ["p1"]);
         assert_eq!(
@@ -210,11 +301,30 @@ mod tests {
     }
 
     #[test]
+    fn creation_ages_carry_the_creation_time_and_other_dates_stay() {
+        let table: RawTable = serde_json::from_str(
+            r#"{"columnDefinitions":[
+                {"name":"Age","type":"date","description":"Custom resource definition column (in JSONPath format): .metadata.creationTimestamp"},
+                {"name":"Last","type":"date","description":"Custom resource definition column (in JSONPath format): .status.last"},
+                {"name":"AGE","type":"date","description":"CreationTimestamp is a timestamp representing the server time when this object was created."}],
+            "rows":[{"cells":["5m","3m","5m"],"object":{"metadata":{"name":"a","uid":"u",
+                "creationTimestamp":"2026-01-02T03:04:05Z"}}}]}"#,
+        )
+        .expect("parses");
+        let columns = table.columns().to_vec();
+        let rows = table.into_rows(&columns);
+        assert_eq!(
+            rows[0].cells,
+            ["2026-01-02T03:04:05Z", "3m", "2026-01-02T03:04:05Z"]
+        );
+    }
+
+    #[test]
     fn rows_without_metadata_or_uid_are_skipped() {
         let table: RawTable = serde_json::from_str(
             r#"{"rows":[{"cells":["x"]},{"cells":null,"object":{"metadata":{"name":"n"}}}]}"#,
         )
         .expect("parses");
-        assert!(table.into_rows().is_empty());
+        assert!(table.into_rows(&[]).is_empty());
     }
 }

@@ -19,8 +19,9 @@ use tokio::sync::mpsc;
 use super::feed::VIEWER_QUEUE;
 use super::hub::WatchHub;
 use super::source::{FeedSource, WatchEvents};
+use super::subscription::Delivery;
 use super::subscription::Subscription;
-use super::table_api::{RawTable, TableError};
+use super::table_api::{ListPage, RawTable, TableError};
 use portico_core::live::protocol::{TableChange, TableUpdate};
 
 type Event = Result<WatchEvent<RawTable>, TableError>;
@@ -30,17 +31,36 @@ type Event = Result<WatchEvent<RawTable>, TableError>;
 /// idle API server).
 #[derive(Default)]
 struct Script {
-    lists: Mutex<VecDeque<Result<TableSnapshot, TableError>>>,
+    lists: Mutex<VecDeque<Result<ListPage, TableError>>>,
     watches: Mutex<VecDeque<mpsc::UnboundedReceiver<Event>>>,
     list_calls: AtomicUsize,
+    /// Told when a test adds a list answer.
+    more_lists: tokio::sync::Notify,
 }
 
 impl Script {
     fn new(lists: Vec<Result<TableSnapshot, TableError>>) -> Arc<Self> {
+        Self::pages(
+            lists
+                .into_iter()
+                .map(|list| list.map(ListPage::whole))
+                .collect(),
+        )
+    }
+
+    /// Answers list requests page by page (a page with a `next` token is followed by
+    /// a request for the next).
+    fn pages(pages: Vec<Result<ListPage, TableError>>) -> Arc<Self> {
         Arc::new(Self {
-            lists: Mutex::new(lists.into()),
+            lists: Mutex::new(pages.into()),
             ..Self::default()
         })
+    }
+
+    /// Adds a list answer (a list call waiting for one takes it).
+    fn answer(&self, page: Result<ListPage, TableError>) {
+        self.lists.lock().unwrap().push_back(page);
+        self.more_lists.notify_waiters();
     }
 
     /// The next watch's events: sent by the test, delivered as they come.
@@ -53,12 +73,20 @@ impl Script {
 
 #[async_trait::async_trait]
 impl FeedSource for Script {
-    async fn list(&self, _: &TableQuery) -> Result<TableSnapshot, TableError> {
+    async fn list(
+        &self,
+        _: &TableQuery,
+        _: usize,
+        _: Option<&str>,
+    ) -> Result<ListPage, TableError> {
         self.list_calls.fetch_add(1, Ordering::SeqCst);
-        let next = self.lists.lock().unwrap().pop_front();
-        match next {
-            Some(answer) => answer,
-            None => futures::future::pending().await,
+        loop {
+            let more = self.more_lists.notified();
+            let next = self.lists.lock().unwrap().pop_front();
+            match next {
+                Some(answer) => return answer,
+                None => more.await,
+            }
         }
     }
 
@@ -393,4 +421,80 @@ async fn feeds_that_were_sent_the_same_rows_share_one_copy() {
         ["d"],
         "Bob is never sent Ada's row"
     );
+}
+
+fn page(names: &[&str], rv: u64, next: Option<&str>) -> Result<ListPage, TableError> {
+    Ok(ListPage {
+        table: snapshot(&["Name"], names, rv),
+        next: next.map(str::to_string),
+    })
+}
+
+fn row_names(rows: &[Arc<Row>]) -> Vec<&str> {
+    let mut names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    names.sort_unstable();
+    names
+}
+
+/// A big first list: the page sees its first page at once and the rest as it comes,
+/// a viewer of whole tables only the whole; changes follow, nothing twice.
+#[tokio::test(start_paused = true)]
+async fn a_first_list_in_pages_shows_its_first_rows_at_once() {
+    let script = Script::pages(vec![page(&["a", "b"], 7, Some("after-b"))]);
+    let watch = script.next_watch();
+    let hub = hub(&script);
+    let mut page_view = hub.subscribe(query()).unwrap().delivered(Delivery::InParts);
+    let mut whole_view = hub.subscribe(query()).unwrap();
+    let TableChange::Partial(first) = next(&mut page_view).await.change else {
+        panic!("the first page first");
+    };
+    assert_eq!(row_names(&first.rows), ["a", "b"]);
+    // The rest of the list arrives later.
+    script.answer(page(&["c"], 7, None));
+    let mut rows = first.rows;
+    loop {
+        match next(&mut page_view).await.change {
+            TableChange::Rows {
+                rows: more,
+                complete,
+            } => {
+                rows.extend(more);
+                if complete {
+                    break;
+                }
+            }
+            other => panic!("parts expected, got {other:?}"),
+        }
+    }
+    assert_eq!(row_names(&rows), ["a", "b", "c"]);
+    assert_eq!(
+        snapshot_names(&next(&mut whole_view).await),
+        ["a", "b", "c"]
+    );
+    watch.send(event("ADDED", "d", 8, &[])).unwrap();
+    for view in [&mut page_view, &mut whole_view] {
+        let TableChange::Delta(delta) = next(view).await.change else {
+            panic!("a change after the list");
+        };
+        assert_eq!(row_names(&delta.upserts), ["d"]);
+    }
+    assert_eq!(script.list_calls.load(Ordering::SeqCst), 2);
+}
+
+/// A relist after 410 Gone comes in pages too, but viewers keep their table until
+/// the new one is whole: never a table cut short.
+#[tokio::test(start_paused = true)]
+async fn a_relist_in_pages_replaces_the_table_once_whole() {
+    let script = Script::pages(vec![
+        page(&["a"], 1, None),
+        page(&["a", "b"], 9, Some("after-b")),
+        page(&["c"], 9, None),
+    ]);
+    let watch = script.next_watch();
+    let hub = hub(&script);
+    let mut view = hub.subscribe(query()).unwrap().delivered(Delivery::InParts);
+    assert_eq!(snapshot_names(&next(&mut view).await), ["a"]);
+    watch.send(gone()).unwrap();
+    assert_eq!(snapshot_names(&next(&mut view).await), ["a", "b", "c"]);
+    assert_eq!(script.list_calls.load(Ordering::SeqCst), 3);
 }

@@ -13,6 +13,7 @@ use portico_core::table::wire::{MAX_SELECTOR_LEN, TableQuery};
 
 use super::LiveState;
 use super::owner_tree::{Viewer, children_stream};
+use super::subscription::Delivery;
 use crate::cluster::caller::Caller;
 use crate::cluster::registry::ChildKind;
 use portico_core::live::protocol::{TableChange, TableUpdate};
@@ -28,6 +29,7 @@ pub async fn table(
     query: TableQuery,
     headers: HeaderMap,
     resume: Option<Position>,
+    delivery: Delivery,
 ) -> Result<impl Stream<Item = TableUpdate> + Send + use<>, Refusal> {
     if !query.is_valid() {
         return Err((
@@ -83,7 +85,8 @@ pub async fn table(
     let subscription = state
         .hub
         .subscribe_as(query, &client, caller.feed_owner(), caller.person())?
-        .resuming(resume);
+        .resuming(resume)
+        .delivered(delivery);
     let recheck_state = state.clone();
     let still_allowed = move || {
         let (state, caller) = (recheck_state.clone(), caller.clone());

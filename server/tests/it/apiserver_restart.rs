@@ -55,6 +55,7 @@ async fn a_live_table_recovers_after_the_api_server_restarts() {
             TableChange::Snapshot(t) => *state = TableState::from_snapshot(t),
             TableChange::Delta(d) => state.apply(d),
             TableChange::Problem(p) | TableChange::Ended(p) => panic!("{p}"),
+            TableChange::Partial(_) | TableChange::Rows { .. } => panic!("whole tables only"),
         }
     };
     while !names(&state).contains(&"before".to_string()) {

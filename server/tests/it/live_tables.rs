@@ -65,10 +65,22 @@ async fn next_into(sub: &mut Subscription, state: &mut TableState) {
         .expect("an update in time")
         .expect("the feed goes on");
     match update.change {
-        TableChange::Snapshot(snapshot) => *state = TableState::from_snapshot(snapshot),
+        TableChange::Snapshot(snapshot) | TableChange::Partial(snapshot) => {
+            *state = TableState::from_snapshot(snapshot)
+        }
+        TableChange::Rows { rows, .. } => state.extend(rows),
         TableChange::Delta(delta) => state.apply(delta),
         TableChange::Problem(p) | TableChange::Ended(p) => panic!("feed problem: {p}"),
     }
+}
+
+/// The next change, in time.
+async fn next(sub: &mut Subscription) -> TableChange {
+    tokio::time::timeout(WAIT, sub.next())
+        .await
+        .expect("an update in time")
+        .expect("the feed goes on")
+        .change
 }
 
 /// Reads updates until `done(state)` holds.
@@ -239,7 +251,10 @@ async fn every_seed_table_has_kubectls_columns_with_and_without_wide() {
             label_selector: None,
             field_selector: None,
         };
-        let snapshot: TableSnapshot = table_api::list(&client, &query).await.expect("Table list");
+        let snapshot: TableSnapshot = table_api::list(&client, &query, 10_000, None)
+            .await
+            .expect("Table list")
+            .table;
         let state = TableState::from_snapshot(snapshot);
         let names = |wide: bool| -> Vec<String> {
             state
@@ -383,4 +398,93 @@ async fn a_deletion_held_by_a_finalizer_is_explained() {
     )
     .await
     .expect("remove finalizer");
+}
+
+/// Two people watching the same 1,200 objects, each through their own upstream watch:
+/// the page gets the first 500 rows from a limited list before the rest, a viewer of
+/// whole tables one snapshot, nothing twice; and the replica holds one copy of the
+/// rows, while each person is charged for all of them.
+#[tokio::test]
+async fn two_peoples_feeds_of_one_big_list_share_its_rows_and_show_the_first_page_first() {
+    use portico_server::watch::limits::LiveLimits;
+    use portico_server::watch::subscription::Delivery;
+    use std::sync::Arc;
+    let client = client_with_seed_crds().await;
+    let ns = crate::kit::fresh_namespace(&client, "shared").await;
+    let ats = ats_api(&client, &ns);
+    let total = 1_200;
+    futures::future::join_all((0..total).map(|i| {
+        let ats = ats.clone();
+        async move {
+            ats.create(&PostParams::default(), &at(&format!("at-{i:04}")))
+                .await
+                .expect("create At")
+        }
+    }))
+    .await;
+    let hub = WatchHub::bounded(
+        client.clone(),
+        Duration::from_millis(200),
+        &LiveLimits::default(),
+    );
+    let query = TableQuery {
+        group: "cnat.study.jayground8".into(),
+        version: "v1alpha1".into(),
+        plural: "ats".into(),
+        namespace: Some(ns.clone()),
+        label_selector: None,
+        field_selector: None,
+    };
+    let (ada, bob) = (Some("ada".to_string()), Some("bob".to_string()));
+    let mut page = hub
+        .subscribe_as(query.clone(), &client, ada.clone(), ada.clone())
+        .expect("within limits")
+        .delivered(Delivery::InParts);
+    let mut whole = hub
+        .subscribe_as(query, &client, bob.clone(), bob.clone())
+        .expect("within limits");
+    assert_eq!(hub.upstream_watches(), 2, "one watch per person");
+
+    let TableChange::Partial(first) = next(&mut page).await else {
+        panic!("the first page before the rest");
+    };
+    assert_eq!(first.rows.len(), 500, "a limited first page");
+    let mut ada_rows = first.rows;
+    loop {
+        match next(&mut page).await {
+            TableChange::Rows { rows, complete } => {
+                ada_rows.extend(rows);
+                if complete {
+                    break;
+                }
+            }
+            other => panic!("the rest of the list expected, got {other:?}"),
+        }
+    }
+    let TableChange::Snapshot(bob_table) = next(&mut whole).await else {
+        panic!("one whole snapshot for a viewer of whole tables");
+    };
+    let mut names: Vec<&str> = ada_rows.iter().map(|r| r.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), total, "every row once");
+    assert_eq!(bob_table.rows.len(), total);
+
+    let by_uid: std::collections::HashMap<&str, &Arc<_>> =
+        ada_rows.iter().map(|r| (r.uid.as_str(), r)).collect();
+    assert!(
+        bob_table.rows.iter().all(|r| by_uid
+            .get(r.uid.as_str())
+            .is_some_and(|a| Arc::ptr_eq(a, r))),
+        "one copy of each row, whoever's watch sent it"
+    );
+    let (ada_bytes, all_bytes) = hub.bytes_held(&ada);
+    let (bob_bytes, _) = hub.bytes_held(&bob);
+    println!("charged: Ada {ada_bytes} B, Bob {bob_bytes} B; held in all {all_bytes} B");
+    assert!(ada_bytes > 100 * total && bob_bytes > 100 * total);
+    // One copy of the rows, and each feed's own pointers to them: not two copies.
+    assert!(
+        all_bytes < ada_bytes * 6 / 5,
+        "the replica holds one copy: {all_bytes} B for {ada_bytes} B each"
+    );
 }

@@ -143,7 +143,7 @@ pub fn LiveTable(
                     let all = total.get();
                     let noun = if all == 1 { "object" } else { "objects" };
                     let counted = if shown == all { format!("{all} {noun}") } else { format!("{shown} of {all} {noun}") };
-                    if complete.get() { counted } else { format!("{counted} so far…") }
+                    if complete.get() { counted } else { format!("{counted} so far, loading…") }
                 }}
             </span>
         </div>
