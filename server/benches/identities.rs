@@ -642,6 +642,29 @@ async fn cluster(people: usize, shared: usize) -> Cluster {
     }
 }
 
+/// What a person viewing the shared table and their own is charged against their
+/// live-table budget: Portico's own measure of the rows, as if nothing were shared.
+async fn charged_mib(admin: &kube::Client) -> f64 {
+    use portico_server::watch::memory::row_bytes;
+    use portico_server::watch::table_api;
+    let query = |namespace: &str| TableQuery {
+        group: GROUP.into(),
+        version: "v1".into(),
+        plural: PLURAL.into(),
+        namespace: Some(namespace.into()),
+        label_selector: None,
+        field_selector: None,
+    };
+    let mut bytes = 0;
+    for namespace in [SHARED.to_string(), own_namespace(0)] {
+        let page = table_api::list(admin, &query(&namespace), 100_000, None)
+            .await
+            .expect("list");
+        bytes += page.table.rows.iter().map(|r| row_bytes(r)).sum::<usize>();
+    }
+    bytes as f64 / f64::from(1 << 20)
+}
+
 /// A client acting as the person with `token`, and nothing else.
 async fn client_for(cluster: &Cluster, token: &str) -> kube::Client {
     let kubeconfig = Kubeconfig::read_from(cluster.plane.admin_kubeconfig()).expect("kubeconfig");
@@ -914,8 +937,9 @@ async fn main() {
     println!(
         "Portico's bounds (defaults): 64 live views, 32 live connections, 512 watches and 64 MiB of live tables per person; 4,096 views, 20,000 watches and 256 MiB of live tables in all"
     );
+    let charged = charged_mib(&cluster.admin).await;
     println!(
-        "each person uses: 1 live connection, 2 live views, 2 watches, and {shared} + {OWN_OBJECTS} rows (charged as if unshared)"
+        "each person uses: 1 live connection, 2 live views, 2 watches, and {shared} + {OWN_OBJECTS} rows, charged as if unshared: {charged:.1} MiB"
     );
     for &n in &counts {
         println!("N = {n} people, {rate} writes/s for {seconds} s to the shared namespace:");

@@ -268,10 +268,11 @@ where
 
 /// A snapshot larger than this comes in parts: the first this many rows (in
 /// namespace and name order, the table's default), then [`LATER_PART`] at a time.
-/// Parts stay small (about 100 KB) because a WebSocket keeps a send buffer as large as
-/// the largest message it ever sent: 200 viewers of a 2 MB snapshot held 525 MB.
+/// Parts stay small (about 40 KB) because a WebSocket keeps a send buffer as large as
+/// the largest message it ever sent: 200 viewers of a 2 MB snapshot held 525 MB, and
+/// a thousand people with parts of 500 rows held over 100 MB.
 const FIRST_PART: usize = 200;
-const LATER_PART: usize = 500;
+const LATER_PART: usize = 200;
 /// The page sends only small messages; the default 128 KiB read buffer per socket
 /// would be most of a socket's memory. Messages to the page are written as they
 /// come (`write_buffer_size(0)`), so the write buffer holds one message, not 128 KiB.

@@ -225,7 +225,15 @@ pub async fn list(
     if let Some(token) = from {
         extra.push(("continue", token));
     }
-    let mut table: RawTable = client.request(request(query, &extra)?).await?;
+    let mut request = request(query, &extra)?;
+    // A list's connection is not kept: reading a big page grows its read buffer to
+    // hundreds of KB, which a pooled connection would keep for the watch after it
+    // (per person, as each person's feeds have their own client).
+    request.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    let mut table: RawTable = client.request(request).await?;
     let next = table.metadata.next.take().filter(|t| !t.is_empty());
     let resource_version = table.resource_version().unwrap_or_default().to_string();
     let columns = std::mem::take(&mut table.column_definitions);
