@@ -12,6 +12,9 @@ use portico_core::resource::ResourceRef;
 use portico_core::table::wire::{MAX_SELECTOR_LEN, TableQuery};
 
 use super::LiveState;
+
+/// The least time between two change messages of one live table.
+const CHANGE_WINDOW: std::time::Duration = std::time::Duration::from_millis(25);
 use super::owner_tree::{Viewer, children_stream};
 use super::subscription::Delivery;
 use crate::cluster::caller::Caller;
@@ -116,7 +119,14 @@ pub async fn table(
                 update = updates.next() => match update {
                     Some(update) => {
                         at = Some(update.at.clone());
+                        let change = matches!(update.change, TableChange::Delta(_));
                         yield update;
+                        if change {
+                            // Changes that arrive meanwhile go out as one message: a
+                            // busy list costs a viewer (and the portal) a message per
+                            // window, not one per watch event.
+                            tokio::time::sleep(CHANGE_WINDOW).await;
+                        }
                     }
                     None => break,
                 },
