@@ -18,7 +18,7 @@ use tokio::sync::{Semaphore, broadcast};
 use super::intern::Interner;
 use super::memory::{Footprint, MemoryBudget, delta_bytes, row_bytes};
 use super::source::FeedSource;
-use super::table_api::{RawTable, TableError};
+use super::table_api::{RawTable, TableError, read_columns};
 use crate::cluster::error::Failure;
 
 /// How many messages a viewer may fall behind before it is resynchronised with a
@@ -572,7 +572,7 @@ impl Backoff {
 
 /// A CRD's printer columns can change under a running watch; a relist brings them in.
 fn column_change(feed: &Feed, table: &RawTable) -> bool {
-    !table.columns().is_empty() && feed.read().columns != table.columns()
+    !table.columns().is_empty() && feed.read().columns != read_columns(table.columns())
 }
 
 /// A listed row as the shared copy (a list's rows are `Arc`s of their own until then).

@@ -97,8 +97,11 @@ struct Interned<T> {
 
 /// Weak references by a hash of their identity: an entry does not keep its value
 /// alive, and dead entries are swept once as many have been added as the pool holds.
+/// Values that differ under one hash (another API version's columns, a collision)
+/// each keep an entry, so every byte counted is given back when its value dies.
 struct Pool<T> {
-    by_key: HashMap<u64, (Weak<T>, usize)>,
+    by_key: HashMap<u64, Vec<(Weak<T>, usize)>>,
+    entries: usize,
     added_since_sweep: usize,
 }
 
@@ -106,6 +109,7 @@ impl<T> Default for Pool<T> {
     fn default() -> Self {
         Self {
             by_key: HashMap::new(),
+            entries: 0,
             added_since_sweep: 0,
         }
     }
@@ -113,8 +117,11 @@ impl<T> Default for Pool<T> {
 
 impl<T: PartialEq> Pool<T> {
     fn intern(&mut self, key: u64, value: T, bytes: usize) -> Interned<T> {
-        if let Some(existing) = self.by_key.get(&key).and_then(|(weak, _)| weak.upgrade())
-            && *existing == value
+        let bucket = self.by_key.entry(key).or_default();
+        if let Some(existing) = bucket
+            .iter()
+            .filter_map(|(weak, _)| weak.upgrade())
+            .find(|existing| **existing == value)
         {
             return Interned {
                 shared: existing,
@@ -123,23 +130,22 @@ impl<T: PartialEq> Pool<T> {
             };
         }
         let shared = Arc::new(value);
-        // A different value under the same key (another version of the API with
-        // other columns, a hash collision) takes the slot; holders of the old one
-        // keep it.
-        let mut freed = self
-            .by_key
-            .insert(key, (Arc::downgrade(&shared), bytes))
-            .filter(|(weak, _)| weak.strong_count() == 0)
-            .map_or(0, |(_, bytes)| bytes);
+        bucket.push((Arc::downgrade(&shared), bytes));
+        self.entries += 1;
         self.added_since_sweep += 1;
-        if self.added_since_sweep > self.by_key.len() / 2 + 64 {
-            self.by_key.retain(|_, (weak, bytes)| {
-                let live = weak.strong_count() > 0;
-                if !live {
-                    freed += *bytes;
-                }
-                live
+        let mut freed = 0;
+        if self.added_since_sweep > self.entries / 2 + 64 {
+            self.by_key.retain(|_, bucket| {
+                bucket.retain(|(weak, bytes)| {
+                    let live = weak.strong_count() > 0;
+                    if !live {
+                        freed += *bytes;
+                    }
+                    live
+                });
+                !bucket.is_empty()
             });
+            self.entries = self.by_key.values().map(Vec::len).sum();
             self.added_since_sweep = 0;
         }
         Interned {
@@ -152,6 +158,7 @@ impl<T: PartialEq> Pool<T> {
     fn live(&self) -> usize {
         self.by_key
             .values()
+            .flatten()
             .filter(|(weak, _)| weak.strong_count() > 0)
             .count()
     }
@@ -204,6 +211,32 @@ mod tests {
             interner.bytes()
         );
         drop(held);
+    }
+
+    #[test]
+    fn unequal_rows_under_one_key_are_both_kept_and_both_given_back() {
+        let interner = Interner::default();
+        let running = interner.row(row("u1", "7", "Running"));
+        let pending = interner.row(row("u1", "7", "Pending"));
+        // Both stay shareable, neither pushed the other out.
+        assert!(Arc::ptr_eq(
+            &running,
+            &interner.row(row("u1", "7", "Running"))
+        ));
+        assert!(Arc::ptr_eq(
+            &pending,
+            &interner.row(row("u1", "7", "Pending"))
+        ));
+        drop((running, pending));
+        for i in 0..1_000 {
+            drop(interner.row(row(&format!("u{i}"), "1", "x")));
+        }
+        // Swept as they go: nothing left counts for more than the last few.
+        assert!(
+            interner.bytes() < 200 * row_bytes(&row("u", "1", "x")),
+            "{} bytes still counted",
+            interner.bytes()
+        );
     }
 
     #[test]

@@ -118,10 +118,11 @@ impl Subscription {
                         let (rows, complete) = (rows.to_vec(), *complete);
                         return Some(self.update(TableChange::Rows { rows, complete }));
                     }
-                    // A viewer of whole tables waits for the last part.
+                    // A viewer of whole tables waits for the whole table (or what
+                    // ended the list): whatever the feed holds now, past this page.
                     match self.current() {
-                        Some(update) if *complete => return Some(self.finish(update)),
-                        _ => continue,
+                        Some(update) => return Some(self.finish(update)),
+                        None => continue,
                     }
                 }
                 _ => match self.resync() {

@@ -149,12 +149,28 @@ impl RawTable {
 /// make two lists of the same object, seconds apart, two different rows. It names
 /// the column's source in its description: a CRD's by its JSONPath, a built-in
 /// kind's by the field's own documentation.
+/// Built-in kinds declare their Age column as a string; it is read as the date it is.
 fn is_creation_age(column: &Column) -> bool {
-    column.kind == "date"
+    matches!(column.kind.as_str(), "date" | "string")
         && (column.description.ends_with(".metadata.creationTimestamp")
             || column
                 .description
                 .starts_with("CreationTimestamp is a timestamp"))
+}
+
+/// The columns as the page reads them: creation ages are dates (their cells carry
+/// the creation time, see [`RawTable::into_rows`]).
+pub fn read_columns(columns: &[Column]) -> Vec<Column> {
+    columns
+        .iter()
+        .map(|column| {
+            let mut column = column.clone();
+            if is_creation_age(&column) {
+                column.kind = "date".into();
+            }
+            column
+        })
+        .collect()
 }
 
 /// Puts the creation time itself in the age cells at `ages`: the page counts the
@@ -236,7 +252,7 @@ pub async fn list(
     let mut table: RawTable = client.request(request).await?;
     let next = table.metadata.next.take().filter(|t| !t.is_empty());
     let resource_version = table.resource_version().unwrap_or_default().to_string();
-    let columns = std::mem::take(&mut table.column_definitions);
+    let columns = read_columns(&std::mem::take(&mut table.column_definitions));
     let rows = table.into_rows(&columns);
     Ok(ListPage {
         table: TableSnapshot {
@@ -314,12 +330,13 @@ mod tests {
             r#"{"columnDefinitions":[
                 {"name":"Age","type":"date","description":"Custom resource definition column (in JSONPath format): .metadata.creationTimestamp"},
                 {"name":"Last","type":"date","description":"Custom resource definition column (in JSONPath format): .status.last"},
-                {"name":"AGE","type":"date","description":"CreationTimestamp is a timestamp representing the server time when this object was created."}],
+                {"name":"AGE","type":"string","description":"CreationTimestamp is a timestamp representing the server time when this object was created."}],
             "rows":[{"cells":["5m","3m","5m"],"object":{"metadata":{"name":"a","uid":"u",
                 "creationTimestamp":"2026-01-02T03:04:05Z"}}}]}"#,
         )
         .expect("parses");
-        let columns = table.columns().to_vec();
+        let columns = read_columns(table.columns());
+        assert!(columns.iter().all(|c| c.kind == "date"));
         let rows = table.into_rows(&columns);
         assert_eq!(
             rows[0].cells,
