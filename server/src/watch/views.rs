@@ -12,14 +12,14 @@ use portico_core::resource::ResourceRef;
 use portico_core::table::wire::{MAX_SELECTOR_LEN, TableQuery};
 
 use super::LiveState;
-
-/// The least time between two change messages of one live table.
-const CHANGE_WINDOW: std::time::Duration = std::time::Duration::from_millis(25);
 use super::owner_tree::{Viewer, children_stream};
 use super::subscription::Delivery;
 use crate::cluster::caller::Caller;
 use crate::cluster::registry::ChildKind;
 use portico_core::live::protocol::{TableChange, TableUpdate};
+
+/// The least time between two change messages of one live table.
+const CHANGE_WINDOW: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// Why a view was refused: the status an HTTP route answers, and the sentence.
 pub type Refusal = (StatusCode, String);
