@@ -778,25 +778,6 @@ fn start_portico(cluster: &Cluster) -> (Child, String) {
     (server, format!("http://127.0.0.1:{port}"))
 }
 
-async fn sign_in(http: &reqwest::Client, origin: &str, token: &str, i: usize) -> String {
-    let signed_in = http
-        .post(format!("{origin}/auth/login"))
-        .header("origin", origin)
-        .header("x-forwarded-for", format!("10.{}.{}.1", i / 256, i % 256))
-        .form(&[("token", token)])
-        .send()
-        .await
-        .expect("sign in");
-    assert_eq!(signed_in.status().as_u16(), 303, "signed in");
-    signed_in.headers()["set-cookie"]
-        .to_str()
-        .expect("cookie")
-        .split(';')
-        .next()
-        .expect("pair")
-        .to_string()
-}
-
 async fn portico_phase(cluster: &Cluster, n: usize, rate: usize, seconds: usize) -> Phase {
     let (mut server, origin) = start_portico(cluster);
     let http = reqwest::Client::builder()
@@ -816,7 +797,11 @@ async fn portico_phase(cluster: &Cluster, n: usize, rate: usize, seconds: usize)
     }
     let started = Instant::now();
     let cookies: Vec<String> = futures::stream::iter(0..n)
-        .map(|i| sign_in(&http, &origin, &cluster.tokens[i], i))
+        .map(|i| {
+            let address = format!("10.{}.{}.1", i / 256, i % 256);
+            let (http, origin, token) = (&http, &origin, &cluster.tokens[i]);
+            async move { kit::sign_in_from(http, origin, token, Some(&address)).await }
+        })
         .buffered(IN_FLIGHT)
         .collect()
         .await;

@@ -48,6 +48,18 @@ fn ats_api(client: &kube::Client, ns: &str) -> Api<DynamicObject> {
     Api::namespaced_with(client.clone(), ns, &resource)
 }
 
+/// The live table of `ns`'s `At` objects.
+fn ats_query(ns: &str) -> TableQuery {
+    TableQuery {
+        group: "cnat.study.jayground8".into(),
+        version: "v1alpha1".into(),
+        plural: "ats".into(),
+        namespace: Some(ns.to_string()),
+        label_selector: None,
+        field_selector: None,
+    }
+}
+
 fn at(name: &str) -> DynamicObject {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "cnat.study.jayground8/v1alpha1",
@@ -104,14 +116,7 @@ async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
     let client = client_with_seed_crds().await;
     let ns = crate::kit::fresh_namespace(&client, "live").await;
     let hub = WatchHub::new(client.clone(), Duration::from_millis(200));
-    let query = TableQuery {
-        group: "cnat.study.jayground8".into(),
-        version: "v1alpha1".into(),
-        plural: "ats".into(),
-        namespace: Some(ns.clone()),
-        label_selector: None,
-        field_selector: None,
-    };
+    let query = ats_query(&ns);
     let mut viewers: Vec<(Subscription, TableState)> = (0..3)
         .map(|_| {
             (
@@ -427,14 +432,7 @@ async fn two_peoples_feeds_of_one_big_list_share_its_rows_and_show_the_first_pag
         Duration::from_millis(200),
         &LiveLimits::default(),
     );
-    let query = TableQuery {
-        group: "cnat.study.jayground8".into(),
-        version: "v1alpha1".into(),
-        plural: "ats".into(),
-        namespace: Some(ns.clone()),
-        label_selector: None,
-        field_selector: None,
-    };
+    let query = ats_query(&ns);
     let (ada, bob) = (Some("ada".to_string()), Some("bob".to_string()));
     let mut page = hub
         .subscribe_as(query.clone(), &client, ada.clone(), ada.clone())

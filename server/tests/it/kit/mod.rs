@@ -322,12 +322,28 @@ pub async fn account_token(client: &kube::Client, ns: &str, account: &str) -> St
 /// Signs in to Portico at `origin` (token mode) with `token`: the `name=value` of the
 /// session cookie, for a Cookie header.
 pub async fn sign_in(origin: &str, token: &str) -> String {
-    let signed_in = reqwest::Client::builder()
+    let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .expect("http")
+        .expect("http");
+    sign_in_from(&http, origin, token, None).await
+}
+
+/// As [`sign_in`], with `http` (redirects not followed), from `address` as the proxy
+/// in front says (`X-Forwarded-For`): sign-in attempts are counted per address.
+pub async fn sign_in_from(
+    http: &reqwest::Client,
+    origin: &str,
+    token: &str,
+    address: Option<&str>,
+) -> String {
+    let mut request = http
         .post(format!("{origin}/auth/login"))
-        .header("origin", origin)
+        .header("origin", origin);
+    if let Some(address) = address {
+        request = request.header("x-forwarded-for", address);
+    }
+    let signed_in = request
         .form(&[("token", token)])
         .send()
         .await
