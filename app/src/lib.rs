@@ -31,7 +31,9 @@ pub fn hydrate() {
             from_page.as_str().to_string().into_boxed_str(),
         ));
     }
-    leptos::mount::hydrate_body(move || {
+    // Lazy routes (`pages::lazy`) need the asynchronous hydration: a page whose code
+    // comes separately hydrates once it has arrived.
+    leptos::mount::hydrate_lazy(move || {
         base::provide(from_page);
         leptos::prelude::view! { <App/> }
     });

@@ -1,23 +1,34 @@
 // What a browser downloads and how long until a page is interactive, debug build beside
 // release build, on one control plane, in Debian's Chromium.
 //
-//   cargo build --workspace && cargo leptos build --frontend-only && bash scripts/release.sh
+//   cargo build --workspace && cargo leptos build --frontend-only --split && bash scripts/release.sh
 //   target/debug/portico-control-plane --apply deploy/crds --apply end2end/fixtures/seeds \
-//     --apply end2end/fixtures/large exec -- node end2end/bench/page_load.mjs
+//     --apply end2end/fixtures/large exec -- node end2end/bench/page_load.mjs   # BENCH_BUILDS=release
 //
-// Prints, per build: the wasm, JS and CSS sizes raw / gzip / brotli; the bytes on the
-// wire (Chromium's encodedDataLength, headers included) for a cold first visit and a warm
-// second one; and the time from navigation start to hydrated (the App's effect has run)
-// on the CRD page and on the largest form, median and worst of BENCH_RUNS (default 7).
+// Prints, per build: each bundle file's size raw / gzip / brotli (the app, and the parts
+// split off for pages loaded later); per route, the bytes on the wire (Chromium's
+// encodedDataLength, headers included) for a cold first visit in a fresh browser context
+// and a warm second one, all of it and the code alone (the .wasm and .js under /pkg/);
+// and the time from navigation start to hydrated (the App's effect has run) on the CRD
+// page and on the largest form, median and worst of BENCH_RUNS (default 7).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync, constants } from 'node:zlib';
 import { builds, launchChromium, startPortico } from './portico.mjs';
 
 const runs = Number(process.env.BENCH_RUNS ?? 7);
+const chosen = (process.env.BENCH_BUILDS ?? 'debug,release').split(',');
 const pages = {
   'CRD page': '/crds',
   'largest form (DatabaseCluster, 377 fields)': '/r/data.example.com/v1/databaseclusters/new?ns=default',
+};
+// Every kind of page, for what each downloads.
+const routes = {
+  'CRD list': '/crds',
+  'resource list (At)': '/r/cnat.study.jayground8/v1alpha1/ats',
+  'object (At)': '/r/cnat.study.jayground8/v1alpha1/ats/default/example-at',
+  'provision': '/provision',
+  'largest form': pages['largest form (DatabaseCluster, 377 fields)'],
 };
 
 if (!process.env.KUBECONFIG) {
@@ -28,27 +39,39 @@ if (!process.env.KUBECONFIG) {
 /** Sizes of the bundle files: raw, and compressed at the levels a server would use. */
 function bundleSizes(site) {
   const pkg = join(site, 'pkg');
-  const sizes = {};
-  for (const name of readdirSync(pkg)) {
+  const sizes = [];
+  for (const name of readdirSync(pkg).sort()) {
     const ext = name.split('.').pop();
     if (!['wasm', 'js', 'css'].includes(ext)) continue;
     const bytes = readFileSync(join(pkg, name));
     const stored = (suffix) => { try { return statSync(join(pkg, name + suffix)).size; } catch { return null; } };
-    sizes[ext] = {
+    sizes.push({
       name,
+      ext,
       raw: bytes.length,
       gzip: stored('.gz') ?? gzipSync(bytes, { level: 9 }).length,
       brotli: stored('.br') ?? brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
       precompressed: stored('.br') !== null,
-    };
+    });
   }
   return sizes;
 }
 
-/** Loads `url` in `page`; returns bytes received and ms from navigation start to hydrated. */
+/**
+ * Loads `url` in `page`; returns the bytes received (all, and of code: .wasm and .js
+ * under /pkg/) and ms from navigation start to hydrated.
+ */
 async function visit(page, cdp, url) {
   let bytes = 0;
-  const onFinished = (e) => { bytes += e.encodedDataLength; };
+  let code = 0;
+  const urls = new Map();
+  const onResponse = (e) => urls.set(e.requestId, e.response.url);
+  const onFinished = (e) => {
+    bytes += e.encodedDataLength;
+    const path = new URL(urls.get(e.requestId) ?? 'about:blank').pathname;
+    if (path.includes('/pkg/') && /\.(wasm|js)$/.test(path)) code += e.encodedDataLength;
+  };
+  cdp.on('Network.responseReceived', onResponse);
   cdp.on('Network.loadingFinished', onFinished);
   await page.goto(url);
   await page.waitForSelector('body[data-hydrated="true"]', { timeout: 60_000 });
@@ -56,7 +79,8 @@ async function visit(page, cdp, url) {
   // Let late responses (the favicon, prefetches) report their sizes.
   await page.waitForLoadState('networkidle');
   cdp.off('Network.loadingFinished', onFinished);
-  return { bytes, hydratedMs: hydratedAt };
+  cdp.off('Network.responseReceived', onResponse);
+  return { bytes, code, hydratedMs: hydratedAt };
 }
 
 async function newWatchedContext(browser) {
@@ -83,15 +107,18 @@ const browser = await launchChromium();
 const chromiumVersion = browser.version();
 const results = {};
 try {
-  for (const [build, paths] of Object.entries(builds)) {
+  for (const [build, paths] of Object.entries(builds).filter(([b]) => chosen.includes(b))) {
     const server = await startPortico(paths);
     try {
-      const result = { sizes: bundleSizes(paths.site), pages: {} };
-      // Cold then warm on one context: the second visit may use what the first cached.
-      const { context, page, cdp } = await newWatchedContext(browser);
-      result.cold = await visit(page, cdp, `${server.origin}/crds`);
-      result.warm = await visit(page, cdp, `${server.origin}/crds`);
-      await context.close();
+      const result = { sizes: bundleSizes(paths.site), pages: {}, routes: {} };
+      for (const [label, path] of Object.entries(routes)) {
+        // Cold then warm on one context: the second visit may use what the first cached.
+        const { context, page, cdp } = await newWatchedContext(browser);
+        const cold = await visit(page, cdp, `${server.origin}${path}`);
+        const warm = await visit(page, cdp, `${server.origin}${path}`);
+        await context.close();
+        result.routes[label] = { cold, warm };
+      }
       for (const [label, path] of Object.entries(pages)) {
         const times = [];
         for (let i = 0; i < runs; i++) {
@@ -115,17 +142,22 @@ console.log(`\nChromium ${chromiumVersion}, ${runs} runs per page\n`);
 console.log('| build | file | raw | gzip | brotli | served precompressed |');
 console.log('|---|---|---|---|---|---|');
 for (const [build, r] of Object.entries(results)) {
-  for (const ext of ['wasm', 'js', 'css']) {
-    const s = r.sizes[ext];
-    if (s) console.log(`| ${build} | ${s.name} | ${kb(s.raw)} | ${kb(s.gzip)} | ${kb(s.brotli)} | ${s.precompressed ? 'yes' : 'no'} |`);
+  for (const s of r.sizes) {
+    console.log(`| ${build} | ${s.name} | ${kb(s.raw)} | ${kb(s.gzip)} | ${kb(s.brotli)} | ${s.precompressed ? 'yes' : 'no'} |`);
   }
-  const code = ['wasm', 'js'].map((e) => r.sizes[e]).filter(Boolean);
-  console.log(`| ${build} | wasm + JS | ${kb(code.reduce((a, s) => a + s.raw, 0))} | ${kb(code.reduce((a, s) => a + s.gzip, 0))} | ${kb(code.reduce((a, s) => a + s.brotli, 0))} | |`);
+  const code = r.sizes.filter((s) => s.ext !== 'css');
+  console.log(`| ${build} | all wasm + JS | ${kb(code.reduce((a, s) => a + s.raw, 0))} | ${kb(code.reduce((a, s) => a + s.gzip, 0))} | ${kb(code.reduce((a, s) => a + s.brotli, 0))} | |`);
 }
-console.log('\n| build | bytes on the wire, first visit | second visit | ' +
-  Object.keys(pages).map((p) => `hydrated: ${p}, median / worst`).join(' | ') + ' |');
-console.log('|---|---|---|' + Object.keys(pages).map(() => '---|').join(''));
+console.log('\n| build | route | first visit: all / code | second visit: all / code |');
+console.log('|---|---|---|---|');
 for (const [build, r] of Object.entries(results)) {
-  console.log(`| ${build} | ${kb(r.cold.bytes)} | ${kb(r.warm.bytes)} | ` +
+  for (const [label, { cold, warm }] of Object.entries(r.routes)) {
+    console.log(`| ${build} | ${label} | ${kb(cold.bytes)} / ${kb(cold.code)} | ${kb(warm.bytes)} / ${kb(warm.code)} |`);
+  }
+}
+console.log('\n| build | ' + Object.keys(pages).map((p) => `hydrated: ${p}, median / worst`).join(' | ') + ' |');
+console.log('|---|' + Object.keys(pages).map(() => '---|').join(''));
+for (const [build, r] of Object.entries(results)) {
+  console.log(`| ${build} | ` +
     Object.values(r.pages).map((p) => `${p.median.toFixed(0)} / ${p.worst.toFixed(0)} ms`).join(' | ') + ' |');
 }

@@ -11,6 +11,17 @@
 //! workload and Service, and until every Stack reports Ready (its Pods placed by the
 //! scheduler and Ready on simulated nodes; nothing plays a controller's part). The
 //! ratios compare the two.
+//!
+//! Between them, the Python operator Portico replaces: kopf (from PyPI, pinned, in a
+//! virtualenv under `~/.cache/portico`) running seed 000's job
+//! (`seed000_operator.py`: a Deployment and a NodePort Service per request, and a
+//! status message, which the seed's CRD prunes), given the same number of requests, 16 in flight. It is warmed up
+//! with one request first, so Python's start is not counted against it; Portico too
+//! (its Lease taken, its stores listed).
+//!
+//! Per request, each phase's time from its create to its children is printed; for
+//! Portico, what its reconciles spent it on (from its own /metrics: reconcile and API
+//! request durations), and the rest, waiting (the debounce and a free reconcile slot).
 // Tests and benchmarks stop loudly at the first surprise.
 #![allow(
     clippy::unwrap_used,
@@ -24,6 +35,7 @@ mod kit;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,7 +45,7 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::{Node, Secret, Service};
 use kube::ResourceExt;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, ApiResource, DynamicObject, PostParams};
 use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
 use portico_control_plane::nodes::{self, Capacity};
@@ -48,6 +60,11 @@ const IN_FLIGHT: usize = 16;
 /// Pods a simulated node holds (kubelet's default).
 const PODS_PER_NODE: usize = 110;
 const DEADLINE: Duration = Duration::from_secs(900);
+/// The label the benchmark finds children by; its value names their request.
+const REQUEST_LABEL: &str = "portico.dev/stack";
+/// kopf and the official Python client, as pinned here.
+const KOPF_VERSION: &str = "1.45.2";
+const KUBERNETES_PY_VERSION: &str = "37.0.2";
 
 /// Adds simulated nodes for `pods` more Pods and waits until they are Ready. Each
 /// node has room for its 110 Pods at the catalog's largest default requests (MySQL's
@@ -80,6 +97,8 @@ async fn add_capacity(client: &kube::Client, prefix: &str, pods: usize) {
 struct Floor {
     children: Duration,
     available: Duration,
+    /// Per request, from its first create to its last.
+    latencies: Vec<Duration>,
 }
 
 /// The bare client: per request, the very children the reconciler would apply for the
@@ -145,10 +164,11 @@ async fn floor(
         })
     };
     let started = Instant::now();
-    futures::stream::iter(requests)
+    let latencies = futures::stream::iter(requests)
         .map(|children| {
             let client = client.clone();
             async move {
+                let began = Instant::now();
                 let post = PostParams::default();
                 if let Some(secret) = &children.secret {
                     Api::<Secret>::namespaced(client.clone(), ns)
@@ -174,10 +194,11 @@ async fn floor(
                             .expect("Deployment");
                     }
                 }
+                began.elapsed()
             }
         })
         .buffer_unordered(IN_FLIGHT)
-        .collect::<Vec<()>>()
+        .collect::<Vec<Duration>>()
         .await;
     let children = started.elapsed();
     tokio::time::timeout(DEADLINE, available)
@@ -187,12 +208,301 @@ async fn floor(
     Floor {
         children,
         available: started.elapsed(),
+        latencies,
     }
 }
 
-/// `apiserver_request_total` from the API server's own /metrics, by
-/// (group, resource, subresource, verb), summed over codes.
-async fn api_requests(client: &kube::Client) -> HashMap<(String, String, String, String), f64> {
+/// When each request named `prefix…` (by the value of its children's
+/// [`REQUEST_LABEL`]) first had a workload and a Service in `ns`, once `count` requests
+/// have both.
+fn until_children(
+    client: &kube::Client,
+    ns: &str,
+    prefix: &'static str,
+    count: usize,
+) -> tokio::task::JoinHandle<HashMap<String, Instant>> {
+    let client = client.clone();
+    let ns = ns.to_string();
+    tokio::spawn(async move {
+        let seen = std::sync::Mutex::new(HashMap::<String, Seen>::new());
+        let note = |labels: &std::collections::BTreeMap<String, String>, workload: bool| {
+            let Some(request) = labels.get(REQUEST_LABEL).filter(|r| r.starts_with(prefix)) else {
+                return false;
+            };
+            let mut seen = seen.lock().unwrap();
+            let entry = seen.entry(request.clone()).or_default();
+            if workload {
+                entry.workload = true;
+            } else {
+                entry.service = true;
+            }
+            if entry.workload && entry.service && entry.at.is_none() {
+                entry.at = Some(Instant::now());
+            }
+            seen.values().filter(|s| s.at.is_some()).count() >= count
+        };
+        let label = REQUEST_LABEL;
+        let sets = kit::stacks::watch_until::<StatefulSet>(&client, &ns, label, DEADLINE, |s| {
+            note(s.labels(), true)
+        });
+        let deployments =
+            kit::stacks::watch_until::<Deployment>(&client, &ns, label, DEADLINE, |d| {
+                note(d.labels(), true)
+            });
+        let services = kit::stacks::watch_until::<Service>(&client, &ns, label, DEADLINE, |s| {
+            note(s.labels(), false)
+        });
+        // Whichever watch sees the last child ends the wait.
+        tokio::select! {
+            () = sets => {}
+            () = deployments => {}
+            () = services => {}
+        }
+        let seen = seen.into_inner().unwrap();
+        seen.into_iter()
+            .filter_map(|(request, s)| Some((request, s.at?)))
+            .collect()
+    })
+}
+
+/// Each request's time from its create to its children, sorted.
+fn latencies(
+    created: &HashMap<String, Instant>,
+    children: &HashMap<String, Instant>,
+) -> Vec<Duration> {
+    let mut out: Vec<Duration> = children
+        .iter()
+        .filter_map(|(request, at)| Some(at.saturating_duration_since(*created.get(request)?)))
+        .collect();
+    out.sort();
+    out
+}
+
+/// "p50 … mean … p99 …" of `latencies`, in seconds.
+fn spread(latencies: &mut [Duration]) -> String {
+    latencies.sort();
+    let at = |q: f64| {
+        let i = ((latencies.len() as f64 * q).ceil() as usize).clamp(1, latencies.len().max(1)) - 1;
+        latencies.get(i).map_or(0.0, Duration::as_secs_f64)
+    };
+    let mean =
+        latencies.iter().map(Duration::as_secs_f64).sum::<f64>() / latencies.len().max(1) as f64;
+    format!("p50 {:.2}s, mean {mean:.2}s, p99 {:.2}s", at(0.5), at(0.99))
+}
+
+/// The virtualenv's `kopf`, made on first use.
+fn kopf_binary() -> PathBuf {
+    let cache = std::env::var_os("PORTICO_CACHE_DIR").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/portico"),
+        PathBuf::from,
+    );
+    let venv = cache.join(format!("kopf-{KOPF_VERSION}"));
+    let kopf = venv.join("bin/kopf");
+    if !kopf.is_file() {
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .expect("python3");
+        assert!(made.success(), "python3 -m venv {}", venv.display());
+        let installed = Command::new(venv.join("bin/pip"))
+            .args(["install", "--quiet"])
+            .arg(format!("kopf=={KOPF_VERSION}"))
+            .arg(format!("kubernetes=={KUBERNETES_PY_VERSION}"))
+            .status()
+            .expect("pip");
+        assert!(installed.success(), "pip install kopf");
+    }
+    kopf
+}
+
+struct Kopf {
+    children: Duration,
+    handled: Duration,
+    available: Duration,
+    latencies: Vec<Duration>,
+    rss_mb: f64,
+    cpu_seconds: f64,
+}
+
+/// Seed 000's kopf operator, given `count` requests in a namespace of its own,
+/// `IN_FLIGHT` at a time once one request has been served (kopf and the Python client
+/// loaded and watching).
+async fn kopf(
+    client: &kube::Client,
+    kubeconfig: &std::path::Path,
+    count: usize,
+    choice_of: impl Fn(usize) -> &'static str,
+) -> Kopf {
+    let ns = "kopf";
+    kit::create_namespace(client, ns).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/seed000_operator.py");
+    let mut operator = Command::new(kopf_binary())
+        .args(["run", "--standalone", "--namespace", ns, script])
+        .env("KUBECONFIG", kubeconfig)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kopf starts");
+    // kopf logs every handler it runs, as it does by default; only trouble is shown.
+    let stderr = operator.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("ERROR") || line.contains("Traceback") {
+                eprintln!("[kopf] {line}");
+            }
+        }
+    });
+    let resource = ApiResource {
+        group: "iksoon.test.com".into(),
+        version: "v1".into(),
+        api_version: "iksoon.test.com/v1".into(),
+        kind: "CrdKind".into(),
+        plural: "crdplural".into(),
+    };
+    let requests: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &resource);
+    let request = |name: &str, labelled: bool, choice: &str| {
+        let labels = if labelled {
+            json!({ REQUEST_LABEL: name })
+        } else {
+            json!({})
+        };
+        serde_json::from_value::<DynamicObject>(json!({
+            "apiVersion": "iksoon.test.com/v1", "kind": "CrdKind",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {"choice": choice, "replicas": 1}
+        }))
+        .expect("a CrdKind")
+    };
+    // kopf's mark that a request is handled, written once its handler succeeded (with
+    // the status message: which the seed's CRD, having no status in its schema, prunes).
+    let handled = |o: &DynamicObject| {
+        o.annotations()
+            .contains_key("kopf.zalando.org/last-handled-configuration")
+    };
+    requests
+        .create(&PostParams::default(), &request("warm-up", false, "tomcat"))
+        .await
+        .expect("create the warm-up request");
+    let served = await_condition(requests.clone(), "warm-up", |o: Option<&DynamicObject>| {
+        o.is_some_and(handled)
+    });
+    tokio::time::timeout(DEADLINE, served)
+        .await
+        .expect("kopf serves its first request in time")
+        .expect("watching the warm-up request");
+
+    let children = until_children(client, ns, "k-", count);
+    let handled_all = {
+        let requests = requests.clone();
+        tokio::spawn(async move {
+            let mut done = HashSet::new();
+            let config = watcher::Config::default().labels(REQUEST_LABEL);
+            let mut events = watcher(requests, config)
+                .default_backoff()
+                .applied_objects()
+                .boxed();
+            while let Some(Ok(request)) = events.next().await {
+                if handled(&request) {
+                    done.insert(request.name_any());
+                }
+                if done.len() >= count {
+                    break;
+                }
+            }
+            Instant::now()
+        })
+    };
+    let available = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            let mut ready = HashSet::new();
+            kit::stacks::watch_until::<Deployment>(&client, ns, REQUEST_LABEL, DEADLINE, |d| {
+                if d.status.as_ref().and_then(|s| s.available_replicas) == Some(1) {
+                    ready.insert(d.name_any());
+                }
+                ready.len() >= count
+            })
+            .await;
+            Instant::now()
+        })
+    };
+    let created = std::sync::Mutex::new(HashMap::new());
+    let started = Instant::now();
+    futures::stream::iter(0..count)
+        .map(|i| {
+            let name = format!("k-{i:04}");
+            let object = request(&name, true, choice_of(i));
+            let requests = requests.clone();
+            let created = &created;
+            async move {
+                created.lock().unwrap().insert(name, Instant::now());
+                requests
+                    .create(&PostParams::default(), &object)
+                    .await
+                    .expect("create a CrdKind");
+            }
+        })
+        .buffer_unordered(IN_FLIGHT)
+        .collect::<Vec<()>>()
+        .await;
+    let children_at = tokio::time::timeout(DEADLINE, children)
+        .await
+        .expect("every request has its children in time")
+        .expect("join");
+    let handled_at = tokio::time::timeout(DEADLINE, handled_all)
+        .await
+        .expect("every request handled in time")
+        .expect("join");
+    let available_at = tokio::time::timeout(DEADLINE, available)
+        .await
+        .expect("every Deployment available in time")
+        .expect("join");
+    let latencies = latencies(&created.into_inner().unwrap(), &children_at);
+    let children = children_at
+        .values()
+        .max()
+        .map_or(Duration::ZERO, |last| *last - started);
+    let rss_mb = kit::rss_mb(operator.id(), "VmHWM:");
+    let cpu_seconds = kit::cpu_seconds(operator.id());
+    let _ = operator.kill();
+    let _ = operator.wait();
+    Kopf {
+        children,
+        handled: handled_at - started,
+        available: available_at - started,
+        latencies,
+        rss_mb,
+        cpu_seconds,
+    }
+}
+
+/// The sum, over its series, of each `family{labels} value` line of a /metrics text,
+/// by the series' labels.
+fn metric_sums(text: &str, family: &str) -> Vec<(String, f64)> {
+    let prefix = format!("{family}{{");
+    text.lines()
+        .filter_map(|line| line.strip_prefix(prefix.as_str()))
+        .filter_map(|rest| rest.split_once("} "))
+        .map(|(labels, n)| (labels.replace('"', ""), n.trim().parse().unwrap_or(0.0)))
+        .collect()
+}
+
+type Series = (String, String, String, String);
+
+/// The API server's own count and time of requests, by (group, resource,
+/// subresource, verb), summed over codes and scopes.
+#[derive(Default)]
+struct Readings {
+    /// `apiserver_request_total`.
+    count: HashMap<Series, f64>,
+    /// `apiserver_request_duration_seconds_sum`: from the request's arrival to its
+    /// answer, as the API server timed it.
+    seconds: HashMap<Series, f64>,
+}
+
+/// The API server's /metrics, read now.
+async fn api_requests(client: &kube::Client) -> Readings {
     let request = http::Request::get("/metrics")
         .body(Vec::new())
         .expect("request");
@@ -200,9 +510,13 @@ async fn api_requests(client: &kube::Client) -> HashMap<(String, String, String,
         .request_text(request)
         .await
         .expect("API server metrics");
-    let mut out = HashMap::new();
+    let mut out = Readings::default();
     for line in text.lines() {
-        let Some(rest) = line.strip_prefix("apiserver_request_total{") else {
+        let (rest, into) = if let Some(rest) = line.strip_prefix("apiserver_request_total{") {
+            (rest, &mut out.count)
+        } else if let Some(rest) = line.strip_prefix("apiserver_request_duration_seconds_sum{") {
+            (rest, &mut out.seconds)
+        } else {
             continue;
         };
         let Some((labels, value)) = rest.split_once("} ") else {
@@ -221,7 +535,7 @@ async fn api_requests(client: &kube::Client) -> HashMap<(String, String, String,
             label("subresource"),
             label("verb"),
         );
-        *out.entry(key).or_insert(0.0) += value.trim().parse::<f64>().unwrap_or(0.0);
+        *into.entry(key).or_insert(0.0) += value.trim().parse::<f64>().unwrap_or(0.0);
     }
     out
 }
@@ -232,10 +546,7 @@ async fn api_requests(client: &kube::Client) -> HashMap<(String, String, String,
 /// watches, lists and creates on Stacks; applies, reads and deletes of the children's kinds
 /// (the controllers update, never apply, and read through informers); and Events
 /// through events.k8s.io on Stacks are left out, as the scheduler posts there too.
-fn reconciler_requests(
-    before: &HashMap<(String, String, String, String), f64>,
-    after: &HashMap<(String, String, String, String), f64>,
-) -> f64 {
+fn reconciler_requests(before: &HashMap<Series, f64>, after: &HashMap<Series, f64>) -> f64 {
     let children = [
         "statefulsets",
         "deployments",
@@ -260,23 +571,14 @@ fn reconciler_requests(
 
 /// `(verb resource code, count)` of the requests Portico's reconciler counted on its
 /// /metrics, but for watches, lists and the Lease (per run, not per Stack).
-async fn own_requests(url: &str) -> Vec<(String, f64)> {
-    let text = reqwest::get(url)
-        .await
-        .expect("scrape")
-        .text()
-        .await
-        .expect("metrics text");
-    let mut out: Vec<(String, f64)> = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("portico_reconciler_api_requests_total{"))
-        .filter_map(|rest| rest.split_once("} "))
+fn own_requests(text: &str) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = metric_sums(text, "portico_reconciler_api_requests_total")
+        .into_iter()
         .filter(|(labels, _)| {
-            !labels.contains("verb=\"WATCH\"")
-                && !labels.contains("verb=\"LIST\"")
+            !labels.contains("verb=WATCH")
+                && !labels.contains("verb=LIST")
                 && !labels.contains("leases")
         })
-        .map(|(labels, n)| (labels.replace('"', ""), n.trim().parse().unwrap_or(0.0)))
         .collect();
     out.sort_by(|a, b| b.1.total_cmp(&a.1));
     out
@@ -302,10 +604,7 @@ fn trigger(line: &str) -> String {
 
 /// "VERB resource[/subresource]" of the API server's requests between two readings,
 /// most first (watches, which stay open, left out).
-fn busiest(
-    before: &HashMap<(String, String, String, String), f64>,
-    after: &HashMap<(String, String, String, String), f64>,
-) -> Vec<(String, f64)> {
+fn busiest(before: &HashMap<Series, f64>, after: &HashMap<Series, f64>) -> Vec<(String, f64)> {
     let mut out: Vec<(String, f64)> = after
         .iter()
         .filter(|((_, _, _, verb), _)| verb != "WATCH")
@@ -324,11 +623,12 @@ fn busiest(
     out
 }
 
-/// What one Stack has so far.
+/// What one request has so far, and since when it has both.
 #[derive(Default)]
 struct Seen {
     workload: bool,
     service: bool,
+    at: Option<Instant>,
 }
 
 #[tokio::main]
@@ -344,18 +644,36 @@ async fn main() {
         _ if i.is_multiple_of(2) => "mysql",
         _ => "tomcat",
     };
-    let crds = portico_crds().expect("deploy/crds");
+    let mut crds = portico_crds().expect("deploy/crds");
+    // Seed 000's kind, for kopf.
+    crds.extend(
+        portico_control_plane::apply::read_documents(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../end2end/fixtures/seeds/000-crdkind-crd.yaml"
+        )))
+        .expect("seed 000's CRD"),
+    );
     let plane = tokio::task::spawn_blocking(move || ControlPlane::start_with(crds))
         .await
         .expect("join")
         .expect("cluster");
     let client = plane.admin_client().await.expect("client");
-    // Room for the floor's Pods and the Stacks', on top of the cluster's own nodes.
-    add_capacity(&client, "bench-node", 2 * count).await;
+    // Room for the floor's Pods, kopf's and the Stacks', on top of the cluster's own
+    // nodes.
+    add_capacity(&client, "bench-node", 3 * count + 1).await;
 
+    let apiserver = kit::pid_of("kube-apiserver", &plane.dir().to_string_lossy())
+        .expect("the API server's process");
+    // The API server's CPU seconds at each phase's start and end.
+    let mut apiserver_cpu = vec![kit::cpu_seconds(apiserver)];
     let floor_before = api_requests(&client).await;
-    let floor = floor(&client, count, &choice_of).await;
+    let mut floor = floor(&client, count, &choice_of).await;
     let floor_after = api_requests(&client).await;
+    apiserver_cpu.push(kit::cpu_seconds(apiserver));
+    let kopf_before = api_requests(&client).await;
+    let mut kopf = kopf(&client, plane.admin_kubeconfig(), count, &choice_of).await;
+    let kopf_after = api_requests(&client).await;
+    apiserver_cpu.push(kit::cpu_seconds(apiserver));
 
     let ns = "bench".to_string();
     kit::create_namespace(&client, &ns).await;
@@ -399,43 +717,28 @@ async fn main() {
         });
     }
 
+    // One Stack first, as for kopf: the Lease taken and the stores listed.
+    let stacks: Api<Stack> = Api::namespaced(client.clone(), &ns);
+    let warm_up: Stack = serde_json::from_value(json!({
+        "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
+        "metadata": {"name": "warm-up"}, "spec": {"choice": "tomcat"}
+    }))
+    .expect("stack");
+    stacks
+        .create(&PostParams::default(), &warm_up)
+        .await
+        .expect("create the warm-up Stack");
+    let served = await_condition(stacks.clone(), "warm-up", |s: Option<&Stack>| {
+        s.and_then(|s| s.status.as_ref())
+            .is_some_and(|s| s.observed_generation == Some(1))
+    });
+    tokio::time::timeout(DEADLINE, served)
+        .await
+        .expect("Portico serves its first Stack in time")
+        .expect("watching the warm-up Stack");
+
     // Watches first, so nothing is missed; each records when its condition held.
-    let label = "portico.dev/stack";
-    let children = {
-        let client = client.clone();
-        let ns = ns.clone();
-        tokio::spawn(async move {
-            let seen = std::sync::Mutex::new(HashMap::<String, Seen>::new());
-            let complete = |seen: &HashMap<String, Seen>| {
-                seen.values().filter(|s| s.workload && s.service).count() >= count
-            };
-            let workloads =
-                kit::stacks::watch_until::<StatefulSet>(&client, &ns, label, DEADLINE, |s| {
-                    let mut seen = seen.lock().unwrap();
-                    seen.entry(s.name_any()).or_default().workload = true;
-                    complete(&seen)
-                });
-            let deployments =
-                kit::stacks::watch_until::<Deployment>(&client, &ns, label, DEADLINE, |d| {
-                    let mut seen = seen.lock().unwrap();
-                    seen.entry(d.name_any()).or_default().workload = true;
-                    complete(&seen)
-                });
-            let services =
-                kit::stacks::watch_until::<Service>(&client, &ns, label, DEADLINE, |s| {
-                    let mut seen = seen.lock().unwrap();
-                    seen.entry(s.name_any()).or_default().service = true;
-                    complete(&seen)
-                });
-            // Whichever watch sees the last child ends the wait.
-            tokio::select! {
-                () = workloads => {}
-                () = deployments => {}
-                () = services => {}
-            }
-            Instant::now()
-        })
-    };
+    let children = until_children(&client, &ns, "s-", count);
     let ready = {
         let client = client.clone();
         let ns = ns.clone();
@@ -447,6 +750,9 @@ async fn main() {
                 .applied_objects()
                 .boxed();
             while let Some(Ok(stack)) = events.next().await {
+                if !stack.name_any().starts_with("s-") {
+                    continue;
+                }
                 if stack.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Ready") {
                     ready.insert(stack.name_any());
                 } else {
@@ -459,19 +765,23 @@ async fn main() {
             (Instant::now(), ready.len())
         })
     };
-    let stacks: Api<Stack> = Api::namespaced(client.clone(), &ns);
     let requests_before = api_requests(&client).await;
+    apiserver_cpu.push(kit::cpu_seconds(apiserver));
+    let created_at = std::sync::Mutex::new(HashMap::new());
     let started = Instant::now();
     futures::stream::iter(0..count)
         .map(|i| {
             let stacks = stacks.clone();
             let choice = choice_of(i);
+            let created_at = &created_at;
             async move {
+                let name = format!("s-{i:04}");
                 let stack: Stack = serde_json::from_value(json!({
                     "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
-                    "metadata": {"name": format!("s-{i:04}")}, "spec": {"choice": choice}
+                    "metadata": {"name": name}, "spec": {"choice": choice}
                 }))
                 .expect("stack");
+                created_at.lock().unwrap().insert(name, Instant::now());
                 stacks
                     .create(&PostParams::default(), &stack)
                     .await
@@ -482,19 +792,30 @@ async fn main() {
         .collect::<Vec<()>>()
         .await;
     let created = started.elapsed();
-    let children_at = tokio::time::timeout(DEADLINE, children)
+    let children_seen = tokio::time::timeout(DEADLINE, children)
         .await
         .expect("every Stack has its children in time")
-        .expect("join")
-        - started;
+        .expect("join");
+    let mut portico_latencies = latencies(&created_at.into_inner().unwrap(), &children_seen);
+    let children_at = children_seen
+        .values()
+        .max()
+        .map_or(Duration::ZERO, |last| *last - started);
     let (ready_at, ready_count) = tokio::time::timeout(DEADLINE, ready)
         .await
         .expect("every Stack Ready in time")
         .expect("join");
     let ready_at = ready_at - started;
     let requests_after = api_requests(&client).await;
-    let requests = reconciler_requests(&requests_before, &requests_after);
-    let own = own_requests(&format!("http://{metrics_addr}/metrics")).await;
+    apiserver_cpu.push(kit::cpu_seconds(apiserver));
+    let requests = reconciler_requests(&requests_before.count, &requests_after.count);
+    let metrics_text = reqwest::get(format!("http://{metrics_addr}/metrics"))
+        .await
+        .expect("scrape")
+        .text()
+        .await
+        .expect("metrics text");
+    let own = own_requests(&metrics_text);
     let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), &ns)
         .list(&Default::default())
         .await
@@ -518,7 +839,7 @@ async fn main() {
         "cluster: kube-apiserver, kube-controller-manager, kube-scheduler {}, KWOK {} ({} simulated nodes)",
         portico_control_plane::pinned_kubernetes_version(),
         portico_control_plane::binaries::pinned_kwok_version(),
-        nodes::DEFAULT_NODES + (2 * count).div_ceil(PODS_PER_NODE)
+        nodes::DEFAULT_NODES + (3 * count + 1).div_ceil(PODS_PER_NODE)
     );
     println!("floor (bare client creating the same children per request, {IN_FLIGHT} in flight):");
     println!(
@@ -529,6 +850,34 @@ async fn main() {
         "  every workload available after {:.1}s",
         floor.available.as_secs_f64()
     );
+    println!(
+        "  per request, its children: {}",
+        spread(&mut floor.latencies)
+    );
+    println!(
+        "kopf {KOPF_VERSION} running seed 000's job (a Deployment and a NodePort Service per request, a status message), {count} requests, {IN_FLIGHT} in flight:"
+    );
+    println!(
+        "  every request has its children after {:.1}s  (ratio to the floor: {:.2})",
+        kopf.children.as_secs_f64(),
+        kopf.children.as_secs_f64() / floor.children.as_secs_f64()
+    );
+    println!(
+        "  every request handled (its handler done, kopf's annotation written) after {:.1}s",
+        kopf.handled.as_secs_f64()
+    );
+    println!(
+        "  every Deployment available after {:.1}s",
+        kopf.available.as_secs_f64()
+    );
+    println!(
+        "  per request, its children: {}",
+        spread(&mut kopf.latencies)
+    );
+    println!(
+        "  kopf peak RSS: {:.0} MB; CPU {:.1}s (user + system, whole run)",
+        kopf.rss_mb, kopf.cpu_seconds
+    );
     let mysql = (0..count).filter(|i| choice_of(*i) == "mysql").count();
     println!(
         "portico: {count} Stacks ({mysql} MySQL, {} Tomcat), created in {:.1}s ({IN_FLIGHT} in flight)",
@@ -536,10 +885,85 @@ async fn main() {
         created.as_secs_f64()
     );
     println!(
-        "  every Stack has its workload and Service after {:.1}s  (ratio to the floor: {:.2})",
+        "  every Stack has its workload and Service after {:.1}s  (ratio to the floor: {:.2}, to kopf: {:.2})",
         children_at.as_secs_f64(),
-        children_at.as_secs_f64() / floor.children.as_secs_f64()
+        children_at.as_secs_f64() / floor.children.as_secs_f64(),
+        children_at.as_secs_f64() / kopf.children.as_secs_f64()
     );
+    println!(
+        "  per Stack, its children: {}",
+        spread(&mut portico_latencies)
+    );
+    let seconds = |family: &str| -> f64 {
+        metric_sums(&metrics_text, family)
+            .iter()
+            .map(|(_, n)| n)
+            .sum()
+    };
+    let in_reconciles = seconds("portico_reconcile_duration_seconds_sum");
+    println!(
+        "  per Stack, time in its reconciles: {:.3}s over {:.1} reconciles, of which waiting on the API server:",
+        in_reconciles / count as f64,
+        seconds("portico_reconcile_duration_seconds_count") / count as f64
+    );
+    let mut api_time: Vec<(String, f64)> = metric_sums(
+        &metrics_text,
+        "portico_reconciler_api_request_duration_seconds_sum",
+    )
+    .into_iter()
+    .filter(|(labels, _)| {
+        !labels.contains("verb=WATCH")
+            && !labels.contains("verb=LIST")
+            && !labels.contains("leases")
+    })
+    .collect();
+    api_time.sort_by(|a, b| b.1.total_cmp(&a.1));
+    for (series, total) in &api_time {
+        println!("    {series}: {:.3}s", total / count as f64);
+    }
+    println!(
+        "  the API server's own time (apiserver_request_duration_seconds) per request, floor | kopf | portico phase:"
+    );
+    let own_time =
+        |before: &Readings, after: &Readings, (verb, resource, subresource): (&str, &str, &str)| {
+            let key = |(_, r, sub, v): &&Series| {
+                v == verb && r == resource && sub == subresource.trim_start_matches('/')
+            };
+            let delta = |m: &HashMap<Series, f64>, n: &HashMap<Series, f64>| -> f64 {
+                m.iter()
+                    .filter(|(k, _)| key(k))
+                    .map(|(k, v)| v - n.get(k).copied().unwrap_or(0.0))
+                    .sum()
+            };
+            let seconds = delta(&after.seconds, &before.seconds);
+            let requests = delta(&after.count, &before.count);
+            if requests > 0.0 {
+                format!(
+                    "{verb} {resource}{subresource} {:.1} ms",
+                    1000.0 * seconds / requests
+                )
+            } else {
+                String::new()
+            }
+        };
+    for series in [
+        ("POST", "services", ""),
+        ("APPLY", "services", ""),
+        ("POST", "deployments", ""),
+        ("APPLY", "deployments", ""),
+        ("POST", "statefulsets", ""),
+        ("APPLY", "statefulsets", ""),
+        ("POST", "secrets", ""),
+        ("PATCH", "crdplural", ""),
+        ("PATCH", "stacks", "/status"),
+    ] {
+        println!(
+            "    {:<34} | {:<34} | {}",
+            own_time(&floor_before, &floor_after, series),
+            own_time(&kopf_before, &kopf_after, series),
+            own_time(&requests_before, &requests_after, series)
+        );
+    }
     println!(
         "  Ready: {ready_count}/{count} after {:.1}s  (ratio to every floor workload available: {:.2})",
         ready_at.as_secs_f64(),
@@ -567,19 +991,33 @@ async fn main() {
         println!("    {series}: {:.2} per Stack", n / count as f64);
     }
     println!(
-        "  the API server's busiest requests (every client), floor phase | portico phase, per request or Stack:"
+        "  the API server's busiest requests (every client), floor | kopf | portico phase, per request or Stack:"
     );
-    let floor_top = busiest(&floor_before, &floor_after);
-    let portico_top = busiest(&requests_before, &requests_after);
-    for i in 0..floor_top.len().max(portico_top.len()).min(12) {
+    let floor_top = busiest(&floor_before.count, &floor_after.count);
+    let kopf_top = busiest(&kopf_before.count, &kopf_after.count);
+    let portico_top = busiest(&requests_before.count, &requests_after.count);
+    let rows = floor_top.len().max(kopf_top.len()).max(portico_top.len());
+    for i in 0..rows.min(12) {
         let cell = |top: &[(String, f64)]| {
             top.get(i)
                 .map(|(what, n)| format!("{what} {:.2}", n / count as f64))
                 .unwrap_or_default()
         };
-        println!("    {:<48} | {}", cell(&floor_top), cell(&portico_top));
+        println!(
+            "    {:<40} | {:<40} | {}",
+            cell(&floor_top),
+            cell(&kopf_top),
+            cell(&portico_top)
+        );
     }
     println!("  Events the reconciler posted, by reason: {told:?}");
+    let spent = |from: usize| apiserver_cpu[from + 1] - apiserver_cpu[from];
+    println!(
+        "  the API server's CPU per request (every client's requests and the controllers'), floor | kopf | portico phase: {:.0} | {:.0} | {:.0} ms",
+        1000.0 * spent(0) / count as f64,
+        1000.0 * spent(1) / count as f64,
+        1000.0 * spent(3) / count as f64
+    );
     println!("  portico peak RSS: {rss:.0} MB; CPU {cpu:.1}s (user + system, whole run)");
     let _ = server.kill();
     let _ = server.wait();

@@ -1,10 +1,12 @@
 //! What the portal's and the reconciler's Kubernetes clients ask of the API server,
 //! counted: a tower layer ([`ApiRequestsLayer`]) that classifies every request by verb
-//! and resource as the API server's own `apiserver_request_total` does, and counts it
-//! with its answer into a metric family its owner registers.
+//! and resource as the API server's own `apiserver_request_total` does, counts it with
+//! its answer and times it until the answer's head arrives, into metric families its
+//! owner registers.
 
 use std::fmt::Write as _;
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use futures::future::BoxFuture;
 use http::{HeaderMap, Method, Request, Uri, header};
@@ -12,6 +14,7 @@ use kube::client::Body;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::Histogram;
 use tower::{Layer, Service};
 
 /// A Kubernetes API verb as the API server's own metrics name it
@@ -74,19 +77,48 @@ pub struct ApiRequestLabels {
     pub code: Code,
 }
 
-/// Counts the requests of the kube client it wraps. Added last
+/// The duration series' labels: a request's verb and resource, whatever its answer.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ApiLatencyLabels {
+    pub verb: Verb,
+    /// As [`ApiRequestLabels::resource`].
+    pub resource: String,
+}
+
+pub type ApiLatencyFamily = Family<ApiLatencyLabels, Histogram, fn() -> Histogram>;
+
+/// Seconds from sending a request to its answer's head: a local API server answers
+/// in milliseconds, a loaded one in tenths, a stuck one at a client's timeout.
+const LATENCY_BUCKETS: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+];
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(LATENCY_BUCKETS)
+}
+
+/// An empty duration family, for [`ApiRequestsLayer::new`].
+pub fn latency_family() -> ApiLatencyFamily {
+    ApiLatencyFamily::new_with_constructor(latency_histogram)
+}
+
+/// Counts and times the requests of the kube client it wraps. Added last
 /// (`ClientBuilder::try_from(config)?.with_layer(&layer)`), it sits outside kube's own
 /// stack: one count per request as the reconciler made it, with the status after
 /// kube's retries, and a relative URI (before the cluster URL is prepended).
 #[derive(Debug, Clone)]
 pub struct ApiRequestsLayer {
     requests: Family<ApiRequestLabels, Counter>,
+    latencies: ApiLatencyFamily,
 }
 
 impl ApiRequestsLayer {
-    /// Counts into `requests` (registered by the caller).
-    pub fn new(requests: Family<ApiRequestLabels, Counter>) -> Self {
-        Self { requests }
+    /// Counts into `requests` and times into `latencies` (both registered by the caller).
+    pub fn new(requests: Family<ApiRequestLabels, Counter>, latencies: ApiLatencyFamily) -> Self {
+        Self {
+            requests,
+            latencies,
+        }
     }
 }
 
@@ -97,6 +129,7 @@ impl<S> Layer<S> for ApiRequestsLayer {
         ApiRequests {
             inner,
             requests: self.requests.clone(),
+            latencies: self.latencies.clone(),
         }
     }
 }
@@ -105,6 +138,7 @@ impl<S> Layer<S> for ApiRequestsLayer {
 pub struct ApiRequests<S> {
     inner: S,
     requests: Family<ApiRequestLabels, Counter>,
+    latencies: ApiLatencyFamily,
 }
 
 // The bounds `ClientBuilder::build` puts on its service (Send + 'static, a Send +
@@ -129,7 +163,9 @@ where
         let (verb, resource) = classify(request.method(), request.uri(), request.headers());
         let mut counting = Counting {
             requests: self.requests.clone(),
+            latencies: self.latencies.clone(),
             labels: Some((verb, resource)),
+            started: Instant::now(),
         };
         let response = self.inner.call(request);
         Box::pin(async move {
@@ -147,12 +183,22 @@ where
 /// that gives up (a timeout) drops the future, and those are the requests worth seeing.
 struct Counting {
     requests: Family<ApiRequestLabels, Counter>,
+    latencies: ApiLatencyFamily,
     labels: Option<(Verb, String)>,
+    started: Instant,
 }
 
 impl Counting {
     fn count(&mut self, code: Code) {
         if let Some((verb, resource)) = self.labels.take() {
+            if matches!(code, Code::Status(_)) {
+                self.latencies
+                    .get_or_create(&ApiLatencyLabels {
+                        verb,
+                        resource: resource.clone(),
+                    })
+                    .observe(self.started.elapsed().as_secs_f64());
+            }
             self.requests
                 .get_or_create(&ApiRequestLabels {
                     verb,

@@ -23,7 +23,9 @@ use prometheus_client::registry::{Registry, Unit};
 use super::error::{RANDOM, ReconcileError};
 use super::stack::Stack;
 use crate::cluster::error::Failure;
-use crate::cluster::request_metrics::{ApiRequestLabels, ApiRequestsLayer};
+use crate::cluster::request_metrics::{
+    ApiLatencyFamily, ApiRequestLabels, ApiRequestsLayer, latency_family,
+};
 
 /// What `/metrics` answers with: the format `prometheus_client`'s text encoder writes
 /// (it ends with `# EOF`, which plain Prometheus text does not).
@@ -145,6 +147,7 @@ pub struct Metrics {
     pending: Gauge,
     leader: Gauge,
     api_requests: Family<ApiRequestLabels, Counter>,
+    api_latencies: ApiLatencyFamily,
     /// The Stacks' store while this replica reconciles: `pending` is counted from it
     /// at each scrape, as kube-runtime does not expose its scheduler's queue.
     stacks: Mutex<Option<Store<Stack>>>,
@@ -167,6 +170,7 @@ impl Metrics {
         let pending: Gauge = Gauge::default();
         let leader: Gauge = Gauge::default();
         let api_requests: Family<ApiRequestLabels, Counter> = Family::default();
+        let api_latencies = latency_family();
         // Help texts without a final full stop: the registry adds one.
         registry.register(
             "reconcile",
@@ -210,6 +214,12 @@ impl Metrics {
             "Requests the reconciler's Kubernetes client made, by verb, resource and response code",
             api_requests.clone(),
         );
+        registry.register_with_unit(
+            "reconciler_api_request_duration",
+            "How long the reconciler's Kubernetes requests took to be answered, by verb and resource",
+            Unit::Seconds,
+            api_latencies.clone(),
+        );
         // Every known series at 0 from the start: rate() and absent-series alerts need
         // a sample before the first event. (A family without series is not encoded.)
         for outcome in OutcomeKind::ALL {
@@ -233,6 +243,7 @@ impl Metrics {
             pending,
             leader,
             api_requests,
+            api_latencies,
             stacks: Mutex::default(),
         }
     }
@@ -260,7 +271,7 @@ impl Metrics {
 
     /// The layer for the reconciler's client (`ClientBuilder::with_layer`).
     pub fn api_layer(&self) -> ApiRequestsLayer {
-        ApiRequestsLayer::new(self.api_requests.clone())
+        ApiRequestsLayer::new(self.api_requests.clone(), self.api_latencies.clone())
     }
 
     /// Every family in the OpenMetrics text format, `# EOF` included.
@@ -462,5 +473,7 @@ mod tests {
         let text = metrics.encode().expect("encoded");
         let line = "portico_reconciler_api_requests_total{verb=\"GET\",resource=\"leases.coordination.k8s.io\",code=\"404\"} 1\n";
         assert!(text.contains(line), "{text}");
+        let timed = "portico_reconciler_api_request_duration_seconds_count{verb=\"GET\",resource=\"leases.coordination.k8s.io\"} 1\n";
+        assert!(text.contains(timed), "{text}");
     }
 }

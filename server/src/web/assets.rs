@@ -1,8 +1,9 @@
 //! The compiled site's static files and the cache policy of every response.
 //!
 //! A release build names the bundle by content (`portico.<hash>.wasm`, listed in
-//! cargo-leptos' `hash.txt` beside the binary) and leaves brotli and gzip copies next
-//! to each file. Those names never change meaning, so browsers may keep them for a
+//! cargo-leptos' `hash.txt` beside the binary; the parts split off for pages loaded
+//! later, `split_<page>.<hash>.wasm` and the like, are not listed, but are named the
+//! same way) and leaves brotli and gzip copies next to each file. Those names never change meaning, so browsers may keep them for a
 //! year without asking again; anything else under the site is revalidated, and pages
 //! and API answers are never stored (they carry a person's view of the cluster).
 
@@ -51,8 +52,15 @@ impl SiteAssets {
         let path = hash_file_path(options);
         let text = std::fs::read_to_string(&path)
             .map_err(|source| AssetsError::HashFile { path, source })?;
+        let mut hashed = hashed_paths(&text, &options.site_pkg_dir, &options.output_name);
+        let pkg = Path::new(options.site_root.as_ref()).join(options.site_pkg_dir.as_ref());
+        // Unreadable, there are no split parts to know of: they are then revalidated.
+        if let Ok(entries) = std::fs::read_dir(&pkg) {
+            let names = entries.filter_map(|e| e.ok()?.file_name().into_string().ok());
+            hashed.extend(split_parts(names, &options.site_pkg_dir));
+        }
         Ok(Self {
-            hashed: hashed_paths(&text, &options.site_pkg_dir, &options.output_name),
+            hashed,
             ..Self::unhashed(options)
         })
     }
@@ -128,6 +136,36 @@ fn hashed_paths(hash_txt: &str, pkg_dir: &str, output_name: &str) -> HashSet<Str
         .collect()
 }
 
+/// cargo-leptos' content hash: an MD5 in unpadded base64url.
+const HASH_LEN: usize = 22;
+
+/// Request paths of the split bundle's parts among a pkg directory's file `names`:
+/// `split_…`, `chunk_…` and the `__wasm_split` loader and manifest, each named
+/// `<stem>.<hash>.<js|wasm|json>` (their `.br` and `.gz` copies answer the same paths).
+fn split_parts<'a>(
+    names: impl Iterator<Item = String> + 'a,
+    pkg_dir: &'a str,
+) -> impl Iterator<Item = String> + 'a {
+    names
+        .filter(|name| {
+            let Some((rest, ext)) = name.rsplit_once('.') else {
+                return false;
+            };
+            let Some((stem, hash)) = rest.rsplit_once('.') else {
+                return false;
+            };
+            let part = ["split_", "chunk_", "__wasm_split"]
+                .iter()
+                .any(|prefix| stem.starts_with(prefix));
+            let hashed = hash.len() == HASH_LEN
+                && hash
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            part && hashed && matches!(ext, "js" | "wasm" | "json")
+        })
+        .map(move |name| format!("/{}/{name}", pkg_dir.trim_matches('/')))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +183,33 @@ mod tests {
         .map(String::from)
         .collect();
         assert_eq!(paths, expected);
+    }
+
+    #[test]
+    fn split_parts_are_known_by_their_hashed_names() {
+        let names = [
+            "split_create_route_view_1234.AAAAAAAAAAAAAAAAAAAAAA.wasm",
+            "split_create_route_view_1234.AAAAAAAAAAAAAAAAAAAAAA.wasm.br",
+            "chunk_3.b-_bbbbbbbbbbbbbbbbbbb.wasm",
+            "__wasm_split.cccccccccccccccccccccc.js",
+            "__wasm_split_manifest.dddddddddddddddddddddd.json",
+            // Not a part, not hashed, or not a file a page asks for.
+            "portico.eeeeeeeeeeeeeeeeeeeeee.wasm",
+            "split_unhashed.wasm",
+            "chunk_4.short.wasm",
+            "snippets",
+        ]
+        .map(String::from);
+        let mut parts: Vec<String> = split_parts(names.into_iter(), "/pkg/").collect();
+        parts.sort();
+        assert_eq!(
+            parts,
+            [
+                "/pkg/__wasm_split.cccccccccccccccccccccc.js",
+                "/pkg/__wasm_split_manifest.dddddddddddddddddddddd.json",
+                "/pkg/chunk_3.b-_bbbbbbbbbbbbbbbbbbb.wasm",
+                "/pkg/split_create_route_view_1234.AAAAAAAAAAAAAAAAAAAAAA.wasm",
+            ]
+        );
     }
 }
