@@ -60,13 +60,6 @@ fn SignedIn() -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    // Effects run only in the browser, so this marks the moment hydration finished;
-    // browser tests wait for it before interacting.
-    Effect::new(move |_| {
-        if let Some(body) = document().body() {
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
-    });
     view! {
         <Title formatter=|page: String| if page.is_empty() { "Portico".to_string() } else { format!("{page} · Portico") }/>
         <Router base=crate::base::get()>

@@ -323,6 +323,45 @@ struct Kopf {
     latencies: Vec<Duration>,
     rss_mb: f64,
     cpu_seconds: f64,
+    /// The API server's readings and CPU seconds from the first request (after the
+    /// warm-up) to the end.
+    before: Readings,
+    after: Readings,
+    apiserver_cpu: f64,
+}
+
+/// Creates the request `object` (named "warm-up") and waits until `served` holds for
+/// it: the operator is loaded, its Lease taken, its watches listed.
+async fn warm_up<K>(api: &Api<K>, object: &K, served: impl Fn(&K) -> bool + Send + 'static)
+where
+    K: kube::Resource
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug
+        + Send
+        + 'static,
+{
+    api.create(&PostParams::default(), object)
+        .await
+        .expect("create the warm-up request");
+    let done = await_condition(api.clone(), "warm-up", move |o: Option<&K>| {
+        o.is_some_and(&served)
+    });
+    tokio::time::timeout(DEADLINE, done)
+        .await
+        .expect("the warm-up request served in time")
+        .expect("watching the warm-up request");
+}
+
+/// A child process killed when the benchmark is done with it, or stops at a panic.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// Seed 000's kopf operator, given `count` requests in a namespace of its own,
@@ -330,14 +369,15 @@ struct Kopf {
 /// loaded and watching).
 async fn kopf(
     client: &kube::Client,
-    kubeconfig: &std::path::Path,
+    (kopf, kubeconfig): (&std::path::Path, &std::path::Path),
+    apiserver: u32,
     count: usize,
     choice_of: impl Fn(usize) -> &'static str,
 ) -> Kopf {
     let ns = "kopf";
     kit::create_namespace(client, ns).await;
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/seed000_operator.py");
-    let mut operator = Command::new(kopf_binary())
+    let mut operator = Command::new(kopf)
         .args(["run", "--standalone", "--namespace", ns, script])
         .env("KUBECONFIG", kubeconfig)
         .stdout(Stdio::null())
@@ -346,6 +386,7 @@ async fn kopf(
         .expect("kopf starts");
     // kopf logs every handler it runs, as it does by default; only trouble is shown.
     let stderr = operator.stderr.take().expect("stderr");
+    let operator = Killed(operator);
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             if line.contains("ERROR") || line.contains("Traceback") {
@@ -380,18 +421,10 @@ async fn kopf(
         o.annotations()
             .contains_key("kopf.zalando.org/last-handled-configuration")
     };
-    requests
-        .create(&PostParams::default(), &request("warm-up", false, "tomcat"))
-        .await
-        .expect("create the warm-up request");
-    let served = await_condition(requests.clone(), "warm-up", |o: Option<&DynamicObject>| {
-        o.is_some_and(handled)
-    });
-    tokio::time::timeout(DEADLINE, served)
-        .await
-        .expect("kopf serves its first request in time")
-        .expect("watching the warm-up request");
+    warm_up(&requests, &request("warm-up", false, "tomcat"), handled).await;
 
+    let before = api_requests(client).await;
+    let cpu_before = kit::cpu_seconds(apiserver);
     let children = until_children(client, ns, "k-", count);
     let handled_all = {
         let requests = requests.clone();
@@ -463,10 +496,11 @@ async fn kopf(
         .values()
         .max()
         .map_or(Duration::ZERO, |last| *last - started);
-    let rss_mb = kit::rss_mb(operator.id(), "VmHWM:");
-    let cpu_seconds = kit::cpu_seconds(operator.id());
-    let _ = operator.kill();
-    let _ = operator.wait();
+    let after = api_requests(client).await;
+    let apiserver_cpu = kit::cpu_seconds(apiserver) - cpu_before;
+    let rss_mb = kit::rss_mb(operator.0.id(), "VmHWM:");
+    let cpu_seconds = kit::cpu_seconds(operator.0.id());
+    drop(operator);
     Kopf {
         children,
         handled: handled_at - started,
@@ -474,11 +508,25 @@ async fn kopf(
         latencies,
         rss_mb,
         cpu_seconds,
+        before,
+        after,
+        apiserver_cpu,
     }
 }
 
-/// The sum, over its series, of each `family{labels} value` line of a /metrics text,
-/// by the series' labels.
+/// How much each series of `family` grew between two /metrics texts.
+fn metric_deltas(before: &str, after: &str, family: &str) -> Vec<(String, f64)> {
+    let before: HashMap<String, f64> = metric_sums(before, family).into_iter().collect();
+    metric_sums(after, family)
+        .into_iter()
+        .map(|(labels, n)| {
+            let was = before.get(&labels).copied().unwrap_or(0.0);
+            (labels, n - was)
+        })
+        .collect()
+}
+
+/// Each `family{labels} value` line of a /metrics text, by the series' labels.
 fn metric_sums(text: &str, family: &str) -> Vec<(String, f64)> {
     let prefix = format!("{family}{{");
     text.lines()
@@ -569,10 +617,10 @@ fn reconciler_requests(before: &HashMap<Series, f64>, after: &HashMap<Series, f6
         .sum()
 }
 
-/// `(verb resource code, count)` of the requests Portico's reconciler counted on its
-/// /metrics, but for watches, lists and the Lease (per run, not per Stack).
-fn own_requests(text: &str) -> Vec<(String, f64)> {
-    let mut out: Vec<(String, f64)> = metric_sums(text, "portico_reconciler_api_requests_total")
+/// The series of one of Portico's request families (`verb resource [code]`, count or
+/// seconds), but for watches, lists and the Lease, most first.
+fn own_requests(series: Vec<(String, f64)>) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = series
         .into_iter()
         .filter(|(labels, _)| {
             !labels.contains("verb=WATCH")
@@ -660,20 +708,26 @@ async fn main() {
     let client = plane.admin_client().await.expect("client");
     // Room for the floor's Pods, kopf's and the Stacks', on top of the cluster's own
     // nodes.
-    add_capacity(&client, "bench-node", 3 * count + 1).await;
+    add_capacity(&client, "bench-node", 3 * count + 2).await;
+    // Made (on the first run) before any phase, so nothing times pip.
+    let kopf_binary = kopf_binary();
 
     let apiserver = kit::pid_of("kube-apiserver", &plane.dir().to_string_lossy())
         .expect("the API server's process");
     // The API server's CPU seconds at each phase's start and end.
-    let mut apiserver_cpu = vec![kit::cpu_seconds(apiserver)];
+    let floor_cpu = kit::cpu_seconds(apiserver);
     let floor_before = api_requests(&client).await;
     let mut floor = floor(&client, count, &choice_of).await;
     let floor_after = api_requests(&client).await;
-    apiserver_cpu.push(kit::cpu_seconds(apiserver));
-    let kopf_before = api_requests(&client).await;
-    let mut kopf = kopf(&client, plane.admin_kubeconfig(), count, &choice_of).await;
-    let kopf_after = api_requests(&client).await;
-    apiserver_cpu.push(kit::cpu_seconds(apiserver));
+    let floor_cpu = kit::cpu_seconds(apiserver) - floor_cpu;
+    let mut kopf = kopf(
+        &client,
+        (&kopf_binary, plane.admin_kubeconfig()),
+        apiserver,
+        count,
+        &choice_of,
+    )
+    .await;
 
     let ns = "bench".to_string();
     kit::create_namespace(&client, &ns).await;
@@ -719,23 +773,17 @@ async fn main() {
 
     // One Stack first, as for kopf: the Lease taken and the stores listed.
     let stacks: Api<Stack> = Api::namespaced(client.clone(), &ns);
-    let warm_up: Stack = serde_json::from_value(json!({
+    let first: Stack = serde_json::from_value(json!({
         "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
         "metadata": {"name": "warm-up"}, "spec": {"choice": "tomcat"}
     }))
     .expect("stack");
-    stacks
-        .create(&PostParams::default(), &warm_up)
-        .await
-        .expect("create the warm-up Stack");
-    let served = await_condition(stacks.clone(), "warm-up", |s: Option<&Stack>| {
-        s.and_then(|s| s.status.as_ref())
+    warm_up(&stacks, &first, |s: &Stack| {
+        s.status
+            .as_ref()
             .is_some_and(|s| s.observed_generation == Some(1))
-    });
-    tokio::time::timeout(DEADLINE, served)
-        .await
-        .expect("Portico serves its first Stack in time")
-        .expect("watching the warm-up Stack");
+    })
+    .await;
 
     // Watches first, so nothing is missed; each records when its condition held.
     let children = until_children(&client, &ns, "s-", count);
@@ -766,7 +814,17 @@ async fn main() {
         })
     };
     let requests_before = api_requests(&client).await;
-    apiserver_cpu.push(kit::cpu_seconds(apiserver));
+    let portico_cpu = kit::cpu_seconds(apiserver);
+    // Portico's own counts after its warm-up, so only the measured Stacks' are shown.
+    let scrape = || async {
+        reqwest::get(format!("http://{metrics_addr}/metrics"))
+            .await
+            .expect("scrape")
+            .text()
+            .await
+            .expect("metrics text")
+    };
+    let metrics_before = scrape().await;
     let created_at = std::sync::Mutex::new(HashMap::new());
     let started = Instant::now();
     futures::stream::iter(0..count)
@@ -807,15 +865,11 @@ async fn main() {
         .expect("join");
     let ready_at = ready_at - started;
     let requests_after = api_requests(&client).await;
-    apiserver_cpu.push(kit::cpu_seconds(apiserver));
+    let portico_cpu = kit::cpu_seconds(apiserver) - portico_cpu;
     let requests = reconciler_requests(&requests_before.count, &requests_after.count);
-    let metrics_text = reqwest::get(format!("http://{metrics_addr}/metrics"))
-        .await
-        .expect("scrape")
-        .text()
-        .await
-        .expect("metrics text");
-    let own = own_requests(&metrics_text);
+    let metrics_after = scrape().await;
+    let sums = |family: &str| metric_deltas(&metrics_before, &metrics_after, family);
+    let own = own_requests(sums("portico_reconciler_api_requests_total"));
     let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), &ns)
         .list(&Default::default())
         .await
@@ -839,7 +893,7 @@ async fn main() {
         "cluster: kube-apiserver, kube-controller-manager, kube-scheduler {}, KWOK {} ({} simulated nodes)",
         portico_control_plane::pinned_kubernetes_version(),
         portico_control_plane::binaries::pinned_kwok_version(),
-        nodes::DEFAULT_NODES + (3 * count + 1).div_ceil(PODS_PER_NODE)
+        nodes::DEFAULT_NODES + (3 * count + 2).div_ceil(PODS_PER_NODE)
     );
     println!("floor (bare client creating the same children per request, {IN_FLIGHT} in flight):");
     println!(
@@ -851,7 +905,7 @@ async fn main() {
         floor.available.as_secs_f64()
     );
     println!(
-        "  per request, its children: {}",
+        "  per request, its children (its first create to its last create's answer): {}",
         spread(&mut floor.latencies)
     );
     println!(
@@ -871,7 +925,7 @@ async fn main() {
         kopf.available.as_secs_f64()
     );
     println!(
-        "  per request, its children: {}",
+        "  per request, its children (its create to both children seen by a watch): {}",
         spread(&mut kopf.latencies)
     );
     println!(
@@ -891,33 +945,17 @@ async fn main() {
         children_at.as_secs_f64() / kopf.children.as_secs_f64()
     );
     println!(
-        "  per Stack, its children: {}",
+        "  per Stack, its children (its create to both children seen by a watch): {}",
         spread(&mut portico_latencies)
     );
-    let seconds = |family: &str| -> f64 {
-        metric_sums(&metrics_text, family)
-            .iter()
-            .map(|(_, n)| n)
-            .sum()
-    };
+    let seconds = |family: &str| -> f64 { sums(family).iter().map(|(_, n)| n).sum() };
     let in_reconciles = seconds("portico_reconcile_duration_seconds_sum");
     println!(
         "  per Stack, time in its reconciles: {:.3}s over {:.1} reconciles, of which waiting on the API server:",
         in_reconciles / count as f64,
         seconds("portico_reconcile_duration_seconds_count") / count as f64
     );
-    let mut api_time: Vec<(String, f64)> = metric_sums(
-        &metrics_text,
-        "portico_reconciler_api_request_duration_seconds_sum",
-    )
-    .into_iter()
-    .filter(|(labels, _)| {
-        !labels.contains("verb=WATCH")
-            && !labels.contains("verb=LIST")
-            && !labels.contains("leases")
-    })
-    .collect();
-    api_time.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let api_time = own_requests(sums("portico_reconciler_api_request_duration_seconds_sum"));
     for (series, total) in &api_time {
         println!("    {series}: {:.3}s", total / count as f64);
     }
@@ -960,7 +998,7 @@ async fn main() {
         println!(
             "    {:<34} | {:<34} | {}",
             own_time(&floor_before, &floor_after, series),
-            own_time(&kopf_before, &kopf_after, series),
+            own_time(&kopf.before, &kopf.after, series),
             own_time(&requests_before, &requests_after, series)
         );
     }
@@ -994,7 +1032,7 @@ async fn main() {
         "  the API server's busiest requests (every client), floor | kopf | portico phase, per request or Stack:"
     );
     let floor_top = busiest(&floor_before.count, &floor_after.count);
-    let kopf_top = busiest(&kopf_before.count, &kopf_after.count);
+    let kopf_top = busiest(&kopf.before.count, &kopf.after.count);
     let portico_top = busiest(&requests_before.count, &requests_after.count);
     let rows = floor_top.len().max(kopf_top.len()).max(portico_top.len());
     for i in 0..rows.min(12) {
@@ -1011,12 +1049,11 @@ async fn main() {
         );
     }
     println!("  Events the reconciler posted, by reason: {told:?}");
-    let spent = |from: usize| apiserver_cpu[from + 1] - apiserver_cpu[from];
     println!(
         "  the API server's CPU per request (every client's requests and the controllers'), floor | kopf | portico phase: {:.0} | {:.0} | {:.0} ms",
-        1000.0 * spent(0) / count as f64,
-        1000.0 * spent(1) / count as f64,
-        1000.0 * spent(3) / count as f64
+        1000.0 * floor_cpu / count as f64,
+        1000.0 * kopf.apiserver_cpu / count as f64,
+        1000.0 * portico_cpu / count as f64
     );
     println!("  portico peak RSS: {rss:.0} MB; CPU {cpu:.1}s (user + system, whole run)");
     let _ = server.kill();

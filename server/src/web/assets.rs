@@ -1,11 +1,17 @@
 //! The compiled site's static files and the cache policy of every response.
 //!
 //! A release build names the bundle by content (`portico.<hash>.wasm`, listed in
-//! cargo-leptos' `hash.txt` beside the binary; the parts split off for pages loaded
-//! later, `split_<page>.<hash>.wasm` and the like, are not listed, but are named the
-//! same way) and leaves brotli and gzip copies next to each file. Those names never change meaning, so browsers may keep them for a
+//! cargo-leptos' `hash.txt` beside the binary) and leaves brotli and gzip copies next
+//! to each file. Those names never change meaning, so browsers may keep them for a
 //! year without asking again; anything else under the site is revalidated, and pages
 //! and API answers are never stored (they carry a person's view of the cluster).
+//!
+//! A bundle split by page (`--split`) is the exception: cargo-leptos writes the split
+//! loader's name into the app's JS and every wasm file after naming them by their
+//! content, so a release that changed only a page's part can keep `portico.<hash>.js`
+//! while that file now asks for another loader. Of such a bundle only the stylesheet
+//! and the loader (named again once rewritten, `split:` in `hash.txt`) are kept; the
+//! rest is revalidated, a 304 when unchanged.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -52,15 +58,8 @@ impl SiteAssets {
         let path = hash_file_path(options);
         let text = std::fs::read_to_string(&path)
             .map_err(|source| AssetsError::HashFile { path, source })?;
-        let mut hashed = hashed_paths(&text, &options.site_pkg_dir, &options.output_name);
-        let pkg = Path::new(options.site_root.as_ref()).join(options.site_pkg_dir.as_ref());
-        // Unreadable, there are no split parts to know of: they are then revalidated.
-        if let Ok(entries) = std::fs::read_dir(&pkg) {
-            let names = entries.filter_map(|e| e.ok()?.file_name().into_string().ok());
-            hashed.extend(split_parts(names, &options.site_pkg_dir));
-        }
         Ok(Self {
-            hashed,
+            hashed: hashed_paths(&text, &options.site_pkg_dir, &options.output_name),
             ..Self::unhashed(options)
         })
     }
@@ -119,51 +118,26 @@ pub fn hash_file_path(options: &LeptosOptions) -> PathBuf {
         .join(options.hash_file.as_ref())
 }
 
-/// Request paths of the hashed bundle files named by `hash.txt` (`js: <hash>` lines).
+/// Request paths of the bundle files `hash.txt` names (`js: <hash>` lines) whose
+/// names follow their content: all of them, or of a split bundle (a `split:` line)
+/// the stylesheet and the split loader only.
 fn hashed_paths(hash_txt: &str, pkg_dir: &str, output_name: &str) -> HashSet<String> {
-    hash_txt
+    let entries: Vec<(&str, &str)> = hash_txt
         .lines()
         .filter_map(|line| line.split_once(':'))
-        .filter(|(ext, _)| matches!(ext.trim(), "js" | "wasm" | "css"))
-        .map(|(ext, hash)| {
-            format!(
-                "/{pkg}/{output_name}.{hash}.{ext}",
-                pkg = pkg_dir.trim_matches('/'),
-                hash = hash.trim(),
-                ext = ext.trim()
-            )
+        .map(|(kind, hash)| (kind.trim(), hash.trim()))
+        .collect();
+    let split = entries.iter().any(|(kind, _)| *kind == "split");
+    let pkg = pkg_dir.trim_matches('/');
+    entries
+        .iter()
+        .filter_map(|&(kind, hash)| match kind {
+            "css" => Some(format!("/{pkg}/{output_name}.{hash}.css")),
+            "js" | "wasm" if !split => Some(format!("/{pkg}/{output_name}.{hash}.{kind}")),
+            "split" => Some(format!("/{pkg}/__wasm_split.{hash}.js")),
+            _ => None,
         })
         .collect()
-}
-
-/// cargo-leptos' content hash: an MD5 in unpadded base64url.
-const HASH_LEN: usize = 22;
-
-/// Request paths of the split bundle's parts among a pkg directory's file `names`:
-/// `split_…`, `chunk_…` and the `__wasm_split` loader and manifest, each named
-/// `<stem>.<hash>.<js|wasm|json>` (their `.br` and `.gz` copies answer the same paths).
-fn split_parts<'a>(
-    names: impl Iterator<Item = String> + 'a,
-    pkg_dir: &'a str,
-) -> impl Iterator<Item = String> + 'a {
-    names
-        .filter(|name| {
-            let Some((rest, ext)) = name.rsplit_once('.') else {
-                return false;
-            };
-            let Some((stem, hash)) = rest.rsplit_once('.') else {
-                return false;
-            };
-            let part = ["split_", "chunk_", "__wasm_split"]
-                .iter()
-                .any(|prefix| stem.starts_with(prefix));
-            let hashed = hash.len() == HASH_LEN
-                && hash
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-            part && hashed && matches!(ext, "js" | "wasm" | "json")
-        })
-        .map(move |name| format!("/{}/{name}", pkg_dir.trim_matches('/')))
 }
 
 #[cfg(test)]
@@ -186,30 +160,13 @@ mod tests {
     }
 
     #[test]
-    fn split_parts_are_known_by_their_hashed_names() {
-        let names = [
-            "split_create_route_view_1234.AAAAAAAAAAAAAAAAAAAAAA.wasm",
-            "split_create_route_view_1234.AAAAAAAAAAAAAAAAAAAAAA.wasm.br",
-            "chunk_3.b-_bbbbbbbbbbbbbbbbbbb.wasm",
-            "__wasm_split.cccccccccccccccccccccc.js",
-            "__wasm_split_manifest.dddddddddddddddddddddd.json",
-            // Not a part, not hashed, or not a file a page asks for.
-            "portico.eeeeeeeeeeeeeeeeeeeeee.wasm",
-            "split_unhashed.wasm",
-            "chunk_4.short.wasm",
-            "snippets",
-        ]
-        .map(String::from);
-        let mut parts: Vec<String> = split_parts(names.into_iter(), "/pkg/").collect();
-        parts.sort();
-        assert_eq!(
-            parts,
-            [
-                "/pkg/__wasm_split.cccccccccccccccccccccc.js",
-                "/pkg/__wasm_split_manifest.dddddddddddddddddddddd.json",
-                "/pkg/chunk_3.b-_bbbbbbbbbbbbbbbbbbb.wasm",
-                "/pkg/split_create_route_view_1234.AAAAAAAAAAAAAAAAAAAAAA.wasm",
-            ]
-        );
+    fn of_a_split_bundle_only_the_stylesheet_and_the_loader_are_kept() {
+        let text = "js: AbC\nwasm: dEf-_\ncss: x1\nmanifest: zz\nsplit: Lo_d\n";
+        let paths = hashed_paths(text, "/pkg/", "portico");
+        let expected: HashSet<String> = ["/pkg/portico.x1.css", "/pkg/__wasm_split.Lo_d.js"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert_eq!(paths, expected);
     }
 }
