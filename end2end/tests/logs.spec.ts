@@ -112,11 +112,21 @@ test("a Stack's page shows the logs of its Pods", async ({ page }) => {
   await untilRunning(kube, `${pods}/shop-writer`);
 
   await page.goto(`/r/portico.dev/v1alpha1/stacks/${ns}/shop`);
+  // The object page comes in a part of its own: clicks count once it is hydrated.
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
   const logs = page.getByTestId('stack-logs');
   await logs.locator('.pod-tabs').getByRole('tab', { name: 'shop-writer' }).click();
   await expect(logs.locator('.pod-tabs .log-tab.active')).toHaveText('shop-writer');
   await expect(logs.getByTestId('log-line').last()).toContainText('line ', { timeout: 10_000 });
-  const opened = Math.max(...(await shownNumbers(page)));
+  // The newest line shown, read in one go (the view may still be replacing its lines).
+  let opened = -1;
+  await expect
+    .poll(async () => {
+      const shown = await shownNumbers(page);
+      opened = shown.length > 0 ? Math.max(...shown) : -1;
+      return opened;
+    }, { timeout: 10_000 })
+    .toBeGreaterThanOrEqual(0);
   await expect(logs.getByTestId('log-line').filter({ hasText: `line ${opened + 2}:` })).toHaveCount(1, {
     timeout: 10_000,
   });
