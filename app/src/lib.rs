@@ -39,11 +39,11 @@ pub fn hydrate() {
     let Some(body) = leptos::prelude::document().body() else {
         return;
     };
+    // Leptos' executor, for the hydration task below (Err only when it already runs).
+    let _ = any_spawner::Executor::init_wasm_bindgen();
     // Lazy routes (`pages::lazy`) need the asynchronous hydration: a page whose code
     // comes separately hydrates once it has arrived. Browser tests wait for the mark
     // set after it, when every part of the page is live.
-    // Err only when it already runs.
-    let _ = any_spawner::Executor::init_wasm_bindgen();
     leptos::task::spawn_local(async move {
         let mounted = leptos::mount::hydrate_from_async(body.clone(), move || {
             base::provide(from_page);
