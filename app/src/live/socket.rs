@@ -12,7 +12,7 @@ use wasm_bindgen::closure::Closure;
 use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
 
 use super::SocketState;
-use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic};
+use portico_core::live::protocol::{ClientMessage, Position, ServerMessage, Topic};
 
 const RETRY_MIN_MS: f64 = 500.0;
 const RETRY_MAX_MS: f64 = 10_000.0;
@@ -26,7 +26,7 @@ type Handler = Rc<dyn Fn(ServerMessage)>;
 struct Entry {
     topic: Topic,
     /// Where this table's updates reached (sent back on reconnect).
-    resume: super::ResumePoint,
+    at: Option<Position>,
     handler: Handler,
 }
 
@@ -92,7 +92,7 @@ pub fn subscribe(topic: Topic, handler: impl Fn(ServerMessage) + 'static) -> Hel
             id,
             Entry {
                 topic,
-                resume: super::ResumePoint::default(),
+                at: None,
                 handler: Rc::new(handler),
             },
         );
@@ -200,7 +200,7 @@ fn opened() {
                 c.send(&ClientMessage::Subscribe {
                     id,
                     topic: entry.topic.clone(),
-                    resume: entry.resume.at(),
+                    resume: entry.at.clone(),
                 });
             }
         }
@@ -213,7 +213,14 @@ fn received(message: ServerMessage) {
     let handler = CONNECTION.with(|c| {
         let mut c = c.borrow_mut();
         let entry = c.entries.get_mut(&id)?;
-        entry.resume.note(&message);
+        match &message {
+            ServerMessage::Snapshot { at, .. } | ServerMessage::Delta { at, .. } => {
+                entry.at = Some(at.clone());
+            }
+            // A problem replaces the table when it recovers: no position to keep.
+            ServerMessage::Problem { .. } => entry.at = None,
+            _ => {}
+        }
         let handler = entry.handler.clone();
         if matches!(
             message,

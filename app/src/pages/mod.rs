@@ -2,7 +2,6 @@
 
 pub mod crds;
 pub mod create;
-pub mod lazy;
 pub mod object;
 pub mod provision;
 pub mod resource;
