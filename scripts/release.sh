@@ -34,7 +34,7 @@ esac
 
 # The release site gets its own root so the debug build's target/site stays as it is.
 export LEPTOS_SITE_ROOT=target/release-site
-cargo leptos build --release --precompress --cargo-locked
+cargo leptos build --release --split --precompress --cargo-locked
 
 # cargo-leptos' gzip copies use a fast level; browsers without brotli (plain HTTP) get
 # level 9 instead (the wasm: about 740 KB rather than 860 KB).

@@ -11,7 +11,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 bash scripts/install.sh
 
 if [ -n "${KUBECONFIG:-}" ] || [ -f "$HOME/.kube/config" ]; then
-  exec cargo leptos watch
+  exec cargo leptos watch --split
 fi
 cargo build -p portico-control-plane --locked
 mkdir -p .portico
@@ -20,4 +20,4 @@ exec target/debug/portico-control-plane \
   --apply deploy/crds --apply end2end/fixtures/seeds \
   --real-node-catalog "$root/deploy/overlays/local/stacks.yaml" \
   --kubeconfig-out .portico/kubeconfig \
-  exec -- cargo leptos watch
+  exec -- cargo leptos watch --split

@@ -41,7 +41,7 @@ timed "unit and integration tests" integration_tests
 # then only the wasm bundle and styles from cargo-leptos: letting it build the server
 # too would compile it again with a different feature set.
 timed "build the binaries" cargo build --workspace --locked
-timed "build the browser bundle (cargo leptos build --frontend-only)" cargo leptos build --frontend-only
+timed "build the browser bundle (cargo leptos build --frontend-only --split)" cargo leptos build --frontend-only --split
 timed "browser tests, debug build (Playwright + Chromium)" bash -c 'cd end2end && npx playwright test'
 # Portico deployed as people deploy it: its image (from the debug build) in the local
 # cluster by `kubectl apply -k deploy/overlays/local`, behind Traefik with TLS.

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 use leptos_router::{
-    StaticSegment,
+    Lazy, StaticSegment,
     components::{A, Redirect, Route, Router, Routes},
     path,
 };
@@ -11,9 +11,7 @@ use leptos_router::{
 use crate::base::url;
 use crate::components::resource_nav::ResourceNav;
 use crate::pages::crds::CrdsPage;
-use crate::pages::create::{CreatePage, EditPage};
-use crate::pages::object::ObjectPage;
-use crate::pages::provision::ProvisionPage;
+use crate::pages::lazy::{CreateRoute, EditRoute, ObjectRoute, ProvisionRoute};
 use crate::pages::resource::ResourcePage;
 
 /// Portico's mark: a blue tile with a white arch.
@@ -62,13 +60,6 @@ fn SignedIn() -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    // Effects run only in the browser, so this marks the moment hydration finished;
-    // browser tests wait for it before interacting.
-    Effect::new(move |_| {
-        if let Some(body) = document().body() {
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
-    });
     view! {
         <Title formatter=|page: String| if page.is_empty() { "Portico".to_string() } else { format!("{page} · Portico") }/>
         <Router base=crate::base::get()>
@@ -89,11 +80,12 @@ pub fn App() -> impl IntoView {
                     <Routes fallback=|| view! { <p class="empty">"Page not found."</p> }>
                         <Route path=StaticSegment("") view=|| view! { <Redirect path="/crds"/> }/>
                         <Route path=StaticSegment("crds") view=CrdsPage/>
-                        <Route path=StaticSegment("provision") view=ProvisionPage/>
+                        // Lists are in the app; the rest comes when first opened.
+                        <Route path=StaticSegment("provision") view={Lazy::<ProvisionRoute>::new()}/>
                         <Route path=path!("/r/:group/:version/:plural") view=ResourcePage/>
-                        <Route path=path!("/r/:group/:version/:plural/new") view=CreatePage/>
-                        <Route path=path!("/r/:group/:version/:plural/:namespace/:name") view=ObjectPage/>
-                        <Route path=path!("/r/:group/:version/:plural/:namespace/:name/edit") view=EditPage/>
+                        <Route path=path!("/r/:group/:version/:plural/new") view={Lazy::<CreateRoute>::new()}/>
+                        <Route path=path!("/r/:group/:version/:plural/:namespace/:name") view={Lazy::<ObjectRoute>::new()}/>
+                        <Route path=path!("/r/:group/:version/:plural/:namespace/:name/edit") view={Lazy::<EditRoute>::new()}/>
                     </Routes>
                 </main>
             </div>

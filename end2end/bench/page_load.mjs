@@ -1,7 +1,7 @@
 // What a browser downloads and how long until a page is interactive, debug build beside
 // release build, on one control plane, in Debian's Chromium.
 //
-//   cargo build --workspace && cargo leptos build --frontend-only && bash scripts/release.sh
+//   cargo build --workspace && cargo leptos build --frontend-only --split && bash scripts/release.sh
 //   target/debug/portico-control-plane --apply deploy/crds --apply end2end/fixtures/seeds \
 //     --apply end2end/fixtures/large exec -- node end2end/bench/page_load.mjs   # BENCH_BUILDS=release
 //

@@ -3,7 +3,10 @@ import { release } from './spawn';
 
 type Seen = { url: string; status: number; headers: Record<string, string> };
 
-test('the bundle loads by content-hashed names cached for a year; pages are never stored', async ({ page }) => {
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const hashed = (stem: string, ext: string) => new RegExp(`/pkg/${stem}\\.[A-Za-z0-9_-]{22}\\.${ext}$`);
+
+test('the bundle loads by content-hashed names, split by page; what is named by its content is cached for a year; pages are never stored', async ({ page }) => {
   const bundle: Seen[] = [];
   page.on('response', async (r) => {
     if (r.url().includes('/pkg/')) bundle.push({ url: r.url(), status: r.status(), headers: await r.allHeaders() });
@@ -15,17 +18,35 @@ test('the bundle loads by content-hashed names cached for a year; pages are neve
   await page.getByLabel('Filter resource types').fill('sealyun');
   await expect(page.getByTestId('crd-table').locator('tbody tr')).toHaveCount(1);
 
-  for (const ext of ['js', 'wasm', 'css']) {
-    const file = bundle.find((s) => s.url.endsWith(`.${ext}`));
-    expect(file, `the page loaded a .${ext}`).toBeDefined();
-    expect(file!.url).toMatch(new RegExp(`/pkg/portico\\.[A-Za-z0-9_-]{22}\\.${ext}$`));
+  const expectations: [RegExp, string][] = [
+    [hashed('portico', 'css'), IMMUTABLE],
+    // Named again by cargo-leptos once rewritten: its name follows its content.
+    [hashed('__wasm_split', 'js'), IMMUTABLE],
+    // cargo-leptos writes the loader's name into these after naming them: revalidated.
+    [hashed('portico', 'js'), 'no-cache'],
+    [hashed('portico', 'wasm'), 'no-cache'],
+  ];
+  for (const [pattern, cache] of expectations) {
+    const file = bundle.find((s) => pattern.test(s.url));
+    expect(file, `the page loaded ${pattern}`).toBeDefined();
     expect(file!.status).toBe(200);
-    expect(file!.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(file!.headers['cache-control'], file!.url).toBe(cache);
     if (release) {
       // Precompressed at build time; Chromium offers brotli on loopback HTTP too.
       expect(file!.headers['content-encoding'], file!.url).toMatch(/^(br|gzip)$/);
       expect(file!.headers['vary']?.toLowerCase()).toContain('accept-encoding');
     }
+  }
+  // A list page downloads no page's part; a form fetches its own when opened.
+  const parts = () => bundle.filter((s) => /\/pkg\/(split_|chunk_)/.test(s.url));
+  expect(parts()).toHaveLength(0);
+  await page.goto('/r/iksoon.test.com/v1/crdplural/new?ns=default');
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  await expect(page.locator('#f-spec-choice')).toBeVisible();
+  await expect.poll(() => parts().some((s) => /split___create_route_view_/.test(s.url))).toBe(true);
+  for (const part of parts()) {
+    expect(part.status, part.url).toBe(200);
+    expect(part.headers['cache-control'], part.url).toBe('no-cache');
   }
 });
 

@@ -8,7 +8,7 @@ mod socket;
 
 use leptos::prelude::*;
 
-use portico_core::live::protocol::{ServerMessage, Topic};
+use portico_core::live::protocol::{Position, ServerMessage, Topic};
 
 /// The tab's connection.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +20,53 @@ pub enum SocketState {
         attempt: u32,
         since: f64,
     },
+}
+
+/// Where a table's updates have reached, sent back on reconnect so only what was
+/// missed comes again. A snapshot sent in parts counts once its last part is in:
+/// resumed from its first part, the server would send only later changes, and the
+/// table would stay without the rest of its rows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResumePoint {
+    at: Option<Position>,
+    /// The position of a snapshot whose parts are still coming.
+    pending: Option<Position>,
+}
+
+impl ResumePoint {
+    /// Takes note of `message`, received for this table.
+    pub fn note(&mut self, message: &ServerMessage) {
+        match message {
+            ServerMessage::Snapshot {
+                at, complete: true, ..
+            }
+            | ServerMessage::Delta { at, .. } => {
+                self.at = Some(at.clone());
+                self.pending = None;
+            }
+            ServerMessage::Snapshot {
+                at,
+                complete: false,
+                ..
+            } => {
+                self.at = None;
+                self.pending = Some(at.clone());
+            }
+            ServerMessage::Rows { complete: true, .. } => {
+                if let Some(at) = self.pending.take() {
+                    self.at = Some(at);
+                }
+            }
+            // A problem replaces the table when it recovers: no position to keep.
+            ServerMessage::Problem { .. } => *self = Self::default(),
+            _ => {}
+        }
+    }
+
+    /// Where to resume from; `None` asks for a fresh snapshot.
+    pub fn at(&self) -> Option<Position> {
+        self.at.clone()
+    }
 }
 
 /// One view's own state, beside the connection's.

@@ -12,7 +12,7 @@ use wasm_bindgen::closure::Closure;
 use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
 
 use super::SocketState;
-use portico_core::live::protocol::{ClientMessage, Position, ServerMessage, Topic};
+use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic};
 
 const RETRY_MIN_MS: f64 = 500.0;
 const RETRY_MAX_MS: f64 = 10_000.0;
@@ -26,7 +26,7 @@ type Handler = Rc<dyn Fn(ServerMessage)>;
 struct Entry {
     topic: Topic,
     /// Where this table's updates reached (sent back on reconnect).
-    at: Option<Position>,
+    resume: super::ResumePoint,
     handler: Handler,
 }
 
@@ -92,7 +92,7 @@ pub fn subscribe(topic: Topic, handler: impl Fn(ServerMessage) + 'static) -> Hel
             id,
             Entry {
                 topic,
-                at: None,
+                resume: super::ResumePoint::default(),
                 handler: Rc::new(handler),
             },
         );
@@ -200,7 +200,7 @@ fn opened() {
                 c.send(&ClientMessage::Subscribe {
                     id,
                     topic: entry.topic.clone(),
-                    resume: entry.at.clone(),
+                    resume: entry.resume.at(),
                 });
             }
         }
@@ -213,14 +213,7 @@ fn received(message: ServerMessage) {
     let handler = CONNECTION.with(|c| {
         let mut c = c.borrow_mut();
         let entry = c.entries.get_mut(&id)?;
-        match &message {
-            ServerMessage::Snapshot { at, .. } | ServerMessage::Delta { at, .. } => {
-                entry.at = Some(at.clone());
-            }
-            // A problem replaces the table when it recovers: no position to keep.
-            ServerMessage::Problem { .. } => entry.at = None,
-            _ => {}
-        }
+        entry.resume.note(&message);
         let handler = entry.handler.clone();
         if matches!(
             message,

@@ -2,6 +2,7 @@
 
 pub mod crds;
 pub mod create;
+pub mod lazy;
 pub mod object;
 pub mod provision;
 pub mod resource;

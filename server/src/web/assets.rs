@@ -5,6 +5,13 @@
 //! to each file. Those names never change meaning, so browsers may keep them for a
 //! year without asking again; anything else under the site is revalidated, and pages
 //! and API answers are never stored (they carry a person's view of the cluster).
+//!
+//! A bundle split by page (`--split`) is the exception: cargo-leptos writes the split
+//! loader's name into the app's JS and every wasm file after naming them by their
+//! content, so a release that changed only a page's part can keep `portico.<hash>.js`
+//! while that file now asks for another loader. Of such a bundle only the stylesheet
+//! and the loader (named again once rewritten, `split:` in `hash.txt`) are kept; the
+//! rest is revalidated, a 304 when unchanged.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -111,19 +118,24 @@ pub fn hash_file_path(options: &LeptosOptions) -> PathBuf {
         .join(options.hash_file.as_ref())
 }
 
-/// Request paths of the hashed bundle files named by `hash.txt` (`js: <hash>` lines).
+/// Request paths of the bundle files `hash.txt` names (`js: <hash>` lines) whose
+/// names follow their content: all of them, or of a split bundle (a `split:` line)
+/// the stylesheet and the split loader only.
 fn hashed_paths(hash_txt: &str, pkg_dir: &str, output_name: &str) -> HashSet<String> {
-    hash_txt
+    let entries: Vec<(&str, &str)> = hash_txt
         .lines()
         .filter_map(|line| line.split_once(':'))
-        .filter(|(ext, _)| matches!(ext.trim(), "js" | "wasm" | "css"))
-        .map(|(ext, hash)| {
-            format!(
-                "/{pkg}/{output_name}.{hash}.{ext}",
-                pkg = pkg_dir.trim_matches('/'),
-                hash = hash.trim(),
-                ext = ext.trim()
-            )
+        .map(|(kind, hash)| (kind.trim(), hash.trim()))
+        .collect();
+    let split = entries.iter().any(|(kind, _)| *kind == "split");
+    let pkg = pkg_dir.trim_matches('/');
+    entries
+        .iter()
+        .filter_map(|&(kind, hash)| match kind {
+            "css" => Some(format!("/{pkg}/{output_name}.{hash}.css")),
+            "js" | "wasm" if !split => Some(format!("/{pkg}/{output_name}.{hash}.{kind}")),
+            "split" => Some(format!("/{pkg}/__wasm_split.{hash}.js")),
+            _ => None,
         })
         .collect()
 }
@@ -144,6 +156,17 @@ mod tests {
         .into_iter()
         .map(String::from)
         .collect();
+        assert_eq!(paths, expected);
+    }
+
+    #[test]
+    fn of_a_split_bundle_only_the_stylesheet_and_the_loader_are_kept() {
+        let text = "js: AbC\nwasm: dEf-_\ncss: x1\nmanifest: zz\nsplit: Lo_d\n";
+        let paths = hashed_paths(text, "/pkg/", "portico");
+        let expected: HashSet<String> = ["/pkg/portico.x1.css", "/pkg/__wasm_split.Lo_d.js"]
+            .into_iter()
+            .map(String::from)
+            .collect();
         assert_eq!(paths, expected);
     }
 }

@@ -1,0 +1,66 @@
+//! The pages whose code the browser fetches when one is first opened, not with the
+//! app (`cargo leptos build --split`): the forms, with the schema form engine and
+//! YAML; an object's page, with its logs and Stack panels; and the catalog. A list of
+//! resources, where most visits land, downloads none of it. The server renders these
+//! pages as any other; in the browser, hydrating one waits for its part.
+//!
+//! Each route is a type of its own: the macro names the split part after it.
+
+use leptos::prelude::*;
+use leptos_router::{LazyRoute, lazy_route};
+
+use super::create::{CreatePage, EditPage};
+use super::object::ObjectPage;
+use super::provision::ProvisionPage;
+
+pub struct CreateRoute;
+
+#[lazy_route]
+impl LazyRoute for CreateRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <CreatePage/> }.into_any()
+    }
+}
+
+pub struct EditRoute;
+
+#[lazy_route]
+impl LazyRoute for EditRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <EditPage/> }.into_any()
+    }
+}
+
+pub struct ObjectRoute;
+
+#[lazy_route]
+impl LazyRoute for ObjectRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <ObjectPage/> }.into_any()
+    }
+}
+
+pub struct ProvisionRoute;
+
+#[lazy_route]
+impl LazyRoute for ProvisionRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <ProvisionPage/> }.into_any()
+    }
+}
