@@ -104,6 +104,12 @@ test('an edit that conflicts keeps the user\'s edits, then saves on top; delete 
   await page.getByTestId('delete-button').click();
   await expect(page.getByTestId('delete-dialog')).toBeVisible();
   await page.getByLabel('Propagation').selectOption('Foreground');
+  // The object changes while the dialog is open (here a label; a controller's status
+  // write alike): the page redraws it, and the dialog stays open with its choice.
+  await kube.ok('PATCH', `${path}/edit-me`, { metadata: { labels: { team: 'db', seen: 'yes' } } }, { 'content-type': 'application/merge-patch+json' });
+  await expect(page.locator('p.labels')).toContainText('seen=yes');
+  await expect(page.getByTestId('delete-dialog')).toBeVisible();
+  await expect(page.getByLabel('Propagation')).toHaveValue('Foreground');
   await page.getByTestId('delete-dialog').getByRole('button', { name: 'Delete' }).click();
   // Foreground: the object stays, saying so, while the garbage collector removes its
   // dependents; the held Deployment keeps it there.

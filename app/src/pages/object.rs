@@ -58,8 +58,10 @@ fn ObjectView(target: ObjectKey) -> impl IntoView {
             detail.refetch();
         }
     });
-    // The detail below is redrawn on every change of the object; its log view is not.
+    // The detail below is redrawn on every change of the object; its log view and an
+    // open delete dialog (with what was typed in it) are not.
     LogViews::provide();
+    let deleting = DeleteDialog::new();
     let list_href = crate::base::url(&target.resource.page_path());
     let back = list_href.clone();
     view! {
@@ -70,7 +72,7 @@ fn ObjectView(target: ObjectKey) -> impl IntoView {
         </p>
         <Transition fallback=|| view! { <p class="empty">"Loading…"</p> }>
             {move || detail.get().map(|result| match result {
-                Ok(d) => view! { <DetailView detail=d target=target.clone()/> }.into_any(),
+                Ok(d) => view! { <DetailView detail=d target=target.clone() deleting=deleting/> }.into_any(),
                 // Gone (deleted in another tab, a stale link): say so, and offer the list.
                 Err(e @ BackendError::NotFound(_)) => view! {
                     <div data-testid="object-gone">
@@ -85,7 +87,7 @@ fn ObjectView(target: ObjectKey) -> impl IntoView {
 }
 
 #[component]
-fn DetailView(detail: ObjectDetail, target: ObjectKey) -> impl IntoView {
+fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -> impl IntoView {
     let edit_href = format!(
         "{}{}/edit",
         crate::base::get(),
@@ -157,7 +159,7 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey) -> impl IntoView {
                         })
                     }}
                 </Transition>
-                <DeleteControl target=target.clone() stack=detail.flags.is_stack allowed=Signal::derive(move || {
+                <DeleteControl target=target.clone() stack=detail.flags.is_stack state=deleting allowed=Signal::derive(move || {
                     may.get().and_then(Result::ok).is_none_or(|p| p.delete)
                 })/>
             </div>
@@ -385,17 +387,50 @@ fn StackLogs(namespace: String, pods: Memo<Vec<String>>) -> impl IntoView {
     }
 }
 
+/// The delete dialog's state. It belongs to the object's page, not to one drawing of
+/// the detail: a change of the object (a status write, a finalizer) redraws the detail,
+/// and must neither close the dialog nor drop a typed name.
+#[derive(Clone, Copy)]
+struct DeleteDialog {
+    open: RwSignal<bool>,
+    propagation: RwSignal<String>,
+    outcome: RwSignal<Option<String>>,
+    busy: RwSignal<bool>,
+    typed: RwSignal<String>,
+    data: RwSignal<Option<Result<StackData, String>>>,
+}
+
+impl DeleteDialog {
+    fn new() -> Self {
+        Self {
+            open: RwSignal::new(false),
+            propagation: RwSignal::new("Background".to_string()),
+            outcome: RwSignal::new(None),
+            busy: RwSignal::new(false),
+            typed: RwSignal::new(String::new()),
+            data: RwSignal::new(None),
+        }
+    }
+}
+
 /// Delete with confirmation and a propagation choice; a delete held by finalizers
 /// says so (and the page's deletion notice explains it). A Stack's dialog says what
 /// happens to its data, and one that holds data asks for its name to be typed.
 #[component]
-fn DeleteControl(target: ObjectKey, allowed: Signal<bool>, stack: bool) -> impl IntoView {
-    let open = RwSignal::new(false);
-    let propagation = RwSignal::new("Background".to_string());
-    let outcome = RwSignal::new(None::<String>);
-    let busy = RwSignal::new(false);
-    let typed = RwSignal::new(String::new());
-    let data = RwSignal::new(None::<Result<StackData, String>>);
+fn DeleteControl(
+    target: ObjectKey,
+    allowed: Signal<bool>,
+    stack: bool,
+    state: DeleteDialog,
+) -> impl IntoView {
+    let DeleteDialog {
+        open,
+        propagation,
+        outcome,
+        busy,
+        typed,
+        data,
+    } = state;
     let navigate = leptos_router::hooks::use_navigate();
     let target = StoredValue::new(target);
     let open_dialog = move |_| {
@@ -457,9 +492,13 @@ fn DeleteControl(target: ObjectKey, allowed: Signal<bool>, stack: bool) -> impl 
                 <label class="control">
                     "Dependents"
                     <select aria-label="Propagation" on:change:target=move |ev| propagation.set(ev.target().value())>
-                        <option value="Background" selected=true>"Delete in the background"</option>
-                        <option value="Foreground">"Delete dependents first"</option>
-                        <option value="Orphan">"Keep dependents (orphan)"</option>
+                        {[
+                            ("Background", "Delete in the background"),
+                            ("Foreground", "Delete dependents first"),
+                            ("Orphan", "Keep dependents (orphan)"),
+                        ].into_iter().map(|(value, label)| view! {
+                            <option value=value selected=move || propagation.with(|p| p == value)>{label}</option>
+                        }).collect_view()}
                     </select>
                 </label>
                 <div class="confirm-actions">
