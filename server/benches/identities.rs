@@ -33,7 +33,6 @@
 mod kit;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -753,7 +752,7 @@ fn start_portico(cluster: &Cluster) -> (Child, String) {
         }
         None => Command::new(env!("CARGO_BIN_EXE_portico")),
     };
-    let mut server = command
+    command
         .env("KUBECONFIG", cluster.plane.admin_kubeconfig())
         .env("PORTICO_LISTEN", format!("127.0.0.1:{port}"))
         .env("PORTICO_IDENTITY", "token")
@@ -761,20 +760,10 @@ fn start_portico(cluster: &Cluster) -> (Child, String) {
         // behind an Ingress; sign-in attempts are counted per address.
         .env("PORTICO_FORWARDED_HOPS", "1")
         .env("PORTICO_RECONCILER", "off")
-        .env(
-            "PORTICO_LOG",
-            std::env::var("BENCH_PORTICO_LOG").unwrap_or_else(|_| "warn".into()),
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("portico starts");
-    let stderr = server.stderr.take().expect("stderr");
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            eprintln!("[portico] {line}")
-        }
-    });
+        .env("PORTICO_LOG", kit::process::portico_log())
+        .stdout(Stdio::null());
+    let server =
+        kit::process::spawn_reading_stderr(&mut command, |line| eprintln!("[portico] {line}"));
     (server, format!("http://127.0.0.1:{port}"))
 }
 
@@ -785,16 +774,7 @@ async fn portico_phase(cluster: &Cluster, n: usize, rate: usize, seconds: usize)
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("http");
-    while http
-        .get(format!("{origin}/readyz"))
-        .send()
-        .await
-        .map(|r| r.status().is_success())
-        .ok()
-        != Some(true)
-    {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    kit::process::until_ready(&http, &origin).await;
     let started = Instant::now();
     let cookies: Vec<String> = futures::stream::iter(0..n)
         .map(|i| {

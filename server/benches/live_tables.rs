@@ -23,7 +23,6 @@
 mod kit;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -289,7 +288,8 @@ async fn main() {
         .local_addr()
         .expect("addr")
         .port();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_portico"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_portico"));
+    command
         .env("KUBECONFIG", plane.admin_kubeconfig())
         .env("PORTICO_LISTEN", format!("127.0.0.1:{port}"))
         // Local mode: every simulated viewer is the same identity, which Portico
@@ -303,32 +303,13 @@ async fn main() {
             "PORTICO_MAX_LIVE_SOCKETS_PER_PERSON",
             (viewers + 8).to_string(),
         )
-        .env(
-            "PORTICO_LOG",
-            std::env::var("BENCH_PORTICO_LOG").unwrap_or_else(|_| "warn".into()),
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("portico starts");
-    let stderr = server.stderr.take().expect("stderr");
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            eprintln!("[portico] {line}")
-        }
-    });
+        .env("PORTICO_LOG", kit::process::portico_log())
+        .stdout(Stdio::null());
+    let mut server =
+        kit::process::spawn_reading_stderr(&mut command, |line| eprintln!("[portico] {line}"));
     let http = reqwest::Client::builder().no_proxy().build().expect("http");
     let base = format!("http://127.0.0.1:{port}");
-    while http
-        .get(format!("{base}/readyz"))
-        .send()
-        .await
-        .map(|r| r.status().is_success())
-        .ok()
-        != Some(true)
-    {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    kit::process::until_ready(&http, &base).await;
     let transport = match std::env::var("BENCH_TRANSPORT").as_deref() {
         Ok("sse") => Transport::Sse,
         _ => Transport::Socket,

@@ -377,23 +377,17 @@ async fn kopf(
     let ns = "kopf";
     kit::create_namespace(client, ns).await;
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/seed000_operator.py");
-    let mut operator = Command::new(kopf)
+    let mut command = Command::new(kopf);
+    command
         .args(["run", "--standalone", "--namespace", ns, script])
         .env("KUBECONFIG", kubeconfig)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kopf starts");
+        .stdout(Stdio::null());
     // kopf logs every handler it runs, as it does by default; only trouble is shown.
-    let stderr = operator.stderr.take().expect("stderr");
-    let operator = Killed(operator);
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.contains("ERROR") || line.contains("Traceback") {
-                eprintln!("[kopf] {line}");
-            }
+    let operator = Killed(kit::process::spawn_reading_stderr(&mut command, |line| {
+        if line.contains("ERROR") || line.contains("Traceback") {
+            eprintln!("[kopf] {line}");
         }
-    });
+    }));
     let resource = ApiResource {
         group: "iksoon.test.com".into(),
         version: "v1".into(),

@@ -31,8 +31,7 @@ impl Interner {
         let key = self
             .hasher
             .hash_one((&row.uid, &row.resource_version, row.cells.len()));
-        let bytes = row_bytes(&row);
-        self.pool(&self.rows, key, row, bytes)
+        self.pool(&self.rows, key, row, row_bytes)
     }
 
     /// The shared copy of a change (its rows already shared: see [`Self::row`]).
@@ -45,13 +44,15 @@ impl Interner {
         delta.resource_version.hash(&mut state);
         let key = std::hash::Hasher::finish(&state);
         // The rows are counted where they are interned; this is the list of them.
-        let bytes = delta_bytes(&delta).saturating_sub(
-            delta
-                .upserts
-                .iter()
-                .map(|row| row_bytes(row))
-                .sum::<usize>(),
-        );
+        let bytes = |delta: &TableDelta| {
+            delta_bytes(delta).saturating_sub(
+                delta
+                    .upserts
+                    .iter()
+                    .map(|row| row_bytes(row))
+                    .sum::<usize>(),
+            )
+        };
         self.pool(&self.deltas, key, delta, bytes)
     }
 
@@ -70,9 +71,14 @@ impl Interner {
         pool: &Mutex<Pool<T>>,
         key: u64,
         value: T,
-        bytes: usize,
+        bytes: impl FnOnce(&T) -> usize,
     ) -> Arc<T> {
-        let Interned { shared, new, freed } = lock(pool).intern(key, value, bytes);
+        let Interned {
+            shared,
+            new,
+            freed,
+            bytes,
+        } = lock(pool).intern(key, value, bytes);
         if new {
             self.bytes.fetch_add(bytes, Ordering::Relaxed);
         }
@@ -93,6 +99,9 @@ struct Interned<T> {
     new: bool,
     /// Bytes of dead entries swept meanwhile.
     freed: usize,
+    /// The size of a new copy (0 for one already held: sizing a row costs a walk of
+    /// its cells, which a hit, the common case, does not need).
+    bytes: usize,
 }
 
 /// Weak references by a hash of their identity: an entry does not keep its value
@@ -116,7 +125,7 @@ impl<T> Default for Pool<T> {
 }
 
 impl<T: PartialEq> Pool<T> {
-    fn intern(&mut self, key: u64, value: T, bytes: usize) -> Interned<T> {
+    fn intern(&mut self, key: u64, value: T, size: impl FnOnce(&T) -> usize) -> Interned<T> {
         let bucket = self.by_key.entry(key).or_default();
         if let Some(existing) = bucket
             .iter()
@@ -127,8 +136,10 @@ impl<T: PartialEq> Pool<T> {
                 shared: existing,
                 new: false,
                 freed: 0,
+                bytes: 0,
             };
         }
+        let bytes = size(&value);
         let shared = Arc::new(value);
         bucket.push((Arc::downgrade(&shared), bytes));
         self.entries += 1;
@@ -152,6 +163,7 @@ impl<T: PartialEq> Pool<T> {
             shared,
             new: true,
             freed,
+            bytes,
         }
     }
 

@@ -3,6 +3,7 @@
 // The benchmarks use a part of this module.
 #![allow(dead_code)]
 
+pub mod process;
 pub mod stacks;
 
 use portico_server::auth::identity::{IdentityConfig, IdentityMode};

@@ -1,0 +1,44 @@
+//! Programs the benchmarks run beside the cluster (Portico, kopf): their logs read as
+//! they write them, and a wait until one answers.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// Starts `command` with its stderr piped, handing each line to `on_line` on a thread
+/// of its own (so a chatty program never blocks on a full pipe).
+pub fn spawn_reading_stderr(
+    command: &mut Command,
+    on_line: impl Fn(String) + Send + 'static,
+) -> Child {
+    let mut child = command
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{:?} starts: {e}", command.get_program()));
+    let stderr = child.stderr.take().expect("stderr is piped");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            on_line(line);
+        }
+    });
+    child
+}
+
+/// Portico's log filter in a benchmark: warnings, unless `BENCH_PORTICO_LOG` says.
+pub fn portico_log() -> String {
+    std::env::var("BENCH_PORTICO_LOG").unwrap_or_else(|_| "warn".into())
+}
+
+/// Waits until `origin` answers `/readyz` with a success.
+pub async fn until_ready(http: &reqwest::Client, origin: &str) {
+    while http
+        .get(format!("{origin}/readyz"))
+        .send()
+        .await
+        .map(|r| r.status().is_success())
+        .ok()
+        != Some(true)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
