@@ -75,12 +75,11 @@ impl Interner {
     ) -> Arc<T> {
         let Interned {
             shared,
-            new,
+            added,
             freed,
-            bytes,
         } = lock(pool).intern(key, value, bytes);
-        if new {
-            self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        if added > 0 {
+            self.bytes.fetch_add(added, Ordering::Relaxed);
         }
         if freed > 0 {
             self.bytes.fetch_sub(freed, Ordering::Relaxed);
@@ -95,13 +94,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 struct Interned<T> {
     shared: Arc<T>,
-    /// A copy made now (not one already held).
-    new: bool,
+    /// Bytes of a copy made now; 0 for one already held (sizing a row walks its
+    /// cells, which a hit, the common case, does not need).
+    added: usize,
     /// Bytes of dead entries swept meanwhile.
     freed: usize,
-    /// The size of a new copy (0 for one already held: sizing a row costs a walk of
-    /// its cells, which a hit, the common case, does not need).
-    bytes: usize,
 }
 
 /// Weak references by a hash of their identity: an entry does not keep its value
@@ -134,9 +131,8 @@ impl<T: PartialEq> Pool<T> {
         {
             return Interned {
                 shared: existing,
-                new: false,
+                added: 0,
                 freed: 0,
-                bytes: 0,
             };
         }
         let bytes = size(&value);
@@ -161,9 +157,8 @@ impl<T: PartialEq> Pool<T> {
         }
         Interned {
             shared,
-            new: true,
+            added: bytes,
             freed,
-            bytes,
         }
     }
 
