@@ -101,6 +101,9 @@ impl LogError {
             }
             Failure::Invalid
                 if message.contains("is waiting to start")
+                    // kubelet's own status of the Pod lists no such container yet
+                    // (the moment after it took the Pod up).
+                    || message.contains("is not available")
                     || message.contains("ContainerCreating")
                     || message.contains("PodInitializing")
                     // Not placed on a node yet.
@@ -570,6 +573,15 @@ mod tests {
             "app",
         );
         assert!(matches!(waiting, LogError::NotStarted { .. }), "{waiting}");
+        let unlisted = LogError::of_request(
+            api(400, "container \"app\" in pod \"web\" is not available"),
+            "team",
+            "app",
+        );
+        assert!(
+            matches!(unlisted, LogError::NotStarted { .. }),
+            "{unlisted}"
+        );
         let not_taken_up = LogError::of_request(
             api(
                 404,
