@@ -9,6 +9,7 @@
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 
+use crate::codec::JsonText;
 use crate::error::BackendError;
 use portico_core::payload::{
     CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview, StackData,
@@ -44,7 +45,7 @@ macro_rules! endpoints {
 
         $(
             $(#[doc = $doc])*
-            #[server(prefix = "/api", endpoint = $path $(, input = $input)?)]
+            #[server(prefix = "/api", endpoint = $path, output = JsonText $(, input = $input)?)]
             pub async fn $name($($arg: $ty),*) -> Result<$out, BackendError> {
                 backend()?.$name($($arg),*).await
             }

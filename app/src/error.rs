@@ -2,9 +2,10 @@
 //! that crosses the wire as JSON, so pages branch on the variant instead of reading
 //! sentences. Every variant's text is worded for the person reading the page.
 
-use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::{Deserialize, Serialize};
+
+use crate::codec::JsonTextEncoding;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 pub enum BackendError {
@@ -52,7 +53,7 @@ impl BackendError {
 }
 
 impl FromServerFnError for BackendError {
-    type Encoder = JsonEncoding;
+    type Encoder = JsonTextEncoding;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
         match value {

@@ -7,11 +7,13 @@ pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;
 pub mod base;
+pub mod codec;
 pub mod components;
 pub mod error;
 pub mod live;
 pub mod pages;
 pub mod shell;
+pub mod yaml;
 
 pub use shell::{App, shell};
 

@@ -55,3 +55,32 @@ test('a request for a bundle file that does not exist is a 404 that is revalidat
   expect(missing.status()).toBe(404);
   expect(missing.headers()['cache-control']).toBe('no-cache');
 });
+
+test('a form downloads YAML only once YAML is shown or typed, even with free-form fields on it', async ({ page }) => {
+  const yamlParts: { url: string; at: number }[] = [];
+  page.on('request', (r) => {
+    if (/\/pkg\/split_(to|from)_yaml_/.test(r.url())) yamlParts.push({ url: r.url(), at: Date.now() });
+  });
+  // DatabaseCluster has free-form fields (edited as YAML), empty in a new object.
+  await page.goto('/r/data.example.com/v1/databaseclusters/new?ns=default');
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  const section = page.locator('#f-spec-podTemplate');
+  if ((await section.getAttribute('aria-expanded')) === 'false') await section.click();
+  await expect(page.locator('.field[data-path="spec.podTemplate.overrides"] textarea.yaml-input')).toBeVisible();
+  await page.locator('#f-metadata-name').fill('lazy-yaml');
+
+  const shownAt = Date.now();
+  await page.getByRole('tab', { name: 'YAML' }).click();
+  await expect(page.getByTestId('object-yaml-editor')).toHaveValue(/name: lazy-yaml/);
+  expect(yamlParts.some((p) => /split_to_yaml_/.test(p.url)), 'YAML written once shown').toBe(true);
+  for (const part of yamlParts) expect(part.at, `${part.url} fetched before YAML was shown`).toBeGreaterThanOrEqual(shownAt);
+  expect(yamlParts.some((p) => /split_from_yaml_/.test(p.url)), 'nothing read as YAML yet').toBe(false);
+
+  const editor = page.getByTestId('object-yaml-editor');
+  await editor.fill((await editor.inputValue()).replace('name: lazy-yaml', 'name: lazy-yaml\n  labels:\n    read: back'));
+  await editor.blur();
+  await page.getByRole('tab', { name: 'Form' }).click();
+  await expect.poll(() => yamlParts.some((p) => /split_from_yaml_/.test(p.url))).toBe(true);
+  await page.getByRole('tab', { name: 'YAML' }).click();
+  await expect(editor).toHaveValue(/read: back/);
+});

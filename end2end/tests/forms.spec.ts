@@ -149,6 +149,38 @@ test('the YAML view edits the same object as the form, metadata included', async
   expect(created.metadata.labels).toEqual({ tier: 'web' });
 });
 
+test('a free-form field is edited as YAML: refused in the parser\'s words, read back, the same on the YAML tab', async ({ page }) => {
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('free');
+  await page.goto(`/r/data.example.com/v1/databaseclusters/new?ns=${ns}`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  const section = page.locator('#f-spec-podTemplate');
+  if ((await section.getAttribute('aria-expanded')) === 'false') await section.click();
+  const overrides = field(page, 'spec.podTemplate.overrides');
+  const editor = overrides.locator('textarea.yaml-input');
+  await expect(editor).toBeVisible();
+
+  await editor.fill('metadata: [unclosed');
+  await editor.blur();
+  await expect(overrides.getByRole('alert')).toContainText('Not valid YAML');
+  await overrides.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: 'test-results/form-free-form-yaml.png' });
+
+  await editor.fill('metadata:\n  labels:\n    tuned: fast');
+  await editor.blur();
+  await expect(overrides.getByRole('alert')).toHaveCount(0);
+  await page.getByRole('tab', { name: 'YAML' }).click();
+  await expect(page.getByTestId('object-yaml-editor')).toHaveValue(/overrides:\s+metadata:\s+labels:\s+tuned: fast/);
+  await page.getByRole('tab', { name: 'Form' }).click();
+
+  // Cleared, the field is gone from the object.
+  await editor.fill('');
+  await editor.blur();
+  await page.getByRole('tab', { name: 'YAML' }).click();
+  await expect(page.getByTestId('object-yaml-editor')).toHaveValue(/metadata:/);
+  await expect(page.getByTestId('object-yaml-editor')).not.toHaveValue(/tuned/);
+});
+
 test('a real-world-sized CRD: oneOf as a choice, nullable fields, a version picker that keeps what was typed', async ({ page }) => {
   const kube = new Kube();
   const ns = await kube.freshNamespace('big');

@@ -111,6 +111,11 @@ test('a tab that loses its connection during a burst resumes with what it missed
       }
     };
   });
+  // A server message is `{"<type>": {"id": …, …}}`.
+  const message = (text: string) => {
+    const [type, body] = Object.entries(JSON.parse(text))[0] as [string, { id: number }];
+    return { type, id: body.id };
+  };
   const frames: { socket: number; text: string }[] = [];
   let socketCount = 0;
   page.on('websocket', (ws) => {
@@ -121,9 +126,9 @@ test('a tab that loses its connection during a burst resumes with what it missed
   await expect(page.getByTestId('live-status')).toHaveText('Live');
   await expect(page.getByTestId('row-count')).toHaveText(`${total} objects`);
   // A large table's snapshot comes in parts: its first rows, then the rest.
-  const parts = frames.filter((f) => f.socket === 0 && ['snapshot', 'rows'].includes(JSON.parse(f.text).type));
+  const parts = frames.filter((f) => f.socket === 0 && ['snapshot', 'rows'].includes(message(f.text).type));
   expect(parts.length, 'the table came as a snapshot').toBeGreaterThan(0);
-  const tableId = JSON.parse(parts[0].text).id;
+  const tableId = message(parts[0].text).id;
   const snapshotBytes = parts.reduce((sum, f) => sum + f.text.length, 0);
 
   // A burst of 500 changes: 400 edits, 50 new objects, 50 deletions. The connection
@@ -160,9 +165,9 @@ test('a tab that loses its connection during a burst resumes with what it missed
 
   // What the new connection brought for the table: a delta of what was missed (and
   // live deltas after it), a small fraction of the snapshot.
-  const after = frames.filter((f) => f.socket === 1 && JSON.parse(f.text).id === tableId);
+  const after = frames.filter((f) => f.socket === 1 && message(f.text).id === tableId);
   expect(after.length, 'the table was resubscribed on the new connection').toBeGreaterThan(0);
-  expect(after.map((f) => JSON.parse(f.text).type)).not.toContain('snapshot');
+  expect(after.map((f) => message(f.text).type)).not.toContain('snapshot');
   // The first is what was missed while cut off; live deltas follow as usual.
   const missed = after[0].text.length;
   const all = after.reduce((sum, f) => sum + f.text.length, 0);

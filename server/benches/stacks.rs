@@ -19,6 +19,9 @@
 //! with one request first, so Python's start is not counted against it; Portico too
 //! (its Lease taken, its stores listed).
 //!
+//! Each phase's namespace is deleted, and waited for until it is gone, before the next
+//! phase starts: every phase runs on a cluster holding only the cluster's own objects.
+//!
 //! Per request, each phase's time from its create to its children is printed; for
 //! Portico, what its reconciles spent it on (from its own /metrics: reconcile and API
 //! request durations), and the rest, waiting (the debounce and a free reconcile slot).
@@ -43,10 +46,10 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-use k8s_openapi::api::core::v1::{Node, Secret, Service};
+use k8s_openapi::api::core::v1::{Namespace, Node, Secret, Service};
 use kube::ResourceExt;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
-use kube::runtime::wait::await_condition;
+use kube::runtime::wait::{await_condition, conditions};
 use kube::runtime::{WatchStreamExt, watcher};
 use portico_control_plane::nodes::{self, Capacity};
 use portico_control_plane::{ControlPlane, cluster::portico_crds};
@@ -665,6 +668,35 @@ fn busiest(before: &HashMap<Series, f64>, after: &HashMap<Series, f64>) -> Vec<(
     out
 }
 
+/// Deletes a phase's namespace and waits until it is gone (its workloads, Pods and
+/// Services collected), so that each phase starts on a cluster as empty as the
+/// floor's: the API server's cost per write grows with what it already holds.
+async fn clear(client: &kube::Client, ns: &str) {
+    let started = Instant::now();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let uid = namespaces
+        .get(ns)
+        .await
+        .expect("the phase's namespace")
+        .uid()
+        .expect("a uid");
+    namespaces
+        .delete(ns, &Default::default())
+        .await
+        .expect("namespace deleted");
+    tokio::time::timeout(
+        Duration::from_secs(900),
+        await_condition(namespaces, ns, conditions::is_deleted(&uid)),
+    )
+    .await
+    .expect("the namespace gone in time")
+    .expect("watching the namespace");
+    println!(
+        "  (namespace {ns} and everything in it removed in {:.1}s before the next phase)",
+        started.elapsed().as_secs_f64()
+    );
+}
+
 /// What one request has so far, and since when it has both.
 #[derive(Default)]
 struct Seen {
@@ -714,6 +746,7 @@ async fn main() {
     let mut floor = floor(&client, count, &choice_of).await;
     let floor_after = api_requests(&client).await;
     let floor_cpu = kit::cpu_seconds(apiserver) - floor_cpu;
+    clear(&client, "floor").await;
     let mut kopf = kopf(
         &client,
         (&kopf_binary, plane.admin_kubeconfig()),
@@ -722,6 +755,7 @@ async fn main() {
         &choice_of,
     )
     .await;
+    clear(&client, "kopf").await;
 
     let ns = "bench".to_string();
     kit::create_namespace(&client, &ns).await;

@@ -1,6 +1,7 @@
 //! The pages whose code the browser fetches when one is first opened, not with the
-//! app (`cargo leptos build --split`): the forms, with the schema form engine and
-//! YAML; an object's page, with its logs and Stack panels; and the catalog. A list of
+//! app (`cargo leptos build --split`): the forms, with the schema form engine (YAML
+//! comes later still, in a part of its own, when a page first shows it: [`crate::yaml`]);
+//! an object's page, with its logs and Stack panels; and the catalog. A list of
 //! resources, where most visits land, downloads none of it. The server renders these
 //! pages as any other; in the browser, hydrating one waits for its part.
 //!

@@ -184,6 +184,12 @@ impl Draft {
     pub fn apply_yaml(&mut self, text: &str) -> Result<(), DraftError> {
         let parsed: Value =
             serde_yaml::from_str(text).map_err(|e| DraftError::NotYaml(e.to_string()))?;
+        self.apply_object(parsed)
+    }
+
+    /// [`Draft::apply_yaml`] for text already parsed (the browser parses YAML with code
+    /// it fetches only when YAML is first used).
+    pub fn apply_object(&mut self, parsed: Value) -> Result<(), DraftError> {
         let Value::Object(mut next) = parsed else {
             return Err(DraftError::NotAnObject);
         };

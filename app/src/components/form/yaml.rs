@@ -1,38 +1,52 @@
 //! A value the form cannot draw (too deep, no schema, no single shape), edited as YAML.
 
 use leptos::prelude::*;
-use serde_json::Value;
-
 use portico_core::schema::field_path::FieldPath;
 
 use super::model::use_form;
+use crate::yaml;
 
 #[component]
 pub fn YamlControl(reason: String, path: FieldPath, id: String) -> AnyView {
     let form = use_form();
     let path_read = path.clone();
     let problem = RwSignal::new(None::<String>);
+    // An empty field needs no YAML: a form whose free-form fields are left empty never
+    // downloads it.
+    let shown = LocalResource::new(move || {
+        let value = form.read(&path_read).filter(|v| !v.is_null());
+        async move {
+            match value {
+                None => String::new(),
+                Some(value) => yaml::to_yaml(value).await,
+            }
+        }
+    });
+    // Through one action, so only the last change counts (one still being read is
+    // dropped), cleared included.
+    let read = Action::new(|text: &String| {
+        let text = text.clone();
+        async move {
+            if text.trim().is_empty() {
+                return Ok(None);
+            }
+            yaml::from_yaml(text).await.map(Some)
+        }
+    });
+    Effect::new(move || match read.value().get() {
+        None => {}
+        Some(Ok(value)) => {
+            problem.set(None);
+            form.write(&path, value);
+        }
+        Some(Err(why)) => problem.set(Some(format!("Not valid YAML: {why}"))),
+    });
     view! {
         <p class="field-help">{reason}</p>
         <textarea id=id class="yaml-input" rows="6" spellcheck="false"
-            prop:value=move || match form.read(&path_read) {
-                None | Some(Value::Null) => String::new(),
-                Some(v) => serde_yaml::to_string(&v).unwrap_or_default(),
-            }
+            prop:value=move || shown.get().unwrap_or_default()
             on:change:target=move |ev| {
-                let text = ev.target().value();
-                if text.trim().is_empty() {
-                    problem.set(None);
-                    form.write(&path, None);
-                    return;
-                }
-                match serde_yaml::from_str::<Value>(&text) {
-                    Ok(v) => {
-                        problem.set(None);
-                        form.write(&path, Some(v));
-                    }
-                    Err(e) => problem.set(Some(format!("Not valid YAML: {e}"))),
-                }
+                read.dispatch(ev.target().value());
             }
         ></textarea>
         {move || problem.get().map(|p| view! { <p class="field-error" role="alert">{p}</p> })}

@@ -15,9 +15,10 @@ use crate::api::{fetch_object_json, list_namespaces, replace_object, submit_obje
 use crate::components::form::{FieldSearch, FieldView, FormModel};
 use crate::error::BackendError;
 use crate::pages::stack::picker::StackPicker;
+use crate::yaml;
 use portico_core::payload::{FormSpec, SubmitOutcome};
 use portico_core::resource::{ObjectKey, ResourceRef, is_path_segment};
-use portico_core::schema::draft::Draft;
+use portico_core::schema::draft::{Draft, DraftError};
 use portico_core::schema::field_path::FieldPath;
 use portico_core::schema::form::spec_form;
 use portico_core::schema::openapi::Schema;
@@ -138,7 +139,17 @@ pub fn ObjectForm(
     // A Stack's plan and version are picked from the catalog beside the form.
     let is_stack = resource.group == "portico.dev" && resource.plural == "stacks";
     let set_field = Callback::new(move |(key, text): (String, String)| draft.set_text(&key, text));
-    let latest_spec = RwSignal::new(None::<String>);
+    // The server's spec after a conflict, shown as YAML.
+    let latest_spec = RwSignal::new(None::<Value>);
+    let latest_yaml = LocalResource::new(move || {
+        let spec = latest_spec.get();
+        async move {
+            match spec {
+                Some(spec) => Some(yaml::to_yaml(spec).await),
+                None => None,
+            }
+        }
+    });
     let namespaces = Resource::new(|| (), |_| list_namespaces());
     let show_yaml = RwSignal::new(false);
     let yaml_problem = RwSignal::new(None::<String>);
@@ -155,11 +166,32 @@ pub fn ObjectForm(
     model.provide();
     let spec = StoredValue::new(spec);
     // The YAML view edits the same object as the form, so switching loses nothing.
-    let apply_yaml = move |text: String| {
-        let mut outcome = Ok(());
-        draft.change(|d| outcome = d.apply_yaml(&text));
+    // Written as YAML only while it is shown (not on every edit of the form), and read
+    // back when it is changed.
+    let object_yaml = LocalResource::new(move || {
+        let object = show_yaml.get().then(|| draft.now().body());
+        async move {
+            match object {
+                Some(object) => yaml::to_yaml(object).await,
+                None => String::new(),
+            }
+        }
+    });
+    let read_yaml = Action::new(|text: &String| yaml::from_yaml(text.clone()));
+    Effect::new(move || {
+        let Some(parsed) = read_yaml.value().get() else {
+            return;
+        };
+        let outcome = match parsed {
+            Ok(object) => {
+                let mut outcome = Ok(());
+                draft.change(|d| outcome = d.apply_object(object));
+                outcome
+            }
+            Err(why) => Err(DraftError::NotYaml(why)),
+        };
         yaml_problem.set(outcome.err().map(|e| e.to_string()));
-    };
+    });
 
     // The dry run while typing, debounced: a new edit cancels the wait and the
     // answer still on its way, so only the latest edit's answer is shown.
@@ -230,10 +262,7 @@ pub fn ObjectForm(
             // Someone else saved first: keep every edit, put them on top of what the
             // server has now, and base the next save on it.
             Ok(Saved::Conflict(latest)) => {
-                latest_spec.set(Some(
-                    serde_yaml::to_string(latest.get("spec").unwrap_or(&Value::Null))
-                        .unwrap_or_default(),
-                ));
+                latest_spec.set(Some(latest.get("spec").cloned().unwrap_or(Value::Null)));
                 let mut clashes = Vec::new();
                 draft.change(|d| clashes = d.rebase(latest));
                 banner.set(Some(conflict_note(&clashes)));
@@ -327,7 +356,7 @@ pub fn ObjectForm(
                 })}
             </section>
             {is_stack.then(|| view! { <StackPicker value=value set=set_field/> })}
-            {move || latest_spec.get().map(|y| view! {
+            {move || latest_yaml.get().flatten().map(|y| view! {
                 <section class="panel" data-testid="server-version">
                     <h2>"The server's current spec"</h2>
                     <pre class="yaml">{y}</pre>
@@ -345,8 +374,10 @@ pub fn ObjectForm(
             <section class="panel" class:hidden-panel=move || !show_yaml.get()>
                 <h2>"The whole object as YAML"</h2>
                 <textarea class="yaml-input whole" rows="18" spellcheck="false" data-testid="object-yaml-editor"
-                    prop:value=move || draft.now().to_yaml()
-                    on:change:target=move |ev| apply_yaml(ev.target().value())
+                    prop:value=move || object_yaml.get().unwrap_or_default()
+                    on:change:target=move |ev| {
+                        read_yaml.dispatch(ev.target().value());
+                    }
                 ></textarea>
                 {move || yaml_problem.get().map(|p| view! { <p class="field-error" role="alert">{p}</p> })}
                 {move || {
