@@ -13,15 +13,7 @@ pub fn YamlControl(reason: String, path: FieldPath, id: String) -> AnyView {
     let problem = RwSignal::new(None::<String>);
     // An empty field needs no YAML: a form whose free-form fields are left empty never
     // downloads it.
-    let shown = LocalResource::new(move || {
-        let value = form.read(&path_read).filter(|v| !v.is_null());
-        async move {
-            match value {
-                None => String::new(),
-                Some(value) => yaml::to_yaml(value).await,
-            }
-        }
-    });
+    let shown = yaml::yaml_of(move || form.read(&path_read).filter(|v| !v.is_null()));
     // Through one action, so only the last change counts (one still being read is
     // dropped), cleared included.
     let read = Action::new(|text: &String| {
@@ -44,7 +36,7 @@ pub fn YamlControl(reason: String, path: FieldPath, id: String) -> AnyView {
     view! {
         <p class="field-help">{reason}</p>
         <textarea id=id class="yaml-input" rows="6" spellcheck="false"
-            prop:value=move || shown.get().unwrap_or_default()
+            prop:value=move || shown.get()
             on:change:target=move |ev| {
                 read.dispatch(ev.target().value());
             }

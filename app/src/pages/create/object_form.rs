@@ -141,15 +141,7 @@ pub fn ObjectForm(
     let set_field = Callback::new(move |(key, text): (String, String)| draft.set_text(&key, text));
     // The server's spec after a conflict, shown as YAML.
     let latest_spec = RwSignal::new(None::<Value>);
-    let latest_yaml = LocalResource::new(move || {
-        let spec = latest_spec.get();
-        async move {
-            match spec {
-                Some(spec) => Some(yaml::to_yaml(spec).await),
-                None => None,
-            }
-        }
-    });
+    let latest_yaml = yaml::yaml_of(move || latest_spec.get());
     let namespaces = Resource::new(|| (), |_| list_namespaces());
     let show_yaml = RwSignal::new(false);
     let yaml_problem = RwSignal::new(None::<String>);
@@ -168,15 +160,7 @@ pub fn ObjectForm(
     // The YAML view edits the same object as the form, so switching loses nothing.
     // Written as YAML only while it is shown (not on every edit of the form), and read
     // back when it is changed.
-    let object_yaml = LocalResource::new(move || {
-        let object = show_yaml.get().then(|| draft.now().body());
-        async move {
-            match object {
-                Some(object) => yaml::to_yaml(object).await,
-                None => String::new(),
-            }
-        }
-    });
+    let object_yaml = yaml::yaml_of(move || show_yaml.get().then(|| draft.now().body()));
     let read_yaml = Action::new(|text: &String| yaml::from_yaml(text.clone()));
     Effect::new(move || {
         let Some(parsed) = read_yaml.value().get() else {
@@ -356,10 +340,10 @@ pub fn ObjectForm(
                 })}
             </section>
             {is_stack.then(|| view! { <StackPicker value=value set=set_field/> })}
-            {move || latest_yaml.get().flatten().map(|y| view! {
+            {move || latest_spec.with(Option::is_some).then(|| view! {
                 <section class="panel" data-testid="server-version">
                     <h2>"The server's current spec"</h2>
-                    <pre class="yaml">{y}</pre>
+                    <pre class="yaml">{move || latest_yaml.get()}</pre>
                 </section>
             })}
             <div class="view-switch" role="tablist">
@@ -374,7 +358,7 @@ pub fn ObjectForm(
             <section class="panel" class:hidden-panel=move || !show_yaml.get()>
                 <h2>"The whole object as YAML"</h2>
                 <textarea class="yaml-input whole" rows="18" spellcheck="false" data-testid="object-yaml-editor"
-                    prop:value=move || object_yaml.get().unwrap_or_default()
+                    prop:value=move || object_yaml.get()
                     on:change:target=move |ev| {
                         read_yaml.dispatch(ev.target().value());
                     }
