@@ -20,14 +20,15 @@ pub fn from_yaml(text: String) -> Result<Value, String> {
     serde_yaml::from_str(&text).map_err(|e| e.to_string())
 }
 
-/// `value()` as YAML text, kept up to date in the browser (empty for `None`, which
+/// `value` as YAML text, kept up to date in the browser (empty for `None`, which
 /// downloads no YAML). An effect, not a resource: nothing of it runs while the server
-/// renders, so no suspense waits on it. Only the latest value's text is kept.
-pub fn yaml_of(value: impl Fn() -> Option<Value> + 'static) -> Signal<String> {
+/// renders, so no suspense waits on it. Only the latest value's text is kept. Not
+/// generic, so each use adds no code of its own.
+pub fn yaml_of(value: Signal<Option<Value>>) -> Signal<String> {
     let text = RwSignal::new(String::new());
     let asked = StoredValue::new(0_u64);
     Effect::new(move |_| {
-        let value = value();
+        let value = value.get();
         let Some(this) = asked.try_update_value(|n| {
             *n += 1;
             *n
@@ -46,4 +47,42 @@ pub fn yaml_of(value: impl Fn() -> Option<Value> + 'static) -> Signal<String> {
         });
     });
     text.into()
+}
+
+/// Reads `text` as YAML in the browser and hands `done` the outcome, unless a later
+/// call (the person typed again) or the page going away came first. Blank text is
+/// `None` and needs no YAML.
+#[derive(Clone, Copy)]
+pub struct YamlReader {
+    asked: StoredValue<u64>,
+    done: Callback<Result<Option<Value>, String>>,
+}
+
+impl YamlReader {
+    pub fn new(done: Callback<Result<Option<Value>, String>>) -> Self {
+        Self {
+            asked: StoredValue::new(0),
+            done,
+        }
+    }
+
+    pub fn read(&self, text: String) {
+        let (asked, done) = (self.asked, self.done);
+        let Some(this) = asked.try_update_value(|n| {
+            *n += 1;
+            *n
+        }) else {
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            let read = if text.trim().is_empty() {
+                Ok(None)
+            } else {
+                from_yaml(text).await.map(Some)
+            };
+            if asked.try_get_value() == Some(this) {
+                done.run(read);
+            }
+        });
+    }
 }

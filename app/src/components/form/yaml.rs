@@ -13,33 +13,21 @@ pub fn YamlControl(reason: String, path: FieldPath, id: String) -> AnyView {
     let problem = RwSignal::new(None::<String>);
     // An empty field needs no YAML: a form whose free-form fields are left empty never
     // downloads it.
-    let shown = yaml::yaml_of(move || form.read(&path_read).filter(|v| !v.is_null()));
-    // Through one action, so only the last change counts (one still being read is
-    // dropped), cleared included.
-    let read = Action::new(|text: &String| {
-        let text = text.clone();
-        async move {
-            if text.trim().is_empty() {
-                return Ok(None);
-            }
-            yaml::from_yaml(text).await.map(Some)
-        }
-    });
-    Effect::new(move || match read.value().get() {
-        None => {}
-        Some(Ok(value)) => {
+    let shown = yaml::yaml_of(Signal::derive(move || {
+        form.read(&path_read).filter(|v| !v.is_null())
+    }));
+    let read = yaml::YamlReader::new(Callback::new(move |read| match read {
+        Ok(value) => {
             problem.set(None);
             form.write(&path, value);
         }
-        Some(Err(why)) => problem.set(Some(format!("Not valid YAML: {why}"))),
-    });
+        Err(why) => problem.set(Some(format!("Not valid YAML: {why}"))),
+    }));
     view! {
         <p class="field-help">{reason}</p>
         <textarea id=id class="yaml-input" rows="6" spellcheck="false"
             prop:value=move || shown.get()
-            on:change:target=move |ev| {
-                read.dispatch(ev.target().value());
-            }
+            on:change:target=move |ev| read.read(ev.target().value())
         ></textarea>
         {move || problem.get().map(|p| view! { <p class="field-error" role="alert">{p}</p> })}
     }

@@ -141,7 +141,7 @@ pub fn ObjectForm(
     let set_field = Callback::new(move |(key, text): (String, String)| draft.set_text(&key, text));
     // The server's spec after a conflict, shown as YAML.
     let latest_spec = RwSignal::new(None::<Value>);
-    let latest_yaml = yaml::yaml_of(move || latest_spec.get());
+    let latest_yaml = yaml::yaml_of(latest_spec.into());
     let namespaces = Resource::new(|| (), |_| list_namespaces());
     let show_yaml = RwSignal::new(false);
     let yaml_problem = RwSignal::new(None::<String>);
@@ -160,22 +160,21 @@ pub fn ObjectForm(
     // The YAML view edits the same object as the form, so switching loses nothing.
     // Written as YAML only while it is shown (not on every edit of the form), and read
     // back when it is changed.
-    let object_yaml = yaml::yaml_of(move || show_yaml.get().then(|| draft.now().body()));
-    let read_yaml = Action::new(|text: &String| yaml::from_yaml(text.clone()));
-    Effect::new(move || {
-        let Some(parsed) = read_yaml.value().get() else {
-            return;
-        };
-        let outcome = match parsed {
-            Ok(object) => {
-                let mut outcome = Ok(());
-                draft.change(|d| outcome = d.apply_object(object));
-                outcome
-            }
-            Err(why) => Err(DraftError::NotYaml(why)),
-        };
-        yaml_problem.set(outcome.err().map(|e| e.to_string()));
-    });
+    let object_yaml = yaml::yaml_of(Signal::derive(move || {
+        show_yaml.get().then(|| draft.now().body())
+    }));
+    let read_yaml =
+        yaml::YamlReader::new(Callback::new(move |read: Result<Option<Value>, String>| {
+            let outcome = match read {
+                Ok(object) => {
+                    let mut outcome = Ok(());
+                    draft.change(|d| outcome = d.apply_object(object.unwrap_or(Value::Null)));
+                    outcome
+                }
+                Err(why) => Err(DraftError::NotYaml(why)),
+            };
+            yaml_problem.set(outcome.err().map(|e| e.to_string()));
+        }));
 
     // The dry run while typing, debounced: a new edit cancels the wait and the
     // answer still on its way, so only the latest edit's answer is shown.
@@ -359,9 +358,7 @@ pub fn ObjectForm(
                 <h2>"The whole object as YAML"</h2>
                 <textarea class="yaml-input whole" rows="18" spellcheck="false" data-testid="object-yaml-editor"
                     prop:value=move || object_yaml.get()
-                    on:change:target=move |ev| {
-                        read_yaml.dispatch(ev.target().value());
-                    }
+                    on:change:target=move |ev| read_yaml.read(ev.target().value())
                 ></textarea>
                 {move || yaml_problem.get().map(|p| view! { <p class="field-error" role="alert">{p}</p> })}
                 {move || {
