@@ -49,31 +49,42 @@ pub fn yaml_of(value: Signal<Option<Value>>) -> Signal<String> {
     text.into()
 }
 
+/// Fetches the YAML parser ahead (when a YAML editor gets focus), so that what is
+/// typed there is read at once when it changes.
+pub fn warm_reader() {
+    leptos::task::spawn_local(async {
+        let _ = from_yaml(String::new()).await;
+    });
+}
+
 /// Reads `text` as YAML in the browser and hands `done` the outcome, unless a later
 /// call (the person typed again) or the page going away came first. Blank text is
-/// `None` and needs no YAML.
+/// `None` and needs no YAML. `reading` counts the reads under way.
 #[derive(Clone, Copy)]
 pub struct YamlReader {
     asked: StoredValue<u64>,
+    reading: RwSignal<usize>,
     done: Callback<Result<Option<Value>, String>>,
 }
 
 impl YamlReader {
-    pub fn new(done: Callback<Result<Option<Value>, String>>) -> Self {
+    pub fn new(reading: RwSignal<usize>, done: Callback<Result<Option<Value>, String>>) -> Self {
         Self {
             asked: StoredValue::new(0),
+            reading,
             done,
         }
     }
 
     pub fn read(&self, text: String) {
-        let (asked, done) = (self.asked, self.done);
+        let (asked, reading, done) = (self.asked, self.reading, self.done);
         let Some(this) = asked.try_update_value(|n| {
             *n += 1;
             *n
         }) else {
             return;
         };
+        reading.update(|n| *n += 1);
         leptos::task::spawn_local(async move {
             let read = if text.trim().is_empty() {
                 Ok(None)
@@ -83,6 +94,7 @@ impl YamlReader {
             if asked.try_get_value() == Some(this) {
                 done.run(read);
             }
+            reading.try_update(|n| *n = n.saturating_sub(1));
         });
     }
 }

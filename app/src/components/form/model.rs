@@ -29,6 +29,9 @@ pub struct FormModel {
     /// A field to bring into view (from the search or a submit): the sections on its
     /// way open.
     pub focus: RwSignal<Option<String>>,
+    /// YAML typed and still being read (its parser is fetched on first use): a submit
+    /// waits for it, so what was typed is what is sent.
+    pub yaml_reading: RwSignal<usize>,
 }
 
 impl FormModel {
@@ -44,6 +47,7 @@ impl FormModel {
             touched: RwSignal::new(HashSet::new()),
             reveal_all: RwSignal::new(false),
             focus: RwSignal::new(None),
+            yaml_reading: RwSignal::new(0),
         }
     }
 

@@ -160,11 +160,20 @@ pub fn ObjectForm(
     // The YAML view edits the same object as the form, so switching loses nothing.
     // Written as YAML only while it is shown (not on every edit of the form), and read
     // back when it is changed.
-    let object_yaml = yaml::yaml_of(Signal::derive(move || {
-        show_yaml.get().then(|| draft.now().body())
-    }));
-    let read_yaml =
-        yaml::YamlReader::new(Callback::new(move |read: Result<Option<Value>, String>| {
+    // While hidden it keeps what it last showed, so switching tabs keeps what was typed
+    // there (with its problem, if refused) unless the form changed the object.
+    let shown_object = Memo::new(move |before: Option<&Option<Value>>| {
+        if show_yaml.get() {
+            Some(draft.now().body())
+        } else {
+            before.cloned().flatten()
+        }
+    });
+    let object_yaml = yaml::yaml_of(shown_object.into());
+    let yaml_reading = model.yaml_reading;
+    let read_yaml = yaml::YamlReader::new(
+        yaml_reading,
+        Callback::new(move |read: Result<Option<Value>, String>| {
             let outcome = match read {
                 Ok(object) => {
                     let mut outcome = Ok(());
@@ -174,7 +183,8 @@ pub fn ObjectForm(
                 Err(why) => Err(DraftError::NotYaml(why)),
             };
             yaml_problem.set(outcome.err().map(|e| e.to_string()));
-        }));
+        }),
+    );
 
     // The dry run while typing, debounced: a new edit cancels the wait and the
     // answer still on its way, so only the latest edit's answer is shown.
@@ -220,14 +230,29 @@ pub fn ObjectForm(
     let resource_for_save = resource.clone();
     let save = Action::new(move |body: &Value| save(editing_key(&resource_for_save), body.clone()));
     let submitting = save.pending();
-    let on_submit = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
+    let submit = move || {
         if !client_errors.with_untracked(Vec::is_empty) {
             banner.set(Some("Fix the fields marked below first.".into()));
             model.reveal_errors();
             return;
         }
         save.dispatch(value.get_untracked());
+    };
+    // YAML typed just before the click is still being read: the submit waits for it.
+    let submit_after_yaml = RwSignal::new(false);
+    Effect::new(move |_| {
+        if yaml_reading.get() == 0 && submit_after_yaml.get_untracked() {
+            submit_after_yaml.set(false);
+            submit();
+        }
+    });
+    let on_submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        if yaml_reading.get_untracked() > 0 {
+            submit_after_yaml.set(true);
+            return;
+        }
+        submit();
     };
     let navigate = use_navigate();
     let resource_for_saved = resource.clone();
@@ -358,6 +383,7 @@ pub fn ObjectForm(
                 <h2>"The whole object as YAML"</h2>
                 <textarea class="yaml-input whole" rows="18" spellcheck="false" data-testid="object-yaml-editor"
                     prop:value=move || object_yaml.get()
+                    on:focus=|_| yaml::warm_reader()
                     on:change:target=move |ev| read_yaml.read(ev.target().value())
                 ></textarea>
                 {move || yaml_problem.get().map(|p| view! { <p class="field-error" role="alert">{p}</p> })}
