@@ -181,7 +181,7 @@ test('a free-form field is edited as YAML: refused in the parser\'s words, read 
   await expect(page.getByTestId('object-yaml-editor')).not.toHaveValue(/overrides:/);
 });
 
-test('YAML typed and saved at once is what is created; switching tabs keeps refused text', async ({ page }) => {
+test('YAML typed and saved at once is what is created, on a page that has read no YAML yet', async ({ page }) => {
   const kube = new Kube();
   const ns = await kube.freshNamespace('yamlsave');
   await page.goto(`/r/iksoon.test.com/v1/crdplural/new?ns=${ns}`);
@@ -191,23 +191,27 @@ test('YAML typed and saved at once is what is created; switching tabs keeps refu
   await page.getByRole('tab', { name: 'YAML' }).click();
   const editor = page.getByTestId('object-yaml-editor');
   await expect(editor).toHaveValue(/choice: tomcat/);
-  const written = await editor.inputValue();
-
-  // Refused text and its problem stay across a switch to the form and back.
-  await editor.fill('spec: [unclosed');
-  await editor.blur();
-  await expect(page.getByRole('alert').filter({ hasText: 'Not valid YAML' })).toBeVisible();
-  await page.getByRole('tab', { name: 'Form' }).click();
-  await page.getByRole('tab', { name: 'YAML' }).click();
-  await expect(editor).toHaveValue('spec: [unclosed');
-  await expect(page.getByRole('alert').filter({ hasText: 'Not valid YAML' })).toBeVisible();
-
-  // An edit followed at once by Create: the edit is what is saved.
-  await editor.fill(written.replace('choice: tomcat', 'choice: tomcat\n  replicas: 3'));
+  await editor.fill((await editor.inputValue()).replace('choice: tomcat', 'choice: tomcat\n  replicas: 3'));
   await page.getByRole('button', { name: 'Create' }).click();
   await expect(page.getByTestId('object-name')).toHaveText('typed-yaml');
   const created = await kube.ok('GET', `/apis/iksoon.test.com/v1/namespaces/${ns}/crdplural/typed-yaml`);
   expect(created.spec).toEqual({ choice: 'tomcat', replicas: 3 });
+});
+
+test('refused YAML and its problem stay across a switch to the form and back', async ({ page }) => {
+  await page.goto('/r/iksoon.test.com/v1/crdplural/new?ns=default');
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  await page.getByRole('tab', { name: 'YAML' }).click();
+  const editor = page.getByTestId('object-yaml-editor');
+  await expect(editor).toHaveValue(/kind: CrdKind/);
+  await editor.fill('spec: [unclosed');
+  await editor.blur();
+  const problem = page.getByRole('alert').filter({ hasText: 'Not valid YAML' });
+  await expect(problem).toBeVisible();
+  await page.getByRole('tab', { name: 'Form' }).click();
+  await page.getByRole('tab', { name: 'YAML' }).click();
+  await expect(editor).toHaveValue('spec: [unclosed');
+  await expect(problem).toBeVisible();
 });
 
 test('a real-world-sized CRD: oneOf as a choice, nullable fields, a version picker that keeps what was typed', async ({ page }) => {
