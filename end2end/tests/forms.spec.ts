@@ -3,6 +3,21 @@ import { Kube } from './kube';
 
 const field = (page: any, path: string) => page.locator(`.field[data-path="${path}"]`);
 
+/** A new CrdKind named `name` with choice tomcat, in a fresh namespace, shown on the
+ *  form's YAML tab; its editor holds the object. */
+async function newCrdKindAsYaml(page: any, prefix: string, name: string) {
+  const kube = new Kube();
+  const ns = await kube.freshNamespace(prefix);
+  await page.goto(`/r/iksoon.test.com/v1/crdplural/new?ns=${ns}`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  await page.locator('#f-metadata-name').fill(name);
+  await page.locator('#f-spec-choice').fill('tomcat');
+  await page.getByRole('tab', { name: 'YAML' }).click();
+  const editor = page.getByTestId('object-yaml-editor');
+  await expect(editor).toHaveValue(/choice: tomcat/);
+  return { kube, ns, editor };
+}
+
 test('CrdKind form: the pattern and bounds are enforced as you type, nothing is created until valid', async ({ page }) => {
   const kube = new Kube();
   const ns = await kube.freshNamespace('form');
@@ -128,15 +143,7 @@ test('an edit that conflicts keeps the user\'s edits, then saves on top; delete 
 });
 
 test('the YAML view edits the same object as the form, metadata included', async ({ page }) => {
-  const kube = new Kube();
-  const ns = await kube.freshNamespace('yaml');
-  await page.goto(`/r/iksoon.test.com/v1/crdplural/new?ns=${ns}`);
-  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
-  await page.locator('#f-metadata-name').fill('from-yaml');
-  await page.locator('#f-spec-choice').fill('tomcat');
-  await page.getByRole('tab', { name: 'YAML' }).click();
-  const editor = page.getByTestId('object-yaml-editor');
-  await expect(editor).toHaveValue(/choice: tomcat/);
+  const { kube, ns, editor } = await newCrdKindAsYaml(page, 'yaml', 'from-yaml');
   const text = (await editor.inputValue()).replace('name: from-yaml', 'name: from-yaml\n  labels:\n    tier: web').replace('choice: tomcat', 'choice: tomcat\n  replicas: 4');
   await editor.fill(text);
   await editor.blur();
@@ -182,15 +189,7 @@ test('a free-form field is edited as YAML: refused in the parser\'s words, read 
 });
 
 test('YAML typed and saved at once is what is created, on a page that has read no YAML yet', async ({ page }) => {
-  const kube = new Kube();
-  const ns = await kube.freshNamespace('yamlsave');
-  await page.goto(`/r/iksoon.test.com/v1/crdplural/new?ns=${ns}`);
-  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
-  await page.locator('#f-metadata-name').fill('typed-yaml');
-  await page.locator('#f-spec-choice').fill('tomcat');
-  await page.getByRole('tab', { name: 'YAML' }).click();
-  const editor = page.getByTestId('object-yaml-editor');
-  await expect(editor).toHaveValue(/choice: tomcat/);
+  const { kube, ns, editor } = await newCrdKindAsYaml(page, 'yamlsave', 'typed-yaml');
   await editor.fill((await editor.inputValue()).replace('choice: tomcat', 'choice: tomcat\n  replicas: 3'));
   await page.getByRole('button', { name: 'Create' }).click();
   await expect(page.getByTestId('object-name')).toHaveText('typed-yaml');

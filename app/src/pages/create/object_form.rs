@@ -157,11 +157,10 @@ pub fn ObjectForm(
     let model = FormModel::new(value, client_errors.into(), server_errors.into());
     model.provide();
     let spec = StoredValue::new(spec);
-    // The YAML view edits the same object as the form, so switching loses nothing.
-    // Written as YAML only while it is shown (not on every edit of the form), and read
-    // back when it is changed.
-    // While hidden it keeps what it last showed, so switching tabs keeps what was typed
-    // there (with its problem, if refused) unless the form changed the object.
+    // The YAML view edits the same object as the form, so switching loses nothing. It
+    // is written as YAML only while shown (not on every edit of the form); hidden, it
+    // keeps what it last showed, so text typed there (refused, with its problem) stays
+    // unless the form changed the object. Read back when it is changed.
     let shown_object = Memo::new(move |before: Option<&Option<Value>>| {
         if show_yaml.get() {
             Some(draft.now().body())
