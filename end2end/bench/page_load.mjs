@@ -64,12 +64,16 @@ function bundleSizes(site) {
 async function visit(page, cdp, url) {
   let bytes = 0;
   let code = 0;
+  const parts = [];
   const urls = new Map();
   const onResponse = (e) => urls.set(e.requestId, e.response.url);
   const onFinished = (e) => {
     bytes += e.encodedDataLength;
     const path = new URL(urls.get(e.requestId) ?? 'about:blank').pathname;
-    if (path.includes('/pkg/') && /\.(wasm|js)$/.test(path)) code += e.encodedDataLength;
+    if (path.includes('/pkg/') && /\.(wasm|js)$/.test(path)) {
+      code += e.encodedDataLength;
+      parts.push(`${path.split('/').pop().replace(/\.[^.]+\.(wasm|js)$/, '')} ${kb(e.encodedDataLength)}`);
+    }
   };
   cdp.on('Network.responseReceived', onResponse);
   cdp.on('Network.loadingFinished', onFinished);
@@ -80,7 +84,7 @@ async function visit(page, cdp, url) {
   await page.waitForLoadState('networkidle');
   cdp.off('Network.loadingFinished', onFinished);
   cdp.off('Network.responseReceived', onResponse);
-  return { bytes, code, hydratedMs: hydratedAt };
+  return { bytes, code, parts, hydratedMs: hydratedAt };
 }
 
 async function newWatchedContext(browser) {
@@ -153,6 +157,12 @@ console.log('|---|---|---|---|');
 for (const [build, r] of Object.entries(results)) {
   for (const [label, { cold, warm }] of Object.entries(r.routes)) {
     console.log(`| ${build} | ${label} | ${kb(cold.bytes)} / ${kb(cold.code)} | ${kb(warm.bytes)} / ${kb(warm.code)} |`);
+  }
+}
+console.log('\nThe code each first visit fetched, in order (on the wire):\n');
+for (const [build, r] of Object.entries(results)) {
+  for (const [label, { cold }] of Object.entries(r.routes)) {
+    console.log(`- ${build}, ${label}: ${cold.parts.join(', ')}`);
   }
 }
 console.log('\n| build | ' + Object.keys(pages).map((p) => `hydrated: ${p}, median / worst`).join(' | ') + ' |');

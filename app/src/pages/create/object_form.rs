@@ -14,7 +14,7 @@ use super::version_picker::version_picker;
 use crate::api::{fetch_object_json, list_namespaces, replace_object, submit_object};
 use crate::components::form::{FieldSearch, FieldView, FormModel};
 use crate::error::BackendError;
-use crate::pages::stack::picker::StackPicker;
+use crate::pages::stack::picker::stack_picker;
 use crate::yaml;
 use portico_core::payload::{FormSpec, SubmitOutcome};
 use portico_core::resource::{ObjectKey, ResourceRef, is_path_segment};
@@ -139,6 +139,15 @@ pub fn ObjectForm(
     // A Stack's plan and version are picked from the catalog beside the form.
     let is_stack = resource.group == "portico.dev" && resource.plural == "stacks";
     let set_field = Callback::new(move |(key, text): (String, String)| draft.set_text(&key, text));
+    let picker = RwSignal::new(None::<ViewFn>);
+    if is_stack {
+        // In the browser only, once: the picker is a part of its own.
+        Effect::new(move |_| {
+            leptos::task::spawn_local(async move {
+                picker.try_set(Some(stack_picker(value, set_field).await));
+            });
+        });
+    }
     // The server's spec after a conflict, shown as YAML.
     let latest_spec = RwSignal::new(None::<Value>);
     let latest_yaml = yaml::yaml_of(latest_spec.into());
@@ -190,8 +199,11 @@ pub fn ObjectForm(
     let resource_for_check = resource.clone();
     // Read as each check or save starts: the page may be gone when it answers.
     let editing_key = move |resource: &ResourceRef| editing.then(|| draft.key(resource.clone()));
-    let check =
-        Action::new(move |body: &Value| send(editing_key(&resource_for_check), body.clone(), true));
+    // Of the same type as the save's action, so the two share their code in the wasm.
+    let check = Action::new(move |body: &Value| {
+        let checking = send(editing_key(&resource_for_check), body.clone(), true);
+        async move { checking.await.map(Saved::Verdict) }
+    });
     let checking = check.pending();
     let in_flight = StoredValue::new(None::<ActionAbortHandle>);
     let UseTimeoutFnReturn {
@@ -216,13 +228,14 @@ pub fn ObjectForm(
     });
     Effect::new(move |_| {
         check.value().with(|answer| match answer {
-            Some(Ok(verdict)) => {
+            Some(Ok(Saved::Verdict(verdict))) => {
                 let (fields, general) = split_causes(verdict);
                 server_errors.set(fields);
                 banner.set(general);
             }
             Some(Err(e)) => banner.set(Some(e.to_string())),
-            None => {}
+            // A dry run reads nothing back.
+            Some(Ok(Saved::Conflict(_))) | None => {}
         })
     });
 
@@ -362,7 +375,7 @@ pub fn ObjectForm(
                     </div>
                 })}
             </section>
-            {is_stack.then(|| view! { <StackPicker value=value set=set_field/> })}
+            {move || picker.get().map(|picker| picker.run())}
             {move || latest_spec.with(Option::is_some).then(|| view! {
                 <section class="panel" data-testid="server-version">
                     <h2>"The server's current spec"</h2>

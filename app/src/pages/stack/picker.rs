@@ -35,9 +35,16 @@ pub fn plan_size(plan: &PlanOffer) -> String {
     parts.join(" · ")
 }
 
+/// The picker, fetched as a part of its own when a Stack form is hydrated: no other
+/// form needs its code (`cargo leptos build --split`). The server renders none of it.
+#[lazy]
+pub fn stack_picker(value: RwSignal<Value>, set: Callback<(String, String)>) -> ViewFn {
+    ViewFn::from(move || view! { <StackPicker value=value set=set/> })
+}
+
 /// `value` is the Stack being written; `set` puts `(field path, text)` into it.
 #[component]
-pub fn StackPicker(value: RwSignal<Value>, set: Callback<(String, String)>) -> impl IntoView {
+fn StackPicker(value: RwSignal<Value>, set: Callback<(String, String)>) -> impl IntoView {
     let offers = Resource::new(|| (), |_| stack_offers());
     let at = move |pointer: &'static str| {
         Memo::new(move |_| {
