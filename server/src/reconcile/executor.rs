@@ -10,6 +10,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::reflector::Store;
 use kube::{Resource, ResourceExt};
+use tracing::Instrument;
 
 use super::cache::{self, Applied, ChildKey, Relevant, cached, hash_json};
 use super::desired;
@@ -198,19 +199,15 @@ impl Executor {
                 _ => None,
             };
             if let Some((kind, reason, note)) = event {
-                self.publish(stack, kind, reason, note).await;
+                self.publish(stack, kind, reason, note);
             }
         }
         Ok(true)
     }
 
-    pub(super) async fn publish(
-        &self,
-        stack: &Stack,
-        type_: EventType,
-        reason: &str,
-        note: String,
-    ) {
+    /// Tells an Event in the background: it is best effort, and waiting for it held a
+    /// reconcile slot a request longer, which other Stacks waited on.
+    pub(super) fn publish(&self, stack: &Stack, type_: EventType, reason: &str, note: String) {
         let event = Event {
             type_,
             reason: reason.into(),
@@ -218,9 +215,16 @@ impl Executor {
             action: "Reconcile".into(),
             secondary: None,
         };
-        if let Err(error) = self.recorder.publish(&event, &stack.object_ref(&())).await {
-            tracing::debug!(%error, "could not publish an Event");
-        }
+        let recorder = self.recorder.clone();
+        let regarding = stack.object_ref(&());
+        tokio::spawn(
+            async move {
+                if let Err(error) = recorder.publish(&event, &regarding).await {
+                    tracing::debug!(%error, "could not publish an Event");
+                }
+            }
+            .in_current_span(),
+        );
     }
 }
 
