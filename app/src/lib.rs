@@ -82,5 +82,7 @@ fn reload_for_new_release() {
     if let Some(storage) = storage {
         let _ = storage.set_item(KEY, &now.to_string());
     }
+    // A form being filled in comes back as it was.
+    pages::create::save_for_reload();
     let _ = window.location().reload();
 }

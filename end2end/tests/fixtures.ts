@@ -6,8 +6,11 @@ import { test as base, expect } from '@playwright/test';
 
 export { expect };
 
-export const test = base.extend({
-  page: async ({ page }, use) => {
+export const test = base.extend<{ expectedFailures: RegExp | null }>({
+  // What a test provokes on purpose (`test.use({ expectedFailures: /…/ })`): then every
+  // failure must match it, and one at least must be seen.
+  expectedFailures: [null, { option: true }],
+  page: async ({ page, expectedFailures }, use) => {
     const failures: string[] = [];
     page.on('pageerror', (error) => failures.push(`uncaught: ${error.message}`));
     page.on('console', (message) => {
@@ -16,6 +19,8 @@ export const test = base.extend({
       }
     });
     await use(page);
-    expect(failures, 'the page threw nothing and nothing panicked').toEqual([]);
+    const unexpected = failures.filter((f) => !expectedFailures?.test(f));
+    expect(unexpected, 'the page threw nothing and nothing panicked').toEqual([]);
+    if (expectedFailures) expect(failures.length, `provoked: ${expectedFailures}`).toBeGreaterThan(0);
   },
 });

@@ -1,4 +1,4 @@
-//! The list of the cluster's CustomResourceDefinitions.
+//! The list of the cluster's CustomResourceDefinitions, read again as CRDs come and go.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -6,11 +6,19 @@ use leptos_meta::Title;
 use crate::api::list_crds;
 use crate::components::crd_table::CrdTable;
 use crate::components::error_banner::ErrorBanner;
+use crate::live::follow;
+use portico_core::live::protocol::{ServerMessage, Topic};
 
 #[component]
 pub fn CrdsPage() -> impl IntoView {
     let crds = Resource::new(|| (), |_| list_crds());
     let filter = RwSignal::new(String::new());
+    // The table stays, filtered as it was, until the new list is in.
+    follow(Topic::Crds, move |message| {
+        if matches!(message, ServerMessage::Changed { .. }) {
+            crds.refetch();
+        }
+    });
     view! {
         <Title text="Resource types"/>
         <div class="page-head">

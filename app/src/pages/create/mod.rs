@@ -4,6 +4,7 @@
 //! they name. [`draft`] holds the object, [`object_form`] the form and its checks.
 
 mod draft;
+mod kept_draft;
 mod object_form;
 mod version_picker;
 
@@ -12,6 +13,8 @@ use leptos_router::hooks::use_params_map;
 
 use crate::api::{fetch_form_spec, fetch_object_json};
 use crate::components::error_banner::ErrorBanner;
+#[cfg(feature = "hydrate")]
+pub use kept_draft::save_for_reload;
 use object_form::ObjectForm;
 use portico_core::resource::ObjectKey;
 use portico_core::schema::draft::Draft;

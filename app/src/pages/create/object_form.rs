@@ -10,6 +10,7 @@ use leptos_use_timeout_fn::{UseTimeoutFnReturn, use_timeout_fn};
 use serde_json::Value;
 
 use super::draft::use_draft;
+use super::kept_draft::keep_across_reload;
 use super::version_picker::version_picker;
 use crate::api::{fetch_object_json, list_namespaces, replace_object, submit_object};
 use crate::components::form::{FieldSearch, FieldView, FormModel};
@@ -135,6 +136,8 @@ pub fn ObjectForm(
     let (draft, prefilled) = use_draft(&spec, &form, existing, carry);
     let (value, name, namespace, editing) =
         (draft.value, draft.name, draft.namespace, draft.editing);
+    let restored = RwSignal::new(false);
+    keep_across_reload(draft, restored);
     let existing_name = editing.then(|| name.get_untracked());
     // A Stack's plan and version are picked from the catalog beside the form.
     let is_stack = resource.group == "portico.dev" && resource.plural == "stacks";
@@ -324,6 +327,11 @@ pub fn ObjectForm(
                     <code>{key.clone()}</code>" = "<code>{text.clone()}</code>
                 }).collect_view()}
                 {if prefilled.len() == 1 { ". Check it before you create the object." } else { ". Check them before you create the object." }}
+            </div>
+        })}
+        {move || restored.get().then(|| view! {
+            <div class="callout warn-callout" role="note" data-testid="draft-restored">
+                "The page had to load again (Portico was updated meanwhile): what you had typed is back. Check it before you save."
             </div>
         })}
         {move || banner.get().map(|b| view! { <div class="error-banner" role="alert" data-testid="form-banner">{b}</div> })}
