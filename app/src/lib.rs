@@ -62,10 +62,11 @@ pub fn hydrate() {
 const PAGE_PART_NOT_LOADED: &str = "load callback should succeed";
 
 /// A tab left open across a release asks for page parts the new release no longer
-/// has, and the app cannot go on: the page is loaded again, from the new release.
-/// At most once a minute, so a part that is missing for good does not loop.
+/// has, or is sent live messages it cannot read, and the app cannot go on: the page is
+/// loaded again, from the new release. At most once a minute, so a part that is
+/// missing for good, or a message that cannot be read, does not loop.
 #[cfg(feature = "hydrate")]
-fn reload_for_new_release() {
+pub(crate) fn reload_for_new_release() {
     const KEY: &str = "portico-reloaded-at";
     let Some(window) = web_sys::window() else {
         return;

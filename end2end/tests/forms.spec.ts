@@ -241,6 +241,27 @@ test.describe('a page part that cannot be fetched', () => {
   });
 });
 
+test('a live message the page cannot read (a newer release answered) loads the page again, keeping what was typed', async ({ page }) => {
+  const sockets: { page: any; sent: number }[] = [];
+  await page.routeWebSocket(/\/api\/live/, (ws) => {
+    const socket = { page: ws, sent: 0 };
+    const server = ws.connectToServer();
+    ws.onMessage((m) => { server.send(m); socket.sent += 1; });
+    server.onMessage((m) => ws.send(m));
+    sockets.push(socket);
+  });
+  await page.goto('/r/iksoon.test.com/v1/crdplural/new?ns=default');
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  await page.locator('#f-metadata-name').fill('next-release');
+  // The page has subscribed (the navigation follows CRDs): its socket is open.
+  await expect.poll(() => sockets[0]?.sent ?? 0).toBeGreaterThan(0);
+  sockets[0].page.send(JSON.stringify({ greeting: { id: 1, release: 'next' } }));
+  await expect(page.getByTestId('draft-restored')).toBeVisible();
+  await expect(page.locator('#f-metadata-name')).toHaveValue('next-release');
+  // The page loaded again goes live again.
+  await expect.poll(() => sockets.length).toBe(2);
+});
+
 test('a real-world-sized CRD: oneOf as a choice, nullable fields, a version picker that keeps what was typed', async ({ page }) => {
   const kube = new Kube();
   const ns = await kube.freshNamespace('big');

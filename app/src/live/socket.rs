@@ -146,10 +146,14 @@ fn connect() {
     };
     let on_open = Closure::<dyn FnMut(Event)>::new(move |_| opened());
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-        if let Some(text) = ev.data().as_string()
-            && let Ok(message) = serde_json::from_str::<ServerMessage>(&text)
-        {
-            received(message);
+        let Some(text) = ev.data().as_string() else {
+            return;
+        };
+        match serde_json::from_str::<ServerMessage>(&text) {
+            Ok(message) => received(message),
+            // What this page's code cannot read comes from a newer release (the page was
+            // loaded from the one before): the page is loaded again, from it.
+            Err(_) => crate::reload_for_new_release(),
         }
     });
     let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |ev: CloseEvent| {
