@@ -239,6 +239,31 @@ test.describe('a page part that cannot be fetched', () => {
     await expect(page.locator('#f-metadata-name')).toHaveValue('');
     await expect(page.getByTestId('draft-restored')).toHaveCount(0);
   });
+
+  test('on an edit, what was typed comes back on top of the object as the server has it after the reload', async ({ page }) => {
+    const kube = new Kube();
+    const ns = await kube.freshNamespace('kept-edit');
+    const path = `/apis/iksoon.test.com/v1/namespaces/${ns}/crdplural`;
+    await kube.ok('POST', path, {
+      apiVersion: 'iksoon.test.com/v1', kind: 'CrdKind',
+      metadata: { name: 'kept-edit' }, spec: { choice: 'mysql', replicas: 1 },
+    });
+    const gone = /\/pkg\/split_to_yaml_/;
+    await page.route(gone, (route) => route.abort());
+    await page.goto(`/r/iksoon.test.com/v1/crdplural/${ns}/kept-edit/edit`);
+    await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+    await page.locator('#f-spec-replicas').fill('3');
+    // Someone else changes the other field meanwhile.
+    await kube.ok('PATCH', `${path}/kept-edit`, { spec: { choice: 'tomcat' } }, { 'content-type': 'application/merge-patch+json' });
+    await page.getByRole('tab', { name: 'YAML' }).click();
+    await expect(page.getByTestId('draft-restored')).toContainText('on top of the object as the server has it now.');
+    await expect(page.locator('#f-spec-replicas')).toHaveValue('3');
+    await expect(page.locator('#f-spec-choice')).toHaveValue('tomcat');
+    await page.unroute(gone);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect(page).toHaveURL(new RegExp(`/r/iksoon.test.com/v1/crdplural/${ns}/kept-edit$`));
+    expect((await kube.ok('GET', `${path}/kept-edit`)).spec).toEqual({ choice: 'tomcat', replicas: 3 });
+  });
 });
 
 test('a live message the page cannot read (a newer release answered) loads the page again, keeping what was typed', async ({ page }) => {

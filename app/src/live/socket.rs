@@ -151,9 +151,15 @@ fn connect() {
         };
         match serde_json::from_str::<ServerMessage>(&text) {
             Ok(message) => received(message),
-            // What this page's code cannot read comes from a newer release (the page was
-            // loaded from the one before): the page is loaded again, from it.
-            Err(_) => crate::reload_for_new_release(),
+            Err(error) => {
+                web_sys::console::warn_1(&format!("a live message not read: {error}").into());
+                // Well-formed JSON of a shape this page's code does not know comes from a
+                // newer release (the page was loaded from the one before): the page is
+                // loaded again, from it.
+                if error.classify() == serde_json::error::Category::Data {
+                    crate::reload_for_new_release();
+                }
+            }
         }
     });
     let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |ev: CloseEvent| {

@@ -44,8 +44,8 @@ use super::{claims, scheduling};
 /// since the API server is what every reconcile waits on; more would only queue there.
 /// kube 5's client speaks HTTP/1.1 (hyper is built without http2), so each request in
 /// flight holds one pooled connection: 16 reconciles make at most 48 (a new Stack's
-/// Services and workload are applied at once, a running one's one at a time), none of
-/// them a new one per call.
+/// Services and workload are applied at once, a running one's one at a time), plus the
+/// Events told in the background, none of them a new one per call.
 pub const CONCURRENCY: u16 = 16;
 
 /// How long a Stack's triggers are gathered before it is reconciled: its children
@@ -379,21 +379,22 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
             ),
         })
     };
-    let (service, (ready_replicas, rolled_out)) = if nothing_exists(desired, &namespace, stores) {
-        // Nothing runs that a refusal part-way could leave half changed: one round trip
-        // instead of one per child, which is most of a new Stack's time to its children.
-        let ((), service, readiness) =
-            futures::try_join!(apply_headless, apply_service, apply_workload)?;
-        (service, readiness)
-    } else {
-        // One at a time, the headless Service first: a change the API server refuses
-        // part-way (a quota on Services) then leaves the Service and the workload of the
-        // running stack as they were. Applied at once, the main Service could already
-        // select the new choice's Pods while the rest was refused.
-        apply_headless.await?;
-        let service = apply_service.await?;
-        (service, apply_workload.await?)
-    };
+    let (service, (ready_replicas, rolled_out)) =
+        if plan.stale.is_empty() && nothing_exists(desired, &namespace, stores) {
+            // Nothing runs that a refusal part-way could leave half changed: one round trip
+            // instead of one per child, which is most of a new Stack's time to its children.
+            let ((), service, readiness) =
+                futures::try_join!(apply_headless, apply_service, apply_workload)?;
+            (service, readiness)
+        } else {
+            // One at a time, the headless Service first: a change the API server refuses
+            // part-way (a quota on Services) then leaves the Service and the workload of the
+            // running stack as they were. Applied at once, the main Service could already
+            // select the new choice's Pods while the rest was refused.
+            apply_headless.await?;
+            let service = apply_service.await?;
+            (service, apply_workload.await?)
+        };
     // The catalog the plan was made from, not a newer one.
     let entry = catalog.get(&stack.spec.choice);
     let observed = Observed {
@@ -554,12 +555,16 @@ fn endpoint_of(service: &Service, entry: Option<&CatalogEntry>) -> Option<Endpoi
 #[cfg(test)]
 mod tests {
     //! `provision` against a mock API server: what a reconcile writes, in which order.
-    use http::Method;
+    use http::{Method, StatusCode};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kube::api::PartialObjectMeta;
+    use kube::core::PartialObjectMetaExt;
     use kube::runtime::reflector;
+    use serde_json::json;
 
     use super::*;
     use crate::reconcile::catalog::{Catalog, DEFAULT_CATALOG};
-    use crate::reconcile::fixtures::{answer_everything, executor, stack};
+    use crate::reconcile::fixtures::{executor, expect, stack};
 
     /// A reconciler's context whose stores hold nothing yet, as for a new Stack.
     fn context(executor: Executor) -> Context {
@@ -588,36 +593,90 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_new_stack_gets_its_secret_and_services_before_its_workload_then_its_status() {
+    // Time stands still until every task waits: one apply held back until another is
+    // answered ends the wait for the next at once.
+    #[tokio::test(start_paused = true)]
+    async fn a_new_stack_gets_its_secret_first_then_its_services_and_workload_at_once_then_its_status()
+     {
         let (executor, mut api_server) = executor();
         let ctx = context(executor);
         let stack = stack(None);
-        let seen = std::sync::Mutex::new(Vec::new());
-        let outcome = tokio::select! {
-            outcome = provision(&stack, &ctx) => outcome,
-            () = answer_everything(&mut api_server, &stack, &seen) => panic!("the mock API server went away"),
+        let api = async {
+            let path = |p: &str| format!("/api/v1/namespaces/shop/{p}");
+            let mut sent = Vec::new();
+            let secret = expect(
+                &mut api_server,
+                Method::POST,
+                &path("secrets"),
+                StatusCode::CREATED,
+                json!({}),
+            )
+            .await;
+            sent.push(secret);
+            // All three applies arrive before any is answered.
+            let mut waiting = Vec::new();
+            for _ in 0..3 {
+                let next = tokio::time::timeout(Duration::from_secs(60), api_server.next_request());
+                let (request, respond) = next
+                    .await
+                    .expect("every apply sent before any is answered")
+                    .expect("an apply");
+                assert_eq!(request.method(), Method::PATCH);
+                let path = request.uri().path().to_string();
+                let body = request.into_body().collect_bytes().await.expect("a body");
+                waiting.push((path, body, respond));
+            }
+            let mut paths: Vec<&str> = waiting.iter().map(|(p, _, _)| p.as_str()).collect();
+            paths.sort_unstable();
+            assert_eq!(
+                paths,
+                [
+                    path("services/db").as_str(),
+                    path("services/db-headless").as_str(),
+                    "/apis/apps/v1/namespaces/shop/statefulsets/db",
+                ]
+            );
+            for (_, body, respond) in waiting {
+                respond.send_response(http::Response::new(kube::client::Body::from(body.to_vec())));
+            }
+            expect(
+                &mut api_server,
+                Method::PATCH,
+                "/apis/portico.dev/v1alpha1/namespaces/shop/stacks/db/status",
+                StatusCode::OK,
+                json!(stack),
+            )
+            .await;
         };
+        let (outcome, ()) = tokio::join!(provision(&stack, &ctx), api);
         let (_, outcome) = outcome.expect("provisioned");
         assert!(matches!(outcome, Outcome::Applied));
-        let seen = seen.into_inner().expect("seen");
-        let path = |p: &str| format!("/api/v1/namespaces/shop/{p}");
-        assert_eq!(
-            seen,
-            [
-                (Method::POST, path("secrets")),
-                (Method::PATCH, path("services/db-headless")),
-                (Method::PATCH, path("services/db")),
-                (
-                    Method::PATCH,
-                    "/apis/apps/v1/namespaces/shop/statefulsets/db".to_string()
-                ),
-                (
-                    Method::PATCH,
-                    "/apis/portico.dev/v1alpha1/namespaces/shop/stacks/db/status".to_string()
-                ),
-            ],
-            "one request at a time, the credentials and the headless Service first, status last"
-        );
+    }
+
+    #[tokio::test]
+    async fn only_a_stack_whose_services_and_workload_are_all_missing_counts_as_new() {
+        let catalog = Catalog::parse(DEFAULT_CATALOG).expect("the default catalog");
+        let stack = stack(None);
+        let children =
+            desired::desired(&stack, catalog.get("mysql").expect("mysql"), "p").expect("children");
+        let (executor, _api_server) = executor();
+        let ctx = context(executor);
+        assert!(nothing_exists(&children, "shop", &ctx.stores));
+        // Any object under one of the names, the Stack's or not: one at a time.
+        let (names, mut writer) = reflector::store::<PartialObjectMeta<Service>>();
+        let headless = ObjectMeta {
+            name: Some("db-headless".into()),
+            namespace: Some("shop".into()),
+            ..ObjectMeta::default()
+        };
+        writer.apply_watcher_event(&watcher::Event::Apply(headless.into_response_partial()));
+        let stores = Stores {
+            names: Names {
+                services: names,
+                ..ctx.stores.names
+            },
+            ..ctx.stores
+        };
+        assert!(!nothing_exists(&children, "shop", &stores));
     }
 }

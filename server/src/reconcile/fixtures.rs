@@ -75,37 +75,3 @@ pub(super) async fn expect(
     respond.send_response(answer);
     sent
 }
-
-/// Answers every request until the test ends: a write with what was sent (as the
-/// API server answers an apply or a create), a status write with `stack`; notes
-/// each request's method and path in `seen`.
-pub(super) async fn answer_everything(
-    api_server: &mut ApiServer,
-    stack: &Stack,
-    seen: &std::sync::Mutex<Vec<(Method, String)>>,
-) {
-    while let Some((request, respond)) = api_server.next_request().await {
-        let (method, path) = (request.method().clone(), request.uri().path().to_string());
-        let sent = request
-            .into_body()
-            .collect_bytes()
-            .await
-            .expect("the request's body");
-        let body = if path.ends_with("/status") {
-            json!(stack).to_string().into_bytes()
-        } else {
-            sent.to_vec()
-        };
-        let status = if method == Method::POST {
-            StatusCode::CREATED
-        } else {
-            StatusCode::OK
-        };
-        seen.lock().expect("seen").push((method, path));
-        let answer = Response::builder()
-            .status(status)
-            .body(Body::from(body))
-            .expect("a response");
-        respond.send_response(answer);
-    }
-}

@@ -1,12 +1,12 @@
-//! What was typed in a form survives the one reload the app makes itself: a page part
-//! that cannot be fetched (a tab left open across a release) makes the app load the
-//! page again (`crate::reload_for_new_release`). The form shown keeps a copy of its
-//! draft in memory; only then is it written to the tab's session storage, and the
-//! form of the same address takes it back once, after hydrating.
+//! What was typed in a form survives the reload the app makes itself when it cannot go
+//! on (`crate::reload_for_new_release`: a page part that cannot be fetched, a live
+//! message it cannot read). The form shown keeps a copy of its draft in memory once it
+//! differs from how the form started; only the reload writes it to the tab's session
+//! storage, and only while the address is still the form's. The form at that address,
+//! created within half a minute, takes it back once: on an edit, the edits go on top
+//! of the object as the server has it now, as after a conflict.
 
 use leptos::prelude::*;
-#[cfg(feature = "hydrate")]
-use serde_json::Value;
 
 use super::draft::DraftCells;
 
@@ -14,14 +14,27 @@ use super::draft::DraftCells;
 #[cfg(feature = "hydrate")]
 const KEY: &str = "portico-kept-draft";
 
+/// How long a kept draft waits for its form: the reload, not a later visit.
+#[cfg(feature = "hydrate")]
+const FRESH_FOR_MS: f64 = 30_000.0;
+
 #[cfg(feature = "hydrate")]
 thread_local! {
-    /// The draft of the form on the page, as JSON: ready before a panic, which may
-    /// come while the form's own cells are being changed.
-    static SHOWN: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    /// The address of the form on the page and its draft as JSON: ready before a
+    /// panic, which may come while the form's own cells are being changed.
+    static SHOWN: std::cell::RefCell<Option<(String, String)>> = const { std::cell::RefCell::new(None) };
 }
 
-/// The page's address, which a kept draft must match to be taken back.
+#[cfg(feature = "hydrate")]
+fn set_shown(shown: Option<(String, String)>) {
+    SHOWN.with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            *s = shown;
+        }
+    });
+}
+
+/// The page's address, which a kept draft must match to be written and taken back.
 #[cfg(feature = "hydrate")]
 fn address() -> Option<String> {
     let location = web_sys::window()?.location();
@@ -33,65 +46,91 @@ fn address() -> Option<String> {
 }
 
 /// Keeps `draft`'s latest state in memory while the form is shown, and takes back a
-/// draft kept for this address by a reload; `restored` is then set.
-pub fn keep_across_reload(draft: DraftCells, restored: RwSignal<bool>) {
+/// draft a reload kept for this address; `restored` is then set, with the paths both
+/// the kept edits and the server changed (an edit form only).
+pub fn keep_across_reload(draft: DraftCells, restored: RwSignal<Option<Vec<String>>>) {
     #[cfg(feature = "hydrate")]
     {
-        let kept = take_kept();
-        Effect::new(move |first: Option<()>| {
-            if first.is_none()
-                && let Some((object, original)) = kept.clone()
-            {
-                draft.change(|d| {
-                    d.object = object;
-                    d.original = original;
-                });
-                restored.set(true);
-            }
+        use serde_json::Value;
+
+        let Some(here) = address() else {
+            return;
+        };
+        let kept = take_kept(&here);
+        Effect::new(move |start: Option<Value>| {
             let now = draft.now();
-            let json = serde_json::json!({
-                "address": address(),
-                "object": now.object,
-                "original": now.original,
-            });
-            SHOWN.with(|s| {
-                if let Ok(mut shown) = s.try_borrow_mut() {
-                    *shown = Some(json.to_string());
+            let Some(start) = start else {
+                if let Some((object, original)) = kept.clone() {
+                    let mut clashes = Vec::new();
+                    draft.change(|d| {
+                        // On an edit, what was just read is the server's object now.
+                        let latest = d.original.take();
+                        d.object = object;
+                        d.original = original;
+                        if let Some(latest) = latest {
+                            clashes = d.rebase(latest);
+                        }
+                    });
+                    restored.set(Some(clashes));
                 }
+                return now.object;
+            };
+            // A form as it started has nothing worth keeping.
+            let typed = (now.object != start).then(|| {
+                let json = serde_json::json!({
+                    "at": js_sys::Date::now(),
+                    "object": now.object,
+                    "original": now.original,
+                });
+                (here.clone(), json.to_string())
             });
+            set_shown(typed);
+            start
         });
-        on_cleanup(|| {
-            SHOWN.with(|s| {
-                if let Ok(mut shown) = s.try_borrow_mut() {
-                    *shown = None;
-                }
-            });
-        });
+        on_cleanup(forget);
     }
     #[cfg(not(feature = "hydrate"))]
     let _ = (draft, restored);
 }
 
-/// Writes the shown form's draft where the page loaded again will find it. Called by
-/// the panic hook just before the reload: reads nothing reactive.
+/// Nothing to keep any more (the form was saved, or is gone).
+pub fn forget() {
+    #[cfg(feature = "hydrate")]
+    set_shown(None);
+}
+
+/// Writes the shown form's draft where the page loaded again will find it, if the
+/// page is still at the form's address. Called by the panic hook just before the
+/// reload: reads nothing reactive.
 #[cfg(feature = "hydrate")]
 pub fn save_for_reload() {
-    let Some(json) = SHOWN.with(|s| s.try_borrow().ok().and_then(|s| s.clone())) else {
+    let Some((at, json)) = SHOWN.with(|s| s.try_borrow().ok().and_then(|s| s.clone())) else {
         return;
     };
+    if address().as_deref() != Some(at.as_str()) {
+        return;
+    }
     if let Some(storage) = web_sys::window().and_then(|w| w.session_storage().ok().flatten()) {
-        let _ = storage.set_item(KEY, &json);
+        let _ = storage.set_item(KEY, &format!("{at}\n{json}"));
     }
 }
 
-/// The draft kept for this address, removed from storage: `(object, original)`.
+/// The draft kept for `here` within the last half minute, removed from storage either
+/// way: `(object, original)`.
 #[cfg(feature = "hydrate")]
-fn take_kept() -> Option<(Value, Option<Value>)> {
+fn take_kept(here: &str) -> Option<(serde_json::Value, Option<serde_json::Value>)> {
+    use serde_json::Value;
+
     let storage = web_sys::window()?.session_storage().ok().flatten()?;
-    let json = storage.get_item(KEY).ok().flatten()?;
+    let stored = storage.get_item(KEY).ok().flatten()?;
     let _ = storage.remove_item(KEY);
-    let mut kept: Value = serde_json::from_str(&json).ok()?;
-    if kept.get("address").and_then(Value::as_str) != address().as_deref() {
+    let (at, json) = stored.split_once('\n')?;
+    if at != here {
+        return None;
+    }
+    let mut kept: Value = serde_json::from_str(json).ok()?;
+    let written = kept.get("at").and_then(Value::as_f64)?;
+    if js_sys::Date::now() - written > FRESH_FOR_MS {
         return None;
     }
     let original = match kept.get_mut("original").map(Value::take) {

@@ -10,7 +10,7 @@ use leptos_use_timeout_fn::{UseTimeoutFnReturn, use_timeout_fn};
 use serde_json::Value;
 
 use super::draft::use_draft;
-use super::kept_draft::keep_across_reload;
+use super::kept_draft;
 use super::version_picker::version_picker;
 use crate::api::{fetch_object_json, list_namespaces, replace_object, submit_object};
 use crate::components::form::{FieldSearch, FieldView, FormModel};
@@ -104,6 +104,25 @@ async fn save(editing: Option<ObjectKey>, body: Value) -> Result<Saved, BackendE
     }
 }
 
+/// The note after the page had to load again and the draft came back.
+fn restored_note(clashes: &[String], editing: bool) -> String {
+    let mut note = String::from(
+        "The page had to load again (Portico was updated meanwhile): what you had typed is back.",
+    );
+    if editing {
+        note.push_str(" It is on top of the object as the server has it now");
+        match clashes {
+            [] => note.push('.'),
+            _ => note.push_str(&format!(
+                "; you and someone else both changed {}: yours is kept.",
+                clashes.join(", ")
+            )),
+        }
+    }
+    note.push_str(" Check it before you save.");
+    note
+}
+
 /// The banner after a conflict: what happened, and where both sides changed.
 fn conflict_note(clashes: &[String]) -> String {
     let clash_note = if clashes.is_empty() {
@@ -136,8 +155,8 @@ pub fn ObjectForm(
     let (draft, prefilled) = use_draft(&spec, &form, existing, carry);
     let (value, name, namespace, editing) =
         (draft.value, draft.name, draft.namespace, draft.editing);
-    let restored = RwSignal::new(false);
-    keep_across_reload(draft, restored);
+    let restored = RwSignal::new(None::<Vec<String>>);
+    kept_draft::keep_across_reload(draft, restored);
     let existing_name = editing.then(|| name.get_untracked());
     // A Stack's plan and version are picked from the catalog beside the form.
     let is_stack = resource.group == "portico.dev" && resource.plural == "stacks";
@@ -277,6 +296,8 @@ pub fn ObjectForm(
         };
         match saved {
             Ok(Saved::Verdict(SubmitOutcome::Accepted { name, namespace })) => {
+                // Saved: should the next page's part fail to load, nothing comes back.
+                kept_draft::forget();
                 navigate(
                     &resource_for_saved.object_path(namespace.as_deref(), &name),
                     Default::default(),
@@ -329,9 +350,9 @@ pub fn ObjectForm(
                 {if prefilled.len() == 1 { ". Check it before you create the object." } else { ". Check them before you create the object." }}
             </div>
         })}
-        {move || restored.get().then(|| view! {
+        {move || restored.get().map(|clashes| view! {
             <div class="callout warn-callout" role="note" data-testid="draft-restored">
-                "The page had to load again (Portico was updated meanwhile): what you had typed is back. Check it before you save."
+                {restored_note(&clashes, editing)}
             </div>
         })}
         {move || banner.get().map(|b| view! { <div class="error-banner" role="alert" data-testid="form-banner">{b}</div> })}
