@@ -256,7 +256,7 @@ test.describe('a page part that cannot be fetched', () => {
     // Someone else changes the other field meanwhile.
     await kube.ok('PATCH', `${path}/kept-edit`, { spec: { choice: 'tomcat' } }, { 'content-type': 'application/merge-patch+json' });
     await page.getByRole('tab', { name: 'YAML' }).click();
-    await expect(page.getByTestId('draft-restored')).toContainText('on top of the object as the server has it now.');
+    await expect(page.getByTestId('draft-restored')).toContainText('on top of the object as the server has it now. Check it');
     await expect(page.locator('#f-spec-replicas')).toHaveValue('3');
     await expect(page.locator('#f-spec-choice')).toHaveValue('tomcat');
     await page.unroute(gone);

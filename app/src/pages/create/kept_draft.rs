@@ -46,9 +46,13 @@ fn address() -> Option<String> {
 }
 
 /// Keeps `draft`'s latest state in memory while the form is shown, and takes back a
-/// draft a reload kept for this address; `restored` is then set, with the paths both
-/// the kept edits and the server changed (an edit form only).
-pub fn keep_across_reload(draft: DraftCells, restored: RwSignal<Option<Vec<String>>>) {
+/// draft a reload kept for this address; `restored` is then set to `note(clashes)`,
+/// with the paths both the kept edits and the server changed (an edit form only).
+pub fn keep_across_reload(
+    draft: DraftCells,
+    restored: RwSignal<Option<String>>,
+    note: fn(&[String]) -> String,
+) {
     #[cfg(feature = "hydrate")]
     {
         use serde_json::Value;
@@ -56,11 +60,17 @@ pub fn keep_across_reload(draft: DraftCells, restored: RwSignal<Option<Vec<Strin
         let Some(here) = address() else {
             return;
         };
-        let kept = take_kept(&here);
-        Effect::new(move |start: Option<Value>| {
+        let kept = std::cell::RefCell::new(take_kept(&here));
+        // How the form started; a plain cell, not a reactive one (no code of its own).
+        let start = std::cell::RefCell::new(None::<Value>);
+        Effect::new(move |_| {
             let now = draft.now();
-            let Some(start) = start else {
-                if let Some((object, original)) = kept.clone() {
+            let Ok(mut start) = start.try_borrow_mut() else {
+                return;
+            };
+            let Some(start) = start.as_ref() else {
+                *start = Some(now.object);
+                if let Some((object, original)) = kept.take() {
                     let mut clashes = Vec::new();
                     draft.change(|d| {
                         // On an edit, what was just read is the server's object now.
@@ -71,12 +81,12 @@ pub fn keep_across_reload(draft: DraftCells, restored: RwSignal<Option<Vec<Strin
                             clashes = d.rebase(latest);
                         }
                     });
-                    restored.set(Some(clashes));
+                    restored.set(Some(note(&clashes)));
                 }
-                return now.object;
+                return;
             };
             // A form as it started has nothing worth keeping.
-            let typed = (now.object != start).then(|| {
+            let typed = (&now.object != start).then(|| {
                 let json = serde_json::json!({
                     "at": js_sys::Date::now(),
                     "object": now.object,
@@ -85,12 +95,11 @@ pub fn keep_across_reload(draft: DraftCells, restored: RwSignal<Option<Vec<Strin
                 (here.clone(), json.to_string())
             });
             set_shown(typed);
-            start
         });
         on_cleanup(forget);
     }
     #[cfg(not(feature = "hydrate"))]
-    let _ = (draft, restored);
+    let _ = (draft, restored, note);
 }
 
 /// Nothing to keep any more (the form was saved, or is gone).

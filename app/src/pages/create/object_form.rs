@@ -104,23 +104,28 @@ async fn save(editing: Option<ObjectKey>, body: Value) -> Result<Saved, BackendE
     }
 }
 
-/// The note after the page had to load again and the draft came back.
-fn restored_note(clashes: &[String], editing: bool) -> String {
-    let mut note = String::from(
-        "The page had to load again (Portico was updated meanwhile): what you had typed is back.",
-    );
-    if editing {
-        note.push_str(" It is on top of the object as the server has it now");
-        match clashes {
-            [] => note.push('.'),
-            _ => note.push_str(&format!(
-                "; you and someone else both changed {}: yours is kept.",
-                clashes.join(", ")
-            )),
-        }
-    }
-    note.push_str(" Check it before you save.");
-    note
+/// The note after the page had to load again and what was typed came back.
+fn restored_note(_: &[String]) -> String {
+    "The page had to load again (Portico was updated meanwhile): what you had typed is \
+     back. Check it before you save."
+        .into()
+}
+
+/// The same on an edit, where what was typed is put on top of the server's object, as
+/// after a conflict, and `clashes` were changed on both sides.
+fn restored_note_on_edit(clashes: &[String]) -> String {
+    let clash_note = match clashes {
+        [] => String::new(),
+        _ => format!(
+            " You and someone else both changed {}: yours is kept.",
+            clashes.join(", ")
+        ),
+    };
+    format!(
+        "The page had to load again (Portico was updated meanwhile): what you had typed is \
+         back, on top of the object as the server has it now.{clash_note} Check it before \
+         you save."
+    )
 }
 
 /// The banner after a conflict: what happened, and where both sides changed.
@@ -155,8 +160,13 @@ pub fn ObjectForm(
     let (draft, prefilled) = use_draft(&spec, &form, existing, carry);
     let (value, name, namespace, editing) =
         (draft.value, draft.name, draft.namespace, draft.editing);
-    let restored = RwSignal::new(None::<Vec<String>>);
-    kept_draft::keep_across_reload(draft, restored);
+    let restored = RwSignal::new(None::<String>);
+    let note = if editing {
+        restored_note_on_edit
+    } else {
+        restored_note
+    };
+    kept_draft::keep_across_reload(draft, restored, note);
     let existing_name = editing.then(|| name.get_untracked());
     // A Stack's plan and version are picked from the catalog beside the form.
     let is_stack = resource.group == "portico.dev" && resource.plural == "stacks";
@@ -350,10 +360,8 @@ pub fn ObjectForm(
                 {if prefilled.len() == 1 { ". Check it before you create the object." } else { ". Check them before you create the object." }}
             </div>
         })}
-        {move || restored.get().map(|clashes| view! {
-            <div class="callout warn-callout" role="note" data-testid="draft-restored">
-                {restored_note(&clashes, editing)}
-            </div>
+        {move || restored.get().map(|note| view! {
+            <div class="callout warn-callout" role="note" data-testid="draft-restored">{note}</div>
         })}
         {move || banner.get().map(|b| view! { <div class="error-banner" role="alert" data-testid="form-banner">{b}</div> })}
         <form class="object-form" on:submit=on_submit novalidate>
