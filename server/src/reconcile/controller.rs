@@ -648,7 +648,14 @@ mod tests {
             )
             .await;
         };
-        let (outcome, ()) = tokio::join!(provision(&stack, &ctx), api);
+        // Paused time ends this at once should a request never come (nothing hangs).
+        let both = tokio::time::timeout(
+            Duration::from_secs(120),
+            futures::future::join(provision(&stack, &ctx), api),
+        );
+        let (outcome, ()) = both
+            .await
+            .expect("the reconcile and the API server finished");
         let (_, outcome) = outcome.expect("provisioned");
         assert!(matches!(outcome, Outcome::Applied));
     }

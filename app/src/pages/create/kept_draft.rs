@@ -3,7 +3,7 @@
 //! message it cannot read). The form shown keeps a copy of its draft in memory once it
 //! differs from how the form started; only the reload writes it to the tab's session
 //! storage, and only while the address is still the form's. The form at that address,
-//! created within half a minute, takes it back once: on an edit, the edits go on top
+//! created within half a minute of the reload, takes it back once: on an edit, the edits go on top
 //! of the object as the server has it now, as after a conflict.
 
 use leptos::prelude::*;
@@ -88,7 +88,6 @@ pub fn keep_across_reload(
             // A form as it started has nothing worth keeping.
             let typed = (&now.object != start).then(|| {
                 let json = serde_json::json!({
-                    "at": js_sys::Date::now(),
                     "object": now.object,
                     "original": now.original,
                 });
@@ -120,7 +119,9 @@ pub fn save_for_reload() {
         return;
     }
     if let Some(storage) = web_sys::window().and_then(|w| w.session_storage().ok().flatten()) {
-        let _ = storage.set_item(KEY, &format!("{at}\n{json}"));
+        // Stamped now: the reload, not the last edit, starts the half minute.
+        let now = js_sys::Date::now();
+        let _ = storage.set_item(KEY, &format!("{at}\n{now}\n{json}"));
     }
 }
 
@@ -133,15 +134,13 @@ fn take_kept(here: &str) -> Option<(serde_json::Value, Option<serde_json::Value>
     let storage = web_sys::window()?.session_storage().ok().flatten()?;
     let stored = storage.get_item(KEY).ok().flatten()?;
     let _ = storage.remove_item(KEY);
-    let (at, json) = stored.split_once('\n')?;
-    if at != here {
+    let (at, rest) = stored.split_once('\n')?;
+    let (written, json) = rest.split_once('\n')?;
+    let written: f64 = written.parse().ok()?;
+    if at != here || js_sys::Date::now() - written > FRESH_FOR_MS {
         return None;
     }
     let mut kept: Value = serde_json::from_str(json).ok()?;
-    let written = kept.get("at").and_then(Value::as_f64)?;
-    if js_sys::Date::now() - written > FRESH_FOR_MS {
-        return None;
-    }
     let original = match kept.get_mut("original").map(Value::take) {
         Some(Value::Null) | None => None,
         Some(original) => Some(original),
