@@ -112,15 +112,9 @@ fn restored_note(_: &[String]) -> String {
 }
 
 /// The same on an edit, where what was typed is put on top of the server's object, as
-/// after a conflict, and `clashes` were changed on both sides.
+/// after a conflict.
 fn restored_note_on_edit(clashes: &[String]) -> String {
-    let clash_note = match clashes {
-        [] => String::new(),
-        _ => format!(
-            " You and someone else both changed {}: yours is kept.",
-            clashes.join(", ")
-        ),
-    };
+    let clash_note = clash_note(clashes);
     format!(
         "The page had to load again (Portico was updated meanwhile): what you had typed is \
          back, on top of the object as the server has it now.{clash_note} Check it before \
@@ -130,19 +124,24 @@ fn restored_note_on_edit(clashes: &[String]) -> String {
 
 /// The banner after a conflict: what happened, and where both sides changed.
 fn conflict_note(clashes: &[String]) -> String {
-    let clash_note = if clashes.is_empty() {
+    let clash_note = clash_note(clashes);
+    format!(
+        "Someone changed this object after you opened it. Your edits are kept, \
+         on top of the server's current version (shown below).{clash_note} \
+         Save again to apply them."
+    )
+}
+
+/// Where the person and someone else both changed the object, their edit kept.
+fn clash_note(clashes: &[String]) -> String {
+    if clashes.is_empty() {
         String::new()
     } else {
         format!(
             " You and they both changed {}: yours is kept.",
             clashes.join(", ")
         )
-    };
-    format!(
-        "Someone changed this object after you opened it. Your edits are kept, \
-         on top of the server's current version (shown below).{clash_note} \
-         Save again to apply them."
-    )
+    }
 }
 
 #[component]
