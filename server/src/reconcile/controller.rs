@@ -487,9 +487,9 @@ fn nothing_exists(desired: &desired::Children, namespace: &str, stores: &Stores)
         Workload::Stateful(sts) => (Kind::StatefulSet, sts.name_any()),
         Workload::Stateless(deployment) => (Kind::Deployment, deployment.name_any()),
     };
-    let services = desired.headless.iter().chain([&desired.service]);
+    let mut services = desired.headless.iter().chain([&desired.service]);
     stores.meta(kind, namespace, &workload).is_none()
-        && services.into_iter().all(|s| {
+        && services.all(|s| {
             stores
                 .meta(Kind::Service, namespace, &s.name_any())
                 .is_none()
