@@ -2,7 +2,7 @@
 //! a real kube-apiserver and the real `portico` binary in token mode. Prints its
 //! figures; run with `cargo bench -p server --bench identities` (env BENCH_IDENTITIES,
 //! a comma list, default `100,300,1000`; BENCH_OBJECTS, default 10,000; BENCH_RATE,
-//! default 100 writes/s; BENCH_SECONDS, default 20).
+//! default 100 writes/s; BENCH_SECONDS, default 20; BENCH_FLOOR=0 leaves the floor out).
 //!
 //! One cluster holds a shared namespace of BENCH_OBJECTS objects of one CRD and, per
 //! person, a ServiceAccount with its own token, its own namespace of 3 objects, and
@@ -908,13 +908,16 @@ async fn main() {
     );
     for &n in &counts {
         println!("N = {n} people, {rate} writes/s for {seconds} s to the shared namespace:");
-        let floor = floor_phase(&cluster, n, rate, seconds).await;
-        report(
-            "floor (bare clients: the same lists and watches)",
-            n,
-            &floor,
-        );
-        reset_writes(&mut cluster, rate * seconds).await;
+        // BENCH_FLOOR=0 leaves the floor out (profiling Portico alone).
+        if env_or("BENCH_FLOOR", 1) != 0 {
+            let floor = floor_phase(&cluster, n, rate, seconds).await;
+            report(
+                "floor (bare clients: the same lists and watches)",
+                n,
+                &floor,
+            );
+            reset_writes(&mut cluster, rate * seconds).await;
+        }
         let portico = portico_phase(&cluster, n, rate, seconds).await;
         report(
             "Portico (token mode, one live connection each)",

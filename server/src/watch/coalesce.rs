@@ -42,6 +42,11 @@ impl Coalescer {
         self.merged
     }
 
+    /// How many rows the merged delta changes or deletes.
+    pub fn rows(&self) -> usize {
+        self.order.len() + self.deletes.len()
+    }
+
     pub fn finish(mut self) -> TableDelta {
         let upserts = self
             .order

@@ -15,19 +15,20 @@ use kube::core::WatchEvent;
 use portico_core::table::wire::{Column, Row, TableDelta, TableQuery, TableSnapshot};
 use tokio::sync::{Semaphore, broadcast};
 
+use super::coalesce::Coalescer;
 use super::intern::Interner;
 use super::memory::{Footprint, MemoryBudget, delta_bytes, row_bytes};
 use super::source::FeedSource;
 use super::table_api::{RawTable, TableError, read_columns};
 use crate::cluster::error::Failure;
 
-/// How many messages a viewer may fall behind before it is resynchronised with a
-/// fresh snapshot instead (a slow viewer never holds up the feed or other viewers).
-/// Every feed allocates its queue up front, so it is kept short: 256 changes is
-/// seconds of a busy list, and a viewer reads its queue out in one go.
-pub(crate) const VIEWER_QUEUE: usize = 256;
-/// How many recent changes a feed keeps for viewers that reconnect. A viewer further
-/// behind (or behind a relist) gets a snapshot.
+/// How many messages a viewer may fall behind before it catches up from the
+/// feed's history instead (a slow viewer never holds up the feed or other viewers).
+/// Every feed allocates its queue up front, so it is kept short: falling behind it
+/// costs little, as the history is shared by every viewer of the feed.
+pub(crate) const VIEWER_QUEUE: usize = 64;
+/// How many recent changes a feed keeps for viewers that fall behind or reconnect.
+/// A viewer further behind (or behind a relist) gets a snapshot.
 pub(crate) const HISTORY: usize = 4096;
 /// And at most this many bytes of them (a feed of big rows keeps fewer).
 const HISTORY_BYTES: usize = 4 << 20;
@@ -176,15 +177,30 @@ impl FeedState {
         }
     }
 
-    /// The deltas after `seen` and the sequence number they bring a viewer to, if
-    /// the history still holds all of them.
-    pub fn missed_since(&self, seen: u64) -> Option<(Vec<Arc<TableDelta>>, u64)> {
+    /// Merges the deltas after `seen` into `into` until it changes `rows` rows or the
+    /// history ends; the sequence number that brings a viewer to, and whether the
+    /// history ended there. `None` if the history no longer holds all of them.
+    pub fn missed_since(
+        &self,
+        seen: u64,
+        into: &mut Coalescer,
+        rows: usize,
+    ) -> Option<(u64, bool)> {
         let current = self.listed && self.complete && self.problem.is_none();
         let from = self.seq - self.history.len() as u64;
-        (current && seen >= from && seen <= self.seq).then(|| {
-            let skip = usize::try_from(seen - from).unwrap_or(usize::MAX);
-            (self.history.iter().skip(skip).cloned().collect(), self.seq)
-        })
+        if !current || seen < from || seen > self.seq {
+            return None;
+        }
+        let skip = usize::try_from(seen - from).unwrap_or(usize::MAX);
+        let mut reached = seen;
+        for delta in self.history.iter().skip(skip) {
+            if into.rows() >= rows {
+                break;
+            }
+            into.push(delta);
+            reached += 1;
+        }
+        Some((reached, reached == self.seq))
     }
 }
 

@@ -3,7 +3,7 @@
 //! browser's six HTTP/1.1 connections per host. Views are opened and closed by
 //! messages (see [`portico_core::live::protocol`]); each runs as its own stream, merged
 //! into the socket, and an unsubscribed view stops at once. A slow socket holds up
-//! only itself: its views fall behind in their feeds' queues and are resynchronised.
+//! only itself: its views fall behind in their feeds' queues and catch up after.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,7 +1,9 @@
 //! A viewer's membership of a feed: it owns the sequence bookkeeping (skip what a
-//! snapshot already holds, resynchronise after a relist or after falling behind),
-//! merges bursts into one delta, and resumes from a [`Position`] when the feed still
-//! has the history. Read it with [`Subscription::next`] or as a `Stream`.
+//! snapshot already holds, resynchronise after a relist), merges bursts into one
+//! delta, and catches up from the feed's history (shared by all its viewers) after
+//! falling behind its queue or when resuming from a [`Position`]: a snapshot only
+//! when the history no longer reaches back. Read it with [`Subscription::next`] or as
+//! a `Stream`.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -15,6 +17,9 @@ use super::feed::{Current, Feed, FeedEvent, FeedMessage};
 
 /// Upper bound of deltas merged into one update.
 const MAX_MERGED: usize = 512;
+/// Rows one catch-up update changes at most: a viewer far behind catches up in
+/// updates as small as a snapshot's parts, each a position it can resume from.
+const CATCH_UP_ROWS: usize = 200;
 
 /// What a subscription does when it was its feed's last viewer (the hub stops the
 /// feed after a grace period unless someone joins).
@@ -38,6 +43,8 @@ pub struct Subscription {
     seen: u64,
     started: bool,
     ended: bool,
+    /// Behind the feed by more than the queue held: the rest comes from its history.
+    behind: bool,
     resume: Option<Position>,
     delivery: Delivery,
 }
@@ -54,6 +61,7 @@ impl Subscription {
             seen: 0,
             started: false,
             ended: false,
+            behind: false,
             resume: None,
             delivery: Delivery::Whole,
         }
@@ -97,13 +105,19 @@ impl Subscription {
                 return Some(self.finish(update));
             }
         }
+        if self.behind
+            && let Some(update) = self.catch_up()
+        {
+            return Some(self.finish(update));
+        }
         loop {
             let message = match self.rx.recv().await {
                 Ok(m) if m.seq <= self.seen => continue,
                 Ok(m) => m,
                 Err(RecvError::Lagged(missed)) => {
-                    tracing::debug!(missed, "viewer fell behind; resynchronising");
-                    match self.resync() {
+                    tracing::debug!(missed, "viewer fell behind; catching up");
+                    self.fell_behind();
+                    match self.catch_up() {
                         Some(update) => return Some(self.finish(update)),
                         None => continue,
                     }
@@ -136,7 +150,7 @@ impl Subscription {
             if self.merge_queued(&mut merged) {
                 return Some(self.update(TableChange::Delta(merged.finish())));
             }
-            // A relist or a gap came up while merging: a snapshot supersedes it all.
+            // A relist came up while merging: a snapshot supersedes it all.
             if let Some(update) = self.resync() {
                 return Some(self.finish(update));
             }
@@ -157,7 +171,8 @@ impl Subscription {
     }
 
     /// Merges deltas already queued into `merged`; false when something other than
-    /// a delta (or a gap) was found, so the viewer needs a snapshot instead.
+    /// a delta was found, so the viewer needs a snapshot instead. Falling behind
+    /// meanwhile ends the merge: what was merged holds, the rest comes from history.
     fn merge_queued(&mut self, merged: &mut Coalescer) -> bool {
         while merged.merged() < MAX_MERGED {
             match self.rx.try_recv() {
@@ -170,7 +185,10 @@ impl Subscription {
                     _ => return false,
                 },
                 Err(TryRecvError::Empty) | Err(TryRecvError::Closed) => return true,
-                Err(TryRecvError::Lagged(_)) => return false,
+                Err(TryRecvError::Lagged(_)) => {
+                    self.fell_behind();
+                    return true;
+                }
             }
         }
         true
@@ -182,17 +200,36 @@ impl Subscription {
         if let Some(position) = self.resume.take()
             && position.feed == self.feed.id
         {
-            let missed = self.feed.read().missed_since(position.seq);
-            if let Some((missed, seq)) = missed {
-                let mut merged = Coalescer::default();
-                for delta in &missed {
-                    merged.push(delta);
-                }
-                self.seen = seq;
-                return Some(self.update(TableChange::Delta(merged.finish())));
-            }
+            self.seen = position.seq;
+            self.behind = true;
+            return self.catch_up();
         }
         self.current()
+    }
+
+    /// Stops reading the queue, which no longer holds everything after `seen`: the
+    /// queue starts again from now, and what came before comes from the history.
+    fn fell_behind(&mut self) {
+        self.rx = self.rx.resubscribe();
+        self.behind = true;
+    }
+
+    /// The next part of what the viewer missed, merged from the feed's history (an
+    /// empty delta if nothing was: it confirms the viewer is current); a snapshot
+    /// when the history no longer reaches back that far.
+    fn catch_up(&mut self) -> Option<TableUpdate> {
+        let mut merged = Coalescer::default();
+        let missed = self
+            .feed
+            .read()
+            .missed_since(self.seen, &mut merged, CATCH_UP_ROWS);
+        let Some((seq, current)) = missed else {
+            self.behind = false;
+            return self.resync();
+        };
+        self.seen = seq;
+        self.behind = !current;
+        Some(self.update(TableChange::Delta(merged.finish())))
     }
 
     /// A fresh copy of the feed's state, dropping whatever is queued (the copy holds

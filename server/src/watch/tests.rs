@@ -16,7 +16,7 @@ use portico_core::table::state::TableState;
 use portico_core::table::wire::{Column, Row, TableQuery, TableSnapshot};
 use tokio::sync::mpsc;
 
-use super::feed::VIEWER_QUEUE;
+use super::feed::{HISTORY, VIEWER_QUEUE};
 use super::hub::WatchHub;
 use super::source::{FeedSource, WatchEvents};
 use super::subscription::Delivery;
@@ -246,8 +246,25 @@ async fn changed_printer_columns_relist_with_the_new_columns() {
     assert_eq!(script.list_calls.load(Ordering::SeqCst), 2);
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_viewer_that_falls_behind_the_queue_is_resynchronised_with_a_snapshot() {
+/// Sends `count` new rows named `w{i}` from `first` on.
+fn burst(watch: &mpsc::UnboundedSender<Event>, first: usize, count: usize) {
+    for i in first..first + count {
+        watch
+            .send(event("ADDED", &format!("w{i}"), 10 + i as u64, &[]))
+            .unwrap();
+    }
+}
+
+/// A viewer that read nothing while `count` rows were added, the table a viewer
+/// that kept up holds, and the feed's watch (with its hub, which must outlive them).
+struct Behind {
+    slow: Subscription,
+    table: TableState,
+    watch: mpsc::UnboundedSender<Event>,
+    _hub: WatchHub,
+}
+
+async fn behind_by(count: usize) -> Behind {
     let script = Script::new(vec![Ok(snapshot(&["Name"], &[], 1))]);
     let watch = script.next_watch();
     let hub = hub(&script);
@@ -256,17 +273,55 @@ async fn a_viewer_that_falls_behind_the_queue_is_resynchronised_with_a_snapshot(
     assert_eq!(snapshot_names(&next(&mut slow).await), Vec::<String>::new());
     let mut table = TableState::default();
     read_until_len(&mut fast, &mut table, 0).await;
-    let burst = VIEWER_QUEUE + 10;
-    for i in 0..burst {
-        watch
-            .send(event("ADDED", &format!("w{i}"), 10 + i as u64, &[]))
-            .unwrap();
+    burst(&watch, 0, count);
+    read_until_len(&mut fast, &mut table, count).await;
+    Behind {
+        slow,
+        table,
+        watch,
+        _hub: hub,
     }
-    read_until_len(&mut fast, &mut table, burst).await;
-    // The slow viewer read nothing meanwhile: more than the queue holds went by, so
-    // it gets the whole table at once rather than a partial run of deltas.
-    let caught_up = next(&mut slow).await;
-    assert_eq!(snapshot_names(&caught_up), names(&table));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_viewer_that_falls_behind_the_queue_catches_up_from_the_history_in_small_parts() {
+    let count = VIEWER_QUEUE * 5;
+    let Behind {
+        mut slow,
+        table,
+        watch,
+        _hub,
+    } = behind_by(count).await;
+    // More than the queue holds went by. The slow viewer catches up in deltas of at
+    // most 200 rows (no 10,000-row snapshot for a viewer a few seconds late), each
+    // resumable, and ends with the same table.
+    let mut caught_up = TableState::default();
+    let mut parts = 0;
+    while caught_up.len() < count {
+        let update = next(&mut slow).await;
+        let TableChange::Delta(delta) = update.change else {
+            panic!("deltas from the history, not a snapshot: {update:?}")
+        };
+        assert!(delta.upserts.len() <= 200, "{} rows", delta.upserts.len());
+        caught_up.apply(delta);
+        parts += 1;
+    }
+    assert_eq!(parts, count.div_ceil(200));
+    assert_eq!(names(&caught_up), names(&table));
+    // And it goes on from the queue after that.
+    burst(&watch, count, 1);
+    let TableChange::Delta(last) = next(&mut slow).await.change else {
+        panic!("a delta")
+    };
+    assert_eq!(row_names(&last.upserts), [format!("w{count}")]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_viewer_behind_further_than_the_history_gets_a_snapshot() {
+    let Behind {
+        mut slow, table, ..
+    } = behind_by(HISTORY + 10).await;
+    assert_eq!(snapshot_names(&next(&mut slow).await), names(&table));
 }
 
 #[tokio::test(start_paused = true)]
