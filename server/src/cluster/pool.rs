@@ -13,6 +13,10 @@ use super::caller::Caller;
 const CLIENT_TTL: Duration = Duration::from_secs(600);
 /// Bound on cached clients (oldest dropped first).
 const MAX_CLIENTS: usize = 512;
+/// How large the read buffer of a person's connection may grow. hyper doubles it, up
+/// to 400 KB, each time a read fills it, as a watch's does when the portal reads it
+/// late; at a thousand people each with two watches that was most of the memory.
+const READ_BUFFER_MAX: usize = 16 * 1024;
 
 pub struct ClientPool {
     /// The portal's configuration: the server and CA a person's token is sent to.
@@ -74,7 +78,7 @@ impl ClientPool {
         {
             return Ok(client.clone());
         }
-        let client = kube::Client::try_from(config)?;
+        let client = person_client(config)?;
         if clients.len() >= MAX_CLIENTS {
             clients.retain(|_, (_, at)| at.elapsed() < CLIENT_TTL);
             if clients.len() >= MAX_CLIENTS
@@ -89,4 +93,34 @@ impl ClientPool {
         clients.insert(caller.clone(), (client.clone(), Instant::now()));
         Ok(client)
     }
+}
+
+/// A client for one person's token, as kube builds one (the API server's address and
+/// CA, retries of 429/503/504, the token) but with [`READ_BUFFER_MAX`]. Through a
+/// proxy, kube's own builder (which knows proxies) is used as it is.
+fn person_client(config: kube::Config) -> Result<kube::Client, kube::Error> {
+    use hyper_util::client::legacy::connect::HttpConnector;
+    use kube::client::ConfigExt;
+    use kube::client::retry::RetryPolicy;
+    if config.proxy_url.is_some() {
+        return kube::Client::try_from(config);
+    }
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_connect_timeout(config.connect_timeout);
+    let https = config.rustls_https_connector_with_connector(http)?;
+    let mut builder =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new());
+    builder.http1_max_buf_size(READ_BUFFER_MAX);
+    let retry = config
+        .default_retry
+        .then(|| tower::retry::RetryLayer::new(RetryPolicy::server_retry()));
+    let service = tower::ServiceBuilder::new()
+        .layer(config.base_uri_layer())
+        .option_layer(retry)
+        .option_layer(config.auth_layer()?)
+        .layer(config.extra_headers_layer()?)
+        .map_err(tower::BoxError::from)
+        .service(builder.build(https));
+    Ok(kube::Client::new(service, config.default_namespace))
 }
