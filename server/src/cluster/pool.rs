@@ -2,7 +2,7 @@
 //! with their own Kubernetes identity: their own token, never the portal's credentials.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use kube::config::AuthInfo;
@@ -11,8 +11,10 @@ use super::caller::Caller;
 
 /// How long a built client is reused.
 const CLIENT_TTL: Duration = Duration::from_secs(600);
-/// Bound on cached clients (oldest dropped first).
-const MAX_CLIENTS: usize = 512;
+/// Bound on cached clients (oldest dropped first). A client holds only its person's
+/// token (the connections are shared), and rebuilding one for every request of a
+/// thousand people was most of their sign-in checks' work.
+const MAX_CLIENTS: usize = 4096;
 /// How large the read buffer of a person's connection may grow. hyper doubles it, up
 /// to 400 KB, each time a read fills it, as a watch's does when the portal reads it
 /// late; at a thousand people each with two watches that was most of the memory.
@@ -24,6 +26,8 @@ pub struct ClientPool {
     base: Option<kube::Config>,
     portal: kube::Client,
     clients: Mutex<HashMap<Caller, (kube::Client, Instant)>>,
+    /// Built with the first person's client.
+    transport: OnceLock<Transport>,
 }
 
 impl ClientPool {
@@ -32,6 +36,7 @@ impl ClientPool {
             base,
             portal,
             clients: Mutex::default(),
+            transport: OnceLock::new(),
         }
     }
 
@@ -56,7 +61,7 @@ impl ClientPool {
     /// A client acting as `caller`, built fresh and not kept (sign-in checks).
     pub fn build_for(&self, caller: &Caller) -> Result<kube::Client, kube::Error> {
         match self.config_for(caller) {
-            Some(config) => kube::Client::try_from(config),
+            Some(config) => self.person_client(config),
             None => self.for_caller(caller),
         }
     }
@@ -78,7 +83,7 @@ impl ClientPool {
         {
             return Ok(client.clone());
         }
-        let client = person_client(config)?;
+        let client = self.person_client(config)?;
         if clients.len() >= MAX_CLIENTS {
             clients.retain(|_, (_, at)| at.elapsed() < CLIENT_TTL);
             if clients.len() >= MAX_CLIENTS
@@ -93,18 +98,39 @@ impl ClientPool {
         clients.insert(caller.clone(), (client.clone(), Instant::now()));
         Ok(client)
     }
+
+    /// A client for a person's `config` over the shared transport. Through a proxy,
+    /// kube's own builder (which knows proxies) is used as it is.
+    fn person_client(&self, config: kube::Config) -> Result<kube::Client, kube::Error> {
+        if config.proxy_url.is_some() {
+            return kube::Client::try_from(config);
+        }
+        let shared = match self.transport.get() {
+            Some(shared) => shared.clone(),
+            None => {
+                let built = transport(&config)?;
+                self.transport.get_or_init(|| built).clone()
+            }
+        };
+        person_client(config, shared)
+    }
 }
 
-/// A client for one person's token, as kube builds one (the API server's address and
-/// CA, retries of 429/503/504, the token) but with [`READ_BUFFER_MAX`]. Through a
-/// proxy, kube's own builder (which knows proxies) is used as it is.
-fn person_client(config: kube::Config) -> Result<kube::Client, kube::Error> {
+/// Connections to the API server, shared by every person's client: each request
+/// carries its own person's token, which the API server checks per request, so a
+/// connection one person's request opened can carry another's next. What is per
+/// person is only the token; the TLS configuration, and connections left idle, are
+/// not kept a thousand times.
+type Transport = hyper_util::client::legacy::Client<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    kube::client::Body,
+>;
+
+/// The transport for `config`'s API server (its address and CA; no credentials), with
+/// [`READ_BUFFER_MAX`].
+fn transport(config: &kube::Config) -> Result<Transport, kube::Error> {
     use hyper_util::client::legacy::connect::HttpConnector;
     use kube::client::ConfigExt;
-    use kube::client::retry::RetryPolicy;
-    if config.proxy_url.is_some() {
-        return kube::Client::try_from(config);
-    }
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_connect_timeout(config.connect_timeout);
@@ -112,6 +138,14 @@ fn person_client(config: kube::Config) -> Result<kube::Client, kube::Error> {
     let mut builder =
         hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new());
     builder.http1_max_buf_size(READ_BUFFER_MAX);
+    Ok(builder.build(https))
+}
+
+/// A client for one person's token over `transport`, as kube builds one (the API
+/// server's address, retries of 429/503/504, the token).
+fn person_client(config: kube::Config, transport: Transport) -> Result<kube::Client, kube::Error> {
+    use kube::client::ConfigExt;
+    use kube::client::retry::RetryPolicy;
     let retry = config
         .default_retry
         .then(|| tower::retry::RetryLayer::new(RetryPolicy::server_retry()));
@@ -121,6 +155,6 @@ fn person_client(config: kube::Config) -> Result<kube::Client, kube::Error> {
         .option_layer(config.auth_layer()?)
         .layer(config.extra_headers_layer()?)
         .map_err(tower::BoxError::from)
-        .service(builder.build(https));
+        .service(transport);
     Ok(kube::Client::new(service, config.default_namespace))
 }

@@ -241,14 +241,7 @@ pub async fn list(
     if let Some(token) = from {
         extra.push(("continue", token));
     }
-    let mut request = request(query, &extra)?;
-    // A list's connection is not kept: reading a big page grows its read buffer to
-    // hundreds of KB, which a pooled connection would keep for the watch after it
-    // (per person, as each person's feeds have their own client).
-    request.headers_mut().insert(
-        http::header::CONNECTION,
-        http::HeaderValue::from_static("close"),
-    );
+    let request = request(query, &extra)?;
     let mut table: RawTable = client.request(request).await?;
     let next = table.metadata.next.take().filter(|t| !t.is_empty());
     let resource_version = table.resource_version().unwrap_or_default().to_string();
