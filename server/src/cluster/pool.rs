@@ -100,7 +100,8 @@ impl ClientPool {
     }
 
     /// A client for a person's `config` over the shared transport. Through a proxy,
-    /// kube's own builder (which knows proxies) is used as it is.
+    /// kube's own builder is used as it is (without the bound or the shared pool; this
+    /// build of kube knows no proxies, so it refuses, as the portal's own client does).
     fn person_client(&self, config: kube::Config) -> Result<kube::Client, kube::Error> {
         if config.proxy_url.is_some() {
             return kube::Client::try_from(config);
@@ -122,23 +123,32 @@ impl ClientPool {
 /// person is only the token; the TLS configuration, and connections left idle, are
 /// not kept a thousand times.
 type Transport = hyper_util::client::legacy::Client<
-    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    hyper_timeout::TimeoutConnector<
+        hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    >,
     kube::client::Body,
 >;
 
-/// The transport for `config`'s API server (its address and CA; no credentials), with
-/// [`READ_BUFFER_MAX`].
+/// The transport for `config`'s API server: its address, CA and timeouts, as kube
+/// builds them, with [`READ_BUFFER_MAX`]. Never credentials: a client certificate
+/// here would be every person's, as the API server trusts it before any token.
 fn transport(config: &kube::Config) -> Result<Transport, kube::Error> {
     use hyper_util::client::legacy::connect::HttpConnector;
     use kube::client::ConfigExt;
+    let mut anonymous = config.clone();
+    anonymous.auth_info = AuthInfo::default();
     let mut http = HttpConnector::new();
     http.enforce_http(false);
-    http.set_connect_timeout(config.connect_timeout);
-    let https = config.rustls_https_connector_with_connector(http)?;
+    let https = anonymous.rustls_https_connector_with_connector(http)?;
+    let mut connector = hyper_timeout::TimeoutConnector::new(https);
+    connector.set_connect_timeout(config.connect_timeout);
+    connector.set_read_timeout(config.read_timeout);
+    connector.set_write_timeout(config.write_timeout);
+    connector.set_reset_reader_on_write(config.reset_reader_on_write);
     let mut builder =
         hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new());
     builder.http1_max_buf_size(READ_BUFFER_MAX);
-    Ok(builder.build(https))
+    Ok(builder.build(connector))
 }
 
 /// A client for one person's token over `transport`, as kube builds one (the API
