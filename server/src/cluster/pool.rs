@@ -58,7 +58,7 @@ impl ClientPool {
         Some(config)
     }
 
-    /// A client acting as `caller`, built fresh and not kept (sign-in checks).
+    /// A client acting as `caller`, not kept (sign-in checks).
     pub fn build_for(&self, caller: &Caller) -> Result<kube::Client, kube::Error> {
         match self.config_for(caller) {
             Some(config) => self.person_client(config),
@@ -113,7 +113,7 @@ impl ClientPool {
                 self.transport.get_or_init(|| built).clone()
             }
         };
-        person_client(config, shared)
+        client_over(shared, config)
     }
 }
 
@@ -153,7 +153,7 @@ fn transport(config: &kube::Config) -> Result<Transport, kube::Error> {
 
 /// A client for one person's token over `transport`, as kube builds one (the API
 /// server's address, retries of 429/503/504, the token).
-fn person_client(config: kube::Config, transport: Transport) -> Result<kube::Client, kube::Error> {
+fn client_over(transport: Transport, config: kube::Config) -> Result<kube::Client, kube::Error> {
     use kube::client::ConfigExt;
     use kube::client::retry::RetryPolicy;
     let retry = config
