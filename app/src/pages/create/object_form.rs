@@ -114,7 +114,7 @@ fn restored_note(_: &[String]) -> String {
 /// The same on an edit, where what was typed is put on top of the server's object, as
 /// after a conflict.
 fn restored_note_on_edit(clashes: &[String]) -> String {
-    let clash_note = clash_note(clashes);
+    let clash_note = clash_note(clashes, "someone else");
     format!(
         "The page had to load again (Portico was updated meanwhile): what you had typed is \
          back, on top of the object as the server has it now.{clash_note} Check it before \
@@ -124,7 +124,7 @@ fn restored_note_on_edit(clashes: &[String]) -> String {
 
 /// The banner after a conflict: what happened, and where both sides changed.
 fn conflict_note(clashes: &[String]) -> String {
-    let clash_note = clash_note(clashes);
+    let clash_note = clash_note(clashes, "they");
     format!(
         "Someone changed this object after you opened it. Your edits are kept, \
          on top of the server's current version (shown below).{clash_note} \
@@ -132,13 +132,14 @@ fn conflict_note(clashes: &[String]) -> String {
     )
 }
 
-/// Where the person and someone else both changed the object, their edit kept.
-fn clash_note(clashes: &[String]) -> String {
+/// Where the person and `other` (as the sentence before names them) both changed the
+/// object, their edit kept.
+fn clash_note(clashes: &[String], other: &str) -> String {
     if clashes.is_empty() {
         String::new()
     } else {
         format!(
-            " You and they both changed {}: yours is kept.",
+            " You and {other} both changed {}: yours is kept.",
             clashes.join(", ")
         )
     }
