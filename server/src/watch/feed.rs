@@ -4,7 +4,6 @@
 //! the state's write lock is held, and recent changes are kept so a viewer that
 //! reconnects receives only what it missed.
 
-use std::collections::VecDeque;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
@@ -16,10 +15,12 @@ use portico_core::table::wire::{Column, Row, TableDelta, TableQuery, TableSnapsh
 use tokio::sync::{Semaphore, broadcast};
 
 use super::coalesce::Coalescer;
+use super::history::History;
 use super::intern::Interner;
-use super::memory::{Footprint, MemoryBudget, delta_bytes, row_bytes};
+use super::memory::{Footprint, MemoryBudget};
 use super::source::FeedSource;
 use super::table_api::{RawTable, TableError, read_columns};
+use super::table_rows::TableRows;
 use crate::cluster::error::Failure;
 
 /// How many messages a viewer may fall behind before it catches up from the
@@ -27,16 +28,11 @@ use crate::cluster::error::Failure;
 /// Every feed allocates its queue up front, so it is kept short: falling behind it
 /// costs little, as the history is shared by every viewer of the feed.
 pub(crate) const VIEWER_QUEUE: usize = 64;
-/// How many recent changes a feed keeps for viewers that fall behind or reconnect.
-/// A viewer further behind (or behind a relist) gets a snapshot.
-pub(crate) const HISTORY: usize = 4096;
-/// And at most this many bytes of them (a feed of big rows keeps fewer).
-const HISTORY_BYTES: usize = 4 << 20;
 /// What a feed holds of its own besides its rows and history: its viewers' queue
 /// (about 64 bytes a slot), its state and task.
 const FEED_BYTES: usize = VIEWER_QUEUE * 64 + 2048;
-/// A row's slot in a feed's rows, and a change's in its history: a pointer each.
-const ROW_SLOT: usize = 8;
+/// A change's slot in a feed's history: a pointer. Counted as the feed's own though
+/// feeds that saw the same changes share it (the safe side of the overall bound).
 const HISTORY_SLOT: usize = 8;
 /// The first page of a list, small so that its first rows show at once (what
 /// `kubectl get` asks for per page), and the pages after it.
@@ -80,99 +76,56 @@ pub(crate) struct FeedState {
     /// The feed stopped for good (its credentials were refused): viewers end too.
     pub ended: bool,
     pub columns: Vec<Column>,
-    /// Pointers to shared rows, one per object, sorted by uid: a feed of 10,000 rows
-    /// holds 80 KB of its own, however big the rows (a hash set took twice that).
-    rows: Vec<Arc<Row>>,
+    /// The rows, one per object: a table shared with every feed that holds the same.
+    rows: Arc<TableRows>,
     pub resource_version: String,
-    /// The latest deltas, oldest first: the last `history.len()` sequence numbers up
-    /// to `seq` (a relist or a problem clears it).
-    history: VecDeque<Arc<TableDelta>>,
-    /// About how many bytes `rows` and `history` would take were nothing shared
-    /// (what counts against the feed's person), and what the budget was last told.
-    row_bytes: usize,
-    history_bytes: usize,
+    /// The latest changes, oldest first: the last `history.len()` sequence numbers up
+    /// to `seq` (a relist or a problem clears it); shared with every feed that saw
+    /// the same.
+    history: Arc<History>,
+    /// What the budget was last told.
     counted: Footprint,
 }
 
 impl FeedState {
-    fn find(&self, uid: &str) -> Result<usize, usize> {
-        self.rows.binary_search_by(|row| row.uid.as_str().cmp(uid))
-    }
-
-    fn put_row(&mut self, row: Arc<Row>) {
-        self.row_bytes += row_bytes(&row);
-        match self.find(&row.uid) {
-            Ok(at) => {
-                if let Some(slot) = self.rows.get_mut(at) {
-                    let old = std::mem::replace(slot, row);
-                    self.row_bytes = self.row_bytes.saturating_sub(row_bytes(&old));
-                }
-            }
-            Err(at) => self.rows.insert(at, row),
-        }
-    }
-
-    fn remove_row(&mut self, uid: &str) {
-        if let Ok(at) = self.find(uid) {
-            let old = self.rows.remove(at);
-            self.row_bytes = self.row_bytes.saturating_sub(row_bytes(&old));
-        }
-    }
-
     /// Adds a page of a list.
-    fn add_rows(&mut self, rows: &[Arc<Row>]) {
-        let mut all = std::mem::take(&mut self.rows);
-        all.extend(rows.iter().cloned());
-        self.replace_rows(all);
+    fn add_rows(&mut self, rows: &[Arc<Row>], shared: &Interner) {
+        let all = self.rows.iter().chain(rows).cloned().collect();
+        self.replace_rows(all, shared);
     }
 
-    fn replace_rows(&mut self, mut rows: Vec<Arc<Row>>) {
-        rows.sort_by(|a, b| a.uid.cmp(&b.uid));
-        // A list names each object once; were one named twice, the later wins.
-        rows.reverse();
-        rows.dedup_by(|later, earlier| later.uid == earlier.uid);
-        rows.reverse();
-        rows.shrink_to_fit();
-        self.row_bytes = rows.iter().map(|row| row_bytes(row)).sum();
-        self.rows = rows;
+    fn replace_rows(&mut self, rows: Vec<Arc<Row>>, shared: &Interner) {
+        let table = shared.table(rows);
+        shared.release(std::mem::replace(&mut self.rows, table));
     }
 
-    fn remember(&mut self, delta: Arc<TableDelta>) {
-        if self.history.len() >= HISTORY {
-            self.forget_oldest();
-        }
-        self.history_bytes += delta_bytes(&delta);
-        self.history.push_back(delta);
-        while self.history_bytes > HISTORY_BYTES && self.history.len() > 1 {
-            self.forget_oldest();
-        }
+    /// Applies a watch event's change (what the feed publishes).
+    fn apply(&mut self, change: &Arc<TableDelta>, shared: &Interner) {
+        let rows = std::mem::replace(&mut self.rows, TableRows::empty());
+        self.rows = shared.apply(rows, change);
     }
 
-    fn forget_oldest(&mut self) {
-        if let Some(oldest) = self.history.pop_front() {
-            self.history_bytes = self.history_bytes.saturating_sub(delta_bytes(&oldest));
-        }
+    fn remember(&mut self, change: &Arc<TableDelta>, shared: &Interner) {
+        let history = std::mem::replace(&mut self.history, History::empty());
+        self.history = shared.remember(history, change);
     }
 
-    fn forget_history(&mut self) {
-        self.history.clear();
-        self.history_bytes = 0;
+    fn forget_history(&mut self, shared: &Interner) {
+        self.history = shared.no_history();
     }
 
     /// The feed's bytes now: its rows and history as if unshared, and its own.
     fn measure(&self) -> Footprint {
         Footprint {
-            logical: self.row_bytes + self.history_bytes,
-            owned: FEED_BYTES
-                + self.rows.capacity() * ROW_SLOT
-                + self.history.capacity() * HISTORY_SLOT,
+            logical: self.rows.bytes() + self.history.bytes(),
+            owned: FEED_BYTES + self.history.len() * HISTORY_SLOT,
         }
     }
 
     pub fn snapshot(&self) -> TableSnapshot {
         TableSnapshot {
             columns: self.columns.clone(),
-            rows: self.rows.clone(),
+            rows: self.rows.to_vec(),
             resource_version: self.resource_version.clone(),
         }
     }
@@ -238,6 +191,8 @@ pub(crate) struct Feed {
 
 impl Drop for Feed {
     fn drop(&mut self) {
+        let rows = std::mem::replace(&mut self.write().rows, TableRows::empty());
+        self.shared.release(rows);
         let counted = self.read().counted;
         let _ = self
             .memory
@@ -268,9 +223,13 @@ impl Feed {
         self.state.read().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, FeedState> {
+        self.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Applies a change and broadcasts it atomically with respect to snapshots.
     fn publish(&self, change: impl FnOnce(&mut FeedState) -> Option<FeedEvent>) {
-        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.write();
         // An ended feed holds nothing and tells nothing more (its task is stopping).
         if state.ended {
             return;
@@ -280,10 +239,10 @@ impl Feed {
         };
         state.seq += 1;
         if let FeedEvent::Delta(delta) = &event {
-            state.remember(delta.clone());
+            state.remember(delta, &self.shared);
         } else {
             // A relist or a problem: what came before no longer adds up to the table.
-            state.forget_history();
+            state.forget_history(&self.shared);
         }
         let message = FeedMessage {
             seq: state.seq,
@@ -296,8 +255,9 @@ impl Feed {
         if let Err(refused) = self.memory.resize(&self.person, counted, bytes) {
             // Past the person's (or everyone's) bound: the feed ends and frees it all.
             tracing::info!(bytes = bytes.logical, %refused, "a live list outgrew the memory budget");
-            state.replace_rows(Vec::new());
-            state.forget_history();
+            self.shared
+                .release(std::mem::replace(&mut state.rows, TableRows::empty()));
+            state.forget_history(&self.shared);
             let _ = self
                 .memory
                 .resize(&self.person, bytes, Footprint::default());
@@ -405,7 +365,7 @@ pub(crate) async fn run(source: Arc<dyn FeedSource>, query: TableQuery, feed: We
                     }
                     Ok(WatchEvent::Bookmark(b)) => {
                         // No message: viewers only need the version with the next change.
-                        let mut s = f.state.write().unwrap_or_else(|e| e.into_inner());
+                        let mut s = f.write();
                         s.resource_version = b.metadata.resource_version;
                     }
                     Ok(WatchEvent::Error(status))
@@ -490,13 +450,13 @@ async fn list(
                 s.complete = complete;
                 s.columns = table.columns;
                 s.resource_version = table.resource_version;
-                s.replace_rows(rows);
+                s.replace_rows(rows, &f.shared);
                 Some(FeedEvent::Reset)
             });
         } else if in_parts {
             let rows: Arc<[Arc<Row>]> = rows.into();
             f.publish(|s| {
-                s.add_rows(&rows);
+                s.add_rows(&rows, &f.shared);
                 s.complete = complete;
                 Some(FeedEvent::Rows { rows, complete })
             });
@@ -511,7 +471,7 @@ async fn list(
                     s.complete = true;
                     s.columns = columns;
                     s.resource_version = resource_version;
-                    s.replace_rows(std::mem::take(&mut listed));
+                    s.replace_rows(std::mem::take(&mut listed), &f.shared);
                     Some(FeedEvent::Reset)
                 });
             }
@@ -603,30 +563,33 @@ fn upsert(state: &mut FeedState, table: RawTable, shared: &Interner) -> Option<F
         .map(|r| shared.row(r))
         .collect();
     let last = rows.last()?.resource_version.clone();
-    for row in &rows {
-        state.put_row(row.clone());
-    }
-    state.resource_version = last.clone();
-    Some(FeedEvent::Delta(shared.delta(TableDelta {
-        upserts: rows,
-        deletes: vec![],
-        resource_version: last,
-    })))
+    apply_change(state, shared, rows, vec![], last)
 }
 
 fn delete(state: &mut FeedState, table: RawTable, shared: &Interner) -> Option<FeedEvent> {
     let rows = table.into_rows(&state.columns);
     let last = rows.last()?.resource_version.clone();
     let deletes: Vec<String> = rows.into_iter().map(|r| r.uid).collect();
-    for uid in &deletes {
-        state.remove_row(uid);
-    }
-    state.resource_version = last.clone();
-    Some(FeedEvent::Delta(shared.delta(TableDelta {
-        upserts: vec![],
+    apply_change(state, shared, vec![], deletes, last)
+}
+
+/// A watch event's change, shared, applied to the feed's rows: the same change to
+/// the same rows as other feeds' is applied once for all of them.
+fn apply_change(
+    state: &mut FeedState,
+    shared: &Interner,
+    upserts: Vec<Arc<Row>>,
+    deletes: Vec<String>,
+    resource_version: String,
+) -> Option<FeedEvent> {
+    let change = shared.delta(TableDelta {
+        upserts,
         deletes,
-        resource_version: last,
-    })))
+        resource_version,
+    });
+    state.apply(&change, shared);
+    state.resource_version = change.resource_version.clone();
+    Some(FeedEvent::Delta(change))
 }
 
 /// Whether the API server refused the credentials themselves or what they may do.

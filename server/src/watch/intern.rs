@@ -4,7 +4,8 @@
 //! portal's memory from growing with the number of people. Sharing is invisible to
 //! them: a copy is reused only when it is equal in every field to what that
 //! person's own watch delivered, so nobody is ever shown a row their watch did not
-//! send.
+//! send. A feed's whole table of rows is shared the same way ([`TableRows`]), and
+//! a change to it is applied once for every feed that held the same table.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, RandomState};
@@ -13,13 +14,27 @@ use std::sync::{Arc, Mutex, Weak};
 
 use portico_core::table::wire::{Row, TableDelta};
 
+use super::history::History;
 use super::memory::{delta_bytes, row_bytes};
+use super::table_rows::TableRows;
+use super::transitions::Transitions;
 
 /// The rows and changes feeds hold now, one copy of each.
 #[derive(Default)]
 pub struct Interner {
     rows: Mutex<Pool<Row>>,
     deltas: Mutex<Pool<TableDelta>>,
+    tables: Mutex<Pool<TableRows>>,
+    /// Which table a change made of which: the 999 feeds after the first that apply
+    /// a change to the same table take the first's result.
+    transitions: Mutex<Transitions<TableRows>>,
+    /// The same for histories: what a change made of which.
+    histories: Mutex<Transitions<History>>,
+    /// The empty history feeds start from after a (re)list, while one holds it: feeds
+    /// that list together then share their histories from the first change on. Held
+    /// weakly, so that once every feed has gone past it the line of histories made
+    /// from it can go too.
+    no_history: Mutex<Weak<History>>,
     /// Bytes of what the pools point at (dead entries included until swept).
     bytes: AtomicUsize,
     hasher: RandomState,
@@ -54,6 +69,88 @@ impl Interner {
             )
         };
         self.pool(&self.deltas, key, delta, bytes)
+    }
+
+    /// The shared copy of a table of `rows` (already shared: see [`Self::row`]).
+    pub fn table(&self, rows: Vec<Arc<Row>>) -> Arc<TableRows> {
+        let table = TableRows::listed(rows, &self.hasher);
+        self.pool(&self.tables, table.identity(), table, TableRows::own_bytes)
+    }
+
+    /// `table` after `change` (shared: see [`Self::delta`]), as shared a copy as there
+    /// is: what another feed made of the same table and change, or an equal table
+    /// another feed holds. A table nobody else holds is changed where it is.
+    pub fn apply(&self, table: Arc<TableRows>, change: &Arc<TableDelta>) -> Arc<TableRows> {
+        let known = lock(&self.transitions).after(&table, change);
+        if let Some(known) = known {
+            self.release(table);
+            return known;
+        }
+        let from = Arc::downgrade(&table);
+        // Cloned, a table shares all its nodes: only those on the change's path are copied.
+        let (mut rows, shared) = match Arc::try_unwrap(table) {
+            Ok(rows) => {
+                self.forget_table(rows.identity());
+                (rows, false)
+            }
+            Err(shared) => {
+                let rows = TableRows::clone(&shared);
+                self.release(shared);
+                (rows, true)
+            }
+        };
+        rows.apply(change, &self.hasher);
+        let after = self.pool(&self.tables, rows.identity(), rows, TableRows::own_bytes);
+        if shared {
+            lock(&self.transitions).remember(from, change, &after);
+        }
+        after
+    }
+
+    /// An empty history: the one other feeds hold, if any does.
+    pub fn no_history(&self) -> Arc<History> {
+        let mut slot = lock(&self.no_history);
+        slot.upgrade().unwrap_or_else(|| {
+            let empty = Arc::new(History::default());
+            *slot = Arc::downgrade(&empty);
+            empty
+        })
+    }
+
+    /// `history` with `change` added, as shared a copy as there is: what another feed
+    /// made of the same history and change. A history nobody else holds is changed
+    /// where it is.
+    pub fn remember(&self, history: Arc<History>, change: &Arc<TableDelta>) -> Arc<History> {
+        let known = lock(&self.histories).after(&history, change);
+        if let Some(known) = known {
+            return known;
+        }
+        let from = Arc::downgrade(&history);
+        let (mut longer, shared) = match Arc::try_unwrap(history) {
+            Ok(history) => (history, false),
+            Err(shared) => (History::clone(&shared), true),
+        };
+        longer.push(change.clone());
+        let longer = Arc::new(longer);
+        if shared {
+            lock(&self.histories).remember(from, change, &longer);
+        }
+        longer
+    }
+
+    /// Lets go of a table. A table is big, so the last holder's letting go uncounts
+    /// it at once rather than when the pool is next swept.
+    pub fn release(&self, table: Arc<TableRows>) {
+        if let Some(rows) = Arc::into_inner(table) {
+            self.forget_table(rows.identity());
+        }
+    }
+
+    fn forget_table(&self, identity: u64) {
+        let freed = lock(&self.tables).sweep(identity);
+        if freed > 0 {
+            self.bytes.fetch_sub(freed, Ordering::Relaxed);
+        }
     }
 
     /// Bytes held by the shared copies.
@@ -143,13 +240,7 @@ impl<T: PartialEq> Pool<T> {
         let mut freed = 0;
         if self.added_since_sweep > self.entries / 2 + 64 {
             self.by_key.retain(|_, bucket| {
-                bucket.retain(|(weak, bytes)| {
-                    let live = weak.strong_count() > 0;
-                    if !live {
-                        freed += *bytes;
-                    }
-                    live
-                });
+                freed += keep_live(bucket);
                 !bucket.is_empty()
             });
             self.entries = self.by_key.values().map(Vec::len).sum();
@@ -162,6 +253,20 @@ impl<T: PartialEq> Pool<T> {
         }
     }
 
+    /// Drops the dead entries under `key`; the bytes they were counted for.
+    fn sweep(&mut self, key: u64) -> usize {
+        let Some(bucket) = self.by_key.get_mut(&key) else {
+            return 0;
+        };
+        let before = bucket.len();
+        let freed = keep_live(bucket);
+        self.entries = self.entries.saturating_sub(before - bucket.len());
+        if bucket.is_empty() {
+            self.by_key.remove(&key);
+        }
+        freed
+    }
+
     fn live(&self) -> usize {
         self.by_key
             .values()
@@ -169,6 +274,19 @@ impl<T: PartialEq> Pool<T> {
             .filter(|(weak, _)| weak.strong_count() > 0)
             .count()
     }
+}
+
+/// Drops a bucket's dead entries; the bytes they were counted for.
+fn keep_live<T>(bucket: &mut Vec<(Weak<T>, usize)>) -> usize {
+    let mut freed = 0;
+    bucket.retain(|(weak, bytes)| {
+        let live = weak.strong_count() > 0;
+        if !live {
+            freed += *bytes;
+        }
+        live
+    });
+    freed
 }
 
 #[cfg(test)]
@@ -258,5 +376,143 @@ mod tests {
         };
         let (a, b) = (change(&interner), change(&interner));
         assert!(Arc::ptr_eq(&a, &b));
+    }
+
+    fn uids(table: &TableRows) -> Vec<(&str, &str)> {
+        table
+            .iter()
+            .map(|row| (row.uid.as_str(), row.resource_version.as_str()))
+            .collect()
+    }
+
+    fn listed(interner: &Interner, rows: &[(&str, &str)]) -> Arc<TableRows> {
+        interner.table(
+            rows.iter()
+                .map(|(uid, rv)| interner.row(row(uid, rv, "x")))
+                .collect(),
+        )
+    }
+
+    fn change(interner: &Interner, upserts: &[(&str, &str)], deletes: &[&str]) -> Arc<TableDelta> {
+        interner.delta(TableDelta {
+            upserts: upserts
+                .iter()
+                .map(|(uid, rv)| interner.row(row(uid, rv, "x")))
+                .collect(),
+            deletes: deletes.iter().map(|uid| uid.to_string()).collect(),
+            resource_version: "9".into(),
+        })
+    }
+
+    #[test]
+    fn feeds_that_list_the_same_rows_hold_one_table_and_a_change_makes_one_more() {
+        let interner = Interner::default();
+        let mine = listed(&interner, &[("b", "1"), ("a", "1")]);
+        let theirs = listed(&interner, &[("a", "1"), ("b", "1")]);
+        assert!(Arc::ptr_eq(&mine, &theirs));
+        let edit = change(&interner, &[("b", "2"), ("c", "1")], &["a"]);
+        let mine = interner.apply(mine, &edit);
+        assert_eq!(uids(&mine), [("b", "2"), ("c", "1")]);
+        // The other holder's table is as it was until its own watch brings the change,
+        // and then it is the first's result.
+        assert_eq!(uids(&theirs), [("a", "1"), ("b", "1")]);
+        let theirs = interner.apply(theirs, &edit);
+        assert!(Arc::ptr_eq(&mine, &theirs));
+    }
+
+    #[test]
+    fn a_feed_behind_another_takes_each_table_the_first_made() {
+        let interner = Interner::default();
+        let mut ahead = listed(&interner, &[("a", "1"), ("b", "1")]);
+        let mut behind = listed(&interner, &[("a", "1"), ("b", "1")]);
+        let changes: Vec<_> = (2..6)
+            .map(|v| change(&interner, &[("a", &v.to_string())], &[]))
+            .collect();
+        // The first feed goes through every change before the second sees any:
+        // the tables it made and left are still there for the second.
+        let mut made = Vec::new();
+        for change in &changes {
+            ahead = interner.apply(ahead, change);
+            made.push(Arc::downgrade(&ahead));
+        }
+        for (change, made) in changes.iter().zip(&made) {
+            behind = interner.apply(behind, change);
+            let made = made.upgrade().expect("kept for the feed behind");
+            assert!(Arc::ptr_eq(&behind, &made));
+        }
+        assert_eq!(uids(&behind), [("a", "5"), ("b", "1")]);
+        // Once nobody is behind, what was kept for them goes.
+        drop(made);
+        drop(behind);
+        for version in 6..200 {
+            ahead = interner.apply(
+                ahead,
+                &change(&interner, &[("b", &version.to_string())], &[]),
+            );
+        }
+        assert!(lock(&interner.transitions).len() < 130);
+    }
+
+    #[test]
+    fn feeds_that_saw_the_same_changes_hold_one_history_until_none_is_behind() {
+        let interner = Interner::default();
+        let changes: Vec<_> = (1..=3)
+            .map(|v| change(&interner, &[("a", &v.to_string())], &[]))
+            .collect();
+        let (mut ahead, mut behind) = (interner.no_history(), interner.no_history());
+        for change in &changes {
+            ahead = interner.remember(ahead, change);
+        }
+        for change in &changes {
+            behind = interner.remember(behind, change);
+        }
+        assert!(Arc::ptr_eq(&ahead, &behind));
+        assert_eq!(ahead.len(), 3);
+        // Nobody behind: what was kept for them goes, and the history grows where it is.
+        drop(behind);
+        for v in 4..200 {
+            ahead = interner.remember(ahead, &change(&interner, &[("a", &v.to_string())], &[]));
+        }
+        assert_eq!(ahead.len(), 199);
+        assert!(lock(&interner.histories).len() < 130);
+        // A feed that lists now starts a history of its own.
+        assert!(!Arc::ptr_eq(&interner.no_history(), &History::empty()));
+    }
+
+    #[test]
+    fn a_table_reached_another_way_is_the_copy_already_held() {
+        let interner = Interner::default();
+        let changed = interner.apply(
+            listed(&interner, &[("a", "1")]),
+            &change(&interner, &[("b", "1")], &[]),
+        );
+        // A list made later holds the same rows: it gets the same copy, so the next
+        // change to both is applied once.
+        let relisted = listed(&interner, &[("a", "1"), ("b", "1")]);
+        assert!(Arc::ptr_eq(&changed, &relisted));
+        // Other rows under the same names are never taken for them.
+        let other = listed(&interner, &[("a", "1"), ("b", "2")]);
+        assert!(!Arc::ptr_eq(&changed, &other));
+        assert_eq!(uids(&other), [("a", "1"), ("b", "2")]);
+    }
+
+    #[test]
+    fn a_table_held_once_is_counted_once_however_often_it_changes() {
+        let interner = Interner::default();
+        let rows: Vec<(String, &str)> = (0..1_000).map(|i| (format!("u{i:04}"), "1")).collect();
+        let rows: Vec<(&str, &str)> = rows.iter().map(|(uid, rv)| (uid.as_str(), *rv)).collect();
+        let mut table = listed(&interner, &rows);
+        let held = interner.bytes();
+        for version in 2..200 {
+            let version = version.to_string();
+            table = interner.apply(table, &change(&interner, &[("u0500", &version)], &[]));
+        }
+        // No dead table is still counted (198 of them would be 3.2 MB; dead rows and
+        // changes are swept in batches).
+        assert!(
+            interner.bytes() < held + 200_000,
+            "{} bytes counted, {held} at first",
+            interner.bytes()
+        );
     }
 }

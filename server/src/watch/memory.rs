@@ -7,8 +7,9 @@
 //! Rows are shared between feeds ([`Interner`]), so the two bounds count different
 //! things: a person is charged for their rows as if nothing were shared (what they
 //! ask the portal to hold does not depend on who else looks), while the overall
-//! bound counts what the replica really holds: each shared row once, plus each
-//! feed's own pointers to them.
+//! bound counts what the replica really holds: each shared row and each shared
+//! table of them once, plus what each feed holds of its own (its history's pointers,
+//! its viewers' queue).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -9,6 +9,7 @@
 pub(crate) mod access;
 pub(crate) mod coalesce;
 pub mod feed;
+pub mod history;
 pub mod hub;
 pub mod intern;
 pub mod limits;
@@ -22,6 +23,8 @@ pub mod source;
 pub(crate) mod sse;
 pub mod subscription;
 pub mod table_api;
+pub mod table_rows;
+pub(crate) mod transitions;
 pub(crate) mod views;
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use super::feed::{Current, Feed, FeedEvent, FeedMessage};
 const MAX_MERGED: usize = 512;
 /// Rows one catch-up update changes at most: a viewer far behind catches up in
 /// updates as small as a snapshot's parts, each a position it can resume from.
-const CATCH_UP_ROWS: usize = 200;
+const CATCH_UP_ROWS: usize = super::socket::LATER_PART;
 
 /// What a subscription does when it was its feed's last viewer (the hub stops the
 /// feed after a grace period unless someone joins).

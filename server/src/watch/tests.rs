@@ -16,8 +16,10 @@ use portico_core::table::state::TableState;
 use portico_core::table::wire::{Column, Row, TableQuery, TableSnapshot};
 use tokio::sync::mpsc;
 
-use super::feed::{HISTORY, VIEWER_QUEUE};
+use super::feed::VIEWER_QUEUE;
+use super::history::HISTORY;
 use super::hub::WatchHub;
+use super::socket::LATER_PART;
 use super::source::{FeedSource, WatchEvents};
 use super::subscription::Delivery;
 use super::subscription::Subscription;
@@ -293,7 +295,7 @@ async fn a_viewer_that_falls_behind_the_queue_catches_up_from_the_history_in_sma
         _hub,
     } = behind_by(count).await;
     // More than the queue holds went by. The slow viewer catches up in deltas of at
-    // most 200 rows (no 10,000-row snapshot for a viewer a few seconds late), each
+    // most a snapshot part's rows (no 10,000-row snapshot for a viewer a few seconds late), each
     // resumable, and ends with the same table.
     let mut caught_up = TableState::default();
     let mut parts = 0;
@@ -302,11 +304,15 @@ async fn a_viewer_that_falls_behind_the_queue_catches_up_from_the_history_in_sma
         let TableChange::Delta(delta) = update.change else {
             panic!("deltas from the history, not a snapshot: {update:?}")
         };
-        assert!(delta.upserts.len() <= 200, "{} rows", delta.upserts.len());
+        assert!(
+            delta.upserts.len() <= LATER_PART,
+            "{} rows",
+            delta.upserts.len()
+        );
         caught_up.apply(delta);
         parts += 1;
     }
-    assert_eq!(parts, count.div_ceil(200));
+    assert_eq!(parts, count.div_ceil(LATER_PART));
     assert_eq!(names(&caught_up), names(&table));
     // And it goes on from the queue after that.
     burst(&watch, count, 1);
