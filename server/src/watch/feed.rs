@@ -110,8 +110,10 @@ impl FeedState {
         self.history = shared.remember(history, change);
     }
 
-    fn forget_history(&mut self, shared: &Interner) {
-        self.history = shared.no_history();
+    /// A relist or a problem: what came before no longer adds up to the table. The
+    /// empty history is the feed's own (see [`History::empty`]).
+    fn forget_history(&mut self) {
+        self.history = Arc::default();
     }
 
     /// The feed's bytes now: its rows and history as if unshared, and its own.
@@ -242,7 +244,7 @@ impl Feed {
             state.remember(delta, &self.shared);
         } else {
             // A relist or a problem: what came before no longer adds up to the table.
-            state.forget_history(&self.shared);
+            state.forget_history();
         }
         let message = FeedMessage {
             seq: state.seq,
@@ -257,7 +259,7 @@ impl Feed {
             tracing::info!(bytes = bytes.logical, %refused, "a live list outgrew the memory budget");
             self.shared
                 .release(std::mem::replace(&mut state.rows, TableRows::empty()));
-            state.forget_history(&self.shared);
+            state.forget_history();
             let _ = self
                 .memory
                 .resize(&self.person, bytes, Footprint::default());

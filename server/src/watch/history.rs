@@ -4,6 +4,7 @@
 //! ([`imbl::Vector`]), so a history one change longer shares all but its last few
 //! slots with the one it was made from.
 
+use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, LazyLock};
 
 use imbl::Vector;
@@ -24,15 +25,31 @@ pub struct History {
     changes: Vector<Arc<TableDelta>>,
     /// About what the changes would take were nothing shared (what a person is charged).
     bytes: usize,
+    /// The wrapping sum of a hash of each change's address: histories of the same
+    /// shared changes have the same sum, which is how a feed finds the copy others hold.
+    identity: u64,
+}
+
+impl PartialEq for History {
+    /// The same shared changes in the same order.
+    fn eq(&self, other: &Self) -> bool {
+        self.identity == other.identity
+            && self.changes.len() == other.changes.len()
+            && (self.changes.ptr_eq(&other.changes)
+                || self
+                    .changes
+                    .iter()
+                    .zip(&other.changes)
+                    .all(|(a, b)| Arc::ptr_eq(a, b)))
+    }
 }
 
 static EMPTY: LazyLock<Arc<History>> = LazyLock::new(Arc::default);
 
 impl History {
     /// No changes, to stand in for a history being replaced (taking it allocates
-    /// nothing). A feed's own empty history is [`Interner::no_history`].
-    ///
-    /// [`Interner::no_history`]: super::intern::Interner::no_history
+    /// nothing). A feed's own empty history is a new one: a history every empty feed
+    /// held would never go, nor would what was made of it.
     pub fn empty() -> Arc<Self> {
         EMPTY.clone()
     }
@@ -50,6 +67,11 @@ impl History {
         self.bytes
     }
 
+    /// Which sum of change addresses this is (what equal histories are found by).
+    pub(super) fn identity(&self) -> u64 {
+        self.identity
+    }
+
     /// The changes, oldest first.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<TableDelta>> {
         self.changes.iter()
@@ -57,20 +79,27 @@ impl History {
 
     /// Adds the newest change, forgetting the oldest past [`HISTORY`] changes or
     /// `HISTORY_BYTES` (the newest is always kept).
-    pub(super) fn push(&mut self, change: Arc<TableDelta>) {
+    pub(super) fn push(&mut self, change: Arc<TableDelta>, addresses: &RandomState) {
         if self.changes.len() >= HISTORY {
-            self.forget_oldest();
+            self.forget_oldest(addresses);
         }
         self.bytes += delta_bytes(&change);
+        self.identity = self.identity.wrapping_add(address_hash(addresses, &change));
         self.changes.push_back(change);
         while self.bytes > HISTORY_BYTES && self.changes.len() > 1 {
-            self.forget_oldest();
+            self.forget_oldest(addresses);
         }
     }
 
-    fn forget_oldest(&mut self) {
+    fn forget_oldest(&mut self, addresses: &RandomState) {
         if let Some(oldest) = self.changes.pop_front() {
             self.bytes = self.bytes.saturating_sub(delta_bytes(&oldest));
+            self.identity = self.identity.wrapping_sub(address_hash(addresses, &oldest));
         }
     }
+}
+
+/// A change's address, hashed: a live shared change keeps its address.
+fn address_hash(addresses: &RandomState, change: &Arc<TableDelta>) -> u64 {
+    addresses.hash_one(Arc::as_ptr(change) as usize)
 }

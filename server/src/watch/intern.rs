@@ -27,14 +27,10 @@ pub struct Interner {
     tables: Mutex<Pool<TableRows>>,
     /// Which table a change made of which: the 999 feeds after the first that apply
     /// a change to the same table take the first's result.
-    transitions: Mutex<Transitions<TableRows>>,
-    /// The same for histories: what a change made of which.
-    histories: Mutex<Transitions<History>>,
-    /// The empty history feeds start from after a (re)list, while one holds it: feeds
-    /// that list together then share their histories from the first change on. Held
-    /// weakly, so that once every feed has gone past it the line of histories made
-    /// from it can go too.
-    no_history: Mutex<Weak<History>>,
+    table_changes: Mutex<Transitions<TableRows>>,
+    /// Histories, one copy of each, and what a change made of which, the same way.
+    histories: Mutex<Pool<History>>,
+    history_changes: Mutex<Transitions<History>>,
     /// Bytes of what the pools point at (dead entries included until swept).
     bytes: AtomicUsize,
     hasher: RandomState,
@@ -73,6 +69,11 @@ impl Interner {
 
     /// The shared copy of a table of `rows` (already shared: see [`Self::row`]).
     pub fn table(&self, rows: Vec<Arc<Row>>) -> Arc<TableRows> {
+        // An empty table is a feed's own: one every empty list held would never go,
+        // nor would the tables made of it.
+        if rows.is_empty() {
+            return Arc::default();
+        }
         let table = TableRows::listed(rows, &self.hasher);
         self.pool(&self.tables, table.identity(), table, TableRows::own_bytes)
     }
@@ -81,7 +82,7 @@ impl Interner {
     /// is: what another feed made of the same table and change, or an equal table
     /// another feed holds. A table nobody else holds is changed where it is.
     pub fn apply(&self, table: Arc<TableRows>, change: &Arc<TableDelta>) -> Arc<TableRows> {
-        let known = lock(&self.transitions).after(&table, change);
+        let known = lock(&self.table_changes).after(&table, change);
         if let Some(known) = known {
             self.release(table);
             return known;
@@ -102,26 +103,17 @@ impl Interner {
         rows.apply(change, &self.hasher);
         let after = self.pool(&self.tables, rows.identity(), rows, TableRows::own_bytes);
         if shared {
-            lock(&self.transitions).remember(from, change, &after);
+            let made = Arc::strong_count(&after) == 1;
+            lock(&self.table_changes).remember(from, change, &after, made);
         }
         after
     }
 
-    /// An empty history: the one other feeds hold, if any does.
-    pub fn no_history(&self) -> Arc<History> {
-        let mut slot = lock(&self.no_history);
-        slot.upgrade().unwrap_or_else(|| {
-            let empty = Arc::new(History::default());
-            *slot = Arc::downgrade(&empty);
-            empty
-        })
-    }
-
     /// `history` with `change` added, as shared a copy as there is: what another feed
-    /// made of the same history and change. A history nobody else holds is changed
-    /// where it is.
+    /// made of the same history and change, or an equal history another feed holds. A
+    /// history nobody else holds is changed where it is.
     pub fn remember(&self, history: Arc<History>, change: &Arc<TableDelta>) -> Arc<History> {
-        let known = lock(&self.histories).after(&history, change);
+        let known = lock(&self.history_changes).after(&history, change);
         if let Some(known) = known {
             return known;
         }
@@ -130,10 +122,12 @@ impl Interner {
             Ok(history) => (history, false),
             Err(shared) => (History::clone(&shared), true),
         };
-        longer.push(change.clone());
-        let longer = Arc::new(longer);
+        longer.push(change.clone(), &self.hasher);
+        // Counted per feed (see `feed::HISTORY_SLOT`), so nothing here.
+        let longer = self.pool(&self.histories, longer.identity(), longer, |_| 0);
         if shared {
-            lock(&self.histories).remember(from, change, &longer);
+            let made = Arc::strong_count(&longer) == 1;
+            lock(&self.history_changes).remember(from, change, &longer, made);
         }
         longer
     }
@@ -450,7 +444,7 @@ mod tests {
                 &change(&interner, &[("b", &version.to_string())], &[]),
             );
         }
-        assert!(lock(&interner.transitions).len() < 130);
+        assert!(lock(&interner.table_changes).len() < 130);
     }
 
     #[test]
@@ -459,12 +453,15 @@ mod tests {
         let changes: Vec<_> = (1..=3)
             .map(|v| change(&interner, &[("a", &v.to_string())], &[]))
             .collect();
-        let (mut ahead, mut behind) = (interner.no_history(), interner.no_history());
+        // Each starts from an empty history of its own, as a feed does after a list.
+        let (mut ahead, mut behind) = (Arc::<History>::default(), Arc::<History>::default());
         for change in &changes {
             ahead = interner.remember(ahead, change);
         }
+        let mut made = Vec::new();
         for change in &changes {
             behind = interner.remember(behind, change);
+            made.push(Arc::downgrade(&behind));
         }
         assert!(Arc::ptr_eq(&ahead, &behind));
         assert_eq!(ahead.len(), 3);
@@ -474,9 +471,34 @@ mod tests {
             ahead = interner.remember(ahead, &change(&interner, &[("a", &v.to_string())], &[]));
         }
         assert_eq!(ahead.len(), 199);
-        assert!(lock(&interner.histories).len() < 130);
-        // A feed that lists now starts a history of its own.
-        assert!(!Arc::ptr_eq(&interner.no_history(), &History::empty()));
+        assert!(lock(&interner.history_changes).len() < 130);
+        assert!(made.iter().all(|made| made.upgrade().is_none()));
+    }
+
+    #[test]
+    fn a_change_undone_does_not_keep_its_line_of_tables() {
+        let interner = Interner::default();
+        let start = listed(&interner, &[("a", "1")]);
+        let mut tables = vec![start.clone(), start];
+        let add = change(&interner, &[("b", "1")], &[]);
+        let undo = change(&interner, &[], &["b"]);
+        // Two feeds go back and forth: the table after the undo is the first one.
+        for _ in 0..3 {
+            for step in [&add, &undo] {
+                for table in &mut tables {
+                    let held = std::mem::replace(table, TableRows::empty());
+                    *table = interner.apply(held, step);
+                }
+            }
+        }
+        assert!(Arc::ptr_eq(&tables[0], &tables[1]));
+        assert_eq!(uids(&tables[0]), [("a", "1")]);
+        let left = Arc::downgrade(&tables[0]);
+        drop(tables);
+        // Nobody holds a table any more, and the results recorded do not hold each
+        // other: one sweep lets go of them all.
+        lock(&interner.table_changes).sweep();
+        assert!(left.upgrade().is_none());
     }
 
     #[test]
