@@ -476,6 +476,8 @@ struct Phase {
     portico: Option<(f64, f64, f64)>,
     /// The API server's RSS after, and the CPU seconds it spent in the phase.
     apiserver: (f64, f64),
+    /// Portico's connections to the API server at the end, when it ran.
+    connections: Option<usize>,
     refused: usize,
 }
 
@@ -521,6 +523,9 @@ fn report(label: &str, n: usize, phase: &Phase) {
     if let Some((rss, peak, cpu)) = phase.portico {
         println!("    Portico: RSS {rss:.0} MB now, {peak:.0} MB peak; CPU {cpu:.1} s");
     }
+    if let Some(connections) = phase.connections {
+        println!("    Portico's connections to the API server: {connections}");
+    }
     println!(
         "    kube-apiserver: RSS {:.0} MB; CPU {:.1} s in this phase",
         phase.apiserver.0, phase.apiserver.1
@@ -533,6 +538,8 @@ struct Cluster {
     tokens: Vec<String>,
     created: Vec<u64>,
     apiserver: u32,
+    /// The API server's port.
+    port: u16,
 }
 
 async fn cluster(people: usize, shared: usize) -> Cluster {
@@ -632,12 +639,18 @@ async fn cluster(people: usize, shared: usize) -> Cluster {
         "{people} people (ServiceAccount, token, own namespace of {OWN_OBJECTS}, RBAC) in {:.1} s",
         started.elapsed().as_secs_f64()
     );
+    let port = plane
+        .server_url()
+        .rsplit_once(':')
+        .and_then(|(_, port)| port.trim_end_matches('/').parse().ok())
+        .expect("the API server's port");
     Cluster {
         plane,
         admin,
         tokens: tokens.into_iter().map(|(_, t)| t).collect(),
         created: created.into_iter().map(|(_, rv)| rv).collect(),
         apiserver,
+        port,
     }
 }
 
@@ -727,6 +740,7 @@ async fn floor_phase(cluster: &Cluster, n: usize, rate: usize, seconds: usize) -
             kit::cpu_seconds(cluster.apiserver) - cpu_before,
         ),
         refused: 0,
+        connections: None,
     };
     for task in tasks.into_inner().expect("lock") {
         task.abort();
@@ -825,6 +839,7 @@ async fn portico_phase(cluster: &Cluster, n: usize, rate: usize, seconds: usize)
             kit::cpu_seconds(cluster.apiserver) - cpu_before,
         ),
         refused: refused.load(Ordering::Relaxed),
+        connections: Some(kit::tcp_connections_to(server.id(), cluster.port)),
     };
     for task in tasks.into_inner().expect("lock") {
         task.abort();

@@ -1,9 +1,11 @@
-//! Talking to the API server: the portal's client configuration, a client per caller,
-//! the registry of every kind the cluster serves, and one classification of the API
-//! server's failures. Uses nothing else in Portico.
+//! Talking to the API server: the portal's client configuration, a client per caller
+//! over connections every person's requests share, the registry of every kind the
+//! cluster serves, and one classification of the API server's failures. Uses nothing
+//! else in Portico.
 
 pub mod caller;
 pub mod config;
+pub mod connections;
 pub mod crd_read;
 pub mod error;
 pub mod pool;

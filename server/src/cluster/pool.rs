@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use kube::config::AuthInfo;
 
 use super::caller::Caller;
+use super::connections::{Connections, Connector};
 
 /// How long a built client is reused.
 const CLIENT_TTL: Duration = Duration::from_secs(600);
@@ -15,9 +16,10 @@ const CLIENT_TTL: Duration = Duration::from_secs(600);
 /// token (the connections are shared), and rebuilding one for every request of a
 /// thousand people was most of their sign-in checks' work.
 const MAX_CLIENTS: usize = 4096;
-/// How large the read buffer of a person's connection may grow. hyper doubles it, up
-/// to 400 KB, each time a read fills it, as a watch's does when the portal reads it
-/// late; at a thousand people each with two watches that was most of the memory.
+/// How large the read buffer of a person's HTTP/1.1 connection may grow. hyper
+/// doubles it, up to 400 KB, each time a read fills it, as a watch's does when the
+/// portal reads it late; at a thousand people each with two watches that was most of
+/// the memory.
 const READ_BUFFER_MAX: usize = 16 * 1024;
 
 pub struct ClientPool {
@@ -99,6 +101,14 @@ impl ClientPool {
         Ok(client)
     }
 
+    /// The HTTP/2 connections people's requests share now, and the requests on them
+    /// (none before the first person's request).
+    pub fn shared_connections(&self) -> (usize, usize) {
+        self.transport
+            .get()
+            .map_or((0, 0), Connections::multiplexed)
+    }
+
     /// A client for a person's `config` over the shared transport. Through a proxy,
     /// kube's own builder is used as it is (without the bound or the shared pool; this
     /// build of kube knows no proxies, so it refuses, as the portal's own client does).
@@ -117,38 +127,67 @@ impl ClientPool {
     }
 }
 
-/// Connections to the API server, shared by every person's client: each request
-/// carries its own person's token, which the API server checks per request, so a
-/// connection one person's request opened can carry another's next. What is per
-/// person is only the token; the TLS configuration, and connections left idle, are
-/// not kept a thousand times.
-type Transport = hyper_util::client::legacy::Client<
-    hyper_timeout::TimeoutConnector<
-        hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
-    >,
-    kube::client::Body,
->;
+/// Connections to the API server, shared by every person's client (see
+/// [`Connections`]). What is per person is only the token; the TLS configuration and
+/// the connections are not kept a thousand times.
+type Transport = Connections;
 
 /// The transport for `config`'s API server: its address, CA and timeouts, as kube
-/// builds them, with [`READ_BUFFER_MAX`]. Never credentials: a client certificate
-/// here would be every person's, as the API server trusts it before any token.
+/// builds them, with [`READ_BUFFER_MAX`] over HTTP/1.1. Never credentials: a client
+/// certificate here would be every person's, as the API server trusts it before any
+/// token.
 fn transport(config: &kube::Config) -> Result<Transport, kube::Error> {
-    use hyper_util::client::legacy::connect::HttpConnector;
     use kube::client::ConfigExt;
     let mut anonymous = config.clone();
     anonymous.auth_info = AuthInfo::default();
-    let mut http = HttpConnector::new();
+    let http1 = anonymous.rustls_https_connector_with_connector(http_connector())?;
+    let mut builder =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new());
+    builder.http1_max_buf_size(READ_BUFFER_MAX);
+    let http1 = builder.build(with_timeouts(http1, config));
+    let http2 = http2_connector(&anonymous).map(|https| with_timeouts(https, config));
+    Ok(Connections::new(Some(http2?), http1))
+}
+
+fn http_connector() -> hyper_util::client::legacy::connect::HttpConnector {
+    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
     http.enforce_http(false);
-    let https = anonymous.rustls_https_connector_with_connector(http)?;
+    http
+}
+
+/// TLS as kube configures it for `config` (CA, server name), offering only HTTP/2.
+fn http2_connector(
+    config: &kube::Config,
+) -> Result<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    kube::Error,
+> {
+    use kube::client::ConfigExt;
+    let builder = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(config.rustls_client_config()?)
+        .https_or_http();
+    let builder = match &config.tls_server_name {
+        Some(name) => {
+            let name = rustls_pki_types::ServerName::try_from(name.clone()).map_err(|error| {
+                kube::Error::Service(format!("invalid TLS server name {name:?}: {error}").into())
+            })?;
+            builder.with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name))
+        }
+        None => builder,
+    };
+    Ok(builder.enable_http2().wrap_connector(http_connector()))
+}
+
+fn with_timeouts(
+    https: hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    config: &kube::Config,
+) -> Connector {
     let mut connector = hyper_timeout::TimeoutConnector::new(https);
     connector.set_connect_timeout(config.connect_timeout);
     connector.set_read_timeout(config.read_timeout);
     connector.set_write_timeout(config.write_timeout);
     connector.set_reset_reader_on_write(config.reset_reader_on_write);
-    let mut builder =
-        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new());
-    builder.http1_max_buf_size(READ_BUFFER_MAX);
-    Ok(builder.build(connector))
+    connector
 }
 
 /// A client for one person's token over `transport`, as kube builds one (the API

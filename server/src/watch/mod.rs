@@ -1,4 +1,5 @@
-//! Live views: the Table API client ([`table_api`], behind [`source`]), the feeds
+//! Live views: the Table API client ([`table_api`], behind [`source`]; a watch's
+//! events split by [`event_lines`]), the feeds
 //! that keep one upstream watch per (resource, namespace, selectors) and identity
 //! ([`feed`], shared through [`hub`]), a viewer's side of a feed ([`subscription`]),
 //! the checks that open a view ([`views`]), container logs ([`logs`], split into
@@ -8,6 +9,7 @@
 
 pub(crate) mod access;
 pub(crate) mod coalesce;
+pub(crate) mod event_lines;
 pub mod feed;
 pub mod history;
 pub mod hub;

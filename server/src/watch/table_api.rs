@@ -11,11 +11,14 @@ use portico_core::table::wire::{Column, Row, TableQuery, TableSnapshot};
 use serde::Deserialize;
 
 use crate::cluster::error::{ApiError, Failure};
+use crate::watch::event_lines::event_lines;
 
 pub const TABLE_ACCEPT: &str = "application/json;as=Table;g=meta.k8s.io;v=v1";
 
 /// Server-side watch timeout; the hub re-watches from the last resourceVersion.
 const WATCH_TIMEOUT_SECONDS: u32 = 290;
+/// The most of a refusal's body read: a Status is a few hundred bytes.
+const REFUSAL_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
@@ -288,8 +291,43 @@ pub async fn watch(
             ("timeoutSeconds", &timeout),
         ],
     )?;
-    let events = client.request_events::<RawTable>(req).await?;
-    Ok(events.map(|event| event.map_err(TableError::from)))
+    // Read with Portico's own line reader rather than kube's `request_events`, which
+    // keeps an 8 KB buffer per watch (see `event_lines`).
+    let response = client.send(req.map(kube::client::Body::from)).await?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(refusal(status, response.into_body()).await.into());
+    }
+    Ok(event_lines(response.into_body()).map(|line| {
+        let line = line.map_err(|error| {
+            TableError::Transport(kube::Error::ReadEvents(std::io::Error::other(error)))
+        })?;
+        serde_json::from_slice::<WatchEvent<RawTable>>(&line).map_err(|_| {
+            // An error the API server wrote in place of an event, else not a Table.
+            match serde_json::from_slice::<kube::core::Status>(&line) {
+                Ok(status) => kube::Error::Api(status.boxed()).into(),
+                Err(_) => TableError::Decode,
+            }
+        })
+    }))
+}
+
+/// The API server's refusal of a request, in its own words where it gave them (at
+/// most [`REFUSAL_BYTES`] of them), as kube reports refusals.
+async fn refusal(status: http::StatusCode, body: kube::client::Body) -> kube::Error {
+    use http_body_util::BodyExt as _;
+    let read = http_body_util::Limited::new(body, REFUSAL_BYTES)
+        .collect()
+        .await;
+    let text = match read {
+        Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).into_owned(),
+        Err(error) => error.to_string(),
+    };
+    let status = serde_json::from_str::<kube::core::Status>(&text).unwrap_or_else(|_| {
+        kube::core::Status::failure(text.trim(), "Failed to parse error data")
+            .with_code(status.as_u16())
+    });
+    kube::Error::Api(status.boxed())
 }
 
 #[cfg(test)]

@@ -160,6 +160,96 @@ async fn each_person_acts_as_themselves() {
     assert!(stacks.get_opt("by-headers").await.expect("get").is_none());
 }
 
+/// People's requests share a few HTTP/2 connections, and each is still answered as its
+/// own person: 250 watches take three connections (over HTTP/1.1 they took 250), every
+/// watch sees the change, and someone without the right is refused on the connection
+/// the other's watches use.
+#[tokio::test]
+async fn people_share_a_few_connections_and_each_is_still_themselves() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{PostParams, WatchEvent, WatchParams};
+    use portico_server::cluster::caller::{Caller, Token};
+    use portico_server::cluster::connections::STREAMS_PER_CONNECTION;
+    use portico_server::cluster::pool::ClientPool;
+    const WATCHES: usize = 250;
+    let admin = TestCluster::shared().admin_client().await.expect("admin");
+    let ns = crate::kit::fresh_namespace(&admin, "shared-connections").await;
+    let reading = ["get", "list", "watch"];
+    crate::kit::grant(
+        &admin,
+        &ns,
+        "reader",
+        ("", "configmaps"),
+        &reading,
+        "reader",
+    )
+    .await;
+    let reader = crate::kit::account_token(&admin, &ns, "reader").await;
+    let stranger = crate::kit::account_token(&admin, &ns, "stranger").await;
+    let pool = ClientPool::new(Some(crate::kit::shared_config().await), admin.clone());
+    let person = |token: String| Caller::Bearer {
+        name: String::new(),
+        token: Token(token),
+    };
+    let as_reader: Api<ConfigMap> =
+        Api::namespaced(pool.for_caller(&person(reader)).expect("client"), &ns);
+    // Only the test's own ConfigMap (the namespace also gets kube-root-ca.crt).
+    let changes = WatchParams::default()
+        .labels("written-by=the-test")
+        .timeout(120)
+        .disable_bookmarks();
+    let mut watches = Vec::new();
+    for _ in 0..WATCHES {
+        let watch = as_reader
+            .watch(&changes, "0")
+            .await
+            .expect("the reader may watch");
+        watches.push(watch.boxed());
+    }
+    let (connections, streams) = pool.shared_connections();
+    assert_eq!(streams, WATCHES, "every watch holds its stream");
+    assert_eq!(connections, WATCHES.div_ceil(STREAMS_PER_CONNECTION));
+
+    let as_stranger: Api<ConfigMap> =
+        Api::namespaced(pool.for_caller(&person(stranger)).expect("client"), &ns);
+    let refused = as_stranger.list(&Default::default()).await;
+    assert!(
+        matches!(&refused, Err(kube::Error::Api(status)) if status.code == 403),
+        "{refused:?}"
+    );
+    assert_eq!(
+        pool.shared_connections().0,
+        connections,
+        "no new connection"
+    );
+
+    let written: ConfigMap = serde_json::from_value(json!({"metadata": {
+        "name": "seen-by-all", "labels": {"written-by": "the-test"}
+    }}))
+    .expect("configmap");
+    Api::<ConfigMap>::namespaced(admin.clone(), &ns)
+        .create(&PostParams::default(), &written)
+        .await
+        .expect("create");
+    for watch in &mut watches {
+        let event = tokio::time::timeout(Duration::from_secs(30), watch.next())
+            .await
+            .expect("every watch hears of the change in time");
+        match event {
+            Some(Ok(WatchEvent::Added(seen))) => {
+                assert_eq!(seen.metadata.name.as_deref(), Some("seen-by-all"))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    drop(watches);
+    assert_eq!(
+        pool.shared_connections().1,
+        0,
+        "a watch ended gives back its stream"
+    );
+}
+
 #[tokio::test]
 async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
     let admin = crate::kit::admin_with_stack_crd().await;

@@ -82,7 +82,7 @@ fn with_sessions(mode: IdentityMode) -> IdentityConfig {
 }
 
 /// The shared test cluster's configuration: what people's clients are built from.
-async fn shared_config() -> kube::Config {
+pub async fn shared_config() -> kube::Config {
     portico_server::cluster::config::config(
         Some(portico_control_plane::cluster::TestCluster::shared().admin_kubeconfig()),
         None,
@@ -394,6 +394,37 @@ pub fn rss_mb(pid: u32, field: &str) -> f64 {
         })
         .map(|kb| kb / 1024.0)
         .unwrap_or(f64::NAN)
+}
+
+/// The TCP connections process `pid` has open to `port` (on any address), from its
+/// sockets and the kernel's table of connections (`/proc/PID/net/tcp`, `tcp6`).
+pub fn tcp_connections_to(pid: u32, port: u16) -> usize {
+    let sockets: std::collections::HashSet<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter_map(|link| {
+            let link = link.to_string_lossy().into_owned();
+            Some(link.strip_prefix("socket:[")?.strip_suffix(']')?.to_owned())
+        })
+        .collect();
+    let established = "01";
+    ["tcp", "tcp6"]
+        .iter()
+        .filter_map(|table| std::fs::read_to_string(format!("/proc/{pid}/net/{table}")).ok())
+        .flat_map(|table| table.lines().skip(1).map(str::to_owned).collect::<Vec<_>>())
+        .filter(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let remote_port = fields
+                .get(2)
+                .and_then(|remote| remote.rsplit_once(':'))
+                .and_then(|(_, hex)| u16::from_str_radix(hex, 16).ok());
+            remote_port == Some(port)
+                && fields.get(3) == Some(&established)
+                && fields.get(9).is_some_and(|inode| sockets.contains(*inode))
+        })
+        .count()
 }
 
 /// User and system CPU time a process has used so far, in seconds.
