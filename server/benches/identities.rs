@@ -748,7 +748,7 @@ async fn floor_phase(cluster: &Cluster, n: usize, rate: usize, seconds: usize) -
     phase
 }
 
-fn start_portico(cluster: &Cluster) -> (Child, String) {
+fn start_portico(cluster: &Cluster, protocol: &str) -> (Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .expect("port")
         .local_addr()
@@ -770,6 +770,7 @@ fn start_portico(cluster: &Cluster) -> (Child, String) {
         .env("KUBECONFIG", cluster.plane.admin_kubeconfig())
         .env("PORTICO_LISTEN", format!("127.0.0.1:{port}"))
         .env("PORTICO_IDENTITY", "token")
+        .env("PORTICO_API_PROTOCOL", protocol)
         // People reach it through one proxy (each from an address of their own), as
         // behind an Ingress; sign-in attempts are counted per address.
         .env("PORTICO_FORWARDED_HOPS", "1")
@@ -781,8 +782,13 @@ fn start_portico(cluster: &Cluster) -> (Child, String) {
     (server, format!("http://127.0.0.1:{port}"))
 }
 
-async fn portico_phase(cluster: &Cluster, n: usize, rate: usize, seconds: usize) -> Phase {
-    let (mut server, origin) = start_portico(cluster);
+async fn portico_phase(
+    cluster: &Cluster,
+    n: usize,
+    (rate, seconds): (usize, usize),
+    protocol: &str,
+) -> Phase {
+    let (mut server, origin) = start_portico(cluster, protocol);
     let http = reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
@@ -933,12 +939,18 @@ async fn main() {
             );
             reset_writes(&mut cluster, rate * seconds).await;
         }
-        let portico = portico_phase(&cluster, n, rate, seconds).await;
-        report(
-            "Portico (token mode, one live connection each)",
-            n,
-            &portico,
-        );
-        reset_writes(&mut cluster, rate * seconds).await;
+        // BENCH_PROTOCOLS=http2,http1 measures Portico both ways in one run.
+        let protocols = std::env::var("BENCH_PROTOCOLS").unwrap_or_else(|_| "http2".into());
+        for protocol in protocols.split(',').map(str::trim) {
+            let portico = portico_phase(&cluster, n, (rate, seconds), protocol).await;
+            report(
+                &format!(
+                    "Portico (token mode, one live connection each; {protocol} to the API server)"
+                ),
+                n,
+                &portico,
+            );
+            reset_writes(&mut cluster, rate * seconds).await;
+        }
     }
 }

@@ -7,6 +7,7 @@ use clap::{Parser, ValueEnum};
 
 use crate::auth::identity::{IdentityConfig, IdentityMode};
 use crate::auth::session::SessionKey;
+use crate::cluster::connections::ApiProtocol;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -103,6 +104,12 @@ pub struct Config {
     /// OpenID Connect provider, `--oidc-*`).
     #[arg(long, env = "PORTICO_IDENTITY", value_enum, default_value_t = IdentityMode::Local)]
     pub identity: IdentityMode,
+
+    /// How people's requests reach the API server: `http2` shares a few connections
+    /// among everyone (far less memory with many people), `http1` opens one per
+    /// request in flight (less of the API server's CPU per event).
+    #[arg(long, env = "PORTICO_API_PROTOCOL", value_enum, default_value_t = ApiProtocol::Http2)]
+    pub api_protocol: ApiProtocol,
 
     /// Live views (streams) one person may hold open at once [default: 64].
     #[arg(long, env = "PORTICO_MAX_LIVE_VIEWS_PER_PERSON")]

@@ -113,7 +113,7 @@ async fn run() -> anyhow::Result<()> {
 
     tracing::info!(mode = ?identity.mode, "identity");
     let (state, watches) = AppState::new(client, leptos_options, stack_catalog);
-    let mut state = state.with_identity(identity, kube_config);
+    let mut state = state.with_identity_over(identity, kube_config, config.api_protocol);
     if let Some(provider) = single_sign_on {
         state = state.with_single_sign_on(provider);
         // Read the provider's discovery document now, without holding up the start:

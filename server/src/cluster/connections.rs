@@ -4,7 +4,7 @@
 //!
 //! Over HTTP/2, which the API server offers over TLS, one connection carries up to
 //! [`STREAMS_PER_CONNECTION`] requests at once. A thousand people's two watches each,
-//! open for minutes, then take twenty connections instead of two thousand, each of
+//! open for minutes, then take 32 connections instead of two thousand, each of
 //! which held its own TLS state, read buffer and dispatch (about 40 KB a watch).
 //! hyper's pooled client keeps a single HTTP/2 connection per server and queues
 //! requests past what the server allows on it; a watch does not end for minutes, so
@@ -28,14 +28,17 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use kube::client::Body;
 use tower::{BoxError, Service, ServiceExt as _};
 
-/// Requests one connection carries at once. kube-apiserver allows 1,000 streams on a
-/// connection, a Go server 250 by default: far enough below either that no request
-/// waits for a stream, few enough connections that each carries many.
-pub const STREAMS_PER_CONNECTION: usize = 100;
-/// How much of one response may arrive before Portico reads it. A watch's reader
-/// keeps up, so this is what a stalled one could hold; a list streams at this window
-/// per round trip (on a cluster's network, tens of MB/s).
-const STREAM_WINDOW: u32 = 128 * 1024;
+/// Requests one connection carries at once. It must not be more than the server
+/// allows: past that, hyper holds the next request and every one after it on that
+/// connection until a stream ends, which a watch does not do for minutes.
+/// kube-apiserver allows 1,000, a Go server 250, nginx 128 and HAProxy 100.
+pub const STREAMS_PER_CONNECTION: usize = 64;
+/// How much of one response may arrive before Portico reads it (HTTP/2's default).
+/// Only what a reader has not yet taken is held, but when Portico falls behind every
+/// stream holds its window: measured at a thousand people on a saturated machine, a
+/// 1 MB window took Portico from 193 to 230 MB (while it cost a big list fewer flow
+/// control round trips), and 64 KB bounds what 2,000 watches can hold to 128 MB.
+const STREAM_WINDOW: u32 = 64 * 1024;
 /// Every stream's window fits in the connection's, so one person's stalled stream
 /// never holds up another's.
 const CONNECTION_WINDOW: u32 = STREAM_WINDOW * STREAMS_PER_CONNECTION as u32;
@@ -44,21 +47,34 @@ const CONNECTION_WINDOW: u32 = STREAM_WINDOW * STREAMS_PER_CONNECTION as u32;
 /// the API server restarts.
 const KEEP_ALIVE: Duration = Duration::from_secs(30);
 const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(20);
-/// Times a request moves to another connection when the one it was given is closing
-/// (the API server sends GOAWAY at random with `--goaway-chance`) before it was sent.
-const REQUEUES: usize = 3;
+/// Connections a request is tried on, when the one it was given closed before taking
+/// it (the API server sends GOAWAY at random with `--goaway-chance`, and to a
+/// connection left idle).
+const ATTEMPTS: usize = 3;
 
 /// How Portico reaches the API server: TCP, TLS with the server's CA and name, and
 /// kube's timeouts. Never a client certificate (see [`super::pool`]).
 pub type Connector = hyper_timeout::TimeoutConnector<hyper_rustls::HttpsConnector<HttpConnector>>;
 type Http1 = hyper_util::client::legacy::Client<Connector, Body>;
 
+/// How people's requests reach the API server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ApiProtocol {
+    /// A few connections shared by everyone, up to [`STREAMS_PER_CONNECTION`]
+    /// requests each (HTTP/1.1 where the server does not offer HTTP/2).
+    #[default]
+    Http2,
+    /// A connection per request in flight.
+    Http1,
+}
+
 /// Every person's requests to one API server: a tower service for kube's client.
 #[derive(Clone)]
 pub struct Connections(Arc<Shared>);
 
 struct Shared {
-    /// Offers only HTTP/2 (ALPN `h2`); `None` when HTTP/2 is never tried.
+    /// Offers HTTP/2 first (ALPN `h2`, then `http/1.1`); `None` when HTTP/2 is never
+    /// tried.
     http2: Option<Connector>,
     http1: Http1,
     /// Set once the API server finished TLS without choosing HTTP/2.
@@ -97,6 +113,8 @@ impl Drop for Stream {
 
 #[derive(Debug, thiserror::Error)]
 enum ConnectError {
+    #[error("the connection failed to open")]
+    Closed,
     #[error("the API server did not choose HTTP/2")]
     NoHttp2,
     #[error(transparent)]
@@ -104,7 +122,7 @@ enum ConnectError {
 }
 
 impl Connections {
-    /// `http2` connects offering only HTTP/2; `http1` is the pool for everything else.
+    /// `http2` connects offering HTTP/2; `http1` is the pool for everything else.
     pub fn new(http2: Option<Connector>, http1: Http1) -> Self {
         Self(Arc::new(Shared {
             http2,
@@ -164,51 +182,113 @@ impl Shared {
         Stream(connection)
     }
 
-    async fn send(&self, mut request: Request<Body>) -> Result<Response<ResponseBody>, BoxError> {
-        if let Some(connector) = self.http2_for(request.uri()) {
-            // Owned: the request's body may not be borrowed across an await.
-            let uri = request.uri().clone();
-            for _ in 0..REQUEUES {
-                let stream = self.reserve();
-                let connection = &stream.0;
-                let opened = connection
-                    .sender
-                    .get_or_try_init(|| handshake(Arc::downgrade(connection), connector, &uri))
-                    .await;
-                let mut sender = match opened {
-                    Ok(sender) => sender.clone(),
-                    Err(ConnectError::NoHttp2) => {
-                        connection.close();
-                        self.http1_only.store(true, Ordering::Release);
-                        break;
+    async fn send(&self, request: Request<Body>) -> Result<Response<ResponseBody>, BoxError> {
+        match self.http2_for(request.uri()) {
+            Some(connector) => self.send_http2(connector, request).await,
+            None => self.send_http1(request).await,
+        }
+    }
+
+    async fn send_http1(&self, request: Request<Body>) -> Result<Response<ResponseBody>, BoxError> {
+        let response = self.http1.request(request).await?;
+        Ok(response.map(|body| ResponseBody { body, stream: None }))
+    }
+
+    /// Sends `request` on a connection with room. A request the server did not take
+    /// (the connection was closing, or it refused the stream) is sent again on
+    /// another, as Go's client does, at most [`ATTEMPTS`] times in all.
+    async fn send_http2(
+        &self,
+        connector: &Connector,
+        mut request: Request<Body>,
+    ) -> Result<Response<ResponseBody>, BoxError> {
+        // Owned: the request's body may not be borrowed across an await.
+        let uri = request.uri().clone();
+        let mut refused: BoxError = "the API server closed every connection tried".into();
+        for _ in 0..ATTEMPTS {
+            // Another request found that the server does not speak HTTP/2.
+            if self.http1_only.load(Ordering::Acquire) {
+                return self.send_http1(request).await;
+            }
+            let stream = self.reserve();
+            let connection = &stream.0;
+            let opened = connection
+                .sender
+                .get_or_try_init(|| async {
+                    // Waiting behind a handshake that failed: take another connection
+                    // rather than each try this one in turn.
+                    if connection.is_closed() {
+                        return Err(ConnectError::Closed);
                     }
-                    Err(ConnectError::Failed(error)) => {
+                    handshake(Arc::downgrade(connection), connector, &uri)
+                        .await
+                        .inspect_err(|_| connection.close())
+                })
+                .await;
+            let mut sender = match opened {
+                Ok(sender) => sender.clone(),
+                Err(ConnectError::Closed) => continue,
+                Err(ConnectError::NoHttp2) => {
+                    self.http1_only.store(true, Ordering::Release);
+                    return self.send_http1(request).await;
+                }
+                Err(ConnectError::Failed(error)) => return Err(error),
+            };
+            let spare = duplicate(&request);
+            match sender.try_send_request(request).await {
+                Ok(response) => {
+                    return Ok(response.map(|body| ResponseBody {
+                        body,
+                        stream: Some(stream),
+                    }));
+                }
+                Err(mut failed) => {
+                    // Never sent: the connection is closing.
+                    if let Some(unsent) = failed.take_message() {
                         connection.close();
-                        return Err(error);
+                        request = unsent;
+                        continue;
                     }
-                };
-                match sender.try_send_request(request).await {
-                    Ok(response) => {
-                        return Ok(response.map(|body| ResponseBody {
-                            body,
-                            stream: Some(stream),
-                        }));
-                    }
-                    // The connection may be going away (GOAWAY) while its streams
-                    // finish: later requests go to another.
-                    Err(mut refused) => {
-                        connection.close();
-                        match refused.take_message() {
-                            Some(unsent) => request = unsent,
-                            None => return Err(refused.into_error().into()),
+                    let error = failed.into_error();
+                    match spare {
+                        Some(spare) if not_taken(&error) => {
+                            connection.close();
+                            request = spare;
+                            refused = error.into();
                         }
+                        _ => return Err(error.into()),
                     }
                 }
             }
         }
-        let response = self.http1.request(request).await?;
-        Ok(response.map(|body| ResponseBody { body, stream: None }))
+        Err(refused)
     }
+}
+
+/// A copy of `request` to send again, if its body can be copied (kube's bodies are
+/// bytes in memory).
+fn duplicate(request: &Request<Body>) -> Option<Request<Body>> {
+    let mut copy = Request::new(request.body().try_clone()?);
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.version_mut() = request.version();
+    *copy.headers_mut() = request.headers().clone();
+    Some(copy)
+}
+
+/// Whether the server did not take the request at all, so that sending it again is
+/// safe: a stream refused, or one past the last it will serve before it goes away.
+fn not_taken(error: &hyper::Error) -> bool {
+    let mut cause = std::error::Error::source(error);
+    while let Some(error) = cause {
+        if let Some(h2) = error.downcast_ref::<h2::Error>() {
+            let reason = h2.reason();
+            return reason == Some(h2::Reason::REFUSED_STREAM)
+                || (h2.is_go_away() && reason == Some(h2::Reason::NO_ERROR));
+        }
+        cause = error.source();
+    }
+    false
 }
 
 /// Opens an HTTP/2 connection to `uri`'s server, driven by a task of its own that

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use kube::config::AuthInfo;
 
 use super::caller::Caller;
-use super::connections::{Connections, Connector};
+use super::connections::{ApiProtocol, Connections, Connector};
 
 /// How long a built client is reused.
 const CLIENT_TTL: Duration = Duration::from_secs(600);
@@ -28,6 +28,7 @@ pub struct ClientPool {
     base: Option<kube::Config>,
     portal: kube::Client,
     clients: Mutex<HashMap<Caller, (kube::Client, Instant)>>,
+    protocol: ApiProtocol,
     /// Built with the first person's client.
     transport: OnceLock<Transport>,
 }
@@ -38,8 +39,15 @@ impl ClientPool {
             base,
             portal,
             clients: Mutex::default(),
+            protocol: ApiProtocol::default(),
             transport: OnceLock::new(),
         }
+    }
+
+    /// People's requests reach the API server by `protocol`.
+    pub fn with_protocol(mut self, protocol: ApiProtocol) -> Self {
+        self.protocol = protocol;
+        self
     }
 
     /// The portal's own client (health checks, the CRD catalog, the reconciler).
@@ -119,7 +127,7 @@ impl ClientPool {
         let shared = match self.transport.get() {
             Some(shared) => shared.clone(),
             None => {
-                let built = transport(&config)?;
+                let built = transport(&config, self.protocol)?;
                 self.transport.get_or_init(|| built).clone()
             }
         };
@@ -136,7 +144,7 @@ type Transport = Connections;
 /// builds them, with [`READ_BUFFER_MAX`] over HTTP/1.1. Never credentials: a client
 /// certificate here would be every person's, as the API server trusts it before any
 /// token.
-fn transport(config: &kube::Config) -> Result<Transport, kube::Error> {
+fn transport(config: &kube::Config, protocol: ApiProtocol) -> Result<Transport, kube::Error> {
     use kube::client::ConfigExt;
     let mut anonymous = config.clone();
     anonymous.auth_info = AuthInfo::default();
@@ -145,8 +153,11 @@ fn transport(config: &kube::Config) -> Result<Transport, kube::Error> {
         hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new());
     builder.http1_max_buf_size(READ_BUFFER_MAX);
     let http1 = builder.build(with_timeouts(http1, config));
-    let http2 = http2_connector(&anonymous).map(|https| with_timeouts(https, config));
-    Ok(Connections::new(Some(http2?), http1))
+    let http2 = match protocol {
+        ApiProtocol::Http2 => Some(with_timeouts(http2_connector(&anonymous)?, config)),
+        ApiProtocol::Http1 => None,
+    };
+    Ok(Connections::new(http2, http1))
 }
 
 fn http_connector() -> hyper_util::client::legacy::connect::HttpConnector {
@@ -155,7 +166,7 @@ fn http_connector() -> hyper_util::client::legacy::connect::HttpConnector {
     http
 }
 
-/// TLS as kube configures it for `config` (CA, server name), offering only HTTP/2.
+/// TLS as kube configures it for `config` (CA, server name), offering HTTP/2 first.
 fn http2_connector(
     config: &kube::Config,
 ) -> Result<
@@ -175,7 +186,12 @@ fn http2_connector(
         }
         None => builder,
     };
-    Ok(builder.enable_http2().wrap_connector(http_connector()))
+    // HTTP/1.1 offered too: a Go server without HTTP/2 refuses a handshake that
+    // offers only `h2`, where it chooses HTTP/1.1 here and Portico then uses it.
+    Ok(builder
+        .enable_http1()
+        .enable_http2()
+        .wrap_connector(http_connector()))
 }
 
 fn with_timeouts(

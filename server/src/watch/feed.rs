@@ -380,6 +380,12 @@ pub(crate) async fn run(source: Arc<dyn FeedSource>, query: TableQuery, feed: We
                         break;
                     }
                     Err(TableError::Gone) => continue 'relist,
+                    // The same event would come again at once: not in a tight loop.
+                    Err(TableError::Decode) => {
+                        tracing::warn!("an unreadable watch event; re-watching");
+                        retry.wait().await;
+                        break;
+                    }
                     Err(error) => {
                         tracing::warn!(?error, "watch stream broke; re-watching");
                         break;

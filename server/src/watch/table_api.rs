@@ -11,7 +11,7 @@ use portico_core::table::wire::{Column, Row, TableQuery, TableSnapshot};
 use serde::Deserialize;
 
 use crate::cluster::error::{ApiError, Failure};
-use crate::watch::event_lines::event_lines;
+use crate::watch::event_lines::{LinesError, event_lines};
 
 pub const TABLE_ACCEPT: &str = "application/json;as=Table;g=meta.k8s.io;v=v1";
 
@@ -292,24 +292,60 @@ pub async fn watch(
         ],
     )?;
     // Read with Portico's own line reader rather than kube's `request_events`, which
-    // keeps an 8 KB buffer per watch (see `event_lines`).
+    // keeps an 8 KB buffer per watch (see `event_lines`); failures are told apart as
+    // kube tells them.
     let response = client.send(req.map(kube::client::Body::from)).await?;
     let status = response.status();
-    if !status.is_success() {
+    if status.is_client_error() || status.is_server_error() {
         return Err(refusal(status, response.into_body()).await.into());
     }
-    Ok(event_lines(response.into_body()).map(|line| {
-        let line = line.map_err(|error| {
-            TableError::Transport(kube::Error::ReadEvents(std::io::Error::other(error)))
-        })?;
-        serde_json::from_slice::<WatchEvent<RawTable>>(&line).map_err(|_| {
-            // An error the API server wrote in place of an event, else not a Table.
+    Ok(event_lines(response.into_body()).filter_map(|line| std::future::ready(watch_event(line))))
+}
+
+/// The event on a watch's `line`, or `None` for what ends a watch quietly (the
+/// connection ended mid-event, a read timed out: the feed watches again) and an
+/// incomplete last line.
+fn watch_event(
+    line: Result<bytes::Bytes, LinesError>,
+) -> Option<Result<WatchEvent<RawTable>, TableError>> {
+    let line = match line {
+        Ok(line) => line,
+        Err(LinesError::TooLong) => return Some(Err(TableError::Decode)),
+        Err(LinesError::Read(error)) => {
+            let error = std::io::Error::other(error);
+            return (!ends_quietly(&error))
+                .then(|| Err(TableError::Transport(kube::Error::ReadEvents(error))));
+        }
+    };
+    match serde_json::from_slice::<WatchEvent<RawTable>>(&line) {
+        Ok(event) => Some(Ok(event)),
+        Err(error) if error.is_eof() => None,
+        // An error the API server wrote in place of an event, else not a Table.
+        Err(_) => Some(Err(
             match serde_json::from_slice::<kube::core::Status>(&line) {
                 Ok(status) => kube::Error::Api(status.boxed()).into(),
                 Err(_) => TableError::Decode,
-            }
-        })
-    }))
+            },
+        )),
+    }
+}
+
+/// Whether `error` is the end of a connection mid-answer or a read timeout, which
+/// kube ends a watch on without an error.
+fn ends_quietly(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        if let Some(io) = error.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::TimedOut
+            )
+        {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
 }
 
 /// The API server's refusal of a request, in its own words where it gave them (at
@@ -321,7 +357,7 @@ async fn refusal(status: http::StatusCode, body: kube::client::Body) -> kube::Er
         .await;
     let text = match read {
         Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).into_owned(),
-        Err(error) => error.to_string(),
+        Err(error) => return kube::Error::ReadEvents(std::io::Error::other(error)),
     };
     let status = serde_json::from_str::<kube::core::Status>(&text).unwrap_or_else(|_| {
         kube::core::Status::failure(text.trim(), "Failed to parse error data")

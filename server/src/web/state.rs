@@ -13,6 +13,7 @@ use crate::auth::AuthState;
 use crate::auth::host::AllowedHosts;
 use crate::auth::identity::IdentityConfig;
 use crate::cluster::caller::Caller;
+use crate::cluster::connections::ApiProtocol;
 use crate::cluster::pool::ClientPool;
 use crate::cluster::registry::KindRegistry;
 use crate::reconcile::catalog::LiveCatalog;
@@ -107,8 +108,20 @@ impl AppState {
 
     /// Identifies people as `identity` says, acting for them from `base` (the portal's
     /// configuration, the template for people's own tokens: server and CA).
-    pub fn with_identity(mut self, identity: IdentityConfig, base: kube::Config) -> Self {
-        self.auth = AuthState::new(identity, ClientPool::new(Some(base), self.client.clone()));
+    pub fn with_identity(self, identity: IdentityConfig, base: kube::Config) -> Self {
+        self.with_identity_over(identity, base, ApiProtocol::default())
+    }
+
+    /// As [`Self::with_identity`], people's requests reaching the API server by
+    /// `protocol`.
+    pub fn with_identity_over(
+        mut self,
+        identity: IdentityConfig,
+        base: kube::Config,
+        protocol: ApiProtocol,
+    ) -> Self {
+        let pool = ClientPool::new(Some(base), self.client.clone()).with_protocol(protocol);
+        self.auth = AuthState::new(identity, pool);
         self.auth.base = self.base.clone();
         self.auth.stylesheet = self.assets.stylesheet();
         self.live.auth = self.auth.clone();
