@@ -42,9 +42,9 @@ const STREAM_WINDOW: u32 = 64 * 1024;
 /// Every stream's window fits in the connection's, so one person's stalled stream
 /// never holds up another's.
 const CONNECTION_WINDOW: u32 = STREAM_WINDOW * STREAMS_PER_CONNECTION as u32;
-/// A connection is pinged when quiet this long, and given up when a ping goes
-/// unanswered as long: its watches then end with an error and start again, as when
-/// the API server restarts.
+/// A connection carrying requests is pinged when quiet this long, and given up when
+/// a ping goes unanswered for [`KEEP_ALIVE_TIMEOUT`]: its watches then end with an
+/// error and start again, as when the API server restarts.
 const KEEP_ALIVE: Duration = Duration::from_secs(30);
 const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Connections a request is tried on, when the one it was given closed before taking
@@ -89,6 +89,8 @@ struct Multiplexed {
     streams: AtomicUsize,
     closed: AtomicBool,
     sender: tokio::sync::OnceCell<http2::SendRequest<Body>>,
+    /// Why the handshake failed, for the requests that waited on it.
+    failure: std::sync::OnceLock<String>,
 }
 
 impl Multiplexed {
@@ -155,7 +157,7 @@ impl Shared {
     }
 
     /// A place on the oldest open connection with room, else on a new one. Keeps one
-    /// idle connection at most: the others close as their last answer is read.
+    /// idle connection at most: the others are let go here, and close.
     fn reserve(&self) -> Stream {
         let mut open = lock(&self.open);
         let mut idle_kept = false;
@@ -222,12 +224,20 @@ impl Shared {
                     }
                     handshake(Arc::downgrade(connection), connector, &uri)
                         .await
-                        .inspect_err(|_| connection.close())
+                        .inspect_err(|error| {
+                            let _ = connection.failure.set(error.to_string());
+                            connection.close();
+                        })
                 })
                 .await;
             let mut sender = match opened {
                 Ok(sender) => sender.clone(),
-                Err(ConnectError::Closed) => continue,
+                Err(ConnectError::Closed) => {
+                    if let Some(failure) = connection.failure.get() {
+                        refused = failure.clone().into();
+                    }
+                    continue;
+                }
                 Err(ConnectError::NoHttp2) => {
                     self.http1_only.store(true, Ordering::Release);
                     return self.send_http1(request).await;
@@ -235,6 +245,7 @@ impl Shared {
                 Err(ConnectError::Failed(error)) => return Err(error),
             };
             let spare = duplicate(&request);
+            let idempotent = !matches!(*request.method(), http::Method::POST | http::Method::PATCH);
             match sender.try_send_request(request).await {
                 Ok(response) => {
                     return Ok(response.map(|body| ResponseBody {
@@ -251,7 +262,7 @@ impl Shared {
                     }
                     let error = failed.into_error();
                     match spare {
-                        Some(spare) if not_taken(&error) => {
+                        Some(spare) if not_taken(&error, idempotent) => {
                             connection.close();
                             request = spare;
                             refused = error.into();
@@ -276,15 +287,17 @@ fn duplicate(request: &Request<Body>) -> Option<Request<Body>> {
     Some(copy)
 }
 
-/// Whether the server did not take the request at all, so that sending it again is
-/// safe: a stream refused, or one past the last it will serve before it goes away.
-fn not_taken(error: &hyper::Error) -> bool {
+/// Whether the server did not take the request, so that sending it again is safe: a
+/// stream refused, or one past the last it will serve before it goes away. hyper can
+/// report a GOAWAY to a request whose stream the server did take (it went out as the
+/// GOAWAY came in), so after a GOAWAY only an `idempotent` request is sent again.
+fn not_taken(error: &hyper::Error, idempotent: bool) -> bool {
     let mut cause = std::error::Error::source(error);
     while let Some(error) = cause {
         if let Some(h2) = error.downcast_ref::<h2::Error>() {
             let reason = h2.reason();
             return reason == Some(h2::Reason::REFUSED_STREAM)
-                || (h2.is_go_away() && reason == Some(h2::Reason::NO_ERROR));
+                || (idempotent && h2.is_go_away() && reason == Some(h2::Reason::NO_ERROR));
         }
         cause = error.source();
     }

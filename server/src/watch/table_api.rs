@@ -296,15 +296,14 @@ pub async fn watch(
     // kube tells them.
     let response = client.send(req.map(kube::client::Body::from)).await?;
     let status = response.status();
-    if status.is_client_error() || status.is_server_error() {
+    if !status.is_success() {
         return Err(refusal(status, response.into_body()).await.into());
     }
     Ok(event_lines(response.into_body()).filter_map(|line| std::future::ready(watch_event(line))))
 }
 
 /// The event on a watch's `line`, or `None` for what ends a watch quietly (the
-/// connection ended mid-event, a read timed out: the feed watches again) and an
-/// incomplete last line.
+/// connection ended mid-event: the feed watches again) and an incomplete last line.
 fn watch_event(
     line: Result<bytes::Bytes, LinesError>,
 ) -> Option<Result<WatchEvent<RawTable>, TableError>> {
@@ -312,9 +311,10 @@ fn watch_event(
         Ok(line) => line,
         Err(LinesError::TooLong) => return Some(Err(TableError::Decode)),
         Err(LinesError::Read(error)) => {
-            let error = std::io::Error::other(error);
-            return (!ends_quietly(&error))
-                .then(|| Err(TableError::Transport(kube::Error::ReadEvents(error))));
+            return (!ends_quietly(error.as_ref())).then(|| {
+                let error = std::io::Error::other(error);
+                Err(TableError::Transport(kube::Error::ReadEvents(error)))
+            });
         }
     };
     match serde_json::from_slice::<WatchEvent<RawTable>>(&line) {
@@ -330,16 +330,20 @@ fn watch_event(
     }
 }
 
-/// Whether `error` is the end of a connection mid-answer or a read timeout, which
-/// kube ends a watch on without an error.
-fn ends_quietly(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cause = Some(error);
-    while let Some(error) = cause {
-        if let Some(io) = error.downcast_ref::<std::io::Error>()
-            && matches!(
-                io.kind(),
-                std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::TimedOut
-            )
+/// Whether `error` is the end of a connection mid-answer, which kube ends a watch on
+/// without an error (the feed watches again from where it was).
+fn ends_quietly(error: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    // HTTP/1.1's chunk decoder says so only in words.
+    if error.to_string().contains("unexpected EOF during chunk") {
+        return true;
+    }
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    // As deep as kube looks.
+    for _ in 0..16 {
+        let Some(error) = cause else { break };
+        if error
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
         {
             return true;
         }
