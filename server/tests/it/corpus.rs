@@ -20,8 +20,11 @@ use portico_server::web::backend::objects;
 use serde_json::{Value, json};
 
 /// Slowest server-side render allowed for one page of the corpus (debug build, 2
-/// cores, other tests running): the worst measured is printed with every run.
-const PAGE_BUDGET: Duration = Duration::from_secs(5);
+/// cores, other tests running): the worst measured is printed with every run. The
+/// widest schema's 2 MB form took 3.8 s alone and 6.1 s beside the corpus test on a
+/// slower machine of the kind; what this guards against (a render that grows with
+/// the square of a schema, or never ends) takes far longer.
+const PAGE_BUDGET: Duration = Duration::from_secs(10);
 
 fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end/crd-corpus")
