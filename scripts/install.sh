@@ -41,8 +41,12 @@ fi
 
 # cargo-leptos 0.3.11 needs rustc 1.96; 0.3.10 is the newest that builds on 1.95.
 if ! cargo leptos --version 2>/dev/null | grep -q ' 0\.3\.10$'; then
-  step "cargo install cargo-leptos 0.3.10 (about 15 minutes on 2 cores, once)"
-  cargo install cargo-leptos --version 0.3.10 --locked
+  # Its own release profile asks for fat LTO in one codegen unit (about 20 minutes on 2
+  # cores); a build tool needs neither, and config overrides the manifest's profile.
+  step "cargo install cargo-leptos 0.3.10 (once)"
+  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=false \
+    cargo install cargo-leptos --version 0.3.10 --locked
 fi
 
 # The CLI must match the wasm-bindgen crate in Cargo.lock exactly, or cargo-leptos

@@ -33,7 +33,10 @@ case "$have" in
 esac
 
 # The release site gets its own root so the debug build's target/site stays as it is.
+# Emptied first: a target directory kept between runs (scripts/test.sh) would otherwise
+# carry the last build's hashed files into the bundle.
 export LEPTOS_SITE_ROOT=target/release-site
+rm -rf "$LEPTOS_SITE_ROOT"
 cargo leptos build --release --split --precompress --cargo-locked
 
 # cargo-leptos' gzip copies use a fast level; browsers without brotli (plain HTTP) get

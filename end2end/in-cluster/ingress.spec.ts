@@ -58,7 +58,7 @@ test('a live table follows the API server over the WebSocket through the Ingress
     metadata: { name: 'web' },
     spec: { choice: 'tomcat' },
   });
-  await expect(row).toHaveCount(1, { timeout: 5_000 });
+  await expect(row).toHaveCount(1);
   // The reconciler in the cluster provisions it; the row follows its status.
   await expect(row).toContainText('Ready', REAL);
   await page.screenshot({ path: 'test-results/in-cluster/live-table.png', fullPage: true });

@@ -33,10 +33,20 @@ test('three tabs through a rolling restart: each is Live again, sees what change
   test.setTimeout(300_000);
   const kube = new Kube();
   const { ns, token } = await person(kube, 'restart');
-  const before: string[] = (
-    await kube.ok('GET', '/api/v1/namespaces/portico/pods?labelSelector=app.kubernetes.io/component%3Dserver')
-  ).items.map((p: any) => p.metadata.name);
-  expect(before).toHaveLength(2);
+  // The two portal Pods, and no other: one an earlier spec evicted or replaced may
+  // still be stopping, whichever ran before this one.
+  let before: string[] = [];
+  await expect
+    .poll(
+      async () => {
+        before = (
+          await kube.ok('GET', '/api/v1/namespaces/portico/pods?labelSelector=app.kubernetes.io/component%3Dserver')
+        ).items.map((p: any) => p.metadata.name);
+        return before.length;
+      },
+      { timeout: 120_000 },
+    )
+    .toBe(2);
 
   const first = await context.newPage();
   await signIn(first, token);

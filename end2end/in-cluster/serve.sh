@@ -4,8 +4,11 @@
 # Traefik's imported into the node, Traefik as the Ingress controller on the node's
 # ports 80 and 443, and Portico's manifests applied; TLS at the Ingress with a
 # certificate for portico.test from a test CA made here. PORTICO_E2E_DEPLOY picks how:
-# `kustomize` (default: `kubectl apply -k deploy/overlays/local`) or `helm` (`helm install`
-# of deploy/chart with the same changes as values). Stays up until stopped.
+# `kustomize` (default: `kubectl apply -k deploy/overlays/local`), `helm` (`helm install`
+# of deploy/chart with the same changes as values) or `both` (kustomize rolled out and its
+# first page served through the Ingress, then all of it deleted and the chart installed
+# in its place: one cluster proves both, the specs run against the chart). Stays up until
+# stopped.
 #
 # When https://portico.test/readyz answers through the Ingress it prints one line:
 #   in-cluster ready: ip=NODE_IP spki=SHA256_OF_THE_CERTIFICATE_KEY apply_to_page_ms=N
@@ -13,6 +16,7 @@
 # (admin kubeconfig, CA, image digest) are in end2end/.state/in-cluster/.
 # Expects `cargo build -p portico-control-plane` and the chosen build to exist.
 set -euo pipefail
+shopt -s inherit_errexit # a failed rollout inside $(deploy …) stops the script
 umask 022 # the debug bundle's modes, whoever runs this
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 state="$root/end2end/.state/in-cluster"
@@ -96,31 +100,57 @@ ip="$(k get node portico-node -o jsonpath='{.status.addresses[?(@.type=="Interna
 k apply -f "$root/end2end/traefik/traefik.yaml" >&2
 # What a site creates once, before the first apply: the session key shared by the
 # replicas and the Ingress's certificate.
-k create namespace portico >&2
-k -n portico create secret generic portico-session --from-literal=key="$(openssl rand -hex 32)" >&2
-k -n portico create secret tls portico-tls --cert="$state/tls.crt" --key="$state/tls.key" >&2
+site_secrets() {
+  k create namespace portico >&2
+  k -n portico create secret generic portico-session --from-literal=key="$(openssl rand -hex 32)" >&2
+  k -n portico create secret tls portico-tls --cert="$state/tls.crt" --key="$state/tls.key" >&2
+}
 # The local catalog names images built here (the shipped one names official images,
 # which cannot be pulled here): the local overlay carries it, helm gets it as a value.
 catalog="$root/deploy/overlays/local/stacks.yaml"
-started=$(date +%s%3N)
-case "${PORTICO_E2E_DEPLOY:-kustomize}" in
-  kustomize)
-    k apply -k "$root/deploy/overlays/local" >&2
-    ;;
-  helm)
-    # The chart with the same changes as the local overlay, as values.
-    "$(bash "$root/end2end/kubernetes/build.sh" helm)" install portico "$root/deploy/chart" \
-      --namespace portico --set image.repository=portico.local/portico --set image.tag=dev \
-      --set ingress.className=traefik --set ingress.host="$host" \
-      --set ingress.controllerNamespace=traefik --set-file catalog="$catalog" >&2
-    ;;
-  *) echo "PORTICO_E2E_DEPLOY must be kustomize or helm" >&2; exit 2 ;;
-esac
-k -n portico rollout status deployment/portico --timeout=180s >&2
-k -n portico rollout status deployment/portico-reconciler --timeout=180s >&2
-k -n traefik rollout status deployment/traefik --timeout=180s >&2
+install_with() {
+  case "$1" in
+    kustomize)
+      k apply -k "$root/deploy/overlays/local" >&2
+      ;;
+    helm)
+      # The chart with the same changes as the local overlay, as values.
+      "$(bash "$root/end2end/kubernetes/build.sh" helm)" install portico "$root/deploy/chart" \
+        --namespace portico --set image.repository=portico.local/portico --set image.tag=dev \
+        --set ingress.className=traefik --set ingress.host="$host" \
+        --set ingress.controllerNamespace=traefik --set-file catalog="$catalog" >&2
+      ;;
+  esac
+}
 page() { curl -sf --resolve "$host:443:$ip" --cacert "$state/ca.crt" "https://$host/readyz"; }
-within 120 page
-elapsed=$(($(date +%s%3N) - started))
+# Installs, waits for the rollouts and the first page through the Ingress; prints the
+# milliseconds from the install to that page.
+deploy() {
+  local started
+  started=$(date +%s%3N)
+  install_with "$1"
+  k -n portico rollout status deployment/portico --timeout=180s >&2
+  k -n portico rollout status deployment/portico-reconciler --timeout=180s >&2
+  k -n traefik rollout status deployment/traefik --timeout=180s >&2
+  within 120 page
+  echo $(($(date +%s%3N) - started))
+}
+how="${PORTICO_E2E_DEPLOY:-kustomize}"
+case "$how" in
+  kustomize | helm) ;;
+  both)
+    site_secrets
+    kustomize_ms="$(deploy kustomize)"
+    log "kustomize: first page through the Ingress ${kustomize_ms} ms after the apply"
+    # Everything the overlay made goes, its namespace (and the site's secrets) with it;
+    # the chart then installs on a cluster as it was before.
+    k delete -k "$root/deploy/overlays/local" --wait=true --timeout=180s >&2
+    within 120 sh -c "! '$kubectl' get namespace portico"
+    how=helm
+    ;;
+  *) echo "PORTICO_E2E_DEPLOY must be kustomize, helm or both" >&2; exit 2 ;;
+esac
+site_secrets
+elapsed="$(deploy "$how")"
 echo "in-cluster ready: ip=$ip spki=$spki apply_to_page_ms=$elapsed"
 wait "$plane"

@@ -3,7 +3,9 @@
 # once per pinned version, and caches the binary; prints the cached binary's path.
 #   kube-apiserver (default), kube-controller-manager, kube-scheduler, kubectl:
 #     the wrapper module here, pinned to one Kubernetes version; they share packages,
-#     so Go's build cache compiles the common ones once.
+#     so Go's build cache compiles the common ones once. A second argument names an
+#     older minor's module file for the same wrappers (`build.sh kube-apiserver v1.32`:
+#     ./v1.32/go.mod, the oldest supported, for the compatibility run; control plane only).
 #   kubelet, kube-proxy: the real node's agents, from the same wrapper module.
 #   kwok: KWOK's controller (simulated nodes), pinned in ../kwok/go.mod.
 #   coredns: the cluster's DNS on the real node, pinned in ../coredns/go.mod.
@@ -20,7 +22,10 @@ case "$what" in
   kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy)
     module="$here"
     package="./$what"
-    version="$(pinned "$here/go.mod" k8s.io/kubernetes)"
+    # The same wrappers against an older minor's module file (-modfile).
+    modfile="$here/${2:-.}/go.mod"
+    [ -f "$modfile" ] || { echo "build.sh: no $modfile" >&2; exit 2; }
+    version="$(pinned "$modfile" k8s.io/kubernetes)"
     minor="$(echo "$version" | cut -d. -f2)"
     ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
     ;;
@@ -62,7 +67,7 @@ if [ ! -x "$out" ]; then
     bash "$here/../dex/build.sh" "$out.tmp" "$version"
   else
     cd "$module"
-    CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$out.tmp" -ldflags "$ldflags" "$package"
+    CGO_ENABLED=0 GOFLAGS=-mod=mod go build ${modfile:+-modfile="$modfile"} -trimpath -o "$out.tmp" -ldflags "$ldflags" "$package"
   fi
   mv "$out.tmp" "$out"
 fi

@@ -1,13 +1,15 @@
 // The real-world CRD corpus (end2end/crd-corpus, loaded by serve.sh from the projects'
 // own Go modules): every create and edit page of every served version renders on the
-// server and hydrates without an error, within budget; every list page prints the
-// headers and cells `kubectl get -o wide` prints (kubectl built from the same
-// Kubernetes version). Timings go to test-results/corpus-<build>.json.
-import { execFileSync } from 'node:child_process';
+// server and hydrates without an error; every list page of every served version prints
+// every row and cell `kubectl get` and `kubectl get -o wide` print (kubectl built from
+// the same Kubernetes version, end2end/tests/kubectl.ts). How
+// long each page took is recorded in test-results/corpus-<build>.json, not asserted:
+// timings belong in benchmarks.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, expect } from './fixtures';
 import { ExtraPortico, release } from './spawn';
+import { expectKubectlTable } from './kubectl';
 
 type Entry = {
   project: string;
@@ -21,17 +23,13 @@ type Entry = {
   sample_namespace: string | null;
 };
 
-const root = join(__dirname, '..', '..');
 const statePath = join(__dirname, '..', '.state', 'corpus.json');
-const kubeconfig = process.env.PORTICO_E2E_KUBECONFIG ?? join(__dirname, '..', '.state', 'kubeconfig.json');
 const corpus: Entry[] = existsSync(statePath) ? JSON.parse(readFileSync(statePath, 'utf8')) : [];
 const build = release ? 'release' : 'debug';
 
-// Budgets per page, measured on this 2-core machine with the debug build (the release
-// build is several times faster): server render, and from the HTML's arrival to a
-// hydrated page (wasm fetched, compiled and run).
-const SSR_BUDGET_MS = 3_000;
-const HYDRATE_BUDGET_MS = 15_000;
+// How long a page may take to hydrate before the test gives up: a wait for a page
+// that never hydrates, generous for a loaded machine, not a budget.
+const PAGE_WAIT_MS = 60_000;
 
 type Timing = { page: string; ssr: number; hydrate: number };
 const timings: Timing[] = [];
@@ -62,7 +60,7 @@ test.beforeEach(async ({ page }) => {
 
 async function visit(page: any, path: string, errors: string[]): Promise<Timing> {
   await page.goto(at(path));
-  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1, { timeout: HYDRATE_BUDGET_MS });
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1, { timeout: PAGE_WAIT_MS });
   await expect(page.locator('form.object-form')).toBeVisible();
   const t = await page.evaluate(() => {
     const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
@@ -74,6 +72,8 @@ async function visit(page: any, path: string, errors: string[]): Promise<Timing>
 
 for (const entry of corpus) {
   test(`${entry.project}: ${entry.kind} (${entry.name}) create and edit pages, every version`, async ({ page }) => {
+    // Two pages a version, each waited for up to PAGE_WAIT_MS.
+    test.setTimeout(60_000 + 2 * entry.versions.length * PAGE_WAIT_MS);
     const errors: string[] = [];
     page.on('console', (m: any) => m.type() === 'error' && errors.push(m.text()));
     page.on('response', (r: any) => r.status() >= 400 && errors.push(`${r.status()} ${r.url()}`));
@@ -83,11 +83,7 @@ for (const entry of corpus) {
       const created = await visit(page, `${base}/new${entry.namespaced ? `?ns=${ns}` : ''}`, errors);
       const edited = await visit(page, `${base}/${ns}/${entry.sample_name}/edit`, errors);
       await expect(page.locator('#f-metadata-name')).toHaveValue(entry.sample_name);
-      for (const t of [created, edited]) {
-        expect(t.ssr, `${t.page} server render`).toBeLessThan(SSR_BUDGET_MS);
-        expect(t.hydrate, `${t.page} hydration`).toBeLessThan(HYDRATE_BUDGET_MS);
-        timings.push(t);
-      }
+      timings.push(created, edited);
     }
   });
 }
@@ -102,9 +98,10 @@ const LARGEST = [
 test('the largest forms open as a page of headings, errors wait for a touch or a submit, the search opens the way', async ({
   page,
 }) => {
+  test.setTimeout(60_000 + LARGEST.length * PAGE_WAIT_MS);
   for (const [group, version, plural, query] of LARGEST) {
     await page.goto(at(`/r/${group}/${version}/${plural}/new${query}`));
-    await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+    await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1, { timeout: PAGE_WAIT_MS });
     // Nothing is marked wrong before the person does anything.
     await expect(page.locator('.field-error')).toHaveCount(0);
     // Optional sections with nothing in them are closed; required ones are open.
@@ -147,49 +144,18 @@ test('the largest forms open as a page of headings, errors wait for a touch or a
   await expect(nameError).toBeInViewport();
 });
 
-/** `kubectl get -o wide`'s table: cells cut at the header's column starts. */
-function kubectlTable(entry: Entry, version: string): { headers: string[]; rows: string[][] } {
-  const kubectl = execFileSync('bash', [join(root, 'end2end', 'kubernetes', 'build.sh'), 'kubectl'], {
-    encoding: 'utf8',
-  }).trim();
-  const args = ['get', `${entry.plural}.${version}.${entry.group}`, '-o', 'wide'];
-  if (entry.sample_namespace) args.push('-n', entry.sample_namespace);
-  const out = execFileSync(kubectl, args, { encoding: 'utf8', env: { ...process.env, KUBECONFIG: kubeconfig } });
-  const [header, ...lines] = out.split('\n').filter((l) => l.length > 0);
-  const starts = [...header.matchAll(/\S+(?: \S+)*/g)].map((m) => m.index ?? 0);
-  const cut = (line: string) =>
-    starts.map((s, i) => [...line].slice(s, i + 1 < starts.length ? starts[i + 1] : undefined).join('').trimEnd());
-  return { headers: cut(header), rows: lines.map(cut) };
-}
-
-/** Seconds in one of kubectl's ages ("45s", "2m3s", "5h"). */
-function seconds(age: string): number {
-  const unit: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, y: 31536000 };
-  return [...age.matchAll(/(\d+)([smhdy])/g)].reduce((sum, m) => sum + Number(m[1]) * unit[m[2]], 0);
-}
-
-test("every corpus kind's list page prints kubectl get -o wide's headers and cells", async ({ page }) => {
+test("every corpus kind's list pages print kubectl get's and kubectl get -o wide's tables, every served version", async ({
+  page,
+}) => {
+  // Every kind, version and width in turn, each a page and two kubectl runs.
+  test.setTimeout(60_000 + corpus.length * 60_000);
   for (const entry of corpus) {
-    const version = entry.versions[0];
-    const query = entry.sample_namespace ? `?ns=${entry.sample_namespace}&wide=true` : '?wide=true';
-    await page.goto(at(`/r/${entry.group}/${version}/${entry.plural}${query}`));
-    await expect(page.getByTestId('live-status')).toHaveText('Live');
-    const grid = page.getByTestId('live-table');
-    await expect(grid.locator(`tr[data-name="${entry.sample_name}"]`)).toHaveCount(1);
-    const expected = kubectlTable(entry, version);
-    const headers = await grid.locator('th').allTextContents();
-    expect(headers.map((h: string) => h.replace(/[ ▲▼]+$/, '')), `${entry.name} headers`).toEqual(expected.headers);
-    const cells = await grid.locator(`tr[data-name="${entry.sample_name}"] td`).allTextContents();
-    const row = expected.rows.find((r) => r[0] === entry.sample_name);
-    expect(row, `${entry.name}: kubectl lists the sample`).toBeTruthy();
-    expected.headers.forEach((h, i) => {
-      if (h === 'AGE') {
-        // Printed a moment apart: the same age within a few seconds.
-        expect(Math.abs(seconds(cells[i]) - seconds(row![i])), `${entry.name} AGE`).toBeLessThanOrEqual(5);
-      } else {
-        expect(cells[i], `${entry.name} ${h}`).toBe(row![i]);
+    for (const version of entry.versions) {
+      for (const wide of [false, true]) {
+        const resource = `${entry.plural}.${version}.${entry.group}`;
+        await expectKubectlTable(page, portico.origin, { resource, namespace: entry.sample_namespace ?? undefined, wide });
       }
-    });
+    }
   }
 });
 

@@ -26,7 +26,7 @@ test('an object held by a finalizer says why, and its Events arrive live', async
     type: 'Warning',
     source: { component: 'e2e' },
   });
-  await expect(page.getByText('external disk still attached')).toBeVisible({ timeout: 1000 });
+  await expect(page.getByText('external disk still attached')).toBeVisible();
   await page.screenshot({ path: 'test-results/detail.png', fullPage: true });
 
   // Released: the page follows the object away.
@@ -53,7 +53,7 @@ test('owners upward and children downward, children live', async ({ page }) => {
     },
   });
   const child = page.locator('tr[data-child="ConfigMap/kid"]');
-  await expect(child).toHaveCount(1, { timeout: 1000 });
+  await expect(child).toHaveCount(1);
   await child.getByRole('link', { name: 'kid' }).click();
   await expect(page.getByTestId('object-name')).toHaveText('kid');
   await expect(page.getByTestId('owners')).toContainText('At/parent');

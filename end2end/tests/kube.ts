@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest, Agent } from 'node:https';
 import { join } from 'node:path';
+import { expect } from '@playwright/test';
 
 const kubeconfigPath =
   process.env.PORTICO_E2E_KUBECONFIG ?? join(__dirname, '..', '.state', 'kubeconfig.json');
@@ -88,3 +89,57 @@ export const at = (name: string, command = 'echo hi') => ({
   metadata: { name },
   spec: { schedule: '2030-01-01T00:00:00Z', command },
 });
+
+/** Millicores in a CPU quantity ("2", "1500m", "0.5"). */
+function millicores(quantity: string): number {
+  return quantity.endsWith('m') ? Number(quantity.slice(0, -1)) : Math.round(Number(quantity) * 1000);
+}
+
+/**
+ * Leaves every node `cpus` CPUs to place Pods with, whatever the machine has (a real
+ * node offers all of the machine's): a Pod in `ns` pinned to each larger node requests
+ * the rest. Resolves once they are placed; call what it returns to remove them.
+ */
+export async function holdNodesTo(kube: Kube, ns: string, cpus: number): Promise<() => Promise<void>> {
+  const pods = `/api/v1/namespaces/${ns}/pods`;
+  const held: string[] = [];
+  for (const node of (await kube.ok('GET', '/api/v1/nodes')).items) {
+    const rest = millicores(node.status.allocatable.cpu) - cpus * 1000;
+    if (rest <= 0) continue;
+    const name = `cpu-hold-${held.length}`;
+    const pod = {
+      metadata: { name },
+      spec: {
+        automountServiceAccountToken: false,
+        terminationGracePeriodSeconds: 0,
+        tolerations: [{ operator: 'Exists' }],
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node.metadata.name] }] }],
+            },
+          },
+        },
+        containers: [
+          { name: 'hold', image: 'portico.local/pause:3.10', imagePullPolicy: 'Never', resources: { requests: { cpu: `${rest}m` } } },
+        ],
+      },
+    };
+    // A fresh namespace's default ServiceAccount, which admission wants, comes shortly.
+    await expect.poll(async () => (await kube.request('POST', pods, pod)).status, { timeout: 20_000 }).toBe(201);
+    held.push(name);
+  }
+  // Placed (whether or not its container runs): the scheduler counts its request.
+  for (const name of held) {
+    await expect
+      .poll(async () => (await kube.ok('GET', `${pods}/${name}`)).spec.nodeName ?? '', {
+        message: `${name} placed (the node's other Pods must leave it ${cpus} CPUs)`,
+        timeout: 60_000,
+      })
+      .not.toBe('');
+  }
+  return async () => {
+    for (const name of held) await kube.request('DELETE', `${pods}/${name}`);
+    for (const name of held) await expect.poll(() => kube.status(`${pods}/${name}`), { timeout: 60_000 }).toBe(404);
+  };
+}

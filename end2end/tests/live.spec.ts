@@ -8,18 +8,19 @@ test('rows appear, change and vanish as the API server changes them', async ({ p
   await expect(page.getByTestId('live-status')).toHaveText('Live');
   await expect(page.getByTestId('live-table').locator('th')).toHaveText(['NAME', 'SCHEDULE', 'COMMAND', 'PHASE']);
 
+  // Each change is waited for, not timed: how fast it arrives is a benchmark's figure.
   const row = page.locator('tr[data-name="nightly"]');
   await kube.ok('POST', ats(ns), at('nightly'));
-  await expect(row).toHaveCount(1, { timeout: 1000 });
+  await expect(row).toHaveCount(1);
   await expect(row.locator('td')).toHaveText(['nightly', '2030-01-01T00:00:00Z', 'echo hi', '']);
 
   await kube.ok('PATCH', `${ats(ns)}/nightly/status`, { status: { phase: 'RUNNING' } }, {
     'content-type': 'application/merge-patch+json',
   });
-  await expect(row.locator('td').nth(3)).toHaveText('RUNNING', { timeout: 1000 });
+  await expect(row.locator('td').nth(3)).toHaveText('RUNNING');
 
   await kube.ok('DELETE', `${ats(ns)}/nightly`);
-  await expect(row).toHaveCount(0, { timeout: 1000 });
+  await expect(row).toHaveCount(0);
   await page.screenshot({ path: 'test-results/live-table.png', fullPage: true });
 });
 

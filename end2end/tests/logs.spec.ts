@@ -1,5 +1,5 @@
 import { test, expect } from './fixtures';
-import { Kube } from './kube';
+import { Kube, holdNodesTo } from './kube';
 
 // Needs a cluster whose node runs containers (serve.sh starts one with a real node).
 const image = 'portico.local/mariadb:10.11';
@@ -97,37 +97,43 @@ test("a Stack's page shows the logs of its Pods", async ({ page }) => {
   test.setTimeout(180_000);
   const kube = new Kube();
   const ns = await kube.freshNamespace('stack-logs');
-  // More CPU than the node has: the reconciler's own Pod stays Pending (no container).
-  const stack = await kube.ok('POST', `/apis/portico.dev/v1alpha1/namespaces/${ns}/stacks`, {
-    apiVersion: 'portico.dev/v1alpha1', kind: 'Stack',
-    metadata: { name: 'shop' },
-    spec: { choice: 'mysql', resources: { requests: { cpu: '3' } } },
-  });
-  const pods = `/api/v1/namespaces/${ns}/pods`;
-  const owned = writer('shop-writer') as any;
-  owned.metadata.ownerReferences = [
-    { apiVersion: 'portico.dev/v1alpha1', kind: 'Stack', name: 'shop', uid: stack.metadata.uid },
-  ];
-  await expect.poll(async () => (await kube.request('POST', pods, owned)).status, { timeout: 20_000 }).toBe(201);
-  await untilRunning(kube, `${pods}/shop-writer`);
+  // More CPU than the node has (held to 2 CPUs, whatever the machine has): the
+  // reconciler's own Pod stays Pending (no container). The writer requests none.
+  const release = await holdNodesTo(kube, ns, 2);
+  try {
+    const stack = await kube.ok('POST', `/apis/portico.dev/v1alpha1/namespaces/${ns}/stacks`, {
+      apiVersion: 'portico.dev/v1alpha1', kind: 'Stack',
+      metadata: { name: 'shop' },
+      spec: { choice: 'mysql', resources: { requests: { cpu: '3' } } },
+    });
+    const pods = `/api/v1/namespaces/${ns}/pods`;
+    const owned = writer('shop-writer') as any;
+    owned.metadata.ownerReferences = [
+      { apiVersion: 'portico.dev/v1alpha1', kind: 'Stack', name: 'shop', uid: stack.metadata.uid },
+    ];
+    await expect.poll(async () => (await kube.request('POST', pods, owned)).status, { timeout: 20_000 }).toBe(201);
+    await untilRunning(kube, `${pods}/shop-writer`);
 
-  await page.goto(`/r/portico.dev/v1alpha1/stacks/${ns}/shop`);
-  // The object page comes in a part of its own: clicks count once it is hydrated.
-  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
-  const logs = page.getByTestId('stack-logs');
-  await logs.locator('.pod-tabs').getByRole('tab', { name: 'shop-writer' }).click();
-  await expect(logs.locator('.pod-tabs .log-tab.active')).toHaveText('shop-writer');
-  await expect(logs.getByTestId('log-line').last()).toContainText('line ', { timeout: 10_000 });
-  // The newest line shown, read in one go (the view may still be replacing its lines).
-  let opened = -1;
-  await expect
-    .poll(async () => {
-      const shown = await shownNumbers(page);
-      opened = shown.length > 0 ? Math.max(...shown) : -1;
-      return opened;
-    }, { timeout: 10_000 })
-    .toBeGreaterThanOrEqual(0);
-  await expect(logs.getByTestId('log-line').filter({ hasText: `line ${opened + 2}:` })).toHaveCount(1, {
-    timeout: 10_000,
-  });
+    await page.goto(`/r/portico.dev/v1alpha1/stacks/${ns}/shop`);
+    // The object page comes in a part of its own: clicks count once it is hydrated.
+    await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+    const logs = page.getByTestId('stack-logs');
+    await logs.locator('.pod-tabs').getByRole('tab', { name: 'shop-writer' }).click();
+    await expect(logs.locator('.pod-tabs .log-tab.active')).toHaveText('shop-writer');
+    await expect(logs.getByTestId('log-line').last()).toContainText('line ', { timeout: 10_000 });
+    // The newest line shown, read in one go (the view may still be replacing its lines).
+    let opened = -1;
+    await expect
+      .poll(async () => {
+        const shown = await shownNumbers(page);
+        opened = shown.length > 0 ? Math.max(...shown) : -1;
+        return opened;
+      }, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(0);
+    await expect(logs.getByTestId('log-line').filter({ hasText: `line ${opened + 2}:` })).toHaveCount(1, {
+      timeout: 10_000,
+    });
+  } finally {
+    await release();
+  }
 });

@@ -19,10 +19,10 @@ test('the navigation and the CRD page pick up a new CRD without a reload', async
       versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
     },
   });
-  await expect(page.locator('.sidebar').getByRole('link', { name: 'Gadget' })).toBeVisible({ timeout: 5000 });
+  await expect(page.locator('.sidebar').getByRole('link', { name: 'Gadget' })).toBeVisible();
   await expect(page.getByTestId('crd-table').locator('tbody tr')).toHaveCount(1);
   await expect(page.locator(`tr[data-crd="gadgets.${group}"]`)).toContainText('Gadget');
   await kube.ok('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.${group}`);
-  await expect(page.locator('.sidebar').getByRole('link', { name: 'Gadget' })).toHaveCount(0, { timeout: 5000 });
+  await expect(page.locator('.sidebar').getByRole('link', { name: 'Gadget' })).toHaveCount(0);
   await expect(page.locator(`tr[data-crd="gadgets.${group}"]`)).toHaveCount(0);
 });

@@ -13,7 +13,8 @@ const binary = release ? join(root, 'target', 'bundle', 'portico') : join(root, 
 const site = release ? join(root, 'target', 'bundle', 'site') : join(root, 'target', 'site');
 const kubeconfig = process.env.PORTICO_E2E_KUBECONFIG ?? join(__dirname, '..', '.state', 'kubeconfig.json');
 
-function freePort(): Promise<number> {
+/** A loopback port free when asked (nothing listens on it once this resolves). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.listen(0, '127.0.0.1', () => {

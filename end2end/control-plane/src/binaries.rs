@@ -43,6 +43,27 @@ fn pinned(go_mod: &'static str, module: &str) -> &'static str {
         .unwrap_or("unknown")
 }
 
+/// The minor version a kube-apiserver binary reports (`--version` prints "Kubernetes
+/// v1.32.13"): KUBEBUILDER_ASSETS may hold another version than the pinned one.
+pub fn apiserver_minor(kube_apiserver: &Path) -> Result<u32, ControlPlaneError> {
+    let out = Command::new(kube_apiserver)
+        .arg("--version")
+        .output()
+        .map_err(|e| ControlPlaneError::Client(format!("{}: {e}", kube_apiserver.display())))?;
+    let printed = String::from_utf8_lossy(&out.stdout);
+    minor_of(&printed).ok_or_else(|| {
+        ControlPlaneError::Client(format!(
+            "{} --version printed {printed:?}, not \"Kubernetes v1.N…\"",
+            kube_apiserver.display()
+        ))
+    })
+}
+
+fn minor_of(printed: &str) -> Option<u32> {
+    let version = printed.split_whitespace().find(|w| w.starts_with("v1."))?;
+    version.split('.').nth(1)?.parse().ok()
+}
+
 /// A program of the local cluster that `build.sh` builds from source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Built {
@@ -146,12 +167,20 @@ impl Binaries {
         let assets = std::env::var_os("KUBEBUILDER_ASSETS")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from);
+        let vendored_etcd = || -> Result<PathBuf, ControlPlaneError> {
+            Ok(etcd_bin_vendored::etcd_bin_path()
+                .map_err(|e| ControlPlaneError::Client(format!("no vendored etcd: {e:?}")))?
+                .to_path_buf())
+        };
         let (etcd, kube_apiserver) = match &assets {
-            Some(dir) => (dir.join("etcd"), dir.join("kube-apiserver")),
+            // A directory of other Kubernetes binaries without etcd (the compatibility
+            // run's) takes the vendored one.
+            Some(dir) => match dir.join("etcd") {
+                etcd if etcd.is_file() => (etcd, dir.join("kube-apiserver")),
+                _ => (vendored_etcd()?, dir.join("kube-apiserver")),
+            },
             None => (
-                etcd_bin_vendored::etcd_bin_path()
-                    .map_err(|e| ControlPlaneError::Client(format!("no vendored etcd: {e:?}")))?
-                    .to_path_buf(),
+                vendored_etcd()?,
                 match std::env::var_os("PORTICO_KUBE_APISERVER") {
                     Some(explicit) => PathBuf::from(explicit),
                     None => Built::KubeApiserver.cached_or_built()?,
@@ -228,6 +257,9 @@ mod tests {
             pinned("require (\n\tfoo v1.2.3 // indirect\n)", "foo"),
             "v1.2.3"
         );
+        assert_eq!(minor_of("Kubernetes v1.32.13\n"), Some(32));
+        assert_eq!(minor_of("Kubernetes v1.35.4"), Some(35));
+        assert_eq!(minor_of("nothing"), None);
         assert_eq!(pinned("foobar v1\n", "foo"), "unknown");
     }
 }

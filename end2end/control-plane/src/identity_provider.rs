@@ -162,10 +162,16 @@ impl IdentityProvider {
 
     /// The API server's structured authentication configuration trusting this issuer
     /// for tokens issued to Portico: people by verified email, groups from the
-    /// `groups` claim, both prefixed.
-    pub(crate) fn authentication_config(&self, ca_pem: &str) -> serde_json::Value {
+    /// `groups` claim, both prefixed. In the version the API server's minor reads:
+    /// `v1` from 1.34, `v1beta1` (the same fields) before.
+    pub(crate) fn authentication_config(&self, ca_pem: &str, minor: u32) -> serde_json::Value {
+        let api_version = if minor >= 34 {
+            "apiserver.config.k8s.io/v1"
+        } else {
+            "apiserver.config.k8s.io/v1beta1"
+        };
         json!({
-            "apiVersion": "apiserver.config.k8s.io/v1",
+            "apiVersion": api_version,
             "kind": "AuthenticationConfiguration",
             "jwt": [{
                 "issuer": {

@@ -331,7 +331,12 @@ impl ControlPlane {
                 )?;
                 let config = write(
                     "authentication.yaml",
-                    &provider.authentication_config(&ca.cert_pem()).to_string(),
+                    &provider
+                        .authentication_config(
+                            &ca.cert_pem(),
+                            binaries::apiserver_minor(&binaries.kube_apiserver)?,
+                        )
+                        .to_string(),
                 )?;
                 apiserver_args.push(format!("--authentication-config={}", config.display()));
                 Some(provider)

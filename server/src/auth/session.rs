@@ -555,7 +555,9 @@ mod tests {
 
     #[test]
     fn a_named_key_file_not_there_yet_means_a_key_of_its_own() {
-        let missing = std::env::temp_dir().join("portico-no-such-session-key");
+        // Named for this process: a fixed name another run or user may have created.
+        let name = format!("portico-no-such-session-key-{}", std::process::id());
+        let missing = std::env::temp_dir().join(name);
         assert!(SessionKey::load(Some(&missing)).is_ok());
         let a_directory = std::env::temp_dir();
         assert!(matches!(

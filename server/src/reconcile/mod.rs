@@ -19,6 +19,7 @@ pub mod leader;
 pub mod metrics;
 pub mod plan;
 mod readiness;
+pub mod requirements;
 pub mod scheduling;
 pub mod stack;
 pub(crate) mod status;

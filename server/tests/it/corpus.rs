@@ -2,8 +2,8 @@
 //! modules) against a real kube-apiserver and Portico's server-side rendering: every
 //! served version of every CRD gives a form, its sample passes the form's validation
 //! and the API server's dry run, a round trip through the form changes nothing, and
-//! the create and edit pages render within budget. Also: schemas built to be hostile
-//! (deep, wide) cannot take the server down.
+//! the create and edit pages render (how long each took is printed, not asserted).
+//! Also: schemas built to be hostile (deep, wide) cannot take the server down.
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -19,12 +19,18 @@ use portico_core::schema::validate::validate;
 use portico_server::web::backend::objects;
 use serde_json::{Value, json};
 
-/// Slowest server-side render allowed for one page of the corpus (debug build, 2
-/// cores, other tests running): the worst measured is printed with every run. The
-/// widest schema's 2 MB form took 3.8 s alone and 6.1 s beside the corpus test on a
-/// slower machine of the kind; what this guards against (a render that grows with
-/// the square of a schema, or never ends) takes far longer.
-const PAGE_BUDGET: Duration = Duration::from_secs(10);
+/// How long a page request may go unanswered before the test gives up: a wait for a
+/// render that never ends, not a budget (the widest schema's 2 MB form took 3.8 s
+/// alone and 6.1 s beside the corpus test; the times are printed with every run).
+const PAGE_WAIT: Duration = Duration::from_secs(120);
+
+/// An HTTP client that gives up on a page after [`PAGE_WAIT`].
+fn page_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(PAGE_WAIT)
+        .build()
+        .expect("http")
+}
 
 fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../end2end/crd-corpus")
@@ -84,7 +90,7 @@ async fn every_corpus_crd_gives_a_form_its_sample_passes_and_a_round_trip_change
         corpus.entries.iter().map(|e| e.project.as_str()).collect();
     assert!(corpus.entries.len() >= 25 && projects.len() >= 10);
     let (origin, state) = crate::kit::serve(&client, None).await;
-    let http = reqwest::Client::new();
+    let http = page_client();
     let mut timings = Vec::new();
     let mut pages = 0;
     for entry in &corpus.entries {
@@ -135,7 +141,7 @@ async fn every_corpus_crd_gives_a_form_its_sample_passes_and_a_round_trip_change
                 .await
                 .unwrap_or_else(|e| panic!("{label}: dry run refused: {e}"));
 
-            // The create and edit pages render on the server within budget.
+            // The create and edit pages render on the server.
             let resource = ResourceRef {
                 group: entry.group.clone(),
                 version: version.clone(),
@@ -161,7 +167,6 @@ async fn every_corpus_crd_gives_a_form_its_sample_passes_and_a_round_trip_change
                 let took = started.elapsed();
                 assert_eq!(status, 200, "{page}");
                 assert!(html.contains("object-form"), "{page}: no form rendered");
-                assert!(took < PAGE_BUDGET, "{page}: {took:?}");
                 timings.push((took.as_millis(), page));
                 pages += 1;
             }
@@ -237,7 +242,7 @@ async fn deep_and_wide_schemas_render_without_taking_the_server_down() {
         .await
         .expect("CRDs apply");
     let (origin, _state) = crate::kit::serve(&client, None).await;
-    let http = reqwest::Client::new();
+    let http = page_client();
     for plural in ["deeptens", "deepfortys", "wideones"] {
         let page = format!("{origin}/r/hostile.test/v1/{plural}/new");
         let started = Instant::now();
@@ -250,7 +255,6 @@ async fn deep_and_wide_schemas_render_without_taking_the_server_down() {
             html.len()
         );
         assert!(html.contains("object-form"), "{plural}: no form");
-        assert!(started.elapsed() < PAGE_BUDGET, "{plural}");
     }
     // Past the form's depth, the rest is a YAML editor.
     let deep = http

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use portico_control_plane::cluster::TestCluster;
 use portico_server::reconcile::leader::{self, LeaseSettings};
@@ -151,15 +151,11 @@ async fn a_lease_left_by_a_vanished_holder_is_taken_once_it_expires() {
     let spec = lease(&client, &ns).await;
     assert_eq!(spec.holder_identity.as_deref(), Some("heir"));
     let acquired = spec.acquire_time.expect("acquireTime").0;
+    // Not before it expired; how soon after is a benchmark's question (a follower
+    // retries every 0.5 s), not a test's.
     assert!(
         acquired >= expires,
         "taken at {acquired}, before the Lease expired at {expires}"
-    );
-    // Within a follower's retry (0.5 s), and slack for a loaded machine.
-    let late = acquired.duration_since(expires);
-    assert!(
-        late < SignedDuration::from_secs(10),
-        "taken {late:?} after the Lease expired"
     );
 
     heir.shut_down().await;
@@ -178,7 +174,6 @@ async fn a_leader_whose_lease_names_another_replica_stops_and_leaves_it() {
     first.until_running().await;
 
     // Another holder in the Lease, as after a replica judged it expired.
-    let taken = Instant::now();
     Api::<Lease>::namespaced(client.clone(), &ns)
         .patch(
             LEASE,
@@ -192,13 +187,9 @@ async fn a_leader_whose_lease_names_another_replica_stops_and_leaves_it() {
         )
         .await
         .expect("write another holder");
-    let stopped = first.until_stopped().await;
-    // Seen by its next read of the Lease, long before its own 15 s term would end.
-    assert!(
-        stopped.duration_since(taken) < Duration::from_secs(5),
-        "stopped {:?} after losing the Lease",
-        stopped.duration_since(taken)
-    );
+    // Seen by its next read of the Lease: nothing else stops it (the API server
+    // answers, so its renewals do not fail), whatever the timing.
+    first.until_stopped().await;
     // It follows: the usurper's term is 60 s, so the Lease is not taken back meanwhile.
     // (A bounded look for what must not happen, not a wait for something to happen.)
     assert!(
@@ -235,13 +226,8 @@ async fn a_leader_cut_off_from_the_api_server_stops_before_the_standby_takes_ove
     let mut standby = Replica::start(&client, &ns, "standby", Duration::from_secs(6));
 
     relay.cut();
-    let cut = Instant::now();
+    // What matters is the order, not how long either took.
     let stopped = leader.until_stopped().await;
-    assert!(
-        stopped.duration_since(cut) < Duration::from_secs(6),
-        "stopped {:?} after the cut, past its Lease's term",
-        stopped.duration_since(cut)
-    );
     let took_over = standby.until_running().await;
     assert!(
         stopped < took_over,

@@ -381,15 +381,17 @@ async fn a_person_without_pods_log_is_refused_with_a_sentence() {
     );
 }
 
-/// A container writing as fast as it can: what reaches the page stays within the
-/// view's bound (256 KiB at once, then 128 KiB/s), in messages of at most 64 KiB,
-/// and the rest is reported as skipped lines rather than buffered.
+/// A container writing as fast as it can: what reaches the page comes in messages of
+/// at most 64 KiB, and the rest is reported as skipped lines rather than buffered. (The
+/// rate itself, 256 KiB at once then 128 KiB/s, is checked on a paused clock in
+/// `watch::log_flow`'s tests: measured here, a test that stalls reads a burst.)
 #[tokio::test]
 async fn a_flooding_container_is_sent_within_the_bound_and_the_rest_skipped() {
     let client = admin().await;
     let (origin, _state) = crate::kit::serve(&client, None).await;
     let ns = crate::kit::fresh_namespace(&client, "logs-flood").await;
-    // Waits for the view, then 6 MB of 100-byte lines as fast as it can, then idles.
+    // Usually after the view opened, 6 MB of 100-byte lines as fast as it can, then
+    // idles. The view asks for the whole log, so every line counts in either order.
     run_pod(
         &client,
         &ns,
@@ -402,7 +404,11 @@ async fn a_flooding_container_is_sent_within_the_bound_and_the_rest_skipped() {
     .await;
     until_running(&client, &ns, "flood", 0).await;
     let mut socket = connect(&origin, None).await;
-    subscribe(&mut socket, 1, query(&ns, "flood")).await;
+    let whole_log = LogQuery {
+        tail_lines: None,
+        ..query(&ns, "flood")
+    };
+    subscribe(&mut socket, 1, whole_log).await;
     assert!(matches!(
         receive(&mut socket).await,
         ServerMessage::LogOpened { .. }
@@ -419,17 +425,13 @@ async fn a_flooding_container_is_sent_within_the_bound_and_the_rest_skipped() {
         else {
             panic!("lines expected, got {message:?}");
         };
-        let start = *start.get_or_insert_with(Instant::now);
+        if start.is_none() {
+            start = Some(Instant::now());
+        }
         bytes += batch.iter().map(|l| l.len() + 1).sum::<usize>();
         lines += batch.len();
         skipped += s;
         largest = largest.max(size);
-        let elapsed = start.elapsed().as_secs_f64();
-        // The first message starts the clock; allow it and one batch of slack.
-        assert!(
-            bytes as f64 <= (256.0 + 64.0 + 128.0 * elapsed) * 1024.0,
-            "{bytes} bytes after {elapsed:.2} s"
-        );
         if batch.iter().any(|l| l == "flood-done") {
             break;
         }

@@ -457,7 +457,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_provider_nobody_answers_for_is_named_in_the_error() {
-        let provider = OidcProvider::new(settings("https://127.0.0.1:9/dex")).expect("settings");
+        // A loopback port just handed out and closed, not a fixed one something may use.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+            .port();
+        let issuer = format!("https://127.0.0.1:{port}/dex");
+        let provider = OidcProvider::new(settings(&issuer)).expect("settings");
         let first = provider
             .begin()
             .await
@@ -465,7 +471,9 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(
-            first.contains("the identity provider at https://127.0.0.1:9/dex cannot be reached"),
+            first.contains(&format!(
+                "the identity provider at {issuer} cannot be reached"
+            )),
             "{first}"
         );
         // Asked again at once: not another attempt, the same reason.

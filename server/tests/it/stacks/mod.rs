@@ -623,7 +623,8 @@ async fn deleting_removes_everything_it_owns(propagation: DeleteParams, label: &
         .expect("delete the Stack");
     if foreground {
         // The Stack stays, marked, until the garbage collector has removed its
-        // dependents: what the UI shows as "deleting dependents first".
+        // dependents: what the UI shows as "deleting dependents first". Read at any
+        // moment, it is either still there and marked, or already gone.
         let stack = Api::<Stack>::namespaced(client.clone(), &ns)
             .get_opt("db")
             .await
@@ -639,6 +640,21 @@ async fn deleting_removes_everything_it_owns(propagation: DeleteParams, label: &
         }
     }
     until::<Stack>(&client, &ns, "db", "the Stack gone", |s| s.is_none()).await;
+    if foreground {
+        // What foreground means, whatever the timing: once the Stack is gone, so is
+        // every child that blocks its deletion (each names it so), already.
+        let statefulsets: Api<StatefulSet> = Api::namespaced(client.clone(), &ns);
+        let sts = statefulsets.get_opt("db").await.expect("get");
+        assert!(sts.is_none(), "a StatefulSet outlived its Stack");
+        let services: Api<Service> = Api::namespaced(client.clone(), &ns);
+        for service in ["db", "db-headless"] {
+            let found = services.get_opt(service).await.expect("get");
+            assert!(found.is_none(), "Service {service} outlived its Stack");
+        }
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
+        let secret = secrets.get_opt("db-credentials").await.expect("get");
+        assert!(secret.is_none(), "the Secret outlived its Stack");
+    }
     until::<StatefulSet>(&client, &ns, "db", "the StatefulSet gone", |s| s.is_none()).await;
     for service in ["db", "db-headless"] {
         until::<Service>(&client, &ns, service, "a Service gone", |s| s.is_none()).await;
