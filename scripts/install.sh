@@ -34,6 +34,75 @@ apt_install() {
 
 command -v cargo >/dev/null || { echo "Rust is required: https://rustup.rs" >&2; exit 1; }
 
+# The local cluster's real node needs root (namespaces, cgroups, veth): without it
+# the local cluster runs simulated nodes only, and says so when it starts.
+real_node=false
+[ "$(id -u)" = 0 ] && real_node=true
+
+# Debian's packages first, in one go (apt takes one lock: nothing else installs
+# while the builds below run side by side).
+packages=()
+command -v npm >/dev/null || packages+=(nodejs npm)
+if $control_plane || $for_tests; then
+  command -v go >/dev/null || packages+=(golang-go)
+fi
+if $control_plane && $real_node; then
+  packages+=(containerd runc containernetworking-plugins tini socat iproute2 iptables util-linux debootstrap)
+fi
+$for_tests && packages+=(chromium mariadb-client)
+[ ${#packages[@]} -eq 0 ] || apt_install "${packages[@]}"
+
+# The Go builds (the local cluster's components, the images, the test tools) run in the
+# background beside the Rust installs: each leaves a core idle much of the time (a
+# single crate or a link), and the downloads overlap the compiles.
+go_builds() {
+  if $control_plane; then
+    components=(kube-apiserver kube-controller-manager kube-scheduler kwok)
+    if $real_node; then
+      # The real node: containerd, runc and the CNI plugins from Debian; kubelet,
+      # kube-proxy, CoreDNS and Traefik (the Ingress controller) built like the rest;
+      # its images built from Debian packages (end2end/images/build.sh: no registry is
+      # reachable).
+      components+=(kubelet kube-proxy coredns traefik)
+    fi
+    # The local cluster's components, built from source through the module proxy once
+    # per pinned version (end2end/kubernetes/go.mod, end2end/kwok/go.mod,
+    # end2end/coredns/go.mod). An envtest KUBEBUILDER_ASSETS directory supplies what it
+    # has (etcd, kube-apiserver).
+    for component in "${components[@]}"; do
+      if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
+        [ -x "$KUBEBUILDER_ASSETS/$component" ] && continue
+        echo "$component is not in KUBEBUILDER_ASSETS ($KUBEBUILDER_ASSETS): building it from source" >&2
+      fi
+      end2end/kubernetes/build.sh "$component" >/dev/null
+    done
+    if $real_node; then
+      step "the real node's images (end2end/images/build.sh; cached)"
+      bash end2end/images/build.sh >/dev/null
+    fi
+  fi
+
+  if $for_tests; then
+    # kubectl from the same pinned Kubernetes version (the tables are compared with its
+    # output), and the real-world CRD corpus's modules, both through the Go module proxy.
+    end2end/kubernetes/build.sh kubectl >/dev/null
+    # Helm renders and installs deploy/chart in the tests (same proxy, pinned).
+    end2end/kubernetes/build.sh helm >/dev/null
+    # Dex: the OpenID Connect provider the single sign-on tests sign in through.
+    end2end/kubernetes/build.sh dex >/dev/null
+    # The oldest supported minor's control plane, for the compatibility run.
+    for component in kube-apiserver kube-controller-manager kube-scheduler; do
+      end2end/kubernetes/build.sh "$component" v1.32 >/dev/null
+    done
+    step "the CRD corpus's Go modules (end2end/crd-corpus)"
+    bash end2end/crd-corpus/fetch.sh >/dev/null
+  fi
+}
+go_builds &
+go_pid=$!
+# A failure here stops them too.
+trap 'kill "$go_pid" 2>/dev/null || true' EXIT
+
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   step "rustup target add wasm32-unknown-unknown"
   rustup target add wasm32-unknown-unknown
@@ -61,7 +130,6 @@ fi
 # from the npm registry. Debian's binaryen (108) predates the reference-types table
 # rustc emits and corrupts it (the page then fails to hydrate), so it is never used:
 # scripts/release.sh puts this one first on PATH and checks its version.
-command -v npm >/dev/null || apt_install nodejs npm
 binaryen=scripts/binaryen
 if ! cmp -s "$binaryen/package-lock.json" "$binaryen/node_modules/.installed-from-lock" 2>/dev/null; then
   step "npm ci in $binaryen (binaryen's wasm-opt)"
@@ -69,55 +137,14 @@ if ! cmp -s "$binaryen/package-lock.json" "$binaryen/node_modules/.installed-fro
   cp "$binaryen/package-lock.json" "$binaryen/node_modules/.installed-from-lock"
 fi
 
-# The local cluster's real node needs root (namespaces, cgroups, veth): without it
-# the local cluster runs simulated nodes only, and says so when it starts.
-real_node=false
-[ "$(id -u)" = 0 ] && real_node=true
-
-if $control_plane; then
-  components=(kube-apiserver kube-controller-manager kube-scheduler kwok)
-  if $real_node; then
-    # The real node: containerd, runc and the CNI plugins from Debian; kubelet,
-    # kube-proxy, CoreDNS and Traefik (the Ingress controller) built like the rest;
-    # its images built from Debian packages (end2end/images/build.sh: no registry is
-    # reachable).
-    apt_install containerd runc containernetworking-plugins tini socat iproute2 iptables \
-      util-linux debootstrap
-    components+=(kubelet kube-proxy coredns traefik)
-  fi
-  # The local cluster's components, built from source through the module proxy once
-  # per pinned version (end2end/kubernetes/go.mod, end2end/kwok/go.mod,
-  # end2end/coredns/go.mod). An envtest KUBEBUILDER_ASSETS directory supplies what it
-  # has (etcd, kube-apiserver).
-  for component in "${components[@]}"; do
-    if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
-      [ -x "$KUBEBUILDER_ASSETS/$component" ] && continue
-      echo "$component is not in KUBEBUILDER_ASSETS ($KUBEBUILDER_ASSETS): building it from source" >&2
-    fi
-    command -v go >/dev/null || apt_install golang-go
-    end2end/kubernetes/build.sh "$component" >/dev/null
-  done
-  if $real_node; then
-    step "the real node's images (end2end/images/build.sh; cached)"
-    bash end2end/images/build.sh >/dev/null
-  fi
-fi
-
 if $for_tests; then
-  command -v go >/dev/null || apt_install golang-go
-  # kubectl from the same pinned Kubernetes version (the tables are compared with its
-  # output), and the real-world CRD corpus's modules, both through the Go module proxy.
-  end2end/kubernetes/build.sh kubectl >/dev/null
-  # Helm renders and installs deploy/chart in the tests (same proxy, pinned).
-  end2end/kubernetes/build.sh helm >/dev/null
-  # Dex: the OpenID Connect provider the single sign-on tests sign in through.
-  end2end/kubernetes/build.sh dex >/dev/null
-  step "the CRD corpus's Go modules (end2end/crd-corpus)"
-  bash end2end/crd-corpus/fetch.sh >/dev/null
-  # The real-node tests connect to the MySQL they provision with Debian's client.
-  apt_install chromium mariadb-client
   if [ ! -d end2end/node_modules/@playwright/test ]; then
     step "npm ci (Playwright's test runner; browsers come from Debian)"
     (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
   fi
+fi
+
+if ! wait "$go_pid"; then
+  echo "install: building the local cluster's components failed (see above)" >&2
+  exit 1
 fi

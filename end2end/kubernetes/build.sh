@@ -64,12 +64,12 @@ if [ ! -x "$out" ]; then
   mkdir -p "$cache"
   echo "building $what $version from source (once; cached at $out)" >&2
   if [ "$what" = dex ]; then
-    bash "$here/../dex/build.sh" "$out.tmp" "$version"
+    bash "$here/../dex/build.sh" "$out.tmp.$$" "$version"
   else
     cd "$module"
-    CGO_ENABLED=0 GOFLAGS=-mod=mod go build ${modfile:+-modfile="$modfile"} -trimpath -o "$out.tmp" -ldflags "$ldflags" "$package"
+    CGO_ENABLED=0 GOFLAGS=-mod=mod go build ${modfile:+-modfile="$modfile"} -trimpath -o "$out.tmp.$$" -ldflags "$ldflags" "$package"
   fi
-  mv "$out.tmp" "$out"
+  mv "$out.tmp.$$" "$out"
 fi
 if [ "$what" = kwok ] && [ ! -s "$out.stages.yaml" ]; then
   # The bare kwok controller simulates nothing without stages: take the ones kwokctl

@@ -455,3 +455,29 @@ async fn secret_values_never_reach_the_edit_form_and_saving_it_keeps_them() {
         .expect("the password is still stored");
     assert_eq!(password.0, value.as_bytes());
 }
+
+/// The cluster under test is the minor the run says (`PORTICO_EXPECT_KUBERNETES_MINOR`,
+/// set by scripts/compat.sh), or the pinned one: a compatibility run that quietly
+/// started the newer API server would prove nothing.
+#[tokio::test]
+async fn the_api_server_is_the_kubernetes_version_under_test() {
+    let expected = std::env::var("PORTICO_EXPECT_KUBERNETES_MINOR").unwrap_or_else(|_| {
+        portico_control_plane::pinned_kubernetes_version()
+            .split('.')
+            .nth(1)
+            .expect("a pinned v1.N.P")
+            .to_string()
+    });
+    if std::env::var_os("KUBECONFIG").is_some()
+        && std::env::var_os("PORTICO_EXPECT_KUBERNETES_MINOR").is_none()
+    {
+        // Someone else's cluster, of whatever version: nothing was promised.
+        return;
+    }
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
+    let version = client.apiserver_version().await.expect("/version");
+    assert_eq!(version.minor.trim_end_matches('+'), expected, "{version:?}");
+}

@@ -162,6 +162,38 @@ fn the_helm_chart_renders_the_kustomize_base_object_by_object() {
 }
 
 #[test]
+fn the_chart_names_the_oldest_supported_kubernetes() {
+    let render_for = |version: &str| {
+        std::process::Command::new(tool("helm"))
+            .args([
+                "template",
+                "portico",
+                "--namespace",
+                "portico",
+                "--kube-version",
+                version,
+            ])
+            .arg(deploy_dir().join("chart"))
+            .output()
+            .expect("helm runs")
+    };
+    let older = render_for("1.31.9");
+    assert!(!older.status.success(), "the chart installs on 1.31");
+    assert!(
+        String::from_utf8_lossy(&older.stderr)
+            .contains("chart requires kubeVersion: >=1.32.0-0 which is incompatible"),
+        "{}",
+        String::from_utf8_lossy(&older.stderr)
+    );
+    let oldest = render_for("1.32.0");
+    assert!(
+        oldest.status.success(),
+        "{}",
+        String::from_utf8_lossy(&oldest.stderr)
+    );
+}
+
+#[test]
 fn the_chart_wires_single_sign_on_and_says_what_is_missing() {
     let helm = tool("helm");
     let template = |sets: &[&str]| {
