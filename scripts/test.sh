@@ -57,6 +57,8 @@ integration_tests() {
   done
 }
 timed "unit and integration tests" integration_tests
+# The same areas' API-level checks against the oldest supported minor (1.32).
+timed "compatibility run, Kubernetes 1.32 (scripts/compat.sh)" bash scripts/compat.sh
 # Binaries with the workspace's feature set (what the tests just built, so nearly free):
 # the control plane the browser runs start, and the debug server.
 timed "build the binaries" cargo build --workspace --locked
