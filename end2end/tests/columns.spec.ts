@@ -67,3 +67,38 @@ for (const namespace of ['kube-system', 'default']) {
     await compareScope(page, baseURL!, namespace);
   });
 }
+
+// The kinds people list most, with something in them: a Deployment (its ReplicaSet and
+// a Pod running on the real node), a Service (its Endpoints and EndpointSlice), a
+// Secret, in a namespace of the test's own.
+test('every built-in kind of a running workload prints kubectl get\'s and kubectl get -o wide\'s table', async ({ page, baseURL }) => {
+  test.setTimeout(600_000);
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('columns');
+  const labels = { app: 'web' };
+  // A fresh namespace's default ServiceAccount, which admission wants, comes shortly.
+  await expect
+    .poll(async () => (await kube.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, {
+      metadata: { name: 'web', labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: { containers: [{ name: 'web', image: 'portico.local/pause:3.10', imagePullPolicy: 'Never' }] },
+        },
+      },
+    })).status)
+    .toBe(201);
+  await kube.ok('POST', `/api/v1/namespaces/${ns}/services`, {
+    metadata: { name: 'web' },
+    spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] },
+  });
+  await kube.ok('POST', `/api/v1/namespaces/${ns}/secrets`, { metadata: { name: 'web' }, stringData: { key: 'value' } });
+  await expect
+    .poll(async () => (await kube.ok('GET', `/apis/apps/v1/namespaces/${ns}/deployments/web`)).status?.readyReplicas ?? 0, {
+      timeout: 120_000,
+    })
+    .toBe(1);
+  await compareScope(page, baseURL!, ns);
+});

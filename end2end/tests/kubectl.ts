@@ -48,15 +48,22 @@ export function seconds(duration: string): number {
   return [...duration.matchAll(/(\d+)([smhdy])/g)].reduce((sum, m) => sum + Number(m[1]) * UNIT[m[2]], 0);
 }
 
+/** The step of a printed duration: its smallest unit ("3m17s": 1 s, "12m": 60 s). */
+function step(duration: string): number {
+  return UNIT[duration.slice(-1)] ?? 1;
+}
+
 /** Whether a page's cell says what kubectl printed before it was read (`before`) and
- * after (`after`): equal to either, or the same words with each duration between. */
+ * after (`after`): equal to either, or the same words with each duration between. The
+ * page prints its ages on a clock that ticks once a second, so a duration may be up to
+ * one tick older than kubectl's first print: one step of that print's smallest unit. */
 export function sameCell(shown: string, before: string, after: string): boolean {
   if (shown === after || shown === before) return true;
   const [ds, db, da] = [shown, before, after].map((c) => c.match(DURATION) ?? []);
   if (ds.length === 0 || ds.length !== db.length || ds.length !== da.length) return false;
   const words = shown.replace(DURATION, '#');
   if (words !== before.replace(DURATION, '#') || words !== after.replace(DURATION, '#')) return false;
-  return ds.every((d, i) => seconds(db[i]) <= seconds(d) && seconds(d) <= seconds(da[i]));
+  return ds.every((d, i) => seconds(db[i]) - step(db[i]) <= seconds(d) && seconds(d) <= seconds(da[i]));
 }
 
 /** Where Portico lists `resource` (`plural.version.group`, or `plural` of core/v1). */
@@ -70,6 +77,10 @@ export function listPath({ resource, namespace, wide }: Listed): string {
  * its name), waiting for the two to agree: a row may still be on its way to either. */
 export async function expectKubectlTable(page: Page, origin: string, listed: Listed) {
   const label = `${listed.resource}${listed.namespace ? ` -n ${listed.namespace}` : ''}${listed.wide ? ' -o wide' : ''}`;
+  // The table renders the rows in view (a virtual window): a window tall enough for
+  // every row kubectl prints, and some to spare.
+  const count = kubectlTable(listed).rows.length;
+  await page.setViewportSize({ width: 1600, height: Math.max(1080, (count + 20) * 34 + 400) });
   await page.goto(`${origin}${listPath(listed)}`);
   await expect(page.getByTestId('live-status'), label).toHaveText('Live');
   const grid = page.getByTestId('live-table');

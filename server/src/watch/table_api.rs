@@ -128,12 +128,13 @@ impl RawTable {
     }
 
     /// The rows that carry object metadata (with `includeObject=Metadata`, all of
-    /// them), read with `columns` (a watch event's Table has none of its own).
+    /// them), read with `columns` as [`read_columns`] made them (a watch event's Table
+    /// has none of its own): their date columns are the creation ages.
     pub fn into_rows(self, columns: &[Column]) -> Vec<Row> {
         let ages: Vec<usize> = columns
             .iter()
             .enumerate()
-            .filter(|(_, c)| is_creation_age(c))
+            .filter(|(_, c)| c.kind == "date")
             .map(|(i, _)| i)
             .collect();
         self.rows
@@ -153,16 +154,20 @@ impl RawTable {
 /// the column's source in its description: a CRD's by its JSONPath, a built-in
 /// kind's by the field's own documentation.
 /// Built-in kinds declare their Age column as a string; it is read as the date it is.
+/// A built-in *date* column of the creation time (a ClusterRole's or Role's "Created
+/// At") is sent as the timestamp itself, which kubectl prints as it is: not an age.
 fn is_creation_age(column: &Column) -> bool {
-    matches!(column.kind.as_str(), "date" | "string")
-        && (column.description.ends_with(".metadata.creationTimestamp")
-            || column
+    (column.kind == "date" && column.description.ends_with(".metadata.creationTimestamp"))
+        || (column.kind == "string"
+            && column
                 .description
                 .starts_with("CreationTimestamp is a timestamp"))
 }
 
 /// The columns as the page reads them: creation ages are dates (their cells carry
-/// the creation time, see [`RawTable::into_rows`]).
+/// the creation time, see [`RawTable::into_rows`]); every other date column is text,
+/// printed as the API server sent it (an age it computed, or a timestamp), as kubectl
+/// prints it.
 pub fn read_columns(columns: &[Column]) -> Vec<Column> {
     columns
         .iter()
@@ -170,6 +175,8 @@ pub fn read_columns(columns: &[Column]) -> Vec<Column> {
             let mut column = column.clone();
             if is_creation_age(&column) {
                 column.kind = "date".into();
+            } else if column.kind == "date" {
+                column.kind = "string".into();
             }
             column
         })
@@ -396,22 +403,34 @@ mod tests {
     }
 
     #[test]
-    fn creation_ages_carry_the_creation_time_and_other_dates_stay() {
+    fn creation_ages_carry_the_creation_time_and_other_dates_print_as_sent() {
         let table: RawTable = serde_json::from_str(
             r#"{"columnDefinitions":[
                 {"name":"Age","type":"date","description":"Custom resource definition column (in JSONPath format): .metadata.creationTimestamp"},
                 {"name":"Last","type":"date","description":"Custom resource definition column (in JSONPath format): .status.last"},
-                {"name":"AGE","type":"string","description":"CreationTimestamp is a timestamp representing the server time when this object was created."}],
-            "rows":[{"cells":["5m","3m","5m"],"object":{"metadata":{"name":"a","uid":"u",
+                {"name":"AGE","type":"string","description":"CreationTimestamp is a timestamp representing the server time when this object was created."},
+                {"name":"Created At","type":"date","description":"CreationTimestamp is a timestamp representing the server time when this object was created."}],
+            "rows":[{"cells":["5m","3m","5m","2026-01-02T03:04:05Z"],"object":{"metadata":{"name":"a","uid":"u",
                 "creationTimestamp":"2026-01-02T03:04:05Z"}}}]}"#,
         )
         .expect("parses");
         let columns = read_columns(table.columns());
-        assert!(columns.iter().all(|c| c.kind == "date"));
+        let kinds: Vec<&str> = columns.iter().map(|c| c.kind.as_str()).collect();
+        assert_eq!(kinds, ["date", "string", "date", "string"]);
         let rows = table.into_rows(&columns);
         assert_eq!(
             rows[0].cells,
-            ["2026-01-02T03:04:05Z", "3m", "2026-01-02T03:04:05Z"]
+            [
+                "2026-01-02T03:04:05Z",
+                "3m",
+                "2026-01-02T03:04:05Z",
+                "2026-01-02T03:04:05Z"
+            ]
+        );
+        // kubectl prints a ClusterRole's "Created At" as the timestamp, not an age.
+        assert_eq!(
+            portico_core::table::format::cell_text(&rows[0].cells[3], &columns[3].kind, 0),
+            "2026-01-02T03:04:05Z"
         );
     }
 
