@@ -21,7 +21,7 @@ async function builtIns(kube: Kube): Promise<Served[]> {
     for (const r of list.resources) {
       if (r.name.includes('/') || !r.verbs.includes('list')) continue;
       const resource = group ? `${r.name}.${version}.${group}` : r.name;
-      if (NOT_COMPARED.has(resource) || NOT_COMPARED.has(group ? `${r.name}.${group}` : r.name)) continue;
+      if (NOT_COMPARED.has(group ? `${r.name}.${group}` : r.name)) continue;
       const prefix = group ? `/apis/${group}/${version}` : `/api/${version}`;
       served.push({
         resource,

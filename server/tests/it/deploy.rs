@@ -126,19 +126,19 @@ fn every_kustomization_renders_the_base_with_its_changes_only() {
     );
 }
 
+/// `helm template portico deploy/chart --namespace portico` with `extra` arguments.
+fn helm_template(extra: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(tool("helm"));
+    command
+        .args(["template", "portico", "--namespace", "portico"])
+        .args(extra)
+        .arg(deploy_dir().join("chart"));
+    command
+}
+
 #[test]
 fn the_helm_chart_renders_the_kustomize_base_object_by_object() {
-    let chart = rendered(
-        std::process::Command::new(tool("helm"))
-            .args([
-                "template",
-                "portico",
-                "--namespace",
-                "portico",
-                "--include-crds",
-            ])
-            .arg(deploy_dir().join("chart")),
-    );
+    let chart = rendered(&mut helm_template(&["--include-crds"]));
     let by_name =
         |docs: &[DynamicObject]| -> std::collections::BTreeMap<String, serde_json::Value> {
             docs.iter()
@@ -164,16 +164,7 @@ fn the_helm_chart_renders_the_kustomize_base_object_by_object() {
 #[test]
 fn the_chart_names_the_oldest_supported_kubernetes() {
     let render_for = |version: &str| {
-        std::process::Command::new(tool("helm"))
-            .args([
-                "template",
-                "portico",
-                "--namespace",
-                "portico",
-                "--kube-version",
-                version,
-            ])
-            .arg(deploy_dir().join("chart"))
+        helm_template(&["--kube-version", version])
             .output()
             .expect("helm runs")
     };
@@ -195,15 +186,9 @@ fn the_chart_names_the_oldest_supported_kubernetes() {
 
 #[test]
 fn the_chart_wires_single_sign_on_and_says_what_is_missing() {
-    let helm = tool("helm");
     let template = |sets: &[&str]| {
-        let mut command = std::process::Command::new(&helm);
-        command.args(["template", "portico", "--namespace", "portico"]);
-        for set in sets {
-            command.args(["--set", set]);
-        }
-        command.arg(deploy_dir().join("chart"));
-        command
+        let args: Vec<&str> = sets.iter().flat_map(|set| ["--set", *set]).collect();
+        helm_template(&args)
     };
     let docs = rendered(&mut template(&[
         "portal.identity=oidc",
