@@ -131,6 +131,16 @@ impl AuthState {
         self.identity.identify_with_renewal(headers, cookie)
     }
 
+    /// Ends the session the request's cookie carries, because the API server no longer
+    /// accepts its token (a deleted ServiceAccount, a revoked token): its cookie stops
+    /// opening, and every live view it holds closes.
+    pub fn end_refused_session(&self, headers: &HeaderMap) {
+        if let (Some(sessions), Some(session)) = (&self.identity.sessions, self.session(headers)) {
+            sessions.sign_out(&session);
+            tracing::info!(target: "portico::audit", user = ?session.user, verb = "sign-out", result = "the API server refused the token", "audit");
+        }
+    }
+
     /// Token mode: the live session the request's cookie carries.
     pub fn session(&self, headers: &HeaderMap) -> Option<session::Session> {
         self.identity

@@ -20,7 +20,7 @@ type Keyed<K> = RateLimiter<K, HashMapStateStore<K>, DefaultClock>;
 /// person retrying a pasted token, far too few to guess one.
 const PER_CLIENT: NonZeroU32 = nonzero(5);
 const CLIENT_BURST: NonZeroU32 = nonzero(20);
-/// Attempts naming one identity (a token's claimed subject), from anywhere.
+/// Attempts naming one identity (a token's claimed subject) from one client.
 const PER_IDENTITY: NonZeroU32 = nonzero(2);
 const IDENTITY_BURST: NonZeroU32 = nonzero(30);
 /// Clients remembered before idle ones are forgotten, so a spread of addresses cannot
@@ -43,7 +43,7 @@ pub enum Limited {
 
 pub struct SignInLimits {
     by_client: Keyed<IpAddr>,
-    by_identity: Keyed<String>,
+    by_identity: Keyed<(Option<IpAddr>, String)>,
     /// Proxies in front whose `X-Forwarded-For` entries are believed (0: none, the
     /// connection's address is the client's).
     forwarded_hops: usize,
@@ -86,19 +86,22 @@ impl SignInLimits {
             .or(connection)
     }
 
-    /// Counts one attempt from `client` with `token`; refused when either the client
-    /// or the identity the token claims has tried too often just now.
+    /// Counts one attempt from `client` with `token`; refused when the client has tried
+    /// too often just now, or has named the identity the token claims too often. The
+    /// claim is unverified, so it is counted per client: forged tokens naming someone
+    /// else's subject lock out only the client that sends them.
     pub fn check(&self, client: Option<IpAddr>, token: &str) -> Result<(), Limited> {
         for limiter in [&self.by_client as &dyn Forget, &self.by_identity] {
             limiter.forget_idle_when_full();
         }
-        if let Some(client) = client
-            && self.by_client.check_key(&network_of(client)).is_err()
+        let network = client.map(network_of);
+        if let Some(network) = network
+            && self.by_client.check_key(&network).is_err()
         {
             return Err(Limited::Client);
         }
         if let Some(subject) = claimed_subject(token)
-            && self.by_identity.check_key(&subject).is_err()
+            && self.by_identity.check_key(&(network, subject)).is_err()
         {
             return Err(Limited::Identity);
         }
@@ -201,15 +204,16 @@ mod tests {
     }
 
     #[test]
-    fn guesses_at_one_claimed_identity_are_limited_from_everywhere() {
+    fn forged_claims_of_someones_identity_lock_out_only_their_sender() {
         let limits = SignInLimits::new(0);
         let claims = URL_SAFE_NO_PAD.encode(br#"{"sub":"system:serviceaccount:team:ci"}"#);
-        let token = format!("eyJhbGciOiJSUzI1NiJ9.{claims}.forged");
-        let refused = (0..100u8)
-            .filter(|i| {
-                limits.check(Some(IpAddr::from([192, 0, 2, *i])), &token) == Err(Limited::Identity)
-            })
+        let forged = format!("eyJhbGciOiJSUzI1NiJ9.{claims}.forged");
+        let attacker = "192.0.2.66".parse().ok();
+        let refused = (0..100)
+            .filter(|_| limits.check(attacker, &forged) == Err(Limited::Identity))
             .count();
         assert!(refused >= 60, "{refused}");
+        // The person whose subject was named signs in from their own address.
+        assert_eq!(limits.check("198.51.100.7".parse().ok(), &forged), Ok(()));
     }
 }

@@ -3,6 +3,7 @@
 //! is not checked; it is the identity the feeds would use anyway. Also: whether a
 //! namespace a viewer names exists, so no feed is started for an invented one.
 
+use axum::http::HeaderMap;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 
@@ -20,32 +21,64 @@ pub async fn may_watch(
     plural: &str,
     namespace: Option<&str>,
 ) -> bool {
-    watch_review(state, caller, group, plural, namespace, false).await
+    watch_review(state, caller, group, plural, namespace)
+        .await
+        .unwrap_or_else(|error| {
+            tracing::warn!(%error, user = caller.name(), "access review failed");
+            false
+        })
 }
 
-/// Whether the viewer still may watch; `true` when the review itself fails, so an API
-/// server restart does not end every open view (the feed recovers on its own).
+/// Whether an open view may go on, asked again every `recheck`: see [`keeps_view`].
 pub async fn still_may_watch(
     state: &LiveState,
     caller: &Caller,
+    headers: &HeaderMap,
     group: &str,
     plural: &str,
     namespace: Option<&str>,
 ) -> bool {
-    watch_review(state, caller, group, plural, namespace, true).await
+    let answer = watch_review(state, caller, group, plural, namespace).await;
+    keeps_view(state, caller, headers, answer)
 }
 
-/// The API server's answer, or `if_unanswered` when the review itself fails.
+/// How a re-check reads the API server's answer. A no ends the view. So does a review
+/// the API server refused: a 401 means it no longer accepts the token (a deleted
+/// ServiceAccount, a revoked token), and the person's session ends here as well; a 403
+/// means they may not even ask. Only a review that got no answer at all (an API server
+/// restart, a timeout) keeps the view, which then recovers on its own.
+pub fn keeps_view(
+    state: &LiveState,
+    caller: &Caller,
+    headers: &HeaderMap,
+    answer: Result<bool, kube::Error>,
+) -> bool {
+    let error = match answer {
+        Ok(allowed) => return allowed,
+        Err(error) => error,
+    };
+    let refused = failure(&error);
+    tracing::warn!(%error, user = caller.name(), ?refused, "access review failed");
+    match refused {
+        Failure::Unauthorized => {
+            state.auth.end_refused_session(headers);
+            false
+        }
+        Failure::Forbidden => false,
+        _ => true,
+    }
+}
+
+/// The API server's answer to "may `caller` watch this".
 async fn watch_review(
     state: &LiveState,
     caller: &Caller,
     group: &str,
     plural: &str,
     namespace: Option<&str>,
-    if_unanswered: bool,
-) -> bool {
+) -> Result<bool, kube::Error> {
     if *caller == Caller::Portal {
-        return true;
+        return Ok(true);
     }
     let question = AccessQuestion {
         verb: "watch".into(),
@@ -59,10 +92,6 @@ async fn watch_review(
         .reviews
         .allowed_within(caller, &question, state.limits.recheck)
         .await
-        .unwrap_or_else(|error| {
-            tracing::warn!(%error, user = caller.name(), if_unanswered, "access review failed");
-            if_unanswered
-        })
 }
 
 /// How long the portal's answer about a namespace is reused.

@@ -497,11 +497,16 @@ impl Recheck {
     async fn still_allowed(&self) -> bool {
         let signed_in = !matches!(self.caller, Caller::Bearer { .. })
             || self.state.auth.session(&self.headers).is_some();
-        // A failed review keeps the view: an API server restart must not end them all.
-        signed_in
-            && may_read_logs(&self.state, &self.caller, &self.namespace)
-                .await
-                .unwrap_or(true)
+        if !signed_in {
+            return false;
+        }
+        let answer = match may_read_logs(&self.state, &self.caller, &self.namespace).await {
+            Ok(allowed) => Ok(allowed),
+            Err(LogError::Review(error)) => Err(error),
+            // No client for the caller: nothing more may be read as them.
+            Err(_) => return false,
+        };
+        super::access::keeps_view(&self.state, &self.caller, &self.headers, answer)
     }
 }
 

@@ -94,12 +94,13 @@ pub async fn table(
     let still_allowed = move || {
         let (state, caller) = (recheck_state.clone(), caller.clone());
         let (group, plural, namespace) = (group.clone(), plural.clone(), namespace.clone());
-        let signed_in = signed_in(&state, &caller, &headers);
+        let headers = headers.clone();
         async move {
-            signed_in
+            signed_in(&state, &caller, &headers)
                 && super::access::still_may_watch(
                     &state,
                     &caller,
+                    &headers,
                     &group,
                     &plural,
                     namespace.as_deref(),
@@ -208,23 +209,25 @@ pub async fn children(
     let (recheck_state, every) = (state.clone(), state.limits.recheck);
     let still_allowed = move || {
         let (state, caller, watched) = (recheck_state.clone(), caller.clone(), watched.clone());
-        let signed_in = signed_in(&state, &caller, &headers);
-        let namespace = namespace.clone();
+        let (namespace, headers) = (namespace.clone(), headers.clone());
         async move {
+            if !signed_in(&state, &caller, &headers) {
+                return false;
+            }
             let checks = watched.iter().map(|r| {
                 super::access::still_may_watch(
                     &state,
                     &caller,
+                    &headers,
                     &r.group,
                     &r.plural,
                     Some(&namespace),
                 )
             });
-            signed_in
-                && futures::future::join_all(checks)
-                    .await
-                    .into_iter()
-                    .all(|ok| ok)
+            futures::future::join_all(checks)
+                .await
+                .into_iter()
+                .all(|ok| ok)
         }
     };
     let updates = async_stream::stream! {

@@ -477,3 +477,128 @@ async fn a_log_opened_before_its_container_runs_follows_it_once_it_does() {
         }
     }
 }
+
+/// The attack of a revoked token (`scripts/attack.sh`): a person signs in with a
+/// ServiceAccount token, opens a log view and a table, and their ServiceAccount is
+/// deleted. The API server now refuses the token (401): at the next re-check both
+/// views end, and the session's cookie no longer opens anything.
+#[tokio::test]
+async fn attack_a_deleted_service_accounts_views_end_and_its_session_with_them() {
+    use portico_core::table::wire::TableQuery;
+    let admin = admin().await;
+    let ns = crate::kit::fresh_namespace(&admin, "logs-revoked").await;
+    run_pod(
+        &admin,
+        &ns,
+        "ticker",
+        "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done",
+    )
+    .await;
+    until_running(&admin, &ns, "ticker", 0).await;
+    let token = crate::kit::account_token(&admin, &ns, "leaver").await;
+    crate::kit::grant(
+        &admin,
+        &ns,
+        "pod-reader",
+        ("", "pods"),
+        &["get", "list", "watch"],
+        "leaver",
+    )
+    .await;
+    crate::kit::grant(
+        &admin,
+        &ns,
+        "log-reader",
+        ("", "pods/log"),
+        &["get"],
+        "leaver",
+    )
+    .await;
+    let identity = IdentityConfig {
+        mode: IdentityMode::Token,
+        sessions: Some(SessionKey::random().expect("key")),
+        ..IdentityConfig::local()
+    };
+    let config = portico_server::cluster::config::config(
+        Some(TestCluster::shared_real().admin_kubeconfig()),
+        None,
+    )
+    .await
+    .expect("admin config");
+    let limits = portico_server::watch::limits::LiveLimits {
+        recheck: Duration::from_secs(1),
+        ..Default::default()
+    };
+    let (origin, _state) =
+        crate::kit::serve_limited(&admin, Some((identity, config)), Some(limits)).await;
+    let cookie = crate::kit::sign_in(&origin, &token).await;
+    let mut socket = connect(&origin, Some(&cookie)).await;
+    subscribe(&mut socket, 1, query(&ns, "ticker")).await;
+    let table = ClientMessage::Subscribe {
+        id: 2,
+        topic: Topic::Table {
+            query: TableQuery {
+                group: String::new(),
+                version: "v1".into(),
+                plural: "pods".into(),
+                namespace: Some(ns.clone()),
+                label_selector: None,
+                field_selector: None,
+            },
+        },
+        resume: None,
+    };
+    let text = serde_json::to_string(&table).expect("encode");
+    socket.send(Message::text(text)).await.expect("send");
+    // Both views are live: the table's snapshot and a log line arrive.
+    let (mut table_live, mut log_live) = (false, false);
+    while !(table_live && log_live) {
+        match receive(&mut socket).await {
+            ServerMessage::Snapshot { id: 2, .. } => table_live = true,
+            ServerMessage::Log { id: 1, lines, .. } if !lines.is_empty() => log_live = true,
+            ServerMessage::LogOpened { id: 1, .. } | ServerMessage::Rows { id: 2, .. } => {}
+            other => panic!("before the revocation: {other:?}"),
+        }
+    }
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), &ns);
+    accounts
+        .delete("leaver", &Default::default())
+        .await
+        .expect("the ServiceAccount is deleted");
+    // Each view ends with a sentence, or the socket closes with the session; log
+    // lines and table changes may still arrive until the next re-check.
+    // Without the fix they never end: the wait is bounded so that fails, not hangs.
+    let both_end = async {
+        let (mut table_ended, mut log_ended) = (false, false);
+        while !(table_ended && log_ended) {
+            let Some((message, _)) = receive_sized(&mut socket).await else {
+                return;
+            };
+            match message {
+                ServerMessage::Refused { id: 2, .. } | ServerMessage::Problem { id: 2, .. } => {
+                    table_ended = true
+                }
+                ServerMessage::Refused { id: 1, .. } | ServerMessage::LogEnded { id: 1, .. } => {
+                    log_ended = true
+                }
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(START_WAIT, both_end)
+        .await
+        .expect("both views end once the token is refused");
+    // The session ended too: its cookie opens nothing.
+    let after = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("http")
+        .get(format!(
+            "{origin}/api/live/table?group=&version=v1&plural=pods&namespace={ns}"
+        ))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(after.status().as_u16(), 401, "the session still opens");
+}

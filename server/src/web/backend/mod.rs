@@ -481,7 +481,7 @@ fn object_error(
     let what = describe(resource, namespace, name);
     match e {
         ObjectError::Api(e) => user_error(e, &format!("{verb} {what}"), &what),
-        ObjectError::MissingType | ObjectError::UnknownKind(_) => {
+        ObjectError::MissingType | ObjectError::UnknownKind(_) | ObjectError::BadNamespace(_) => {
             BackendError::Invalid(e.to_string())
         }
     }

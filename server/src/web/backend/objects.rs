@@ -14,6 +14,8 @@ pub enum ObjectError {
     MissingType,
     #[error("the API server does not serve {0}")]
     UnknownKind(String),
+    #[error("{0:?} is not a namespace name")]
+    BadNamespace(String),
     #[error(transparent)]
     Api(#[from] ApiError),
 }
@@ -48,15 +50,28 @@ pub async fn create(
         .resolve(group, version, &types.kind)
         .ok_or_else(|| ObjectError::UnknownKind(format!("{} {}", types.api_version, types.kind)))?;
     let resource = kind.resource(Some(version));
-    let namespace = kind
-        .namespaced
-        .then(|| obj.metadata.namespace.as_deref().unwrap_or("default"));
+    let namespace = target_namespace(kind.namespaced, obj)?;
     let api = api_for(client, &api_resource(&resource), namespace);
     let params = PostParams {
         dry_run,
         field_manager: Some("portico".into()),
     };
     Ok(api.create(&params, obj).await?)
+}
+
+/// The namespace a new object goes to: its own, `default` when it names none, none for
+/// a cluster-scoped kind. The name becomes a path segment of the request, so anything
+/// that could bend the URL (`team/stacks/x`, `..`, `%2F`) is refused.
+fn target_namespace(namespaced: bool, obj: &DynamicObject) -> Result<Option<&str>, ObjectError> {
+    if !namespaced {
+        return Ok(None);
+    }
+    let namespace = obj.metadata.namespace.as_deref().unwrap_or("default");
+    if portico_core::resource::is_path_segment(namespace) {
+        Ok(Some(namespace))
+    } else {
+        Err(ObjectError::BadNamespace(namespace.to_string()))
+    }
 }
 
 /// Replaces an object (optimistic concurrency: the server refuses with 409 Conflict
@@ -136,5 +151,63 @@ pub(crate) fn api_for(
     match namespace {
         Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
         None => Api::all_with(client.clone(), resource),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object_in(namespace: Option<&str>) -> DynamicObject {
+        let mut obj: DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}
+        }))
+        .expect("a ConfigMap");
+        obj.metadata.namespace = namespace.map(String::from);
+        obj
+    }
+
+    #[test]
+    fn a_namespace_that_would_bend_the_request_path_is_refused() {
+        for bad in [
+            "team/stacks/x",
+            "..",
+            "../kube-system",
+            "a/../b",
+            "%2F",
+            "team%2Fx",
+            "a?b",
+            "a#b",
+            "a b",
+            "A",
+            "",
+            "-a",
+            "a\\b",
+            "team\n",
+            "é",
+        ] {
+            let err = target_namespace(true, &object_in(Some(bad)))
+                .expect_err(&format!("{bad:?} must be refused"));
+            assert!(
+                matches!(err, ObjectError::BadNamespace(ref n) if n == bad),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_plain_namespace_default_and_cluster_scope_pass() {
+        assert_eq!(
+            target_namespace(true, &object_in(Some("team-a"))).ok(),
+            Some(Some("team-a"))
+        );
+        assert_eq!(
+            target_namespace(true, &object_in(None)).ok(),
+            Some(Some("default"))
+        );
+        assert_eq!(
+            target_namespace(false, &object_in(Some("team/x"))).ok(),
+            Some(None)
+        );
     }
 }

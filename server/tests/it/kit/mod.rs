@@ -147,7 +147,8 @@ pub async fn kinds(client: &kube::Client) -> portico_server::cluster::registry::
 }
 
 /// Whether `user` (in `groups`) may `verb` the `group`/`resource` in `namespace`, as
-/// the API server's authorizer says (a SubjectAccessReview); false if it cannot answer.
+/// the API server's authorizer says (a SubjectAccessReview). A review that fails
+/// fails the test: an unanswered question is not a no.
 pub async fn subject_may(
     client: &kube::Client,
     (user, groups): (&str, &[&str]),
@@ -176,8 +177,8 @@ pub async fn subject_may(
     kube::Api::<SubjectAccessReview>::all(client.clone())
         .create(&kube::api::PostParams::default(), &review)
         .await
-        .ok()
-        .and_then(|r| r.status)
+        .unwrap_or_else(|e| panic!("the review of {verb} {group}/{resource} for {user}: {e}"))
+        .status
         .is_some_and(|s| s.allowed)
 }
 
