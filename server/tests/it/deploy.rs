@@ -700,7 +700,7 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
                 .unwrap_or_else(|e| panic!("{what} as the reconciler makes it: {e}"));
         }
     }
-    let refused: [(&str, DynamicObject, &str); 10] = [
+    let refused: [(&str, DynamicObject, &str); 13] = [
         (
             "a Deployment in kube-system",
             deployment("kube-system", serde_json::json!({})),
@@ -777,7 +777,33 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
                     "securityContext": {"allowPrivilegeEscalation": false},
                     "env": [{"name": "K", "valueFrom": {"secretKeyRef": {"name": "someone-else", "key": "k"}}}]}]}),
             ),
-            "read no Secret but Stack credentials",
+            "read no Secret but a Stack's password",
+        ),
+        (
+            "another key of a Stack's credentials Secret",
+            deployment(
+                &team,
+                serde_json::json!({"containers": [{"name": "app", "image": "x",
+                    "securityContext": {"allowPrivilegeEscalation": false},
+                    "env": [{"name": "K", "valueFrom": {"secretKeyRef": {"name": "other-credentials", "key": "root"}}}]}]}),
+            ),
+            "read no Secret but a Stack's password",
+        ),
+        (
+            "a Stack's Deployment mounting someone's claim",
+            deployment(
+                &team,
+                serde_json::json!({"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "payments-data"}}]}),
+            ),
+            "their own Stack's claims",
+        ),
+        (
+            "a Stack's Deployment mounting another Stack's claim",
+            deployment(
+                &team,
+                serde_json::json!({"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data-other-0"}}]}),
+            ),
+            "their own Stack's claims",
         ),
         (
             "a Service selecting another application's Pods",
@@ -899,7 +925,7 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             )
             .await
             .map(|_| ()),
-            "a StackBinding changes only the environment",
+            "a StackBinding changes only a workload's environment",
         ),
         (
             "a binding adding a volume to someone's Deployment",
@@ -913,7 +939,7 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             )
             .await
             .map(|_| ()),
-            "a StackBinding changes only the environment",
+            "a StackBinding changes only a workload's environment",
         ),
         (
             "a binding annotating someone's Pods",
@@ -927,7 +953,7 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             )
             .await
             .map(|_| ()),
-            "a StackBinding changes only the environment",
+            "a StackBinding changes only a workload's environment",
         ),
         (
             "a binding handing someone's Deployment another Secret",
@@ -942,7 +968,103 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             )
             .await
             .map(|_| ()),
-            "a StackBinding changes only the environment",
+            "a StackBinding changes only a workload's environment",
+        ),
+        (
+            "a binding setting NODE_OPTIONS (a debugger open to the network)",
+            apps.patch(
+                "app",
+                &as_binding,
+                &bound(
+                    serde_json::json!({"name": "app", "env": [{"name": "NODE_OPTIONS",
+                        "value": "--inspect=0.0.0.0:9229"}]}),
+                    serde_json::json!({}),
+                ),
+            )
+            .await
+            .map(|_| ()),
+            "only its own variables",
+        ),
+        (
+            "a binding setting a JAVA_TOOL_OPTIONS jdwp agent",
+            apps.patch(
+                "app",
+                &as_binding,
+                &bound(
+                    serde_json::json!({"name": "app", "env": [{"name": "JAVA_TOOL_OPTIONS",
+                        "value": "-agentlib:jdwp=transport=dt_socket,server=y,address=*:5005"}]}),
+                    serde_json::json!({}),
+                ),
+            )
+            .await
+            .map(|_| ()),
+            "only its own variables",
+        ),
+        (
+            "a binding pointing the app's API client elsewhere (KUBERNETES_SERVICE_HOST)",
+            apps.patch(
+                "app",
+                &as_binding,
+                &bound(
+                    serde_json::json!({"name": "app", "env": [{"name": "KUBERNETES_SERVICE_HOST",
+                        "value": "evil.example"}]}),
+                    serde_json::json!({}),
+                ),
+            )
+            .await
+            .map(|_| ()),
+            "only its own variables",
+        ),
+        (
+            "a binding changing the app's own variable",
+            apps.patch(
+                "app",
+                &as_binding,
+                &bound(
+                    serde_json::json!({"name": "app", "env": [{"name": "OWN", "value": "theirs"}]}),
+                    serde_json::json!({}),
+                ),
+            )
+            .await
+            .map(|_| ()),
+            "only its own variables",
+        ),
+        (
+            "a binding pausing someone's Deployment",
+            apps.patch(
+                "app",
+                &dry_patch,
+                &kube::api::Patch::Merge(serde_json::json!({"spec": {"paused": true}})),
+            )
+            .await
+            .map(|_| ()),
+            "only a workload's environment",
+        ),
+        (
+            "a binding annotating someone's Deployment",
+            apps.patch(
+                "app",
+                &dry_patch,
+                &kube::api::Patch::Merge(
+                    serde_json::json!({"metadata": {"annotations": {"evil": "yes"}}}),
+                ),
+            )
+            .await
+            .map(|_| ()),
+            "only a workload's environment",
+        ),
+        (
+            "a binding switching someone's Deployment to Recreate",
+            apps.patch(
+                "app",
+                &dry_patch,
+                &kube::api::Patch::Merge(
+                    serde_json::json!({"spec": {"strategy": {"type": "Recreate", "rollingUpdate": null}}}),
+                ),
+            )
+            .await
+            .map(|_| ()),
+            "only a workload's environment",
         ),
         (
             "deleting a kept credentials Secret",
