@@ -886,9 +886,19 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "app"},
             "spec": {"template": {"spec": spec}}}))
     };
-    let variables = serde_json::json!([
-        {"name": "MYSQL_HOST", "value": "db.team.svc"},
-        {"name": "MYSQL_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db-credentials", "key": "password"}}}]);
+    // Every variable a binding really writes, as the controller computes them.
+    use portico_server::reconcile::binding::projection;
+    let details = projection::Details {
+        choice: "mysql".into(),
+        host: format!("db.{team}.svc"),
+        port: 3306,
+        database: Some("app".into()),
+        username: Some("app".into()),
+        scheme: Some("mysql".into()),
+        credentials: Some("db-credentials".into()),
+    };
+    let variables = serde_json::to_value(projection::variables("MYSQL_", &details)).expect("env");
+    assert_eq!(variables.as_array().map(Vec::len), Some(8), "{variables}");
     apps.patch(
         "app",
         &as_binding,

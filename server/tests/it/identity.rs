@@ -913,3 +913,142 @@ async fn a_binding_needs_the_right_to_change_the_workload_and_to_read_the_passwo
     let (_, outcome) = submit(&portal, &binder, binding).await;
     assert!(outcome.get("Accepted").is_some(), "{outcome}");
 }
+
+/// The attack of a moved binding (`scripts/attack.sh`): Bob may edit and delete the
+/// namespace's StackBindings and change his own Deployment, not Alice's. Repointing
+/// her binding from her `app` to his `bob-app` would have the reconciler take the
+/// variables out of her `app` (a change he may not make): refused, as is deleting her
+/// binding, and moving it between his own workloads is not.
+#[tokio::test]
+async fn attack_moving_or_deleting_someone_elses_binding_needs_the_right_to_change_their_workload()
+{
+    use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let team = crate::kit::fresh_namespace(&admin, "moved").await;
+    let policy = apply::read_documents(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../deploy/base/binding-policy.yaml"),
+    )
+    .expect("policy");
+    apply::apply_all(&admin, policy)
+        .await
+        .expect("policy applies");
+    let token = crate::kit::account_token(&admin, &team, "bob").await;
+    let rbac = json!([
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": {"name": "bob", "namespace": team},
+         "rules": [
+            {"apiGroups": ["portico.dev"], "resources": ["stackbindings"],
+             "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
+            {"apiGroups": ["apps"], "resources": ["deployments"],
+             "resourceNames": ["bob-app", "bob-other"], "verbs": ["get", "update"]},
+            {"apiGroups": [""], "resources": ["secrets"],
+             "resourceNames": ["db-credentials"], "verbs": ["get"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": "bob", "namespace": team},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "bob"},
+         "subjects": [{"kind": "ServiceAccount", "name": "bob", "namespace": team}]}
+    ]);
+    apply::apply_all(
+        &admin,
+        serde_json::from_value(rbac).expect("Bob's role and binding"),
+    )
+    .await
+    .expect("RBAC applies");
+    let bob_user = crate::kit::account_user(&team, "bob");
+    crate::kit::until_subject_may(
+        &admin,
+        (&bob_user, &[]),
+        "delete",
+        ("portico.dev", "stackbindings"),
+        Some(&team),
+    )
+    .await;
+    let resource = kube::api::ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("portico.dev", "v1alpha1", "StackBinding"),
+        "stackbindings",
+    );
+    let binding = |name: &str, workload: &str| -> DynamicObject {
+        serde_json::from_value(
+            json!({"apiVersion": "portico.dev/v1alpha1", "kind": "StackBinding",
+            "metadata": {"name": name},
+            "spec": {"stack": "db", "workload": {"kind": "Deployment", "name": workload}}}),
+        )
+        .expect("binding")
+    };
+    // Alice's binding, made by someone who may (here the administrator).
+    let as_admin: Api<DynamicObject> = Api::namespaced_with(admin.clone(), &team, &resource);
+    as_admin
+        .create(&PostParams::default(), &binding("app-db", "app"))
+        .await
+        .expect("Alice's binding");
+    let mut config = crate::kit::shared_config().await;
+    config.auth_info = kube::config::AuthInfo {
+        token: Some(token.into()),
+        ..Default::default()
+    };
+    let bob: Api<DynamicObject> = Api::namespaced_with(
+        kube::Client::try_from(config).expect("Bob's client"),
+        &team,
+        &resource,
+    );
+    let repoint = Patch::Merge(json!({"spec": {"workload": {"name": "bob-app"}}}));
+    // The policy takes a moment to load: dry runs until it answers.
+    let dry_run = PatchParams {
+        dry_run: true,
+        ..PatchParams::default()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while bob.patch("app-db", &dry_run, &repoint).await.is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the policy never loaded"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let refused = |outcome: Result<_, kube::Error>, says: &str| match outcome {
+        Err(kube::Error::Api(status)) => {
+            assert!(
+                status.code == 403 && status.message.contains(says),
+                "{}",
+                status.message
+            )
+        }
+        other => panic!("admitted, expected a refusal saying {says:?}: {other:?}"),
+    };
+    refused(
+        bob.patch("app-db", &PatchParams::default(), &repoint)
+            .await
+            .map(|_| ()),
+        &format!(
+            "moving this binding takes its variables out of Deployment app, and you may not update deployments in namespace {team}"
+        ),
+    );
+    refused(
+        bob.delete("app-db", &DeleteParams::default())
+            .await
+            .map(|_| ()),
+        &format!(
+            "unbinding a Stack from Deployment app changes it, and you may not update deployments in namespace {team}"
+        ),
+    );
+    let kept = as_admin
+        .get("app-db")
+        .await
+        .expect("Alice's binding is still there");
+    assert_eq!(kept.data["spec"]["workload"]["name"], "app");
+    // His own: made, moved between his workloads and deleted.
+    bob.create(&PostParams::default(), &binding("bob-db", "bob-app"))
+        .await
+        .expect("Bob binds his own app");
+    bob.patch(
+        "bob-db",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"workload": {"name": "bob-other"}}})),
+    )
+    .await
+    .expect("Bob moves his binding between his own apps");
+    bob.delete("bob-db", &DeleteParams::default())
+        .await
+        .expect("Bob unbinds his own app");
+}
