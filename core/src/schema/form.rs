@@ -406,6 +406,29 @@ pub fn shape_fits(widget: &Widget, value: &Value) -> bool {
 }
 
 /// The defaults a new object starts with: an empty `spec` with defaults applied.
+/// The value a link's `?spec.x=text` puts into a form: typed as the schema types the
+/// field (`true` for a boolean, `3` for an integer), else the text as it is.
+pub fn linked_value(form: &Field, key: &str, text: &str) -> Value {
+    fn find<'a>(field: &'a Field, path: &str) -> Option<&'a Field> {
+        if field.path == path {
+            return Some(field);
+        }
+        match &field.widget {
+            Widget::Object(children) => children
+                .iter()
+                .filter(|c| path.starts_with(&c.path))
+                .find_map(|c| find(c, path)),
+            _ => None,
+        }
+    }
+    let typed = find(form, key).and_then(|field| match field.widget {
+        Widget::Boolean => text.parse::<bool>().ok().map(Value::Bool),
+        Widget::Integer => text.parse::<i64>().ok().map(Value::from),
+        _ => None,
+    });
+    typed.unwrap_or_else(|| Value::String(text.to_string()))
+}
+
 pub fn initial_value(form: &Field) -> Value {
     let mut value = Value::Object(Default::default());
     apply_defaults(form, &mut value);

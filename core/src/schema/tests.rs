@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use super::form::{Field, Widget, initial_value, spec_form};
+use super::form::{Field, Widget, initial_value, linked_value, spec_form};
 use super::openapi::Schema;
 use super::validate::{is_date_time, validate};
 
@@ -511,4 +511,22 @@ proptest! {
         let mut draft = super::draft::Draft::edit(value.clone(), true);
         let _ = draft.apply_yaml(&draft.to_yaml());
     }
+}
+
+#[test]
+fn a_links_values_take_the_fields_types() {
+    let schema = Schema::from_value(&json!({"type": "object", "properties": {"spec": {
+        "type": "object",
+        "properties": {"reattach": {"type": "boolean"}, "replicas": {"type": "integer"},
+            "name": {"type": "string"}, "inner": {"type": "object", "properties": {"on": {"type": "boolean"}}}}
+    }}}));
+    let form = spec_form(&schema);
+    assert_eq!(linked_value(&form, "spec.reattach", "true"), json!(true));
+    assert_eq!(linked_value(&form, "spec.inner.on", "false"), json!(false));
+    assert_eq!(linked_value(&form, "spec.replicas", "3"), json!(3));
+    // A text field keeps the text, and a value that is not of the type stays text (the
+    // form then shows the field's error).
+    assert_eq!(linked_value(&form, "spec.name", "true"), json!("true"));
+    assert_eq!(linked_value(&form, "spec.reattach", "yes"), json!("yes"));
+    assert_eq!(linked_value(&form, "spec.unknown", "1"), json!("1"));
 }

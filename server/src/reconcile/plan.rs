@@ -66,6 +66,11 @@ pub enum Blocked {
     /// "Kind name" of an object under a child's name that is not this Stack's.
     #[error("{0} already exists and does not belong to this Stack; rename the Stack or remove it.")]
     NameConflict(String),
+    /// The claim a deleted Stack of this name kept, not asked to be taken over.
+    #[error(
+        "PersistentVolumeClaim {0} holds the data a deleted Stack named like this one kept. To use it, set reattachKeptData (it needs permission to delete persistentvolumeclaims here); otherwise rename the Stack, or remove the claim."
+    )]
+    KeptData(String),
     #[error("{0}")]
     UnknownPlan(ChildrenError),
     #[error(
@@ -80,11 +85,12 @@ pub enum Blocked {
 
 impl Blocked {
     /// Every [`Blocked::reason`].
-    pub const REASONS: [&'static str; 6] = [
+    pub const REASONS: [&'static str; 7] = [
         "UnknownChoice",
         "ResourcesRefused",
         "UnknownVersion",
         "NameConflict",
+        "KeptData",
         "UnknownPlan",
         "DowngradeRefused",
     ];
@@ -96,6 +102,7 @@ impl Blocked {
             Blocked::ResourcesRefused(_) => "ResourcesRefused",
             Blocked::UnknownVersion(_) => "UnknownVersion",
             Blocked::NameConflict(_) => "NameConflict",
+            Blocked::KeptData(_) => "KeptData",
             Blocked::UnknownPlan(_) => "UnknownPlan",
             Blocked::DowngradeRefused { .. } => "DowngradeRefused",
         }
@@ -105,7 +112,7 @@ impl Blocked {
     /// conflict can also end by someone removing their object, which no watch of the
     /// Stack sees: it is looked at again after a while.
     pub fn awaits_change(&self) -> bool {
-        !matches!(self, Blocked::NameConflict(_))
+        !matches!(self, Blocked::NameConflict(_) | Blocked::KeptData(_))
     }
 }
 
@@ -193,13 +200,19 @@ pub fn plan(
     if let Some((kind, child)) = wanted.iter().find(|w| taken(w)) {
         return Err(Blocked::NameConflict(format!("{} {child}", kind.name())));
     }
-    if let Workload::Stateful(set) = &desired.workload
-        && let Some(claim) = foreign_claim(world, namespace, set, stack.spec.replicas)
-    {
-        return Err(Blocked::NameConflict(format!(
-            "{} {claim}",
-            Kind::PersistentVolumeClaim.name()
-        )));
+    if let Workload::Stateful(set) = &desired.workload {
+        match foreign_claim(world, namespace, set, stack.spec.replicas) {
+            Some(Foreign::Kept(claim)) if !stack.spec.reattach_kept_data => {
+                return Err(Blocked::KeptData(claim));
+            }
+            Some(Foreign::Kept(_)) | None => {}
+            Some(Foreign::Someones(claim)) => {
+                return Err(Blocked::NameConflict(format!(
+                    "{} {claim}",
+                    Kind::PersistentVolumeClaim.name()
+                )));
+            }
+        }
     }
     // The running StatefulSet (ours, by the checks above): no going back where the
     // catalog forbids it, and its volumes keep their size.
@@ -394,8 +407,17 @@ fn kept_for(claim: &ObjectMeta, stack: &str) -> bool {
             .is_some_and(|s| s == stack)
 }
 
-/// The name of a claim the StatefulSet `desired` would adopt although it did not make
-/// it: one that exists before the StatefulSet, or is not owned by it. A claim planted
+/// A claim under a child's name that the StatefulSet did not make.
+#[derive(Debug, PartialEq)]
+enum Foreign {
+    /// Kept from a deleted Stack of the same name: taken over only when asked.
+    Kept(String),
+    /// Anyone else's: never taken over.
+    Someones(String),
+}
+
+/// A claim the StatefulSet `desired` would adopt although it did not make it: one that
+/// exists before the StatefulSet, or is not owned by it. A claim planted
 /// under a child's name would otherwise hand the stack someone else's volume (and its
 /// data). Claims are looked at only when the StatefulSet is new or grows: that is when
 /// it would adopt one.
@@ -404,7 +426,7 @@ fn foreign_claim(
     namespace: &str,
     desired: &StatefulSet,
     replicas: i32,
-) -> Option<String> {
+) -> Option<Foreign> {
     let name = desired.name_any();
     let set = world.statefulset(namespace, &name);
     // Ours by the name check before; without the Stack label (removed by hand) only its
@@ -438,10 +460,8 @@ fn foreign_claim(
         .and_then(|s| s.metadata.creation_timestamp.clone());
     (0..replicas.max(0))
         .map(|ordinal| desired::claim_name(&name, ordinal))
-        .find(|claim| {
-            let Some(existing) = world.meta(Kind::PersistentVolumeClaim, namespace, claim) else {
-                return false;
-            };
+        .find_map(|claim| {
+            let existing = world.meta(Kind::PersistentVolumeClaim, namespace, &claim)?;
             let owned = set_uid.as_deref().is_some_and(|uid| {
                 existing
                     .owner_references
@@ -455,7 +475,13 @@ fn foreign_claim(
                     .as_ref()
                     .is_some_and(|made| made.0 >= since.0)
             });
-            !(owned || made_after_legacy_set || kept_for(&existing, &name))
+            if owned || made_after_legacy_set {
+                None
+            } else if kept_for(&existing, &name) {
+                Some(Foreign::Kept(claim))
+            } else {
+                Some(Foreign::Someones(claim))
+            }
         })
 }
 
@@ -620,7 +646,7 @@ mod tests {
     }
 
     #[test]
-    fn a_claim_kept_from_a_stack_of_the_same_name_is_reattached_and_no_other() {
+    fn a_claim_kept_from_a_stack_of_the_same_name_is_reattached_only_when_asked_and_no_other() {
         let claim = desired::claim_name("shop", 0);
         let kept = |stack: &str, owner: Option<&str>| ObjectMeta {
             name: Some(claim.clone()),
@@ -641,18 +667,25 @@ mod tests {
             world
         };
         let now = ("p", Timestamp::now());
-        assert!(plan(&stack("mysql"), &catalog(), &with(kept("shop", None)), now).is_ok());
+        // Only when asked: the data is someone's.
+        assert_eq!(
+            plan(&stack("mysql"), &catalog(), &with(kept("shop", None)), now),
+            Err(Blocked::KeptData(claim.clone()))
+        );
+        let mut asking = stack("mysql");
+        asking.spec.reattach_kept_data = true;
+        assert!(plan(&asking, &catalog(), &with(kept("shop", None)), now).is_ok());
         let conflict = Err(Blocked::NameConflict(format!(
             "PersistentVolumeClaim {claim}"
         )));
         // Another Stack's label, or a claim someone else's StatefulSet still owns.
         assert_eq!(
-            plan(&stack("mysql"), &catalog(), &with(kept("other", None)), now),
+            plan(&asking, &catalog(), &with(kept("other", None)), now),
             conflict
         );
         assert_eq!(
             plan(
-                &stack("mysql"),
+                &asking,
                 &catalog(),
                 &with(kept("shop", Some("someone-elses-set"))),
                 now

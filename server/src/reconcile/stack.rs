@@ -49,13 +49,20 @@ pub struct StackSpec {
     /// them). The CRD defaults it to `Retain`.
     #[serde(default)]
     pub deletion_policy: DeletionPolicy,
+    /// Take over the volumes a deleted Stack of the same name kept (deletionPolicy
+    /// Retain). An explicit choice: the data is someone's, and with `Delete` this
+    /// Stack's deletion would remove it, so admission asks whether the person may
+    /// delete claims in the namespace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reattach_kept_data: bool,
 }
 
 /// Whether a Stack's data outlives it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DeletionPolicy {
     /// The volume claims and the credentials Secret stay after the Stack is deleted; a
-    /// Stack made again under the same name reattaches them.
+    /// Stack made again under the same name takes them over when it asks to
+    /// (`reattachKeptData`).
     #[default]
     Retain,
     /// The volume claims and the credentials Secret go with the Stack.

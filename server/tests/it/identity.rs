@@ -982,16 +982,8 @@ async fn attack_moving_or_deleting_someone_elses_binding_needs_the_right_to_chan
         .create(&PostParams::default(), &binding("app-db", "app"))
         .await
         .expect("Alice's binding");
-    let mut config = crate::kit::shared_config().await;
-    config.auth_info = kube::config::AuthInfo {
-        token: Some(token.into()),
-        ..Default::default()
-    };
-    let bob: Api<DynamicObject> = Api::namespaced_with(
-        kube::Client::try_from(config).expect("Bob's client"),
-        &team,
-        &resource,
-    );
+    let bob: Api<DynamicObject> =
+        Api::namespaced_with(crate::kit::client_with_token(token).await, &team, &resource);
     let repoint = Patch::Merge(json!({"spec": {"workload": {"name": "bob-app"}}}));
     // The policy takes a moment to load: dry runs until it answers.
     let dry_run = PatchParams {

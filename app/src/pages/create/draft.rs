@@ -9,7 +9,7 @@ use serde_json::Value;
 use portico_core::payload::FormSpec;
 use portico_core::resource::{ObjectKey, ResourceRef};
 use portico_core::schema::draft::Draft;
-use portico_core::schema::form::{Field, initial_value};
+use portico_core::schema::form::{Field, initial_value, linked_value};
 use portico_core::schema::value::{Seg, set};
 
 /// The draft's cells. `value` is the whole object; name and namespace are read
@@ -102,7 +102,7 @@ pub fn use_draft(
                         set(
                             &mut draft.object,
                             &dotted(key),
-                            Some(Value::String(text.to_string())),
+                            Some(linked_value(form, key, text)),
                         );
                         prefilled.push((key.to_string(), text.to_string()));
                     }

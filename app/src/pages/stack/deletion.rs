@@ -43,7 +43,7 @@ pub fn StackDataNotice(
                         <p class="small" data-testid="delete-removes">"Removed: its workload, Services and Pods."</p>
                         <p class="small" data-testid="delete-keeps">
                             <strong>"Kept: "</strong>{format!("volumes {volumes}, and {secret} with the password that opens them. ")}
-                            {format!("Provision a Stack named {name} in this namespace again to reattach them; the Provision page lists kept volumes.")}
+                            {format!("To use them again, reattach them from the Provision page, which lists kept volumes (a Stack named {name} here that asks for them).")}
                         </p>
                     }.into_any()
                 } else {

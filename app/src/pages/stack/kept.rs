@@ -19,13 +19,13 @@ pub fn KeptVolumes(choice: Option<String>) -> impl IntoView {
                 Ok(list) => view! {
                     <section class="panel" data-testid="kept-volumes">
                         <h2>"Kept data"</h2>
-                        <p class="subtle small">"Volumes of deleted Stacks that keep their data (deletionPolicy Retain), with the Secret holding the password that opens them. Provision a Stack of the same name in the same namespace to reattach them."</p>
+                        <p class="subtle small">"Volumes of deleted Stacks that keep their data (deletionPolicy Retain), with the Secret holding the password that opens them. Reattaching one makes a Stack of the same name in the same namespace that asks for it (reattachKeptData); that needs permission to delete volume claims there."</p>
                         <table class="grid">
                             <thead><tr><th>"Namespace"</th><th>"Volume claim"</th><th>"Stack"</th><th>"Size"</th><th></th></tr></thead>
                             <tbody>
                                 {list.into_iter().map(|v| {
                                     let mut href = format!(
-                                        "{}/new?ns={}&metadata.name={}",
+                                        "{}/new?ns={}&metadata.name={}&spec.reattachKeptData=true",
                                         portico_kinds::stacks().page_path(),
                                         percent_encode(&v.namespace),
                                         percent_encode(&v.stack)

@@ -3,7 +3,9 @@
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::{KEPT_WITH_ANNOTATION, PASSWORD_KEY, Shape, claim_prefix, secret_name};
+use super::{
+    KEPT_FROM_ANNOTATION, KEPT_WITH_ANNOTATION, PASSWORD_KEY, Shape, claim_prefix, secret_name,
+};
 
 /// The Secret, for a choice whose catalog entry takes a password. A Stack that keeps
 /// its data does not own it, so the password outlives the Stack with the volumes.
@@ -14,7 +16,11 @@ pub(super) fn secret(shape: &Shape, password: &str) -> Option<Secret> {
         ObjectMeta {
             owner_references: None,
             annotations: Some(
-                [(KEPT_WITH_ANNOTATION.to_string(), claim_prefix(&shape.name))].into(),
+                [
+                    (KEPT_WITH_ANNOTATION.to_string(), claim_prefix(&shape.name)),
+                    (KEPT_FROM_ANNOTATION.to_string(), shape.owner.uid.clone()),
+                ]
+                .into(),
             ),
             ..owned
         }

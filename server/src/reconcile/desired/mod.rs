@@ -86,6 +86,10 @@ pub fn claim_prefix(stack: &str) -> String {
 /// whose data its password opens (their names' prefix), for whoever finds it kept.
 pub const KEPT_WITH_ANNOTATION: &str = "portico.dev/opens-volumes";
 
+/// On the same Secret: the uid of the Stack whose data it opens, the Stack the claims
+/// were kept from (a Stack made again under the name is another object).
+pub const KEPT_FROM_ANNOTATION: &str = "portico.dev/kept-from-uid";
+
 /// What every child of one Stack shares: where it lives, who owns it, how it is
 /// labelled, and which catalog entry, plan and image make it.
 struct Shape<'a> {

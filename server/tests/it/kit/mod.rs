@@ -321,6 +321,16 @@ pub async fn account_token(client: &kube::Client, ns: &str, account: &str) -> St
         .token
 }
 
+/// A client of the shared test cluster that carries only `token` (a person's own).
+pub async fn client_with_token(token: String) -> kube::Client {
+    let mut config = shared_config().await;
+    config.auth_info = kube::config::AuthInfo {
+        token: Some(token.into()),
+        ..Default::default()
+    };
+    kube::Client::try_from(config).expect("a client with the token")
+}
+
 /// Signs in to Portico at `origin` (token mode) with `token`: the `name=value` of the
 /// session cookie, for a Cookie header.
 pub async fn sign_in(origin: &str, token: &str) -> String {

@@ -683,7 +683,7 @@ async fn deleting_a_stack_in_the_background_removes_everything_it_owns() {
 }
 
 #[tokio::test]
-async fn a_stack_keeps_its_data_by_default_and_one_made_again_reattaches_it() {
+async fn a_stack_keeps_its_data_by_default_and_one_made_again_reattaches_it_when_asked() {
     let (client, ns, reconciler) = one_reconciler("stk-keep").await;
     let first = create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
     assert_eq!(
@@ -726,8 +726,24 @@ async fn a_stack_keeps_its_data_by_default_and_one_made_again_reattaches_it() {
         .expect("the Secret is kept");
     assert_eq!(kept_secret.metadata.uid, secret.metadata.uid);
 
-    // Made again under the same name: the kept claim and password are its own.
-    create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    // The uid of the Stack it was kept from is on the kept Secret.
+    assert_eq!(
+        kept_secret
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(portico_server::reconcile::desired::KEPT_FROM_ANNOTATION)),
+        first.metadata.uid.as_ref()
+    );
+    // Made again under the same name, asking for it: the kept claim and password are
+    // its own.
+    create_stack(
+        &client,
+        &ns,
+        "db",
+        json!({"choice": "mysql", "reattachKeptData": true}),
+    )
+    .await;
     until::<Stack>(&client, &ns, "db", "Ready with the kept volume", |s| {
         ready_with(s, 1)
     })
@@ -943,5 +959,109 @@ async fn children_whose_stack_label_is_removed_are_labelled_again_and_the_passwo
         .find(|c| c.type_ == "Degraded")
         .expect("Degraded");
     assert_eq!(degraded.status, "False", "{}", degraded.message);
+    reconciler.shut_down().await;
+}
+
+/// The attack on kept data (`scripts/attack.sh`): Mallory may create and delete Stacks
+/// but not claims. A Stack made again under a deleted one's name with
+/// `deletionPolicy: Delete` and `reattachKeptData` would take the kept claim, and its
+/// deletion remove it: refused at admission with a sentence. Without asking, the new
+/// Stack leaves the claim alone and says why; deleting it leaves the data there.
+#[tokio::test]
+async fn attack_someone_who_may_not_delete_claims_cannot_take_over_and_wipe_kept_data() {
+    let (admin, ns, reconciler) = one_reconciler("stk-wipe").await;
+    let policies = portico_control_plane::apply::read_documents(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/base/stack-policy.yaml"),
+    )
+    .expect("policies");
+    portico_control_plane::apply::apply_all(&admin, policies)
+        .await
+        .expect("policies apply");
+    create_stack(&admin, &ns, "db", json!({"choice": "mysql"})).await;
+    until::<Stack>(&admin, &ns, "db", "Ready", |s| ready_with(s, 1)).await;
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(admin.clone(), &ns);
+    until::<PersistentVolumeClaim>(&admin, &ns, "data-db-0", "the claim", |c| c.is_some()).await;
+    let kept_uid = claims.get("data-db-0").await.expect("claim").metadata.uid;
+    Api::<Stack>::namespaced(admin.clone(), &ns)
+        .delete("db", &DeleteParams::background())
+        .await
+        .expect("delete the Stack");
+    until::<Stack>(&admin, &ns, "db", "the Stack gone", |s| s.is_none()).await;
+    until::<StatefulSet>(&admin, &ns, "db", "the StatefulSet gone", |s| s.is_none()).await;
+
+    let token = crate::kit::account_token(&admin, &ns, "mallory").await;
+    crate::kit::grant(
+        &admin,
+        &ns,
+        "stack-editor",
+        ("portico.dev", "stacks"),
+        &[
+            "get", "list", "watch", "create", "update", "patch", "delete",
+        ],
+        "mallory",
+    )
+    .await;
+    let mallory: Api<Stack> = Api::namespaced(crate::kit::client_with_token(token).await, &ns);
+    let stack = |spec: serde_json::Value| -> Stack {
+        serde_json::from_value(
+            json!({"apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
+            "metadata": {"name": "db"}, "spec": spec}),
+        )
+        .expect("stack")
+    };
+    let taking =
+        stack(json!({"choice": "mysql", "deletionPolicy": "Delete", "reattachKeptData": true}));
+    // The policy takes a moment to load: dry runs until it answers.
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while mallory.create(&dry_run, &taking).await.is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the policy never loaded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    match mallory.create(&PostParams::default(), &taking).await {
+        Err(kube::Error::Api(status)) => assert!(
+            status.code == 403
+                && status.message.contains(&format!(
+                    "it needs permission to delete persistentvolumeclaims in namespace {ns}"
+                )),
+            "{}",
+            status.message
+        ),
+        other => panic!("taking the kept data was admitted: {other:?}"),
+    }
+    // Not asking: the Stack is made, leaves the claim alone and says why.
+    mallory
+        .create(
+            &PostParams::default(),
+            &stack(json!({"choice": "mysql", "deletionPolicy": "Delete"})),
+        )
+        .await
+        .expect("a Stack that does not ask for the kept data");
+    let blocked = degraded(&admin, &ns, "db").await;
+    assert_eq!(blocked.reason, "KeptData", "{}", blocked.message);
+    assert!(
+        blocked.message.contains("set reattachKeptData"),
+        "{}",
+        blocked.message
+    );
+    mallory
+        .delete("db", &DeleteParams::background())
+        .await
+        .expect("Mallory deletes her Stack");
+    until::<Stack>(&admin, &ns, "db", "the Stack gone", |s| s.is_none()).await;
+    let still = claims
+        .get("data-db-0")
+        .await
+        .expect("the kept claim is still there");
+    assert_eq!(
+        still.metadata.uid, kept_uid,
+        "the same volume, its data kept"
+    );
     reconciler.shut_down().await;
 }
