@@ -133,8 +133,9 @@ pub struct Config {
     #[arg(long, env = "PORTICO_MAX_WATCHES")]
     pub max_watches: Option<usize>,
 
-    /// MiB of live tables (rows and recent changes) kept for one person's watches;
-    /// a list that outgrows it stops with a sentence [default: 64].
+    /// MiB of live tables (rows and recent changes) and log views (each sets aside
+    /// what its queue may hold, about 1 MiB) kept for one person; a list that outgrows
+    /// it stops, and a view past it is refused, with a sentence [default: 64].
     #[arg(long, env = "PORTICO_MAX_LIVE_MIB_PER_PERSON")]
     pub max_live_mib_per_person: Option<usize>,
 

@@ -60,6 +60,16 @@ impl WatchHub {
         )
     }
 
+    /// Sets `bytes` aside in the same budget as the feeds, for as long as the
+    /// reservation lives (a log view's queue, which `person` is charged for too).
+    pub fn reserve(
+        &self,
+        person: &Option<String>,
+        bytes: usize,
+    ) -> Result<super::memory::Reservation, super::limits::LimitRefused> {
+        self.inner.memory.reserve(person, bytes)
+    }
+
     /// Bytes the feeds hold for `person`, and for everyone.
     pub fn bytes_held(&self, person: &Option<String>) -> (usize, usize) {
         self.inner.memory.held(person)

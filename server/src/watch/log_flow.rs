@@ -4,6 +4,12 @@
 //! at most [`Bounds::batch_bytes`] every [`Bounds::batch_every`]. The queue holds at
 //! most [`Bounds::queued_bytes`]: a noisy container or a slow page drops the oldest
 //! lines, counted and reported as skipped, rather than making Portico buffer.
+//!
+//! What a view may hold is counted as memory, not as text: a line costs its bytes and
+//! the [`String`] around them (an empty line is not free), the queue holds at most
+//! [`Bounds::queued_lines`] as well, and the reader stops reading the API server while
+//! the queue is full ([`Queue::room`]). [`Bounds::reserved`] is the most one view
+//! holds, which the person is charged for while it is open.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -24,8 +30,26 @@ pub struct Bounds {
     pub batch_bytes: usize,
     /// Lines arriving within this are merged into one message.
     pub batch_every: Duration,
-    /// The most waiting to be sent; older lines are dropped beyond it.
+    /// The most waiting to be sent, in memory ([`line_cost`]); older lines are
+    /// dropped beyond it.
     pub queued_bytes: usize,
+    /// The most lines waiting to be sent.
+    pub queued_lines: usize,
+}
+
+/// What a line costs in memory while it waits: its text and the string around it.
+pub fn line_cost(line: &str, capacity: usize) -> usize {
+    std::mem::size_of::<String>() + capacity.max(line.len())
+}
+
+impl Bounds {
+    /// The most one view holds at once: its queue, the batch being sent (taken from
+    /// the queue, so no larger), the queue's spare slots, and the line being read.
+    pub fn reserved(&self) -> usize {
+        2 * self.queued_bytes
+            + self.queued_lines * std::mem::size_of::<String>()
+            + 2 * super::log_lines::MAX_LINE
+    }
 }
 
 impl Default for Bounds {
@@ -36,6 +60,7 @@ impl Default for Bounds {
             batch_bytes: 64 * 1024,
             batch_every: Duration::from_millis(50),
             queued_bytes: 512 * 1024,
+            queued_lines: 8192,
         }
     }
 }
@@ -49,36 +74,67 @@ pub enum Flow {
     Ended(String),
 }
 
-/// Lines waiting to be sent, at most `max_bytes` of them (a line counts its length
-/// and one for the newline).
+/// Lines waiting to be sent: at most `max_bytes` of memory ([`line_cost`]) and
+/// `max_lines` of them.
 #[derive(Debug)]
 pub struct Pending {
     lines: VecDeque<String>,
     bytes: usize,
     skipped: u64,
     max_bytes: usize,
+    max_lines: usize,
 }
 
 impl Pending {
-    pub fn new(max_bytes: usize) -> Self {
+    pub fn new(max_bytes: usize, max_lines: usize) -> Self {
         Self {
             lines: VecDeque::new(),
             bytes: 0,
             skipped: 0,
             max_bytes,
+            max_lines,
         }
     }
 
-    /// Adds `line`, dropping the oldest lines while over the bound.
+    fn cost(line: &String) -> usize {
+        line_cost(line, line.capacity())
+    }
+
+    /// Adds `line`, dropping the oldest lines while over a bound.
     pub fn push(&mut self, line: String) {
-        self.bytes += line.len() + 1;
+        self.bytes += Self::cost(&line);
         self.lines.push_back(line);
-        while self.bytes > self.max_bytes {
-            let Some(old) = self.lines.pop_front() else {
+        while self.bytes > self.max_bytes || self.lines.len() > self.max_lines {
+            if !self.drop_oldest() {
                 break;
-            };
-            self.bytes -= old.len() + 1;
-            self.skipped += 1;
+            }
+        }
+    }
+
+    fn drop_oldest(&mut self) -> bool {
+        let Some(old) = self.lines.pop_front() else {
+            return false;
+        };
+        self.bytes -= Self::cost(&old);
+        self.skipped += 1;
+        true
+    }
+
+    /// At a bound: the reader waits before it reads more.
+    pub fn is_full(&self) -> bool {
+        self.bytes + std::mem::size_of::<String>() > self.max_bytes
+            || self.lines.len() >= self.max_lines
+    }
+
+    /// Drops the older half of what waits (counted as skipped): the page is behind a
+    /// full queue, and the newest lines matter most.
+    pub fn skip_older_half(&mut self) {
+        for _ in 0..self.lines.len() / 2 {
+            self.drop_oldest();
+        }
+        // Keep the spare slots within the bound's worth of lines.
+        if self.lines.capacity() > self.max_lines {
+            self.lines.shrink_to(self.max_lines);
         }
     }
 
@@ -100,8 +156,10 @@ impl Pending {
                 break;
             }
             size += cost;
-            self.bytes -= cost;
-            lines.extend(self.lines.pop_front());
+            if let Some(line) = self.lines.pop_front() {
+                self.bytes -= Self::cost(&line);
+                lines.push(line);
+            }
         }
         Some((lines, std::mem::take(&mut self.skipped)))
     }
@@ -151,6 +209,8 @@ impl Budget {
 pub struct Queue {
     state: Mutex<QueueState>,
     notify: Notify,
+    /// Told when lines were taken out: a reader waiting for room goes on.
+    freed: Notify,
 }
 
 #[derive(Debug)]
@@ -163,11 +223,23 @@ impl Queue {
     pub fn new(bounds: &Bounds) -> Arc<Self> {
         Arc::new(Self {
             state: Mutex::new(QueueState {
-                pending: Pending::new(bounds.queued_bytes),
+                pending: Pending::new(bounds.queued_bytes, bounds.queued_lines),
                 ended: None,
             }),
             notify: Notify::new(),
+            freed: Notify::new(),
         })
+    }
+
+    /// Returns once the queue has room: the reader reads no more of the log before.
+    pub async fn room(&self) {
+        loop {
+            let freed = self.freed.notified();
+            if !self.with(|s| s.pending.is_full()) {
+                return;
+            }
+            freed.await;
+        }
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut QueueState) -> T) -> T {
@@ -219,7 +291,14 @@ pub fn batches(queue: Arc<Queue>, bounds: Bounds) -> impl Stream<Item = Flow> + 
                 tokio::time::sleep(budget.wait_for(bounds.batch_bytes / 4)).await;
                 allowance = budget.available(Instant::now()).min(bounds.batch_bytes);
             }
-            let Some((lines, skipped)) = queue.with(|s| s.pending.take(allowance)) else {
+            let taken = queue.with(|s| {
+                if s.pending.is_full() {
+                    s.pending.skip_older_half();
+                }
+                s.pending.take(allowance)
+            });
+            queue.freed.notify_one();
+            let Some((lines, skipped)) = taken else {
                 continue;
             };
             budget.spend(lines.iter().map(|l| l.len() + 1).sum());
@@ -234,11 +313,18 @@ mod tests {
     use super::*;
     use futures::StreamExt;
 
+    fn line(i: usize) -> String {
+        let mut line = format!("line {i}");
+        line.shrink_to_fit();
+        line
+    }
+
     #[test]
     fn the_queue_drops_the_oldest_lines_over_its_bound_and_counts_them() {
-        let mut pending = Pending::new(20);
+        // Room for two lines as they are held (the text and the string around it).
+        let mut pending = Pending::new(2 * line_cost("line 0", 6), 100);
         for i in 0..10 {
-            pending.push(format!("line {i}")); // 7 bytes each with the newline
+            pending.push(line(i));
         }
         let (lines, skipped) = pending.take(usize::MAX).expect("lines");
         assert_eq!(lines, ["line 8", "line 9"]);
@@ -247,8 +333,47 @@ mod tests {
     }
 
     #[test]
+    fn empty_lines_cost_memory_and_count_against_the_line_bound() {
+        let mut bytes = Pending::new(10 * line_cost("", 0), usize::MAX);
+        let mut lines = Pending::new(usize::MAX, 10);
+        for _ in 0..1000 {
+            bytes.push(String::new());
+            lines.push(String::new());
+        }
+        for pending in [&mut bytes, &mut lines] {
+            assert!(pending.is_full());
+            let (kept, skipped) = pending.take(usize::MAX).expect("lines");
+            assert_eq!((kept.len(), skipped), (10, 990));
+            assert!(!pending.is_full());
+        }
+    }
+
+    #[test]
+    fn a_full_queue_skips_its_older_half_and_has_room_again() {
+        let mut pending = Pending::new(usize::MAX, 8);
+        for i in 0..8 {
+            pending.push(line(i));
+        }
+        assert!(pending.is_full());
+        pending.skip_older_half();
+        assert!(!pending.is_full());
+        let (lines, skipped) = pending.take(usize::MAX).expect("lines");
+        assert_eq!(
+            (lines, skipped),
+            (vec![line(4), line(5), line(6), line(7)], 4)
+        );
+    }
+
+    #[test]
+    fn a_reservation_covers_what_a_view_can_hold() {
+        let bounds = Bounds::default();
+        assert!(bounds.reserved() >= 2 * bounds.queued_bytes);
+        assert!(bounds.reserved() <= 2 << 20, "{}", bounds.reserved());
+    }
+
+    #[test]
     fn a_batch_stops_at_its_size_but_always_carries_a_line() {
-        let mut pending = Pending::new(1000);
+        let mut pending = Pending::new(1000, 100);
         pending.push("x".repeat(50));
         pending.push("short".into());
         let (lines, _) = pending.take(10).expect("one oversized line");
@@ -276,6 +401,7 @@ mod tests {
             batch_bytes: 5_000,
             batch_every: Duration::from_millis(50),
             queued_bytes: 50_000,
+            queued_lines: 1_000,
         }
     }
 

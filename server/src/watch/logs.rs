@@ -153,6 +153,13 @@ pub async fn open(
         .streams
         .acquire(caller.person(), &state.limits)
         .map_err(LogError::from)?;
+    // What the view may hold is set aside in the person's memory budget, the one
+    // their live tables count against, for as long as it is open.
+    let bounds = Bounds::default();
+    let reserved = state
+        .hub
+        .reserve(&caller.person(), bounds.reserved())
+        .map_err(LogError::from)?;
     if !may_read_logs(state, &caller, &query.namespace).await? {
         return Err(LogError::Forbidden(query.namespace.clone()).into());
     }
@@ -182,7 +189,7 @@ pub async fn open(
     let (pod, namespace) = (query.pod, query.namespace);
     let span = tracing::Span::current();
     let updates = async_stream::stream! {
-        let _permit = permit;
+        let (_permit, _reserved) = (permit, reserved);
         yield LogUpdate::Opened { container: container.clone(), containers };
         // A container that has not started yet has no log: ask again until it has.
         let reader = loop {
@@ -204,7 +211,6 @@ pub async fn open(
                 return;
             }
         };
-        let bounds = Bounds::default();
         let queue = Queue::new(&bounds);
         let ended = if params.follow {
             format!("Container {container} stopped; its log ends here.")
@@ -455,6 +461,9 @@ async fn read(reader: impl AsyncBufRead, queue: &Queue) -> Result<usize, String>
     let mut lines = Lines::default();
     let mut total = 0;
     loop {
+        // A full queue stops the reading: the API server (and kubelet) wait, rather
+        // than the portal reading and dropping at full speed.
+        queue.room().await;
         let (read, out) = match reader.as_mut().fill_buf().await {
             Ok([]) => break,
             Ok(chunk) => {

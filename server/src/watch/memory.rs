@@ -118,6 +118,33 @@ impl MemoryBudget {
         Ok(())
     }
 
+    /// Sets `bytes` aside for `person` (a log view's most), both counts, until the
+    /// returned reservation is dropped; refused when either bound would be passed.
+    pub fn reserve(
+        self: &Arc<Self>,
+        person: &Option<String>,
+        bytes: usize,
+    ) -> Result<Reservation, LimitRefused> {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if held.owned + self.shared.bytes() + bytes > self.overall {
+            return Err(LimitRefused::BytesOverall(self.overall / MIB));
+        }
+        let mine = held.by_person.entry(person.clone()).or_default();
+        if *mine + bytes > self.per_person {
+            if *mine == 0 {
+                held.by_person.remove(person);
+            }
+            return Err(LimitRefused::BytesPerPerson(self.per_person / MIB));
+        }
+        *mine += bytes;
+        held.owned += bytes;
+        Ok(Reservation {
+            budget: self.clone(),
+            person: person.clone(),
+            bytes,
+        })
+    }
+
     /// Bytes held now for `person` (as if unshared), and for everyone (as held).
     pub fn held(&self, person: &Option<String>) -> (usize, usize) {
         let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
@@ -125,6 +152,25 @@ impl MemoryBudget {
             held.by_person.get(person).copied().unwrap_or(0),
             held.owned + self.shared.bytes(),
         )
+    }
+}
+
+/// Bytes set aside by [`MemoryBudget::reserve`], given back when dropped.
+#[derive(Debug)]
+pub struct Reservation {
+    budget: Arc<MemoryBudget>,
+    person: Option<String>,
+    bytes: usize,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let size = Footprint {
+            logical: self.bytes,
+            owned: self.bytes,
+        };
+        // Giving back never fails: the counts only shrink.
+        let _ = self.budget.resize(&self.person, size, Footprint::default());
     }
 }
 
@@ -166,6 +212,28 @@ fn value_bytes(value: &serde_json::Value) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reservation_counts_for_its_person_until_dropped() {
+        let budget = Arc::new(MemoryBudget::new(100, 150));
+        let ada = Some("ada".to_string());
+        let bob = Some("bob".to_string());
+        let first = budget.reserve(&ada, 60).expect("within the bound");
+        assert_eq!(
+            budget.reserve(&ada, 60).err(),
+            Some(LimitRefused::BytesPerPerson(0))
+        );
+        let theirs = budget.reserve(&bob, 80).expect("another person's share");
+        assert_eq!(
+            budget.reserve(&bob, 20).err(),
+            Some(LimitRefused::BytesOverall(0))
+        );
+        assert_eq!(budget.held(&ada), (60, 140));
+        drop(first);
+        drop(theirs);
+        assert_eq!(budget.held(&ada), (0, 0));
+        assert!(budget.reserve(&ada, 100).is_ok());
+    }
 
     #[test]
     fn each_person_is_bounded_alone_and_everyone_together() {

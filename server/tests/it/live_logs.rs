@@ -602,3 +602,144 @@ async fn attack_a_deleted_service_accounts_views_end_and_its_session_with_them()
         .expect("an answer");
     assert_eq!(after.status().as_u16(), 401, "the session still opens");
 }
+
+/// The attack of a log flood (`scripts/attack.sh`), on the real node against the
+/// `portico` binary as a process of its own: a container writes empty lines as fast as
+/// it can (`yes ''`), and one person opens 62 views of it over 2 sockets and reads them
+/// slowly. What the views hold is set aside in that person's memory budget (16 MiB
+/// here), so past it views are refused, and the server's resident memory grows by
+/// less than twice the budget; meanwhile another person's log and table stay live.
+#[tokio::test]
+async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
+    use portico_core::table::wire::TableQuery;
+    const BUDGET_MIB: usize = 16;
+    let admin = admin().await;
+    let ns = crate::kit::fresh_namespace(&admin, "logs-budget").await;
+    run_pod(&admin, &ns, "flood", "yes ''").await;
+    run_pod(
+        &admin,
+        &ns,
+        "ticker",
+        "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.05; done",
+    )
+    .await;
+    until_running(&admin, &ns, "flood", 0).await;
+    until_running(&admin, &ns, "ticker", 0).await;
+    let mut tokens = Vec::new();
+    for who in ["greedy", "ada"] {
+        tokens.push(crate::kit::account_token(&admin, &ns, who).await);
+        crate::kit::grant(
+            &admin,
+            &ns,
+            &format!("pods-{who}"),
+            ("", "pods"),
+            &["get", "list", "watch"],
+            who,
+        )
+        .await;
+        crate::kit::grant(
+            &admin,
+            &ns,
+            &format!("logs-{who}"),
+            ("", "pods/log"),
+            &["get"],
+            who,
+        )
+        .await;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let origin = format!("http://127.0.0.1:{port}");
+    let mut portico = tokio::process::Command::new(env!("CARGO_BIN_EXE_portico"))
+        .args([
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--identity",
+            "token",
+            "--reconciler",
+            "off",
+        ])
+        .args(["--max-live-mib-per-person", &BUDGET_MIB.to_string()])
+        .env("KUBECONFIG", TestCluster::shared_real().admin_kubeconfig())
+        .env("PORTICO_LOG", "warn")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("PORTICO_INSECURE_LOCAL_IDENTITY_FOR_EVERYONE")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("portico starts");
+    let pid = portico.id().expect("a pid");
+    crate::kit::process::until_ready(&reqwest::Client::new(), &origin).await;
+    let greedy = crate::kit::sign_in(&origin, &tokens[0]).await;
+    let ada = crate::kit::sign_in(&origin, &tokens[1]).await;
+    let before = crate::kit::rss_mb(pid, "VmRSS:");
+
+    // 62 views of the flood over 2 sockets, opened and then read one message at a time.
+    let mut flooders = vec![
+        connect(&origin, Some(&greedy)).await,
+        connect(&origin, Some(&greedy)).await,
+    ];
+    for id in 0..62u32 {
+        let whole = LogQuery {
+            tail_lines: None,
+            ..query(&ns, "flood")
+        };
+        subscribe(&mut flooders[(id % 2) as usize], id, whole).await;
+    }
+    let mut theirs = connect(&origin, Some(&ada)).await;
+    subscribe(&mut theirs, 1, query(&ns, "ticker")).await;
+    let table = ClientMessage::Subscribe {
+        id: 2,
+        topic: Topic::Table {
+            query: TableQuery {
+                group: String::new(),
+                version: "v1".into(),
+                plural: "pods".into(),
+                namespace: Some(ns.clone()),
+                label_selector: None,
+                field_selector: None,
+            },
+        },
+        resume: None,
+    };
+    theirs
+        .send(Message::text(
+            serde_json::to_string(&table).expect("encode"),
+        ))
+        .await
+        .expect("send");
+    // Ada's view paces the test: for each message she gets, the flooder reads one per
+    // socket. Until she has 200 ticks and her table, the flood runs against the bound.
+    let (mut ticks, mut table_live, mut refused, mut peak) = (0usize, false, 0usize, before);
+    while ticks < 200 || !table_live {
+        match receive(&mut theirs).await {
+            ServerMessage::Log { id: 1, lines, .. } => ticks += lines.len(),
+            ServerMessage::Snapshot { id: 2, .. } => table_live = true,
+            ServerMessage::LogEnded { id: 1, message }
+            | ServerMessage::Refused { id: 1, message } => {
+                panic!("the other person's log ended during the flood: {message}")
+            }
+            _ => {}
+        }
+        for socket in &mut flooders {
+            if let Some((ServerMessage::Refused { message, .. }, _)) = receive_sized(socket).await {
+                assert!(message.contains(&format!("{BUDGET_MIB} MiB")), "{message}");
+                refused += 1;
+            }
+        }
+        peak = peak.max(crate::kit::rss_mb(pid, "VmRSS:"));
+    }
+    let grown = peak - before;
+    eprintln!(
+        "log flood: 62 views of `yes ''` by one person, {refused} refused at the {BUDGET_MIB} MiB budget; resident memory {before:.0} MB before, peak {peak:.0} MB (+{grown:.0} MB); the other person's log and table live"
+    );
+    assert!(refused > 0, "views past the budget are refused");
+    assert!(
+        grown < (2 * BUDGET_MIB) as f64,
+        "resident memory grew by {grown:.0} MB, more than twice the {BUDGET_MIB} MiB budget"
+    );
+    portico.kill().await.expect("portico stops");
+}
