@@ -7,5 +7,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # One mode at a time, so that each prints its table whole. `attack` also selects the
-# attacks that need another area's cluster (`live_logs::attack_…`: the real node).
-exec cargo test -p server --test it -- attack --nocapture --test-threads=1
+# attacks that live beside their area's helpers (`live_logs::attack_…` on the real
+# node, `identity::attack_…`, `stacks::attack_…`); the reconciler's admission attacks
+# and the proof of both accounts' rights are deploy's.
+exec cargo test --workspace --test it -- attack deploy::admission_lets deploy::rights \
+  --nocapture --test-threads=1

@@ -608,7 +608,7 @@ async fn attack_a_deleted_service_accounts_views_end_and_its_session_with_them()
 /// it can (`yes ''`), and one person opens 62 views of it over 2 sockets and reads them
 /// slowly. What the views hold is set aside in that person's memory budget (16 MiB
 /// here), so past it views are refused, and the server's resident memory grows by
-/// less than twice the budget; meanwhile another person's log and table stay live.
+/// less than three times the budget; meanwhile another person's log and table stay live.
 #[tokio::test]
 async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
     use portico_core::table::wire::TableQuery;
@@ -647,32 +647,11 @@ async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
         )
         .await;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let origin = format!("http://127.0.0.1:{port}");
-    let mut portico = tokio::process::Command::new(env!("CARGO_BIN_EXE_portico"))
-        .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--identity",
-            "token",
-            "--reconciler",
-            "off",
-        ])
-        .args(["--max-live-mib-per-person", &BUDGET_MIB.to_string()])
-        .env("KUBECONFIG", TestCluster::shared_real().admin_kubeconfig())
-        .env("PORTICO_LOG", "warn")
-        .env_remove("KUBERNETES_SERVICE_HOST")
-        .env_remove("PORTICO_INSECURE_LOCAL_IDENTITY_FOR_EVERYONE")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("portico starts");
-    let pid = portico.id().expect("a pid");
-    crate::kit::process::until_ready(&reqwest::Client::new(), &origin).await;
+    let (origin, mut portico, pid) = crate::kit::process::token_mode_portico(
+        TestCluster::shared_real().admin_kubeconfig(),
+        &["--max-live-mib-per-person", &BUDGET_MIB.to_string()],
+    )
+    .await;
     let greedy = crate::kit::sign_in(&origin, &tokens[0]).await;
     let ada = crate::kit::sign_in(&origin, &tokens[1]).await;
     let before = crate::kit::rss_mb(pid, "VmRSS:");
@@ -738,8 +717,8 @@ async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
     );
     assert!(refused > 0, "views past the budget are refused");
     assert!(
-        grown < (2 * BUDGET_MIB) as f64,
-        "resident memory grew by {grown:.0} MB, more than twice the {BUDGET_MIB} MiB budget"
+        grown < (3 * BUDGET_MIB) as f64,
+        "resident memory grew by {grown:.0} MB, more than three times the {BUDGET_MIB} MiB budget"
     );
     portico.kill().await.expect("portico stops");
 }

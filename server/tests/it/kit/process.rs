@@ -42,3 +42,40 @@ pub async fn until_ready(http: &reqwest::Client, origin: &str) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// The `portico` binary in token mode on a free loopback port, as a process of its own
+/// (so its resident memory is its own), against the cluster of `kubeconfig`, with
+/// `args` added; ready when this returns. Killed when the child is dropped.
+pub async fn token_mode_portico(
+    kubeconfig: &std::path::Path,
+    args: &[&str],
+) -> (String, tokio::process::Child, u32) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_portico"))
+        .args([
+            "--listen",
+            &listen,
+            "--identity",
+            "token",
+            "--reconciler",
+            "off",
+        ])
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .env("PORTICO_LOG", "warn")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("PORTICO_INSECURE_LOCAL_IDENTITY_FOR_EVERYONE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("portico starts");
+    let pid = child.id().expect("a pid");
+    let origin = format!("http://{listen}");
+    until_ready(&reqwest::Client::new(), &origin).await;
+    (origin, child, pid)
+}
