@@ -431,12 +431,12 @@ fn foreign_claim(
     let set = world.statefulset(namespace, &name);
     // Ours by the name check before; without the Stack label (removed by hand) only its
     // metadata is known, and it counts as growing: its claims are checked by owner.
-    let set_uid = match &set {
-        Some(set) => set.metadata.uid.clone(),
-        None => world
-            .meta(Kind::StatefulSet, namespace, &name)
-            .and_then(|meta| meta.uid),
+    let set_meta = match &set {
+        Some(set) => Some(set.metadata.clone()),
+        None => world.meta(Kind::StatefulSet, namespace, &name),
     };
+    let set_uid = set_meta.as_ref().and_then(|meta| meta.uid.clone());
+    let set_created = set_meta.and_then(|meta| meta.creation_timestamp);
     let grows = set
         .as_ref()
         .and_then(|s| s.spec.as_ref())
@@ -478,7 +478,16 @@ fn foreign_claim(
             if owned || made_after_legacy_set {
                 None
             } else if kept_for(&existing, &name) {
-                Some(Foreign::Kept(claim))
+                // A StatefulSet that keeps its claims (Retain) does not own them: its
+                // own are those made since it exists. One older than it (or with no
+                // StatefulSet yet) was kept from a Stack deleted before.
+                let made_since_the_set = set_created.as_ref().is_some_and(|since| {
+                    existing
+                        .creation_timestamp
+                        .as_ref()
+                        .is_some_and(|made| made.0 >= since.0)
+                });
+                (!made_since_the_set).then_some(Foreign::Kept(claim))
             } else {
                 Some(Foreign::Someones(claim))
             }
@@ -711,6 +720,36 @@ mod tests {
             .meta
             .insert((Kind::PersistentVolumeClaim, claim), owned_by_the_set);
         assert!(plan(&stack("mysql"), &catalog(), &world, ("p", Timestamp::now())).is_ok());
+    }
+
+    #[test]
+    fn a_retaining_statefulsets_own_claims_are_its_own_and_older_ones_were_kept() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        // Known by its metadata only (its Stack label removed by hand), made at t=100.
+        let at = |seconds: i64| Some(Time(Timestamp::from_second(seconds).expect("time")));
+        let mut world = Given::default().with(Kind::StatefulSet, "shop", Some("stack-uid"));
+        if let Some(set) = world.meta.get_mut(&(Kind::StatefulSet, "shop".to_string())) {
+            set.creation_timestamp = at(100);
+        }
+        let claim = desired::claim_name("shop", 0);
+        let unowned = |made: i64| ObjectMeta {
+            name: Some(claim.clone()),
+            labels: Some([(desired::STACK_LABEL.to_string(), "shop".to_string())].into()),
+            creation_timestamp: at(made),
+            ..Default::default()
+        };
+        let now = ("p", Timestamp::now());
+        world
+            .meta
+            .insert((Kind::PersistentVolumeClaim, claim.clone()), unowned(160));
+        assert!(plan(&stack("mysql"), &catalog(), &world, now).is_ok());
+        world
+            .meta
+            .insert((Kind::PersistentVolumeClaim, claim.clone()), unowned(40));
+        assert_eq!(
+            plan(&stack("mysql"), &catalog(), &world, now),
+            Err(Blocked::KeptData(claim))
+        );
     }
 
     #[test]
