@@ -106,6 +106,7 @@ test('provision a MySQL from the catalog, watch it reach Ready and connect with 
   await expect(page.locator('#f-spec-storage')).toHaveValue('2Gi');
   // Taking the kept data over is asked for, in the open: the form shows the choice.
   await expect(page.locator('#f-spec-reattachKeptData')).toBeChecked();
+  await page.screenshot({ path: 'test-results/reattach-form.png', fullPage: true });
   await page.locator('#f-spec-exposure').selectOption('"NodePort"');
   await page.getByRole('button', { name: 'Create' }).click();
   await expect(page).toHaveURL(new RegExp(`/r/portico.dev/v1alpha1/stacks/${ns}/shop-db$`));
