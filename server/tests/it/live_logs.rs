@@ -53,6 +53,26 @@ async fn subscribe(socket: &mut Socket, id: u32, query: LogQuery) {
     socket.send(Message::text(text)).await.expect("send");
 }
 
+/// Subscribes `socket` to the live table of Pods in `ns` as view `id`.
+async fn subscribe_pods_table(socket: &mut Socket, id: u32, ns: &str) {
+    let message = ClientMessage::Subscribe {
+        id,
+        topic: Topic::Table {
+            query: portico_core::table::wire::TableQuery {
+                group: String::new(),
+                version: "v1".into(),
+                plural: "pods".into(),
+                namespace: Some(ns.to_string()),
+                label_selector: None,
+                field_selector: None,
+            },
+        },
+        resume: None,
+    };
+    let text = serde_json::to_string(&message).expect("encode");
+    socket.send(Message::text(text)).await.expect("send");
+}
+
 /// The next message and its size on the wire; `None` once the socket is closed.
 async fn receive_sized(socket: &mut Socket) -> Option<(ServerMessage, usize)> {
     loop {
@@ -484,7 +504,6 @@ async fn a_log_opened_before_its_container_runs_follows_it_once_it_does() {
 /// views end, and the session's cookie no longer opens anything.
 #[tokio::test]
 async fn attack_a_deleted_service_accounts_views_end_and_its_session_with_them() {
-    use portico_core::table::wire::TableQuery;
     let admin = admin().await;
     let ns = crate::kit::fresh_namespace(&admin, "logs-revoked").await;
     run_pod(
@@ -534,22 +553,7 @@ async fn attack_a_deleted_service_accounts_views_end_and_its_session_with_them()
     let cookie = crate::kit::sign_in(&origin, &token).await;
     let mut socket = connect(&origin, Some(&cookie)).await;
     subscribe(&mut socket, 1, query(&ns, "ticker")).await;
-    let table = ClientMessage::Subscribe {
-        id: 2,
-        topic: Topic::Table {
-            query: TableQuery {
-                group: String::new(),
-                version: "v1".into(),
-                plural: "pods".into(),
-                namespace: Some(ns.clone()),
-                label_selector: None,
-                field_selector: None,
-            },
-        },
-        resume: None,
-    };
-    let text = serde_json::to_string(&table).expect("encode");
-    socket.send(Message::text(text)).await.expect("send");
+    subscribe_pods_table(&mut socket, 2, &ns).await;
     // Both views are live: the table's snapshot and a log line arrive.
     let (mut table_live, mut log_live) = (false, false);
     while !(table_live && log_live) {
@@ -611,7 +615,6 @@ async fn attack_a_deleted_service_accounts_views_end_and_its_session_with_them()
 /// less than three times the budget; meanwhile another person's log and table stay live.
 #[tokio::test]
 async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
-    use portico_core::table::wire::TableQuery;
     const BUDGET_MIB: usize = 16;
     let admin = admin().await;
     let ns = crate::kit::fresh_namespace(&admin, "logs-budget").await;
@@ -670,26 +673,7 @@ async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
     }
     let mut theirs = connect(&origin, Some(&ada)).await;
     subscribe(&mut theirs, 1, query(&ns, "ticker")).await;
-    let table = ClientMessage::Subscribe {
-        id: 2,
-        topic: Topic::Table {
-            query: TableQuery {
-                group: String::new(),
-                version: "v1".into(),
-                plural: "pods".into(),
-                namespace: Some(ns.clone()),
-                label_selector: None,
-                field_selector: None,
-            },
-        },
-        resume: None,
-    };
-    theirs
-        .send(Message::text(
-            serde_json::to_string(&table).expect("encode"),
-        ))
-        .await
-        .expect("send");
+    subscribe_pods_table(&mut theirs, 2, &ns).await;
     // Ada's view paces the test: for each message she gets, the flooder reads one per
     // socket. Until she has 200 ticks and her table, the flood runs against the bound.
     let (mut ticks, mut table_live, mut refused, mut peak) = (0usize, false, 0usize, before);

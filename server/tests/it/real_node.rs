@@ -309,8 +309,8 @@ async fn mysql_runs_answers_with_the_credentials_it_shows_and_keeps_its_data_pas
     );
 
     // The Stack goes (deletionPolicy Retain, the default): its volume and the password
-    // that opens it stay. Made again under the same name, it runs on them: the row is
-    // there, and the kept password opens it.
+    // that opens it stay. Made again under the same name, asking for them, it runs on
+    // them: the row is there, and the kept password opens it.
     Api::<Stack>::namespaced(client.clone(), &ns)
         .delete("db", &DeleteParams::background())
         .await
@@ -319,7 +319,13 @@ async fn mysql_runs_answers_with_the_credentials_it_shows_and_keeps_its_data_pas
         p.is_empty()
     })
     .await;
-    create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    create_stack(
+        &client,
+        &ns,
+        "db",
+        json!({"choice": "mysql", "reattachKeptData": true}),
+    )
+    .await;
     ready_stack(&client, &ns, "db", 1).await;
     assert_eq!(
         query_from_a_pod(&client, &ns, "db", "SELECT v FROM app.notes").await,
