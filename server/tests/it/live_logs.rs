@@ -53,6 +53,26 @@ async fn subscribe(socket: &mut Socket, id: u32, query: LogQuery) {
     socket.send(Message::text(text)).await.expect("send");
 }
 
+/// Portico in token mode (in this process) over the real node's cluster, with `limits`
+/// if given: its origin, and its state (kept while the test runs).
+async fn token_mode_portal(
+    admin: &kube::Client,
+    limits: Option<portico_server::watch::limits::LiveLimits>,
+) -> (String, portico_server::web::state::AppState) {
+    let identity = IdentityConfig {
+        mode: IdentityMode::Token,
+        sessions: Some(SessionKey::random().expect("key")),
+        ..IdentityConfig::local()
+    };
+    let config = portico_server::cluster::config::config(
+        Some(TestCluster::shared_real().admin_kubeconfig()),
+        None,
+    )
+    .await
+    .expect("admin config");
+    crate::kit::serve_limited(admin, Some((identity, config)), limits).await
+}
+
 /// Subscribes `socket` to the live table of Pods in `ns` as view `id`.
 async fn subscribe_pods_table(socket: &mut Socket, id: u32, ns: &str) {
     let message = ClientMessage::Subscribe {
@@ -359,18 +379,7 @@ async fn a_person_without_pods_log_is_refused_with_a_sentence() {
         .expect("status")
         .token;
 
-    let identity = IdentityConfig {
-        mode: IdentityMode::Token,
-        sessions: Some(SessionKey::random().expect("key")),
-        ..IdentityConfig::local()
-    };
-    let config = portico_server::cluster::config::config(
-        Some(TestCluster::shared_real().admin_kubeconfig()),
-        None,
-    )
-    .await
-    .expect("admin config");
-    let (origin, _state) = crate::kit::serve(&admin, Some((identity, config))).await;
+    let (origin, _state) = token_mode_portal(&admin, None).await;
     let signed_in = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -533,23 +542,11 @@ async fn attack_a_deleted_service_accounts_views_end_and_its_session_with_them()
         "leaver",
     )
     .await;
-    let identity = IdentityConfig {
-        mode: IdentityMode::Token,
-        sessions: Some(SessionKey::random().expect("key")),
-        ..IdentityConfig::local()
-    };
-    let config = portico_server::cluster::config::config(
-        Some(TestCluster::shared_real().admin_kubeconfig()),
-        None,
-    )
-    .await
-    .expect("admin config");
     let limits = portico_server::watch::limits::LiveLimits {
         recheck: Duration::from_secs(1),
         ..Default::default()
     };
-    let (origin, _state) =
-        crate::kit::serve_limited(&admin, Some((identity, config)), Some(limits)).await;
+    let (origin, _state) = token_mode_portal(&admin, Some(limits)).await;
     let cookie = crate::kit::sign_in(&origin, &token).await;
     let mut socket = connect(&origin, Some(&cookie)).await;
     subscribe(&mut socket, 1, query(&ns, "ticker")).await;
