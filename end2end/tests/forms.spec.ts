@@ -64,6 +64,24 @@ test('a CEL rule only the API server checks is reported on its field by the dry 
   expect(list.items).toHaveLength(0);
 });
 
+test('a rule at the object\'s root is shown at the top of the form in the API server\'s words', async ({ page }) => {
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('root-rule');
+  await page.goto(`/r/portico.dev/v1alpha1/stacks/new?ns=${ns}`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  // A valid object name, but not a Stack's (its rule sits at the root: no field path).
+  await page.locator('#f-metadata-name').fill('shop.db');
+  await page.locator('#f-spec-choice').selectOption({ label: 'mysql' });
+  const banner = page.getByTestId('form-banner');
+  await expect(banner).toContainText("a Stack's name starts with a letter");
+  await expect(banner).not.toContainText('<nil>');
+  await page.screenshot({ path: 'test-results/form-root-rule.png', fullPage: true });
+  await page.getByRole('button', { name: 'Create' }).click();
+  await expect(banner).toContainText("a Stack's name starts with a letter");
+  const list = await kube.ok('GET', `/apis/portico.dev/v1alpha1/namespaces/${ns}/stacks`);
+  expect(list.items).toHaveLength(0);
+});
+
 test('an edit that conflicts keeps the user\'s edits, then saves on top; delete asks first', async ({ page }) => {
   const kube = new Kube();
   const ns = await kube.freshNamespace('edit');

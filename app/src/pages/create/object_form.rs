@@ -44,28 +44,41 @@ fn name_errors(name: &str) -> Vec<FieldError> {
 }
 
 /// Where the API server's refusal is shown: causes naming a field go to that field;
-/// the rest to the form's banner.
+/// the rest (a rule at the object's root, which the API server names `<nil>`, or no
+/// field at all) to the form's banner, in the API server's words.
 fn split_causes(outcome: &SubmitOutcome) -> (Vec<FieldError>, Option<String>) {
-    match outcome {
-        SubmitOutcome::Accepted { .. } => (vec![], None),
-        SubmitOutcome::Rejected(r) => {
-            let fields: Vec<FieldError> = r
-                .causes
-                .iter()
-                .filter(|c| !c.field.is_empty())
-                .map(|c| FieldError {
-                    path: c.field.clone(),
-                    message: c.message.clone(),
-                })
-                .collect();
-            let general = if fields.is_empty() {
-                Some(r.message.clone())
-            } else {
-                None
-            };
-            (fields, general)
-        }
-    }
+    let SubmitOutcome::Rejected(r) = outcome else {
+        return (vec![], None);
+    };
+    let at_root = |field: &str| field.is_empty() || field == "<nil>";
+    let fields: Vec<FieldError> = r
+        .causes
+        .iter()
+        .filter(|c| !at_root(&c.field))
+        .map(|c| FieldError {
+            path: c.field.clone(),
+            message: c.message.clone(),
+        })
+        .collect();
+    let root: Vec<String> = r
+        .causes
+        .iter()
+        .filter(|c| at_root(&c.field))
+        .map(|c| without_nil(&c.message))
+        .collect();
+    let general = if !root.is_empty() {
+        Some(root.join(" "))
+    } else if fields.is_empty() {
+        Some(without_nil(&r.message))
+    } else {
+        None
+    };
+    (fields, general)
+}
+
+/// The API server's text without the `<nil>: ` it puts before a root rule's message.
+fn without_nil(text: &str) -> String {
+    text.replace("<nil>: ", "")
 }
 
 /// What a save came to: the API server's verdict, or a conflict (someone saved
@@ -456,5 +469,55 @@ pub fn ObjectForm(
                 </button>
             </div>
         </form>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use portico_core::payload::{ApiRejection, FieldCause};
+
+    fn refused(causes: &[(&str, &str)]) -> SubmitOutcome {
+        SubmitOutcome::Rejected(ApiRejection {
+            code: 422,
+            reason: "Invalid".into(),
+            message: "Stack.portico.dev \"shop.db\" is invalid: <nil>: Invalid value: \"object\": a Stack's name starts with a letter".into(),
+            causes: causes
+                .iter()
+                .map(|(field, message)| FieldCause {
+                    field: field.to_string(),
+                    reason: "FieldValueInvalid".into(),
+                    message: message.to_string(),
+                })
+                .collect(),
+        })
+    }
+
+    #[test]
+    fn a_rule_at_the_objects_root_goes_to_the_banner_without_nil() {
+        let (fields, banner) = split_causes(&refused(&[(
+            "<nil>",
+            "Invalid value: \"object\": a Stack's name starts with a letter",
+        )]));
+        assert!(fields.is_empty());
+        assert_eq!(
+            banner.as_deref(),
+            Some("Invalid value: \"object\": a Stack's name starts with a letter")
+        );
+    }
+
+    #[test]
+    fn field_causes_go_to_their_fields_and_root_ones_beside_them_to_the_banner() {
+        let (fields, banner) = split_causes(&refused(&[
+            ("spec.replicas", "must be at most 10"),
+            ("<nil>", "a rule at the root"),
+        ]));
+        assert_eq!(fields.len(), 1);
+        assert_eq!(fields[0].path, "spec.replicas");
+        assert_eq!(banner.as_deref(), Some("a rule at the root"));
+        let (_, none) = split_causes(&refused(&[("spec.replicas", "must be at most 10")]));
+        assert_eq!(none, None);
+        let (_, whole) = split_causes(&refused(&[]));
+        assert!(whole.is_some_and(|m| !m.contains("<nil>")));
     }
 }
