@@ -405,7 +405,6 @@ pub fn shape_fits(widget: &Widget, value: &Value) -> bool {
     }
 }
 
-/// The defaults a new object starts with: an empty `spec` with defaults applied.
 /// The value a link's `?spec.x=text` puts into a form: typed as the schema types the
 /// field (`true` for a boolean, `3` for an integer), else the text as it is.
 pub fn linked_value(form: &Field, key: &str, text: &str) -> Value {
@@ -429,6 +428,7 @@ pub fn linked_value(form: &Field, key: &str, text: &str) -> Value {
     typed.unwrap_or_else(|| Value::String(text.to_string()))
 }
 
+/// The defaults a new object starts with: an empty `spec` with defaults applied.
 pub fn initial_value(form: &Field) -> Value {
     let mut value = Value::Object(Default::default());
     apply_defaults(form, &mut value);

@@ -407,6 +407,18 @@ fn kept_for(claim: &ObjectMeta, stack: &str) -> bool {
             .is_some_and(|s| s == stack)
 }
 
+/// Whether `meta` was made at or after `since` (false when either time is unknown).
+fn made_since(
+    meta: &ObjectMeta,
+    since: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+) -> bool {
+    since.is_some_and(|since| {
+        meta.creation_timestamp
+            .as_ref()
+            .is_some_and(|made| made.0 >= since.0)
+    })
+}
+
 /// A claim under a child's name that the StatefulSet did not make.
 #[derive(Debug, PartialEq)]
 enum Foreign {
@@ -469,25 +481,14 @@ fn foreign_claim(
                     .flatten()
                     .any(|o| o.uid == uid)
             });
-            let made_after_legacy_set = unowned_since.as_ref().is_some_and(|since| {
-                existing
-                    .creation_timestamp
-                    .as_ref()
-                    .is_some_and(|made| made.0 >= since.0)
-            });
+            let made_after_legacy_set = made_since(&existing, unowned_since.as_ref());
             if owned || made_after_legacy_set {
                 None
             } else if kept_for(&existing, &name) {
                 // A StatefulSet that keeps its claims (Retain) does not own them: its
                 // own are those made since it exists. One older than it (or with no
                 // StatefulSet yet) was kept from a Stack deleted before.
-                let made_since_the_set = set_created.as_ref().is_some_and(|since| {
-                    existing
-                        .creation_timestamp
-                        .as_ref()
-                        .is_some_and(|made| made.0 >= since.0)
-                });
-                (!made_since_the_set).then_some(Foreign::Kept(claim))
+                (!made_since(&existing, set_created.as_ref())).then_some(Foreign::Kept(claim))
             } else {
                 Some(Foreign::Someones(claim))
             }

@@ -504,9 +504,7 @@ struct Recheck {
 
 impl Recheck {
     async fn still_allowed(&self) -> bool {
-        let signed_in = !matches!(self.caller, Caller::Bearer { .. })
-            || self.state.auth.session(&self.headers).is_some();
-        if !signed_in {
+        if !super::views::signed_in(&self.state, &self.caller, &self.headers) {
             return false;
         }
         let answer = match may_read_logs(&self.state, &self.caller, &self.namespace).await {
