@@ -44,14 +44,22 @@ test('provision a MySQL from the catalog, watch it reach Ready and connect with 
   await expect(pod).toContainText('1/1');
   await expect(children.locator('tr[data-child="PersistentVolumeClaim/data-shop-db-0"][data-depth="2"]')).toContainText('Bound');
   await expect(children.locator('tr[data-child="Service/shop-db"]')).toBeVisible();
-  await expect(page.getByTestId('stack-connection')).toContainText(`shop-db.${ns}.svc.cluster.local`);
+  await expect(page.getByTestId('stack-connection')).toContainText(`shop-db.${ns}.svc`);
+  // Apps connect as their own user; root is named for administrators, its password
+  // kept apart.
+  await expect(page.getByTestId('stack-user')).toHaveText('app');
+  await expect(page.getByTestId('stack-admin')).toContainText('root');
+  await expect(page.getByTestId('stack-admin')).toContainText('admin-password');
 
   // The password only on request, never in the page as served.
   const secret = await kube.ok('GET', `/api/v1/namespaces/${ns}/secrets/shop-db-credentials`);
-  const password = Buffer.from(secret.data.password, 'base64').toString();
+  const password = Buffer.from(secret.data['app-password'], 'base64').toString();
+  const root = Buffer.from(secret.data['admin-password'], 'base64').toString();
   expect(await page.content()).not.toContain(password);
+  expect(await page.content()).not.toContain(root);
   await page.getByTestId('reveal-password').click();
   await expect(page.getByTestId('password')).toHaveText(password);
+  await expect(page.getByTestId('copy-password')).toBeVisible();
   await page.screenshot({ path: 'test-results/stack-ready.png', fullPage: true });
 
   // What the page shows opens the database: its node port on the node's address, the
@@ -72,9 +80,14 @@ test('provision a MySQL from the catalog, watch it reach Ready and connect with 
   // once revealed) and a client command; the children's Status cells carry no frozen age.
   await expect(page.getByTestId('stack-database')).toHaveText('app');
   await expect(page.getByTestId('stack-url')).toHaveText(
-    `mysql://root:${password}@shop-db.${ns}.svc.cluster.local:3306/app`);
+    `mysql://app:${password}@shop-db.${ns}.svc:3306/app`);
   await expect(page.getByTestId('stack-command')).toHaveText(
-    `mysql -h shop-db.${ns}.svc.cluster.local -P 3306 -u root -p app`);
+    `mysql -h shop-db.${ns}.svc -P 3306 -u app -p app`);
+  // Hidden again, the password leaves the page and the URL.
+  await page.getByTestId('hide-password').click();
+  await expect(page.getByTestId('password')).toHaveCount(0);
+  await expect(page.getByTestId('stack-url')).toHaveText(`mysql://app@shop-db.${ns}.svc:3306/app`);
+  expect(await page.content()).not.toContain(password);
   await expect(pod).not.toContainText('Age:');
 
   // Deleting it asks for its name, and says the data stays (deletionPolicy Retain,

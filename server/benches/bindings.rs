@@ -135,7 +135,7 @@ async fn main() {
         "metadata": {"name": "db", "namespace": floor_ns},
         "spec": {"choice": "mysql"},
         "status": {"credentialsSecret": "db-credentials",
-            "endpoint": {"service": "db", "port": 3306, "user": "root", "database": "app", "scheme": "mysql"}}
+            "endpoint": {"service": "db", "port": 3306, "user": "app", "adminUser": "root", "database": "app", "scheme": "mysql"}}
     }))
     .unwrap();
     let env = projection::variables("MYSQL_", &projection::details(&stack).unwrap());

@@ -73,7 +73,12 @@ async fn floor(client: &kube::Client, catalog: &Catalog, ns: &str, choice: &str)
     }))
     .unwrap();
     let entry = catalog.get(choice).expect("entry");
-    let mut c = desired::desired(&stack, entry, "floor-password").expect("children");
+    let mut c = desired::desired(
+        &stack,
+        entry,
+        desired::Passwords::placeholder("floor-password"),
+    )
+    .expect("children");
     // No owner: the garbage collector would remove children of a Stack that is not.
     c.secret
         .iter_mut()

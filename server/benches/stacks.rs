@@ -123,7 +123,7 @@ async fn floor(
             }))
             .expect("stack");
             let entry = catalog.get(&stack.spec.choice).expect("a catalog entry");
-            let mut children = desired::desired(&stack, entry, "floor-password").expect("children");
+            let mut children = desired::desired(&stack, entry, desired::Passwords::placeholder("floor-password")).expect("children");
             children.secret.iter_mut().for_each(|s| s.metadata.owner_references = None);
             children.headless.iter_mut().for_each(|s| s.metadata.owner_references = None);
             children.service.metadata.owner_references = None;

@@ -76,9 +76,24 @@ pub struct CatalogEntry {
     /// Where the workload mounts its volume (stateful entries).
     #[serde(default)]
     pub data_path: Option<String>,
-    /// The user the generated password is for (shown with the connection details).
+    /// The user the generated password is for: the one apps connect as, shown with
+    /// the connection details and handed over by bindings.
     #[serde(default)]
     pub user: Option<String>,
+    /// The environment variable that names `user` to the image (`MYSQL_USER`): it
+    /// creates the user at first start.
+    #[serde(default)]
+    pub user_env: Option<String>,
+    /// The server's administrator, whose own generated password is kept apart from the
+    /// user's: for people administering the server, never handed to an app.
+    #[serde(default)]
+    pub admin: Option<AdminSpec>,
+    /// A command run in the container once it starts (a `postStart` hook), with the
+    /// container's environment: it makes sure `user` exists with its password and
+    /// rights, since an image sets up users only on empty data (a Stack made before
+    /// it had a user, or whose user's password changed, gets it here).
+    #[serde(default)]
+    pub post_start: Option<Vec<String>>,
     /// The database the image creates at first start (shown with the connection
     /// details, and in a connection URL).
     #[serde(default)]
@@ -86,7 +101,7 @@ pub struct CatalogEntry {
     /// The scheme of a connection URL to an instance (`mysql://`, `http://`).
     #[serde(default)]
     pub scheme: Option<String>,
-    /// The environment variable that receives the generated password; entries
+    /// The environment variable that receives `user`'s generated password; entries
     /// without one get no credentials Secret.
     #[serde(default)]
     pub password_env: Option<String>,
@@ -352,6 +367,15 @@ impl CatalogEntry {
 
 fn default_port_name() -> String {
     "main".into()
+}
+
+/// The administrator of a choice's server (MySQL's root).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdminSpec {
+    pub user: String,
+    /// The environment variable that receives the administrator's password.
+    pub password_env: String,
 }
 
 /// One way of probing the container; `tcp` checks the main port.
@@ -633,7 +657,15 @@ mod tests {
         let mysql = catalog.get("mysql").expect("mysql");
         assert!(mysql.stateful);
         assert_eq!(mysql.image_for(None), Some("docker.io/library/mysql:8.4"));
-        assert_eq!(mysql.password_env.as_deref(), Some("MYSQL_ROOT_PASSWORD"));
+        // Apps get their own user; root's password goes to the server only.
+        assert_eq!(
+            (mysql.user.as_deref(), mysql.password_env.as_deref()),
+            (Some("app"), Some("MYSQL_PASSWORD"))
+        );
+        assert_eq!(
+            mysql.admin.as_ref().map(|a| a.password_env.as_str()),
+            Some("MYSQL_ROOT_PASSWORD")
+        );
         let tomcat = catalog.get("tomcat").expect("tomcat");
         assert!(!tomcat.stateful);
         assert_eq!(

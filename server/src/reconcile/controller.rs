@@ -343,9 +343,14 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
     // Used only if the Secret is new: made on every reconcile (a few microseconds)
     // to keep the plan free of randomness.
     let password = desired::generate_password().map_err(|_| ReconcileError::Random)?;
+    let admin_password = desired::generate_password().map_err(|_| ReconcileError::Random)?;
+    let passwords = desired::Passwords {
+        user: &password,
+        admin: &admin_password,
+    };
     let catalog = ctx.catalog.current();
     let now = k8s_openapi::jiff::Timestamp::now();
-    let Some(plan) = plan(stack, &catalog, &ctx.stores, (&password, now))? else {
+    let Some(plan) = plan(stack, &catalog, &ctx.stores, (passwords, now))? else {
         return Ok((Action::await_change(), Outcome::Unchanged));
     };
     let namespace = stack.namespace().unwrap_or_default();
@@ -356,7 +361,16 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
     let desired = &plan.children;
     let mut credentials_secret = None;
     if let Some(secret) = &desired.secret {
-        credentials_secret = Some(ctx.executor.create_credentials(stack, secret).await?);
+        let (name, made) = ctx.executor.create_credentials(stack, secret).await?;
+        // A Secret from before Stacks had an app user holds one password: moved to
+        // today's keys before the workload that reads them is applied.
+        if !made && reads_legacy_password(desired, &namespace, stores) {
+            let entry = catalog.get(&stack.spec.choice);
+            if let Some(patch) = entry.and_then(|e| desired::legacy_password_move(e, &password)) {
+                ctx.executor.move_legacy_password(stack, patch).await?;
+            }
+        }
+        credentials_secret = Some(name);
     }
     let apply_headless = async {
         if let Some(headless) = &desired.headless {
@@ -482,6 +496,30 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
 
 /// Whether no object exists yet under any of the names of the Stack's Services and
 /// workload (the Secret is made before them, and never read).
+/// Whether the Stack's workload reads its password under the credentials Secret's
+/// old key, or no workload says (none runs: a Stack made again over kept data may find
+/// an old Secret). Moving the keys of a Secret already moved is refused harmlessly.
+fn reads_legacy_password(desired: &desired::Children, namespace: &str, stores: &Stores) -> bool {
+    let template = match &desired.workload {
+        Workload::Stateful(sts) => cached(&stores.statefulsets, namespace, &sts.name_any())
+            .and_then(|s| s.spec.as_ref().map(|s| s.template.clone())),
+        Workload::Stateless(deployment) => {
+            cached(&stores.deployments, namespace, &deployment.name_any())
+                .and_then(|d| d.spec.as_ref().map(|s| s.template.clone()))
+        }
+    };
+    let Some(template) = template else {
+        return true;
+    };
+    template
+        .spec
+        .iter()
+        .flat_map(|pod| &pod.containers)
+        .flat_map(|c| c.env.iter().flatten())
+        .filter_map(|e| e.value_from.as_ref()?.secret_key_ref.as_ref())
+        .any(|r| r.key == desired::LEGACY_PASSWORD_KEY)
+}
+
 fn nothing_exists(desired: &desired::Children, namespace: &str, stores: &Stores) -> bool {
     let (kind, workload) = match &desired.workload {
         Workload::Stateful(sts) => (Kind::StatefulSet, sts.name_any()),
@@ -547,6 +585,7 @@ fn endpoint_of(service: &Service, entry: Option<&CatalogEntry>) -> Option<Endpoi
         port: port.map(|p| p.port).or(entry.map(|e| e.port))?,
         node_port: port.and_then(|p| p.node_port),
         user: entry.and_then(|e| e.user.clone()),
+        admin_user: entry.and_then(|e| Some(e.admin.as_ref()?.user.clone())),
         database: entry.and_then(|e| e.database.clone()),
         scheme: entry.and_then(|e| e.scheme.clone()),
     })
@@ -664,8 +703,12 @@ mod tests {
     async fn only_a_stack_whose_services_and_workload_are_all_missing_counts_as_new() {
         let catalog = Catalog::parse(DEFAULT_CATALOG).expect("the default catalog");
         let stack = stack(None);
-        let children =
-            desired::desired(&stack, catalog.get("mysql").expect("mysql"), "p").expect("children");
+        let children = desired::desired(
+            &stack,
+            catalog.get("mysql").expect("mysql"),
+            desired::Passwords::placeholder("p"),
+        )
+        .expect("children");
         let (executor, _api_server) = executor();
         let ctx = context(executor);
         assert!(nothing_exists(&children, "shop", &ctx.stores));

@@ -53,11 +53,12 @@ impl Executor {
     /// database started with, and a create finding it counts as done. Asked on every
     /// reconcile (one request), so a Secret deleted, or one a re-created Stack found still
     /// being collected, is made again.
+    /// Also says whether this call made it.
     pub(super) async fn create_credentials(
         &self,
         stack: &Stack,
         secret: &Secret,
-    ) -> Result<String, kube::Error> {
+    ) -> Result<(String, bool), kube::Error> {
         let name = secret.name_any();
         let api =
             Api::<Secret>::namespaced(self.client.clone(), &stack.namespace().unwrap_or_default());
@@ -66,8 +67,36 @@ impl Executor {
             ..PostParams::default()
         };
         match api.create(&params, secret).await {
-            Ok(_) => Ok(name),
-            Err(e) if failure(&e) == Failure::AlreadyExists => Ok(name),
+            Ok(_) => Ok((name, true)),
+            Err(e) if failure(&e) == Failure::AlreadyExists => Ok((name, false)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Applies `patch` ([`desired::legacy_password_move`]) to the Stack's credentials
+    /// Secret: a JSON patch, so the Secret is never read, and the answer (which holds
+    /// it) is dropped unread. Admission lets the reconciler make exactly this change. A
+    /// Secret already moved (its old key gone: 422) or gone (404) needs nothing.
+    pub(super) async fn move_legacy_password(
+        &self,
+        stack: &Stack,
+        patch: serde_json::Value,
+    ) -> Result<bool, kube::Error> {
+        let name = desired::secret_name(&stack.name_any());
+        let namespace = stack.namespace().unwrap_or_default();
+        // Both names are DNS labels: nothing to escape in the path.
+        let request = http::Request::patch(format!(
+            "/api/v1/namespaces/{namespace}/secrets/{name}?fieldManager={MANAGER}"
+        ))
+        .header(http::header::CONTENT_TYPE, "application/json-patch+json")
+        .body(serde_json::to_vec(&patch).map_err(kube::Error::SerdeError)?)
+        .map_err(kube::Error::HttpError)?;
+        match self.client.request_text(request).await {
+            Ok(_) => {
+                tracing::info!(secret = %name, "moved the credentials Secret's one password to today's keys");
+                Ok(true)
+            }
+            Err(e) if matches!(failure(&e), Failure::NotFound | Failure::Invalid) => Ok(false),
             Err(e) => Err(e),
         }
     }
@@ -374,7 +403,10 @@ mod tests {
             exists,
         );
         let (made, sent) = tokio::join!(executor.create_credentials(&stack, &secret), api);
-        assert_eq!(made.expect("counted as made"), "db-credentials");
+        assert_eq!(
+            made.expect("counted as found"),
+            ("db-credentials".to_string(), false)
+        );
         assert_eq!(sent["metadata"]["name"], "db-credentials");
         assert!(api_server.next_request().now_or_never().is_none());
     }

@@ -141,14 +141,14 @@ pub struct Plan {
     pub look_again_in: Option<std::time::Duration>,
 }
 
-/// The plan for `stack` at `now`, or why there is none. `password` fills the
+/// The plan for `stack` at `now`, or why there is none. `passwords` fill the
 /// credentials Secret, which is only ever created: the reconciler never reads Secrets,
-/// so an existing one keeps the password the database was started with.
+/// so an existing one keeps the passwords the database was started with.
 pub fn plan(
     stack: &Stack,
     catalog: &Catalog,
     world: &impl World,
-    (password, now): (&str, Timestamp),
+    (passwords, now): (desired::Passwords, Timestamp),
 ) -> Result<Option<Plan>, Blocked> {
     let (Some(name), Some(namespace), Some(uid)) = (
         stack.metadata.name.as_deref(),
@@ -182,7 +182,7 @@ pub fn plan(
         .check_scale(stack.spec.replicas, stack.spec.storage.as_deref())
         .map_err(|refused| Blocked::ResourcesRefused(refused.to_string()))?;
     let ours = |meta: &ObjectMeta| controlled_by(meta, uid);
-    let mut desired = match desired::desired(stack, entry, password) {
+    let mut desired = match desired::desired(stack, entry, passwords) {
         Ok(desired) => desired,
         Err(ChildrenError::Incomplete) => return Ok(None),
         Err(error @ ChildrenError::UnknownPlan { .. }) => return Err(Blocked::UnknownPlan(error)),
@@ -582,9 +582,14 @@ mod tests {
     /// The plan for `stack` in `world` (a new Secret's password: "fresh"), which must be
     /// neither blocked nor incomplete.
     fn planned(stack: &Stack, world: &Given) -> Plan {
-        plan(stack, &catalog(), world, ("fresh", Timestamp::now()))
-            .expect("not blocked")
-            .expect("complete")
+        plan(
+            stack,
+            &catalog(),
+            world,
+            (desired::Passwords::placeholder("fresh"), Timestamp::now()),
+        )
+        .expect("not blocked")
+        .expect("complete")
     }
 
     fn catalog() -> Catalog {
@@ -634,13 +639,21 @@ mod tests {
                     &stack("tomcat"),
                     &catalog(),
                     &world,
-                    ("p", Timestamp::now())
+                    (desired::Passwords::placeholder("p"), Timestamp::now())
                 ),
                 Err(Blocked::NameConflict("Service shop".into()))
             );
         }
         let ours = Given::default().with(Kind::Service, "shop", Some("stack-uid"));
-        assert!(plan(&stack("tomcat"), &catalog(), &ours, ("p", Timestamp::now())).is_ok());
+        assert!(
+            plan(
+                &stack("tomcat"),
+                &catalog(),
+                &ours,
+                (desired::Passwords::placeholder("p"), Timestamp::now())
+            )
+            .is_ok()
+        );
     }
 
     #[test]
@@ -648,7 +661,12 @@ mod tests {
         let claim = desired::claim_name("shop", 0);
         let world = Given::default().with(Kind::PersistentVolumeClaim, &claim, None);
         assert_eq!(
-            plan(&stack("mysql"), &catalog(), &world, ("p", Timestamp::now())),
+            plan(
+                &stack("mysql"),
+                &catalog(),
+                &world,
+                (desired::Passwords::placeholder("p"), Timestamp::now())
+            ),
             Err(Blocked::NameConflict(format!(
                 "PersistentVolumeClaim {claim}"
             )))
@@ -676,7 +694,7 @@ mod tests {
                 .insert((Kind::PersistentVolumeClaim, claim.clone()), meta);
             world
         };
-        let now = ("p", Timestamp::now());
+        let now = (desired::Passwords::placeholder("p"), Timestamp::now());
         // Only when asked: the data is someone's.
         assert_eq!(
             plan(&stack("mysql"), &catalog(), &with(kept("shop", None)), now),
@@ -720,7 +738,15 @@ mod tests {
         world
             .meta
             .insert((Kind::PersistentVolumeClaim, claim), owned_by_the_set);
-        assert!(plan(&stack("mysql"), &catalog(), &world, ("p", Timestamp::now())).is_ok());
+        assert!(
+            plan(
+                &stack("mysql"),
+                &catalog(),
+                &world,
+                (desired::Passwords::placeholder("p"), Timestamp::now())
+            )
+            .is_ok()
+        );
     }
 
     #[test]
@@ -739,7 +765,7 @@ mod tests {
             creation_timestamp: at(made),
             ..Default::default()
         };
-        let now = ("p", Timestamp::now());
+        let now = (desired::Passwords::placeholder("p"), Timestamp::now());
         world
             .meta
             .insert((Kind::PersistentVolumeClaim, claim.clone()), unowned(160));
@@ -793,7 +819,7 @@ mod tests {
             &stack("oracle"),
             &catalog(),
             &Given::default(),
-            ("p", Timestamp::now()),
+            (desired::Passwords::placeholder("p"), Timestamp::now()),
         );
         let Err(blocked @ Blocked::UnknownChoice { .. }) = unknown else {
             panic!("{unknown:?}");
@@ -803,7 +829,12 @@ mod tests {
 
         let mut old = stack("mysql");
         old.spec.version = Some("3.23".into());
-        let version = plan(&old, &catalog(), &Given::default(), ("p", Timestamp::now()));
+        let version = plan(
+            &old,
+            &catalog(),
+            &Given::default(),
+            (desired::Passwords::placeholder("p"), Timestamp::now()),
+        );
         assert!(
             matches!(&version, Err(b) if b.reason() == "UnknownVersion"),
             "{version:?}"
@@ -818,7 +849,7 @@ mod tests {
             &greedy,
             &catalog(),
             &Given::default(),
-            ("p", Timestamp::now()),
+            (desired::Passwords::placeholder("p"), Timestamp::now()),
         );
         assert!(
             matches!(&refused, Err(b) if b.reason() == "ResourcesRefused"),

@@ -119,9 +119,13 @@ pub struct Endpoint {
     pub port: i32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_port: Option<i32>,
-    /// Who the credentials Secret's password is for.
+    /// Who the credentials Secret's password is for: the user apps connect as.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+    /// The server's administrator (MySQL's root), whose password the Secret keeps
+    /// apart, for people only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admin_user: Option<String>,
     /// The database the stack made for its users.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database: Option<String>,

@@ -661,8 +661,12 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             status: None,
         };
         let entry = catalog.get(choice).expect("entry");
-        let children =
-            portico_server::reconcile::desired::desired(&stack, entry, "pw").expect("children");
+        let children = portico_server::reconcile::desired::desired(
+            &stack,
+            entry,
+            portico_server::reconcile::desired::Passwords::placeholder("pw"),
+        )
+        .expect("children");
         let dynamic = |object: serde_json::Result<serde_json::Value>| -> DynamicObject {
             serde_json::from_value(object.expect("json")).expect("object")
         };
@@ -844,6 +848,32 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
         .create(&PostParams::default(), &kept)
         .await
         .expect("a kept Secret");
+    // One made before Stacks had an app user: its one password is root's.
+    let old: k8s_openapi::api::core::v1::Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "old-credentials", "labels": {"portico.dev/stack": "old"}},
+        "type": "Opaque", "data": {"password": "cm9vdA=="}}))
+    .expect("secret");
+    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(admin.clone(), &team)
+        .create(&PostParams::default(), &old)
+        .await
+        .expect("an old Secret");
+    let json_patch = |name: &str, ops: serde_json::Value| {
+        let request = http::Request::patch(format!(
+            "/api/v1/namespaces/{team}/secrets/{name}?dryRun=All"
+        ))
+        .header(http::header::CONTENT_TYPE, "application/json-patch+json")
+        .body(serde_json::to_vec(&ops).expect("json"))
+        .expect("request");
+        let reconciler = reconciler.clone();
+        async move { reconciler.request_text(request).await.map(|_| ()) }
+    };
+    let mysql = catalog.get("mysql").expect("mysql");
+    json_patch(
+        "old-credentials",
+        portico_server::reconcile::desired::legacy_password_move(mysql, "app-pw").expect("a move"),
+    )
+    .await
+    .expect("the reconciler's move of an old Secret's password is admitted");
     let secrets: Api<k8s_openapi::api::core::v1::Secret> =
         Api::namespaced(reconciler.clone(), &team);
     let services: Api<k8s_openapi::api::core::v1::Service> =
@@ -1075,6 +1105,43 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             .await
             .map(|_| ()),
             "only a workload's environment",
+        ),
+        (
+            "moving root's old password to the app user's key",
+            json_patch(
+                "old-credentials",
+                serde_json::json!([
+                    {"op": "move", "from": "/data/password", "path": "/data/app-password"},
+                    {"op": "add", "path": "/data/admin-password", "value": "eA=="}]),
+            )
+            .await,
+            "only to move its one old password",
+        ),
+        (
+            "annotating an old Secret while moving its password",
+            json_patch(
+                "old-credentials",
+                serde_json::json!([
+                    {"op": "move", "from": "/data/password", "path": "/data/admin-password"},
+                    {"op": "add", "path": "/data/app-password", "value": "eA=="},
+                    {"op": "add", "path": "/metadata/annotations", "value": {"evil": "yes"}}]),
+            )
+            .await,
+            "only to move its one old password",
+        ),
+        (
+            "rewriting a kept Secret's passwords",
+            secrets
+                .patch(
+                    "kept-credentials",
+                    &dry_patch,
+                    &kube::api::Patch::Merge(
+                        serde_json::json!({"data": {"app-password": "eA==", "admin-password": "eA=="}}),
+                    ),
+                )
+                .await
+                .map(|_| ()),
+            "only to move its one old password",
         ),
         (
             "deleting a kept credentials Secret",

@@ -90,8 +90,8 @@ fn node_address(pod: &Pod, stack: &Stack) -> (String, i32) {
 /// Waits until the Service `name` sends to `pod` (its EndpointSlice lists the Pod's
 /// address as ready), then until kube-proxy on the node has caught up: its rules are
 /// written after the slice changes, with no event to wait on, so the Service's port
-/// is tried until it accepts a connection (at most 30 s).
-async fn served_by(client: &kube::Client, ns: &str, name: &str, pod: &Pod) {
+/// is tried until the app user logs in through it (at most 30 s).
+async fn served_by(client: &kube::Client, ns: &str, (name, password): (&str, &str), pod: &Pod) {
     use k8s_openapi::api::discovery::v1::EndpointSlice;
     let ip = pod
         .status
@@ -126,24 +126,35 @@ async fn served_by(client: &kube::Client, ns: &str, name: &str, pod: &Pod) {
             .and_then(|p| p.first()?.node_port)
             .expect("a NodePort"),
     );
+    // A login, not a bare connect: that would leave "Aborted connection" in the
+    // server's log, which the probes are checked never to.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while tokio::net::TcpStream::connect((host.as_str(), port as u16))
-        .await
-        .is_err()
-    {
+    while let Err(error) = sql_answer(("app", password), (&host, port), "SELECT 1").await {
         assert!(
             Instant::now() < deadline,
-            "{host}:{port} never accepted a connection"
+            "{host}:{port} never answered: {error}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
-/// Runs SQL with Debian's `mariadb` client as root; the password goes by environment
-/// (never on a command line). Returns stdout, trimmed.
+/// Runs SQL with Debian's `mariadb` client as the app user the Stack shows; the
+/// password goes by environment (never on a command line). Returns stdout, trimmed.
 async fn sql(host: &str, port: i32, password: &str, statement: &str) -> String {
+    match sql_answer(("app", password), (host, port), statement).await {
+        Ok(out) => out,
+        Err(error) => panic!("{statement}: {error}"),
+    }
+}
+
+/// As [`sql`], as `user`: stdout, or what the client printed on failing.
+async fn sql_answer(
+    (user, password): (&str, &str),
+    (host, port): (&str, i32),
+    statement: &str,
+) -> Result<String, String> {
     let out = tokio::process::Command::new("mariadb")
-        .args(["-h", host, "-P", &port.to_string(), "-u", "root"])
+        .args(["-h", host, "-P", &port.to_string(), "-u", user])
         .args([
             "--batch",
             "--skip-column-names",
@@ -155,15 +166,33 @@ async fn sql(host: &str, port: i32, password: &str, statement: &str) -> String {
         .output()
         .await
         .expect("the mariadb client runs (install.sh --for-tests installs it)");
-    assert!(
-        out.status.success(),
-        "{statement}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// One of the server's status variables (`SHOW GLOBAL STATUS`), as the app user.
+async fn server_status(host: &str, port: i32, password: &str, name: &str) -> u64 {
+    let row = sql(
+        host,
+        port,
+        password,
+        &format!("SHOW GLOBAL STATUS LIKE '{name}'"),
+    )
+    .await;
+    row.split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("status {name}: {row:?}"))
+}
+
+/// The app user's password, from the Stack's credentials Secret.
 async fn password(client: &kube::Client, ns: &str, stack: &Stack) -> String {
+    credential(client, ns, stack, "app-password").await
+}
+
+async fn credential(client: &kube::Client, ns: &str, stack: &Stack, key: &str) -> String {
     let name = stack
         .status
         .as_ref()
@@ -173,7 +202,7 @@ async fn password(client: &kube::Client, ns: &str, stack: &Stack) -> String {
         .get(&name)
         .await
         .expect("credentials Secret");
-    let bytes = &secret.data.expect("data")["password"].0;
+    let bytes = &secret.data.expect("data")[key].0;
     String::from_utf8(bytes.clone()).expect("a text password")
 }
 
@@ -189,10 +218,10 @@ async fn query_from_a_pod(client: &kube::Client, ns: &str, stack: &str, statemen
             "containers": [{
                 "name": "client",
                 "image": "portico.local/mariadb:10.11",
-                "command": ["mariadb", "-h", format!("{stack}.{ns}.svc"), "-P", "3306", "-u", "root",
+                "command": ["mariadb", "-h", format!("{stack}.{ns}.svc"), "-P", "3306", "-u", "app",
                             "--batch", "--skip-column-names", "--connect-timeout=10", "-e", statement],
                 "env": [{"name": "MYSQL_PWD", "valueFrom": {"secretKeyRef": {
-                    "name": format!("{stack}-credentials"), "key": "password"}}}],
+                    "name": format!("{stack}-credentials"), "key": "app-password"}}}],
                 "securityContext": {"runAsUser": 999, "runAsNonRoot": true,
                     "allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}},
             }],
@@ -268,7 +297,7 @@ async fn mysql_runs_answers_with_the_credentials_it_shows_and_keeps_its_data_pas
             "-P",
             &port.to_string(),
             "-u",
-            "root",
+            "app",
             "-e",
             "SELECT 1",
         ])
@@ -277,12 +306,32 @@ async fn mysql_runs_answers_with_the_credentials_it_shows_and_keeps_its_data_pas
         .await
         .expect("mariadb");
     assert!(!refused.status.success(), "a wrong password gets in");
+    // The app's user has rights on its own database only: not root.
+    for (what, statement) in [
+        ("read the server's users", "SELECT user FROM mysql.user"),
+        ("make another database", "CREATE DATABASE other"),
+        ("hand out rights", "GRANT ALL ON *.* TO app@'%'"),
+    ] {
+        let error = sql_answer(("app", &password), (&host, port), statement)
+            .await
+            .expect_err(what);
+        assert!(error.contains("denied"), "{what}: {error}");
+    }
 
     // From another Pod, by the Service's DNS name (CoreDNS) and ClusterIP.
     assert_eq!(
         query_from_a_pod(&client, &ns, "db", "SELECT v FROM app.notes").await,
         row
     );
+
+    // A server whose data has no app user (a Stack made before Stacks had one) gets it
+    // when it starts: dropped here by root (whose password is kept apart), it is back
+    // once the Pod is.
+    let root = credential(&client, &ns, &stack, "admin-password").await;
+    assert_ne!(root, password, "root's password is not the app's");
+    sql_answer(("root", &root), (&host, port), "DROP USER app@'%'")
+        .await
+        .expect("root drops the app's user");
 
     // The Pod goes; the StatefulSet brings it back on the same claim; the row stays.
     let old_uid = pod.metadata.uid.clone();
@@ -301,12 +350,34 @@ async fn mysql_runs_answers_with_the_credentials_it_shows_and_keeps_its_data_pas
     })
     .await;
     let pod = running_pod(&client, &ns, "db").await;
-    served_by(&client, &ns, "db", &pod).await;
+    served_by(&client, &ns, ("db", &password), &pod).await;
     assert_eq!(
         sql(&host, port, &password, "SELECT v FROM app.notes").await,
         row,
         "the row survives the Pod"
     );
+
+    // A minute of probes (both log in as the app's user) leaves the new server's log
+    // clean: no failed login, no connection dropped before logging in.
+    let deadline = Instant::now() + REAL_WAIT;
+    while server_status(&host, port, &password, "Uptime").await < 70 {
+        assert!(Instant::now() < deadline, "the server never ran a minute");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    for counter in ["Access_denied_errors", "Aborted_connects"] {
+        assert_eq!(
+            server_status(&host, port, &password, counter).await,
+            0,
+            "{counter} after a minute of probes"
+        );
+    }
+    let log = Api::<Pod>::namespaced(client.clone(), &ns)
+        .logs("db-0", &LogParams::default())
+        .await
+        .expect("the server's log");
+    for noise in ["Access denied", "Aborted connection"] {
+        assert!(!log.contains(noise), "{noise} in the server's log:\n{log}");
+    }
 
     // The Stack goes (deletionPolicy Retain, the default): its volume and the password
     // that opens it stay. Made again under the same name, asking for them, it runs on

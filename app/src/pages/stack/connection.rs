@@ -28,9 +28,9 @@ pub fn StackConnection(namespace: String, name: String, status: Value) -> impl I
     let database = text_at(&status, "/endpoint/database");
     let scheme = text_at(&status, "/endpoint/scheme");
     let secret = text_at(&status, "/credentialsSecret");
-    let host = service
-        .as_ref()
-        .map(|s| format!("{s}.{namespace}.svc.cluster.local"));
+    // As a bound app gets it: resolved in any cluster, whatever its domain.
+    let host = service.as_ref().map(|s| format!("{s}.{namespace}.svc"));
+    let admin_user = text_at(&status, "/endpoint/adminUser");
     let badge = match phase.as_str() {
         "Ready" => "badge ok",
         "Degraded" => "badge problem",
@@ -49,10 +49,22 @@ pub fn StackConnection(namespace: String, name: String, status: Value) -> impl I
             }
         })
     };
-    let kubectl = secret.as_ref().map(|s| {
-        format!(
-            "kubectl get secret {s} -n {namespace} -o jsonpath='{{.data.password}}' | base64 -d"
-        )
+    let read_key = |key: &str| {
+        secret.as_ref().map(|s| {
+            format!(
+                "kubectl get secret {s} -n {namespace} -o jsonpath='{{.data.{key}}}' | base64 -d"
+            )
+        })
+    };
+    let kubectl = read_key("app-password");
+    let admin_kubectl = admin_user.clone().zip(read_key("admin-password"));
+    let shown_password = Signal::derive(move || {
+        revealed.with(|r| {
+            r.as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .cloned()
+                .unwrap_or_default()
+        })
     });
     let address = host.clone().zip(port.clone());
     let connect = Connect {
@@ -107,10 +119,25 @@ pub fn StackConnection(namespace: String, name: String, status: Value) -> impl I
                                     <button type="button" class="small-btn" data-testid="reveal-password"
                                         on:click=move |_| { reveal.dispatch(()); }>"Show password"</button>
                                 }.into_any(),
-                                Some(Ok(p)) => view! { <code class="mono secret" data-testid="password">{p}</code> }.into_any(),
+                                Some(Ok(p)) => view! {
+                                    <code class="mono secret" data-testid="password">{p}</code>
+                                    <CopyButton text=shown_password testid="copy-password"/>
+                                    <button type="button" class="small-btn" data-testid="hide-password"
+                                        on:click=move |_| revealed.set(None)>"Hide"</button>
+                                }.into_any(),
                                 Some(Err(e)) => view! { <span class="field-error" data-testid="password-error">{e}</span> }.into_any(),
                             }}
                         </div>
+                    </dd>
+                })}
+                {admin_kubectl.map(|(admin, k)| view! {
+                    <dt>"Administrator"</dt>
+                    <dd data-testid="stack-admin">
+                        <p class="field-hint">
+                            <span class="mono">{admin}</span>
+                            ", for people administering the server: its password is kept apart, and no binding hands it to an app."
+                        </p>
+                        <code class="mono copyable">{k}</code>
                     </dd>
                 })}
             </dl>
@@ -154,7 +181,7 @@ impl Connect {
             "mysql" => Some(
                 format!(
                     "mysql -h {host} -P {port} -u {} -p {}",
-                    self.user.as_deref().unwrap_or("root"),
+                    self.user.as_deref().unwrap_or("app"),
                     self.database.as_deref().unwrap_or_default()
                 )
                 .trim_end()
@@ -173,9 +200,9 @@ mod tests {
     fn mysql() -> Connect {
         Connect {
             scheme: Some("mysql".into()),
-            user: Some("root".into()),
+            user: Some("app".into()),
             database: Some("app".into()),
-            address: Some(("db.team.svc.cluster.local".into(), "3306".into())),
+            address: Some(("db.team.svc".into(), "3306".into())),
         }
     }
 
@@ -184,15 +211,15 @@ mod tests {
         let c = mysql();
         assert_eq!(
             c.url(None).as_deref(),
-            Some("mysql://root@db.team.svc.cluster.local:3306/app")
+            Some("mysql://app@db.team.svc:3306/app")
         );
         assert_eq!(
             c.url(Some("p@ss/word")).as_deref(),
-            Some("mysql://root:p%40ss%2Fword@db.team.svc.cluster.local:3306/app")
+            Some("mysql://app:p%40ss%2Fword@db.team.svc:3306/app")
         );
         assert_eq!(
             c.command().as_deref(),
-            Some("mysql -h db.team.svc.cluster.local -P 3306 -u root -p app")
+            Some("mysql -h db.team.svc -P 3306 -u app -p app")
         );
     }
 

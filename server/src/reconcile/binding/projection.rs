@@ -234,7 +234,8 @@ mod tests {
                 service: "db".into(),
                 port: 3306,
                 node_port: None,
-                user: Some("root".into()),
+                user: Some("app".into()),
+                admin_user: Some("root".into()),
                 database: Some("app".into()),
                 scheme: Some("mysql".into()),
             }),
@@ -276,7 +277,8 @@ mod tests {
             .expect("a Secret reference");
         assert_eq!(
             (from.name.as_str(), from.key.as_str()),
-            ("db-credentials", "password")
+            ("db-credentials", "app-password"),
+            "the app user's, never root's"
         );
         assert_eq!(
             env.last().and_then(|e| e.value.as_deref()),
@@ -299,6 +301,7 @@ mod tests {
                 port: 8080,
                 node_port: None,
                 user: None,
+                admin_user: None,
                 database: None,
                 scheme: Some("http".into()),
             });

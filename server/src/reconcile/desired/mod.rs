@@ -20,12 +20,18 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use super::catalog::{CatalogEntry, Plan};
 use super::stack::{API_VERSION, KIND, Stack, StackSpec};
 
-pub use credentials::{generate_password, password_in};
+pub use credentials::{Passwords, generate_password, legacy_password_move, password_in};
 
 /// The label every child carries, naming its Stack (used to find children to remove).
 pub const STACK_LABEL: &str = "portico.dev/stack";
-/// The key of the password in the credentials Secret.
-pub const PASSWORD_KEY: &str = "password";
+/// The key of the user's password (the one apps connect with, and bindings hand over)
+/// in the credentials Secret.
+pub const PASSWORD_KEY: &str = "app-password";
+/// The key of the administrator's password (MySQL's root), for people only.
+pub const ADMIN_PASSWORD_KEY: &str = "admin-password";
+/// The one key of a credentials Secret made before Stacks had an app user: the
+/// password of the catalog's `passwordEnv` then, MySQL's root.
+pub const LEGACY_PASSWORD_KEY: &str = "password";
 
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum ChildrenError {
@@ -135,16 +141,16 @@ pub fn owner_reference(stack: &Stack) -> Option<OwnerReference> {
     })
 }
 
-/// The children of `stack` as `entry` describes them; `password` fills the
-/// credentials Secret (kept stable by the caller across reconciles).
+/// The children of `stack` as `entry` describes them; `passwords` fill a new
+/// credentials Secret (one that exists keeps its own).
 pub fn desired(
     stack: &Stack,
     entry: &CatalogEntry,
-    password: &str,
+    passwords: Passwords,
 ) -> Result<Children, ChildrenError> {
     let shape = shape(stack, entry)?;
     Ok(Children {
-        secret: credentials::secret(&shape, password),
+        secret: credentials::secret(&shape, passwords),
         workload: workload::workload(&shape, pod::template(&shape)),
         headless: service::headless(&shape),
         service: service::service(&shape),

@@ -5,14 +5,15 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, ContainerPort, EnvVar, EnvVarSource, ExecAction, HTTPGetAction,
-    PodSecurityContext, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, SeccompProfile,
-    SecretKeySelector, SecurityContext, TCPSocketAction, VolumeMount,
+    Lifecycle, LifecycleHandler, PodSecurityContext, PodSpec, PodTemplateSpec, Probe,
+    ResourceRequirements, SeccompProfile, SecretKeySelector, SecurityContext, TCPSocketAction,
+    VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::{DATA_VOLUME, PASSWORD_KEY, Shape, secret_name};
+use super::{ADMIN_PASSWORD_KEY, DATA_VOLUME, PASSWORD_KEY, Shape, secret_name};
 use crate::reconcile::catalog::{CatalogEntry, Plan, ProbeSpec};
 use crate::reconcile::stack::StackResources;
 
@@ -53,6 +54,15 @@ fn container(shape: &Shape) -> Container {
         env: (!env.is_empty()).then_some(env),
         readiness_probe: entry.readiness.as_ref().map(|p| probe(p, entry.port, 5)),
         liveness_probe: entry.liveness.as_ref().map(|p| probe(p, entry.port, 30)),
+        lifecycle: entry.post_start.as_ref().map(|command| Lifecycle {
+            post_start: Some(LifecycleHandler {
+                exec: Some(ExecAction {
+                    command: Some(command.clone()),
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
         resources: Some(resources(entry, shape.plan, shape.spec.resources.as_ref())),
         security_context: Some(container_security(entry.run_as_user)),
         // A container that fails leaves the end of its log as its termination
@@ -69,32 +79,36 @@ fn container(shape: &Shape) -> Container {
     }
 }
 
-/// The catalog's variables, and the password by reference: it never appears in the
-/// workload's spec.
+/// The catalog's variables, the user's name, and the passwords by reference: they
+/// never appear in the workload's spec.
 fn env(shape: &Shape) -> Vec<EnvVar> {
     let entry = shape.entry;
-    let mut env: Vec<EnvVar> = entry
-        .env
-        .iter()
-        .map(|(k, v)| EnvVar {
-            name: k.clone(),
-            value: Some(v.clone()),
-            ..Default::default()
-        })
-        .collect();
-    if let Some(var) = &entry.password_env {
-        env.push(EnvVar {
-            name: var.clone(),
-            value_from: Some(EnvVarSource {
-                secret_key_ref: Some(SecretKeySelector {
-                    name: secret_name(&shape.name),
-                    key: PASSWORD_KEY.into(),
-                    optional: Some(false),
-                }),
-                ..Default::default()
+    let literal = |name: &String, value: &String| EnvVar {
+        name: name.clone(),
+        value: Some(value.clone()),
+        ..Default::default()
+    };
+    let mut env: Vec<EnvVar> = entry.env.iter().map(|(k, v)| literal(k, v)).collect();
+    if let (Some(var), Some(user)) = (&entry.user_env, &entry.user) {
+        env.push(literal(var, user));
+    }
+    let password = |name: &String, key: &str| EnvVar {
+        name: name.clone(),
+        value_from: Some(EnvVarSource {
+            secret_key_ref: Some(SecretKeySelector {
+                name: secret_name(&shape.name),
+                key: key.into(),
+                optional: Some(false),
             }),
             ..Default::default()
-        });
+        }),
+        ..Default::default()
+    };
+    if let Some(var) = &entry.password_env {
+        env.push(password(var, PASSWORD_KEY));
+        if let Some(admin) = &entry.admin {
+            env.push(password(&admin.password_env, ADMIN_PASSWORD_KEY));
+        }
     }
     env
 }

@@ -29,7 +29,15 @@ fn child_pods_run_restricted_without_a_token_and_no_password_in_any_command() {
     let catalog = Catalog::load(None).expect("catalog");
     for choice in ["mysql", "tomcat"] {
         let entry = catalog.get(choice).expect("entry");
-        let c = desired(&stack(choice), entry, "pw-xyz").expect("children");
+        let c = desired(
+            &stack(choice),
+            entry,
+            Passwords {
+                user: "pw-xyz",
+                admin: "admin-xyz",
+            },
+        )
+        .expect("children");
         let pod = match &c.workload {
             Workload::Stateful(sts) => sts.spec.as_ref().map(|s| &s.template),
             Workload::Stateless(d) => d.spec.as_ref().map(|s| &s.template),
@@ -48,20 +56,26 @@ fn child_pods_run_restricted_without_a_token_and_no_password_in_any_command() {
             security.seccomp_profile.as_ref().map(|p| p.type_.as_str()),
             Some("RuntimeDefault")
         );
-        let probes = serde_json::to_string(&(
+        // Commands name passwords only as variables the container's environment fills.
+        let commands = serde_json::to_string(&(
             &container.readiness_probe,
             &container.liveness_probe,
+            &container.lifecycle,
             &container.command,
             &container.args,
         ))
         .expect("json");
         assert!(
-            !probes.contains("PASSWORD") && !probes.contains("pw-xyz"),
-            "{probes}"
+            !commands.contains("pw-xyz") && !commands.contains("admin-xyz"),
+            "{commands}"
         );
     }
-    let mysql =
-        desired(&stack("mysql"), catalog.get("mysql").expect("mysql"), "pw").expect("children");
+    let mysql = desired(
+        &stack("mysql"),
+        catalog.get("mysql").expect("mysql"),
+        Passwords::placeholder("pw"),
+    )
+    .expect("children");
     let Workload::Stateful(sts) = &mysql.workload else {
         panic!("a StatefulSet")
     };
@@ -92,7 +106,15 @@ fn mysql_gets_a_statefulset_with_storage_a_headless_service_and_a_secret() {
     let catalog = Catalog::load(None).expect("catalog");
     let mut s = stack("mysql");
     s.spec.storage = Some("5Gi".into());
-    let c = desired(&s, catalog.get("mysql").expect("mysql"), "pw").expect("children");
+    let c = desired(
+        &s,
+        catalog.get("mysql").expect("mysql"),
+        Passwords {
+            user: "pw",
+            admin: "root-pw",
+        },
+    )
+    .expect("children");
     let Workload::Stateful(sts) = &c.workload else {
         panic!("a StatefulSet")
     };
@@ -113,12 +135,33 @@ fn mysql_gets_a_statefulset_with_storage_a_headless_service_and_a_secret() {
         Some("docker.io/library/mysql:8.4")
     );
     assert!(container.readiness_probe.is_some() && container.liveness_probe.is_some());
+    // Apps get user app with its own password; root's is kept apart, both by reference.
     let env = container.env.as_ref().expect("env");
-    let password = env
-        .iter()
-        .find(|e| e.name == "MYSQL_ROOT_PASSWORD")
-        .expect("password env");
-    assert_eq!(password.value, None, "the password goes by reference");
+    let var = |name: &str| env.iter().find(|e| e.name == name).expect(name);
+    assert_eq!(var("MYSQL_USER").value.as_deref(), Some("app"));
+    let key = |name: &str| {
+        assert_eq!(var(name).value, None, "{name} goes by reference");
+        var(name)
+            .value_from
+            .as_ref()
+            .and_then(|v| v.secret_key_ref.as_ref())
+            .map(|r| (r.name.clone(), r.key.clone()))
+    };
+    assert_eq!(
+        key("MYSQL_PASSWORD"),
+        Some(("shop-credentials".into(), PASSWORD_KEY.into()))
+    );
+    assert_eq!(
+        key("MYSQL_ROOT_PASSWORD"),
+        Some(("shop-credentials".into(), ADMIN_PASSWORD_KEY.into()))
+    );
+    assert!(
+        container
+            .lifecycle
+            .as_ref()
+            .and_then(|l| l.post_start.as_ref())
+            .is_some()
+    );
     assert_eq!(
         c.headless
             .as_ref()
@@ -132,6 +175,12 @@ fn mysql_gets_a_statefulset_with_storage_a_headless_service_and_a_secret() {
     );
     let secret = c.secret.expect("secret");
     assert_eq!(secret.metadata.name.as_deref(), Some("shop-credentials"));
+    let data = secret.data.expect("data");
+    assert_eq!(
+        data.keys().map(String::as_str).collect::<Vec<_>>(),
+        [ADMIN_PASSWORD_KEY, PASSWORD_KEY]
+    );
+    assert_ne!(data[PASSWORD_KEY], data[ADMIN_PASSWORD_KEY]);
     let owner = &sts.metadata.owner_references.as_ref().expect("owners")[0];
     assert_eq!(
         (owner.kind.as_str(), owner.controller),
@@ -156,7 +205,7 @@ fn a_stack_that_keeps_its_data_does_not_own_its_volumes_or_their_password() {
             .as_ref()
             .and_then(|s| s.metadata.owner_references.clone())
     };
-    let kept = desired(&stack("mysql"), entry, "pw").expect("children");
+    let kept = desired(&stack("mysql"), entry, Passwords::placeholder("pw")).expect("children");
     assert_eq!(retention(&kept).as_deref(), Some("Retain"));
     assert_eq!(secret_owners(&kept), None);
     let secret = kept.secret.as_ref().expect("a Secret");
@@ -166,7 +215,7 @@ fn a_stack_that_keeps_its_data_does_not_own_its_volumes_or_their_password() {
     );
     let mut deleting = stack("mysql");
     deleting.spec.deletion_policy = crate::reconcile::stack::DeletionPolicy::Delete;
-    let removed = desired(&deleting, entry, "pw").expect("children");
+    let removed = desired(&deleting, entry, Passwords::placeholder("pw")).expect("children");
     assert_eq!(retention(&removed).as_deref(), Some("Delete"));
     assert_eq!(secret_owners(&removed).map(|o| o.len()), Some(1));
 }
@@ -177,7 +226,12 @@ fn tomcat_gets_a_deployment_and_a_service_only() {
     let mut s = stack("tomcat");
     s.spec.exposure = "ClusterIP".into();
     s.spec.version = Some("11.0".into());
-    let c = desired(&s, catalog.get("tomcat").expect("tomcat"), "").expect("children");
+    let c = desired(
+        &s,
+        catalog.get("tomcat").expect("tomcat"),
+        Passwords::placeholder(""),
+    )
+    .expect("children");
     let Workload::Stateless(d) = &c.workload else {
         panic!("a Deployment")
     };
@@ -203,12 +257,21 @@ fn an_unknown_version_or_an_unsaved_stack_is_an_error() {
     let catalog = Catalog::load(None).expect("catalog");
     let mut s = stack("tomcat");
     s.spec.version = Some("7".into());
-    let err = desired(&s, catalog.get("tomcat").expect("tomcat"), "").expect_err("unknown version");
+    let err = desired(
+        &s,
+        catalog.get("tomcat").expect("tomcat"),
+        Passwords::placeholder(""),
+    )
+    .expect_err("unknown version");
     assert!(err.to_string().contains("10.1, 11.0"));
     let mut unsaved = stack("tomcat");
     unsaved.metadata.uid = None;
     assert_eq!(
-        desired(&unsaved, catalog.get("tomcat").expect("tomcat"), ""),
+        desired(
+            &unsaved,
+            catalog.get("tomcat").expect("tomcat"),
+            Passwords::placeholder("")
+        ),
         Err(ChildrenError::Incomplete)
     );
 }
@@ -220,4 +283,56 @@ fn passwords_are_random_and_unquoted() {
     assert_eq!(a.len(), 24);
     assert_ne!(a, b);
     assert!(a.chars().all(|c| c.is_ascii_alphanumeric()));
+}
+
+#[test]
+fn a_secret_from_before_app_users_moves_its_one_password_to_whoever_it_was_for() {
+    let catalog = Catalog::load(None).expect("catalog");
+    let with_admin = catalog.get("mysql").expect("mysql");
+    assert_eq!(
+        legacy_password_move(with_admin, "new"),
+        Some(serde_json::json!([
+            {"op": "move", "from": "/data/password", "path": "/data/admin-password"},
+            {"op": "add", "path": "/data/app-password", "value": "bmV3"},
+        ]))
+    );
+    let mut alone = with_admin.clone();
+    alone.admin = None;
+    assert_eq!(
+        legacy_password_move(&alone, "new"),
+        Some(serde_json::json!([
+            {"op": "move", "from": "/data/password", "path": "/data/app-password"},
+        ]))
+    );
+    assert_eq!(
+        legacy_password_move(catalog.get("tomcat").expect("tomcat"), "new"),
+        None
+    );
+}
+
+#[test]
+fn the_user_password_is_read_under_its_key_or_the_old_one() {
+    let secret = |pairs: &[(&str, &str)]| k8s_openapi::api::core::v1::Secret {
+        data: Some(
+            pairs
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.to_string(),
+                        k8s_openapi::ByteString(v.as_bytes().to_vec()),
+                    )
+                })
+                .collect(),
+        ),
+        ..Default::default()
+    };
+    assert_eq!(
+        password_in(&secret(&[("app-password", "a"), ("admin-password", "r")])).as_deref(),
+        Some("a")
+    );
+    assert_eq!(
+        password_in(&secret(&[("password", "old")])).as_deref(),
+        Some("old")
+    );
+    assert_eq!(password_in(&secret(&[("admin-password", "r")])), None);
 }

@@ -69,7 +69,8 @@ fn downgrade(stack: &Stack, entry: &CatalogEntry, to: &Stack) -> Option<String> 
 /// The workload the reconciler would apply for `stack`, as YAML (a placeholder for
 /// the password, which only the Secret holds).
 fn workload_yaml(stack: &Stack, entry: &CatalogEntry) -> Result<String, String> {
-    let children = desired::desired(stack, entry, "********").map_err(|e| e.to_string())?;
+    let children = desired::desired(stack, entry, desired::Passwords::placeholder("********"))
+        .map_err(|e| e.to_string())?;
     let yaml = match children.workload {
         Workload::Stateful(set) => serde_yaml::to_string(&set),
         Workload::Stateless(deployment) => serde_yaml::to_string(&deployment),

@@ -119,8 +119,8 @@ async fn a_binding_hands_a_stack_to_a_deployment_and_unbinding_takes_out_exactly
         ("MYSQL_HOST", host.as_str()),
         ("MYSQL_PORT", "3306"),
         ("MYSQL_DATABASE", "app"),
-        ("MYSQL_USERNAME", "root"),
-        ("MYSQL_PASSWORD", "secret db-credentials/password"),
+        ("MYSQL_USERNAME", "app"),
+        ("MYSQL_PASSWORD", "secret db-credentials/app-password"),
         (
             "MYSQL_URL",
             "mysql://$(MYSQL_USERNAME):$(MYSQL_PASSWORD)@$(MYSQL_HOST):$(MYSQL_PORT)/$(MYSQL_DATABASE)",
@@ -225,7 +225,7 @@ async fn a_stack_bound_to_another_stack_gets_its_details_and_keeps_them_through_
     let has = |d: Option<&Deployment>| {
         env_of(d)
             .iter()
-            .any(|(k, v)| k == "MYSQL_PASSWORD" && v == "secret db-credentials/password")
+            .any(|(k, v)| k == "MYSQL_PASSWORD" && v == "secret db-credentials/app-password")
     };
     until::<Deployment>(&client, &ns, "web", "the Stack's Deployment bound", has).await;
     let (status, reason, message) = binding_ready(&client, &ns, "web-db").await;

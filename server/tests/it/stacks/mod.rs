@@ -117,7 +117,7 @@ async fn mysql_gets_its_children_becomes_ready_follows_edits_and_repairs_drift()
     );
     let text = serde_json::to_string(&status.conditions).expect("json");
     let password =
-        String::from_utf8(secret.data.expect("data")["password"].0.clone()).expect("utf8");
+        String::from_utf8(secret.data.expect("data")["app-password"].0.clone()).expect("utf8");
     assert!(!text.contains(&password), "the password is never in status");
 
     // A spec change rolls out to the StatefulSet.
@@ -337,7 +337,7 @@ async fn a_restarted_reconciler_leaves_no_duplicates_and_keeps_the_password() {
         .await
         .expect("Secret")
         .data
-        .expect("data")["password"]
+        .expect("data")["app-password"]
         .clone();
     first.shut_down().await;
 
@@ -366,7 +366,7 @@ async fn a_restarted_reconciler_leaves_no_duplicates_and_keeps_the_password() {
         .await
         .expect("Secret")
         .data
-        .expect("data")["password"]
+        .expect("data")["app-password"]
         .clone();
     assert_eq!(after, password, "a restart does not change the password");
     assert!(second.reconciles() > 0);
@@ -917,7 +917,7 @@ async fn children_whose_stack_label_is_removed_are_labelled_again_and_the_passwo
     create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
     until::<Stack>(&client, &ns, "db", "Ready", |s| ready_with(s, 1)).await;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
-    let password = |secret: Secret| secret.data.expect("data")["password"].clone();
+    let password = |secret: Secret| secret.data.expect("data")["app-password"].clone();
     let before = password(secrets.get("db-credentials").await.expect("Secret"));
 
     // Out of the labelled watches, still the Stack's (its ownerReference is intact).
@@ -1069,5 +1069,70 @@ async fn attack_someone_who_may_not_delete_claims_cannot_take_over_and_wipe_kept
         still.metadata.uid, kept_uid,
         "the same volume, its data kept"
     );
+    reconciler.shut_down().await;
+}
+
+#[tokio::test]
+async fn a_secret_from_before_app_users_keeps_roots_password_and_gains_the_users() {
+    let (client, ns, reconciler) = one_reconciler("stk-legacy").await;
+    // As an older Portico left it: one password (root's), under key password.
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
+    let old: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "db-credentials", "labels": {"portico.dev/stack": "db"}},
+        "type": "Opaque", "stringData": {"password": "roots-own"}}))
+    .expect("secret");
+    secrets
+        .create(&PostParams::default(), &old)
+        .await
+        .expect("an old Secret");
+    create_stack(&client, &ns, "db", json!({"choice": "mysql"})).await;
+    until::<Secret>(&client, &ns, "db-credentials", "the keys moved", |s| {
+        s.and_then(|s| s.data.as_ref())
+            .is_some_and(|d| !d.contains_key("password"))
+    })
+    .await;
+    let moved = secrets
+        .get("db-credentials")
+        .await
+        .expect("Secret")
+        .data
+        .expect("data");
+    let text = |key: &str| String::from_utf8(moved[key].0.clone()).expect("utf8");
+    assert_eq!(
+        text("admin-password"),
+        "roots-own",
+        "root keeps its password"
+    );
+    assert_eq!(text("app-password").len(), 24, "the app user gets its own");
+    // The server reads each under its name; a binding would hand the app user's.
+    until::<StatefulSet>(&client, &ns, "db", "the StatefulSet", |s| s.is_some()).await;
+    let sts: StatefulSet = Api::namespaced(client.clone(), &ns)
+        .get("db")
+        .await
+        .expect("StatefulSet");
+    let env = sts
+        .spec
+        .and_then(|s| s.template.spec)
+        .map(|p| p.containers[0].env.clone().unwrap_or_default())
+        .expect("env");
+    let key = |name: &str| {
+        env.iter()
+            .find(|e| e.name == name)
+            .and_then(|e| e.value_from.as_ref()?.secret_key_ref.as_ref())
+            .map(|r| r.key.clone())
+    };
+    assert_eq!(
+        key("MYSQL_ROOT_PASSWORD").as_deref(),
+        Some("admin-password")
+    );
+    assert_eq!(key("MYSQL_PASSWORD").as_deref(), Some("app-password"));
+    // Moved once: later reconciles leave both as they are.
+    edit_stack(&client, &ns, "db", json!({"replicas": 2})).await;
+    until::<StatefulSet>(&client, &ns, "db", "2 replicas", |s| {
+        s.and_then(|s| s.spec.as_ref()).and_then(|s| s.replicas) == Some(2)
+    })
+    .await;
+    let again = secrets.get("db-credentials").await.expect("Secret");
+    assert_eq!(again.data.as_ref(), Some(&moved));
     reconciler.shut_down().await;
 }
