@@ -64,22 +64,80 @@ test('a CEL rule only the API server checks is reported on its field by the dry 
   expect(list.items).toHaveLength(0);
 });
 
+test('a Stack\'s name is checked by the Stack\'s own rule as it is typed, and Create refuses it', async ({ page }) => {
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('name-rule');
+  await page.goto(`/r/portico.dev/v1alpha1/stacks/new?ns=${ns}`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  // A valid object name, but not a Stack's: the CRD's rule, in its own words, beside
+  // the name, before anything is sent.
+  await page.locator('#f-metadata-name').fill('shop.db');
+  await page.locator('#f-spec-choice').selectOption({ label: 'mysql' });
+  const name = field(page, 'metadata.name');
+  await expect(name.locator('.field-error')).toHaveText("a Stack's name starts with a letter, uses lowercase letters, digits and '-', and has at most 52 characters");
+  await page.screenshot({ path: 'test-results/form-name-rule.png', fullPage: true });
+  await page.getByRole('button', { name: 'Create' }).click();
+  await expect(page.getByTestId('form-banner')).toHaveText('Fix the fields marked below first.');
+  await expect(page.locator('#f-metadata-name')).toBeFocused();
+  await page.locator('#f-metadata-name').fill('shop-db');
+  await expect(name.locator('.field-error')).toHaveCount(0);
+  const list = await kube.ok('GET', `/apis/portico.dev/v1alpha1/namespaces/${ns}/stacks`);
+  expect(list.items).toHaveLength(0);
+});
+
 test('a rule at the object\'s root is shown at the top of the form in the API server\'s words', async ({ page }) => {
   const kube = new Kube();
   const ns = await kube.freshNamespace('root-rule');
-  await page.goto(`/r/portico.dev/v1alpha1/stacks/new?ns=${ns}`);
-  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
-  // A valid object name, but not a Stack's (its rule sits at the root: no field path).
-  await page.locator('#f-metadata-name').fill('shop.db');
-  await page.locator('#f-spec-choice').selectOption({ label: 'mysql' });
-  const banner = page.getByTestId('form-banner');
-  await expect(banner).toContainText("a Stack's name starts with a letter");
-  await expect(banner).not.toContainText('<nil>');
-  await page.screenshot({ path: 'test-results/form-root-rule.png', fullPage: true });
+  // A cross-field rule at the root, as CRDs write them: the API server names no field.
+  const group = `${ns}.e2e.test`;
+  const crd = `ranges.${group}`;
+  await kube.ok('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',
+    metadata: { name: crd },
+    spec: {
+      group, scope: 'Namespaced', names: { plural: 'ranges', kind: 'Range' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: {
+        type: 'object',
+        'x-kubernetes-validations': [{ rule: 'self.spec.low <= self.spec.high', message: 'low must not be above high' }],
+        properties: { spec: { type: 'object', required: ['low', 'high'],
+          properties: { low: { type: 'integer' }, high: { type: 'integer' } } } },
+      } } }],
+    },
+  });
+  try {
+    // Portico follows CRDs live: the form is there once it has seen this one.
+    await expect.poll(async () => {
+      await page.goto(`/r/${group}/v1/ranges/new?ns=${ns}`);
+      await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+      return page.locator('#f-spec-low').count();
+    }, { timeout: 30_000 }).toBe(1);
+    await page.locator('#f-metadata-name').fill('backwards');
+    await page.locator('#f-spec-low').fill('9');
+    await page.locator('#f-spec-high').fill('2');
+    const banner = page.getByTestId('form-banner');
+    await expect(banner).toHaveText('low must not be above high');
+    await page.screenshot({ path: 'test-results/form-root-rule.png', fullPage: true });
+    await page.getByRole('button', { name: 'Create' }).click();
+    await expect(banner).toHaveText('low must not be above high');
+    const list = await kube.ok('GET', `/apis/${group}/v1/namespaces/${ns}/ranges`);
+    expect(list.items).toHaveLength(0);
+  } finally {
+    await kube.ok('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`);
+  }
+});
+
+test('a refusal of a field the form does not show is shown at the top of the form, with its path', async ({ page }) => {
+  const { kube, ns, editor } = await newCrdKindAsYaml(page, 'hidden', 'labelled');
+  // A label the API server refuses, typed in the YAML view: the form shows no labels.
+  await editor.fill((await editor.inputValue()).replace('name: labelled', 'name: labelled\n  labels:\n    "team/a/b": web'));
+  await editor.blur();
+  await page.getByRole('tab', { name: 'Form' }).click();
+  const unplaced = page.getByTestId('form-unplaced');
+  await expect(unplaced).toContainText('metadata.labels: Invalid value: "team/a/b"');
+  await page.screenshot({ path: 'test-results/form-hidden-field.png', fullPage: true });
   await page.getByRole('button', { name: 'Create' }).click();
-  await expect(banner).toContainText("a Stack's name starts with a letter");
-  const list = await kube.ok('GET', `/apis/portico.dev/v1alpha1/namespaces/${ns}/stacks`);
-  expect(list.items).toHaveLength(0);
+  await expect(unplaced).toContainText('metadata.labels');
+  expect(await kube.status(`/apis/iksoon.test.com/v1/namespaces/${ns}/crdplural/labelled`)).toBe(404);
 });
 
 test('an edit that conflicts keeps the user\'s edits, then saves on top; delete asks first', async ({ page }) => {

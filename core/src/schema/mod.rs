@@ -4,6 +4,7 @@
 pub mod draft;
 pub mod field_path;
 pub mod form;
+pub mod name_rule;
 pub mod openapi;
 pub mod text;
 pub mod validate;

@@ -59,7 +59,7 @@ thread_local! {
 /// hostile input.
 const MAX_PATTERNS: usize = 4096;
 
-fn pattern_matches(pattern: &str, text: &str) -> Option<bool> {
+pub(crate) fn pattern_matches(pattern: &str, text: &str) -> Option<bool> {
     PATTERNS.with(|cache| {
         let mut cache = cache.borrow_mut();
         if !cache.contains_key(pattern) {

@@ -63,6 +63,7 @@ fn doc_view(help: &str) -> Option<AnyView> {
 #[component]
 pub fn Messages(path: String) -> impl IntoView {
     let form = use_form();
+    form.place(&path);
     let mine = move || form.shown_errors(&path);
     view! {
         <For each=mine key=|m| m.clone() let:message>

@@ -2,7 +2,7 @@
 //! problems found by the browser and the API server, what has been touched, and
 //! which field was asked for.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use leptos::prelude::*;
 use serde_json::Value;
@@ -32,6 +32,9 @@ pub struct FormModel {
     /// YAML typed and still being read (its parser is fetched on first use): a submit
     /// waits for it, so what was typed is what is sent.
     pub yaml_reading: RwSignal<usize>,
+    /// The fields on the page that show their own messages, by path (how many views
+    /// of each): the API server's causes for any other path go to the top of the form.
+    pub placed: RwSignal<BTreeMap<String, usize>>,
 }
 
 impl FormModel {
@@ -48,7 +51,38 @@ impl FormModel {
             reveal_all: RwSignal::new(false),
             focus: RwSignal::new(None),
             yaml_reading: RwSignal::new(0),
+            placed: RwSignal::new(BTreeMap::new()),
         }
+    }
+
+    /// Says that a view of the field at `path` shows its messages, until the view goes.
+    pub fn place(&self, path: &str) {
+        self.placed
+            .update(|placed| *placed.entry(path.to_string()).or_default() += 1);
+        let (placed, path) = (self.placed, path.to_string());
+        on_cleanup(move || {
+            placed.try_update(|placed| {
+                if let Some(count) = placed.get_mut(&path) {
+                    *count -= 1;
+                    if *count == 0 {
+                        placed.remove(&path);
+                    }
+                }
+            });
+        });
+    }
+
+    /// The API server's causes no field on the page shows: for the top of the form.
+    pub fn unplaced_errors(&self) -> Vec<FieldError> {
+        self.placed.with(|placed| {
+            self.server_errors.with(|errors| {
+                errors
+                    .iter()
+                    .filter(|e| !placed.contains_key(&e.path))
+                    .cloned()
+                    .collect()
+            })
+        })
     }
 
     /// Makes this the form every field below reads and writes.
@@ -80,12 +114,27 @@ impl FormModel {
         } else {
             vec![]
         };
-        self.server_errors.with(|errors| {
-            for e in errors.iter().filter(|e| e.path == path) {
-                if !out.contains(&e.message) {
-                    out.push(e.message.clone());
+        // Its own causes, and those of paths under it that no field shows, with the
+        // rest of their path (beside the nearest field that fits).
+        self.placed.with(|placed| {
+            self.server_errors.with(|errors| {
+                for e in errors {
+                    let message = if e.path == path {
+                        e.message.clone()
+                    } else if nearest_placed(&e.path, placed) == Some(path) {
+                        format!(
+                            "{}: {}",
+                            &e.path[path.len()..].trim_start_matches('.'),
+                            e.message
+                        )
+                    } else {
+                        continue;
+                    };
+                    if !out.contains(&message) {
+                        out.push(message);
+                    }
                 }
-            }
+            })
         });
         out
     }
@@ -194,6 +243,32 @@ fn scroll_to(path: &str) {
     }
 }
 
+/// The path of the field holding `path` (`spec.a.b` → `spec.a`, `spec.l[k.x]` →
+/// `spec.l`), `None` at the top.
+fn parent_path(path: &str) -> Option<&str> {
+    let cut = if path.ends_with(']') {
+        path.rfind('[')?
+    } else {
+        path.rfind(['.', '['])?
+    };
+    Some(&path[..cut])
+}
+
+/// The nearest field above `path` that shows messages, for a path no field shows.
+fn nearest_placed<'a>(path: &'a str, placed: &BTreeMap<String, usize>) -> Option<&'a str> {
+    if placed.contains_key(path) {
+        return None;
+    }
+    let mut at = parent_path(path);
+    while let Some(parent) = at {
+        if placed.contains_key(parent) {
+            return Some(parent);
+        }
+        at = parent_path(parent);
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,5 +280,27 @@ mod tests {
         assert!(leads_to("spec.a[0]", "spec.a[*].b"));
         assert!(leads_to("spec.a", "spec.a"));
         assert!(!leads_to("spec.a", "spec.ab"));
+    }
+
+    #[test]
+    fn a_cause_no_field_shows_goes_to_the_nearest_field_above_it() {
+        let placed: BTreeMap<String, usize> =
+            [("spec".to_string(), 1), ("spec.backup".to_string(), 1)].into();
+        assert_eq!(
+            nearest_placed("spec.backup.target.bucket", &placed),
+            Some("spec.backup")
+        );
+        assert_eq!(
+            nearest_placed("spec.labels[app.kubernetes.io/name]", &placed),
+            Some("spec")
+        );
+        assert_eq!(
+            nearest_placed("spec.backup", &placed),
+            None,
+            "shown where it is"
+        );
+        assert_eq!(nearest_placed("metadata.labels[x]", &placed), None);
+        assert_eq!(parent_path("spec.items[3]"), Some("spec.items"));
+        assert_eq!(parent_path("spec"), None);
     }
 }

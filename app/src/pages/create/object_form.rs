@@ -22,25 +22,33 @@ use portico_core::resource::{ObjectKey, ResourceRef, is_path_segment};
 use portico_core::schema::draft::{Draft, DraftError};
 use portico_core::schema::field_path::FieldPath;
 use portico_core::schema::form::spec_form;
+use portico_core::schema::name_rule::name_rule_problems;
 use portico_core::schema::openapi::Schema;
 use portico_core::schema::validate::{FieldError, validate};
 
 /// How long typing pauses before the API server is asked, in milliseconds.
 const CHECK_AFTER_MS: f64 = 400.0;
 
-/// Messages for the name, which the schema does not cover.
-fn name_errors(name: &str) -> Vec<FieldError> {
-    let message = if name.is_empty() {
-        "Required."
+/// Messages for the name: Kubernetes' own rule, then the kind's (a CEL rule at the
+/// object's root, as a Stack's), so a name the API server would refuse is said as typed.
+fn name_errors(name: &str, schema: &Schema) -> Vec<FieldError> {
+    let messages = if name.is_empty() {
+        vec!["Required.".to_string()]
     } else if !is_path_segment(name) {
-        "Use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit."
+        vec![
+            "Use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit."
+                .to_string(),
+        ]
     } else {
-        return vec![];
+        name_rule_problems(schema, name)
     };
-    vec![FieldError {
-        path: "metadata.name".into(),
-        message: message.into(),
-    }]
+    messages
+        .into_iter()
+        .map(|message| FieldError {
+            path: "metadata.name".into(),
+            message,
+        })
+        .collect()
 }
 
 /// Where the API server's refusal is shown: causes naming a field go to that field;
@@ -202,7 +210,7 @@ pub fn ObjectForm(
 
     let schema = StoredValue::new(schema);
     let client_errors = Memo::new(move |_| {
-        let mut errors = name_errors(&name.get());
+        let mut errors = schema.with_value(|s| name_errors(&name.get(), s));
         errors.extend(value.with(|v| schema.with_value(|s| validate(s, v, ""))));
         errors
     });
@@ -210,6 +218,7 @@ pub fn ObjectForm(
     let banner = RwSignal::new(None::<String>);
     let model = FormModel::new(value, client_errors.into(), server_errors.into());
     model.provide();
+    model.place("metadata.name");
     let spec = StoredValue::new(spec);
     // The YAML view edits the same object as the form, so switching loses nothing. It
     // is written as YAML only while shown (not on every edit of the form); hidden, it
@@ -377,6 +386,20 @@ pub fn ObjectForm(
             <div class="callout warn-callout" role="note" data-testid="draft-restored">{note}</div>
         })}
         {move || banner.get().map(|b| view! { <div class="error-banner" role="alert" data-testid="form-banner">{b}</div> })}
+        // The API server's causes for fields the form does not show (labels typed in
+        // the YAML view, a field of a collapsed section), in its words, with the path.
+        {move || {
+            let unplaced = model.unplaced_errors();
+            (!unplaced.is_empty()).then(|| view! {
+                <div class="error-banner" role="alert" data-testid="form-unplaced">
+                    <ul class="unplaced-errors">
+                        {unplaced.into_iter().map(|e| view! {
+                            <li><span class="mono">{e.path}</span>": "{e.message}</li>
+                        }).collect_view()}
+                    </ul>
+                </div>
+            })
+        }}
         <form class="object-form" on:submit=on_submit novalidate>
             <section class="panel">
                 <h2>"Metadata"</h2>
