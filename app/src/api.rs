@@ -12,8 +12,8 @@ use leptos::server_fn::codec::Json;
 use crate::codec::JsonText;
 use crate::error::BackendError;
 use portico_core::payload::{
-    CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview, StackData,
-    StackOffer, SubmitOutcome,
+    BindingOffer, CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview,
+    StackData, StackOffer, SubmitOutcome,
 };
 use portico_core::resource::{ObjectKey, ResourceKind, ResourceRef};
 
@@ -111,6 +111,11 @@ endpoints! {
     /// Volume claims kept after their Stack was deleted (deletionPolicy Retain), in
     /// every namespace the person may list claims and Stacks in.
     "kept-volumes" => fn fetch_kept_volumes() -> Vec<DataVolume>;
+
+    /// Where Stack `stack` can be bound, for the binding picker: the namespace's
+    /// Deployments, StatefulSets and other Stacks, each with whether the caller may
+    /// bind it (the rights admission asks of them), and the variables it would get.
+    "binding-offer" => fn fetch_binding_offer(namespace: String, stack: String) -> BindingOffer;
 
     /// What the caller may do with `resource` in `namespace`, as the API server's
     /// authorizer says.

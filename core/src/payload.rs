@@ -243,6 +243,31 @@ pub struct DataVolume {
     pub created: Option<String>,
 }
 
+/// A workload a Stack can be bound to, as the binding picker offers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BindingTarget {
+    /// `Deployment`, `StatefulSet` or `Stack` (a StackBinding's `spec.workload.kind`).
+    pub kind: String,
+    pub name: String,
+    /// Why the person may not bind it (their rights); `None` when they may.
+    pub refused: Option<String>,
+    /// The binding of this Stack into it that already exists.
+    pub bound_by: Option<String>,
+}
+
+/// What binding Stack `stack` offers the person: where its details can go, and the
+/// variables a workload gets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BindingOffer {
+    pub targets: Vec<BindingTarget>,
+    /// Each variable a bound workload gets, with what it holds (the password as where
+    /// it is read from: it is never copied).
+    pub variables: Vec<(String, String)>,
+    /// Why nothing can be bound yet (the Stack is still being provisioned, the person
+    /// may not read its password), in words.
+    pub blocked: Option<String>,
+}
+
 /// One choice the Provision page offers, from the stack catalog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StackOffer {

@@ -235,14 +235,26 @@ test('binding a Stack to a Deployment from the Stack page hands it the details, 
 
   await page.goto(`/r/portico.dev/v1alpha1/stacks/${ns}/web`);
   await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  // A picker, on the Stack's page: the namespace's workloads, the variables the chosen
+  // one gets, a name made for it. Nothing typed.
   await page.getByTestId('bind-link').click();
-  await expect(page).toHaveURL(/\/r\/portico.dev\/v1alpha1\/stackbindings\/new/);
-  await expect(page.getByTestId('prefilled')).toContainText('spec.stack = web');
-  await page.locator('#f-metadata-name').fill('app-web');
-  await page.locator('#f-spec-workload-kind').selectOption('"Deployment"');
-  await page.locator('#f-spec-workload-name').fill('app');
-  await page.screenshot({ path: 'test-results/binding-form.png', fullPage: true });
-  await page.getByRole('button', { name: 'Create' }).click();
+  const picker = page.getByTestId('bind-picker');
+  await expect(picker).toBeVisible();
+  const choice = picker.locator('[data-target="Deployment app"] input[type=radio]');
+  await expect(choice).toBeEnabled();
+  await expect(page.getByTestId('bind-variables')).toContainText(`TOMCAT_HOST`);
+  await expect(page.getByTestId('bind-variables')).toContainText(`web.${ns}.svc`);
+  await expect(page.getByTestId('bind-confirm')).toBeDisabled();
+  await choice.check();
+  await expect(page.getByTestId('bind-name')).toContainText('app-web');
+  await page.screenshot({ path: 'test-results/binding-picker.png', fullPage: true });
+  await page.getByTestId('bind-confirm').click();
+  const done = page.getByTestId('bind-done');
+  await expect(done).toContainText('Bound: app-web');
+  await expect(picker).toBeHidden();
+  // The Stack's own table lists it, live; its name leads to the binding's page.
+  await expect(page.getByTestId('stack-bindings').locator('tbody')).toContainText('app-web');
+  await done.getByRole('link', { name: 'app-web' }).click();
   await expect(page).toHaveURL(new RegExp(`/r/portico.dev/v1alpha1/stackbindings/${ns}/app-web$`));
   // The reconciler carries it out and says what the Deployment got, on the page, live.
   await expect(page.getByTestId('conditions')).toContainText('Bound', { timeout: 60_000 });

@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 
 use crate::components::live_table::LiveTable;
+use crate::pages::stack::bind::BindPicker;
 use portico_core::encode::percent_encode;
 use portico_core::portico_kinds;
 use portico_core::table::state::SortKey;
@@ -47,17 +48,24 @@ pub fn StackBindings(namespace: String, of: BoundBy) -> impl IntoView {
         portico_kinds::bindings().page_path(),
         percent_encode(&namespace)
     ));
-    let label = match of {
-        BoundBy::Stack(_) => "Bind to a workload…",
-        BoundBy::Workload { .. } => "Bind a Stack…",
+    // A Stack's page binds from a picker; a workload's links to the form, the workload
+    // filled in.
+    let bind = match of {
+        BoundBy::Stack(stack) => {
+            view! { <BindPicker namespace=namespace.clone() stack=stack/> }.into_any()
+        }
+        BoundBy::Workload { .. } => {
+            view! { <a class="button" href=href data-testid="bind-link">"Bind a Stack…"</a> }
+                .into_any()
+        }
     };
     view! {
         <section class="panel" data-testid="stack-bindings">
             <div class="panel-head">
                 <h2>"Bindings"</h2>
-                <a class="button" href=href data-testid="bind-link">{label}</a>
             </div>
             <p class="subtle small">{intro}</p>
+            {bind}
             <LiveTable
                 query=Signal::stored(query)
                 wide=false

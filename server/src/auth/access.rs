@@ -24,6 +24,8 @@ pub struct AccessQuestion {
     /// E.g. `log` for `pods/log`.
     pub subresource: Option<String>,
     pub namespace: Option<String>,
+    /// One object's name; `None` asks about every object of the resource.
+    pub name: Option<String>,
 }
 
 /// Access reviews made through the callers' own clients.
@@ -76,6 +78,7 @@ impl AccessReviews {
                     resource: Some(question.resource.clone()),
                     subresource: question.subresource.clone(),
                     namespace: question.namespace.clone(),
+                    name: question.name.clone(),
                     ..Default::default()
                 }),
                 ..Default::default()

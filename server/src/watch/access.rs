@@ -86,6 +86,7 @@ async fn watch_review(
         resource: plural.into(),
         subresource: None,
         namespace: namespace.map(str::to_string),
+        name: None,
     };
     state
         .auth

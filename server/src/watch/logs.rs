@@ -263,6 +263,7 @@ async fn may_read_logs(
         resource: "pods".into(),
         subresource: Some("log".into()),
         namespace: Some(namespace.to_string()),
+        name: None,
     };
     state
         .auth

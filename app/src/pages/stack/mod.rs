@@ -3,6 +3,7 @@
 //! it is applied, the volumes deleted Stacks kept, and the plan and version picker
 //! beside the Stack form.
 
+pub mod bind;
 pub mod change;
 pub mod connection;
 pub mod deletion;

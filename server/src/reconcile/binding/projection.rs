@@ -69,9 +69,14 @@ pub fn details(stack: &Stack) -> Result<Details, NotYet> {
 
 /// `spec.envPrefix`, else the Stack's choice in capitals with `_` (`MYSQL_`).
 pub fn prefix(binding: &StackBinding, choice: &str) -> String {
-    if let Some(prefix) = binding.spec.env_prefix.as_deref().filter(|p| !p.is_empty()) {
-        return prefix.to_string();
+    match binding.spec.env_prefix.as_deref().filter(|p| !p.is_empty()) {
+        Some(prefix) => prefix.to_string(),
+        None => default_prefix(choice),
     }
+}
+
+/// The prefix of a binding that names none: the choice in capitals with `_`.
+pub fn default_prefix(choice: &str) -> String {
     let mut prefix: String = choice
         .chars()
         .map(|c| {

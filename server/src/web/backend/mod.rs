@@ -2,6 +2,7 @@
 //! the caller's own client, resolves kinds through the registry, and maps the API
 //! server's failures to the UI's typed errors in one place ([`user_error`]).
 
+pub mod binding_offer;
 pub mod detail;
 pub mod objects;
 pub mod stack_change;
@@ -11,8 +12,8 @@ use app::backend::{Backend, BackendError};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ListParams};
 use portico_core::payload::{
-    CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview, StackData,
-    StackOffer, SubmitOutcome,
+    BindingOffer, CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview,
+    StackData, StackOffer, SubmitOutcome,
 };
 use portico_core::resource::{ObjectKey, ResourceKind, ResourceRef};
 use tracing::instrument;
@@ -105,6 +106,7 @@ impl Backend for ClusterBackend {
             resource: resource.plural.clone(),
             subresource: None,
             namespace: namespace.clone(),
+            name: None,
         };
         let (create, update, delete) = (ask("create"), ask("update"), ask("delete"));
         let (create, update, delete) = futures::join!(
@@ -219,6 +221,29 @@ impl Backend for ClusterBackend {
                 .map_err(Clone::clone),
         );
         result
+    }
+
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
+    async fn fetch_binding_offer(
+        &self,
+        namespace: String,
+        stack: String,
+    ) -> Result<BindingOffer, BackendError> {
+        check_target(&stack_resource(), Some(&namespace), &stack)?;
+        let asker = binding_offer::Asker {
+            client: &self.client,
+            reviews: &self.reviews,
+            who: &self.who,
+        };
+        binding_offer::offer(&asker, &namespace, &stack)
+            .await
+            .map_err(|e| {
+                user_error(
+                    e,
+                    &format!("read Stack {stack} and list workloads in {namespace}"),
+                    &format!("stacks {namespace}/{stack}"),
+                )
+            })
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
