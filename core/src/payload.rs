@@ -156,6 +156,17 @@ pub struct OwnerLink {
     pub note: Option<String>,
 }
 
+/// An object another one names in its spec (a binding's Stack and workload), with
+/// Portico's page for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mention {
+    /// What it is to the object (`Stack`, `Workload`).
+    pub role: String,
+    pub kind: String,
+    pub name: String,
+    pub href: String,
+}
+
 /// What the detail page shows about one object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObjectDetail {
@@ -171,6 +182,9 @@ pub struct ObjectDetail {
     pub labels: Vec<(String, String)>,
     pub conditions: Vec<Condition>,
     pub owners: Vec<OwnerLink>,
+    /// The objects its spec names, where Portico knows the kind (a StackBinding's).
+    #[serde(default)]
+    pub mentions: Vec<Mention>,
     /// The object as YAML, without managedFields; Secret values are replaced.
     pub yaml: String,
     /// The object's `status` (null when it has none).

@@ -256,6 +256,11 @@ test('binding a Stack to a Deployment from the Stack page hands it the details, 
   await expect(page.getByTestId('stack-bindings').locator('tbody')).toContainText('app-web');
   await done.getByRole('link', { name: 'app-web' }).click();
   await expect(page).toHaveURL(new RegExp(`/r/portico.dev/v1alpha1/stackbindings/${ns}/app-web$`));
+  // The binding's page leads to what it binds.
+  const mentions = page.getByTestId('mentions');
+  await expect(mentions.locator('[data-mention="Stack"]')).toHaveText('Stack web');
+  await expect(mentions.locator('[data-mention="Workload"]')).toHaveText('Deployment app');
+  await expect(mentions.locator('[data-mention="Workload"]')).toHaveAttribute('href', new RegExp(`/r/apps/v1/deployments/${ns}/app$`));
   // The reconciler carries it out and says what the Deployment got, on the page, live.
   await expect(page.getByTestId('conditions')).toContainText('Bound', { timeout: 60_000 });
   await expect(page.getByTestId('conditions')).toContainText('TOMCAT_HOST, TOMCAT_PORT, TOMCAT_URL');

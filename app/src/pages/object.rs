@@ -166,6 +166,7 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
         </div>
         <DeletionNotice detail=detail.clone()/>
         <Owners owners=detail.owners.clone()/>
+        <Mentions mentions=detail.mentions.clone()/>
         {stack_namespace.map(|ns| view! {
             <StackConnection namespace=ns.clone() name=detail.name.clone() status=detail.status.clone()/>
             <StackChange namespace=ns.clone() name=detail.name.clone()/>
@@ -247,6 +248,24 @@ fn Owners(owners: Vec<OwnerLink>) -> impl IntoView {
                         }
                     }).collect_view()}
                 </ul>
+            </section>
+        }
+    })
+}
+
+/// What the object names (a binding: its Stack and workload), as links.
+#[component]
+fn Mentions(mentions: Vec<portico_core::payload::Mention>) -> impl IntoView {
+    (!mentions.is_empty()).then(|| {
+        view! {
+            <section class="panel">
+                <h2>"Binds"</h2>
+                <dl class="facts" data-testid="mentions">
+                    {mentions.into_iter().map(|m| view! {
+                        <dt>{m.role.clone()}</dt>
+                        <dd><a href=crate::base::url(&m.href) data-mention=m.role.clone()>{format!("{} {}", m.kind, m.name)}</a></dd>
+                    }).collect_view()}
+                </dl>
             </section>
         }
     })

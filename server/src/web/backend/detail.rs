@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use kube::api::DynamicObject;
-use portico_core::payload::{Condition, ObjectDetail, OwnerLink};
+use portico_core::payload::{Condition, Mention, ObjectDetail, OwnerLink};
 use portico_core::resource::{KindFlags, ResourceRef};
 use serde_json::Value;
 
@@ -62,7 +62,14 @@ pub fn summarize(
     } else {
         obj.data.get("status").cloned().unwrap_or(Value::Null)
     };
+    let mentions = mentions(
+        &types.kind,
+        &types.api_version,
+        meta.namespace.as_deref(),
+        &obj.data,
+    );
     ObjectDetail {
+        mentions,
         status,
         kind: types.kind,
         api_version: types.api_version,
@@ -78,6 +85,42 @@ pub fn summarize(
         yaml: display_yaml(obj, is_secret),
         flags,
     }
+}
+
+/// What a StackBinding names: its Stack and its workload, each with its page.
+fn mentions(kind: &str, api_version: &str, namespace: Option<&str>, data: &Value) -> Vec<Mention> {
+    let binding = portico_core::portico_kinds::bindings();
+    if kind != "StackBinding" || api_version != binding.api_version() {
+        return Vec::new();
+    }
+    let spec = data.get("spec").cloned().unwrap_or(Value::Null);
+    let mut out = Vec::new();
+    let stack = text(&spec, "stack");
+    if portico_core::resource::is_object_name(&stack) {
+        out.push(Mention {
+            role: "Stack".into(),
+            kind: "Stack".into(),
+            href: portico_core::portico_kinds::stacks().object_path(namespace, &stack),
+            name: stack,
+        });
+    }
+    let workload = spec.get("workload").cloned().unwrap_or(Value::Null);
+    let (kind, name) = (text(&workload, "kind"), text(&workload, "name"));
+    let resource = match kind.as_str() {
+        "Deployment" => Some(ResourceRef::new("apps", "v1", "deployments")),
+        "StatefulSet" => Some(ResourceRef::new("apps", "v1", "statefulsets")),
+        "Stack" => Some(portico_core::portico_kinds::stacks()),
+        _ => None,
+    };
+    if let Some(resource) = resource.filter(|_| portico_core::resource::is_object_name(&name)) {
+        out.push(Mention {
+            role: "Workload".into(),
+            href: resource.object_path(namespace, &name),
+            kind,
+            name,
+        });
+    }
+    out
 }
 
 fn text(v: &Value, key: &str) -> String {
