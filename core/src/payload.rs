@@ -218,6 +218,10 @@ pub struct StackData {
     /// would go with it even when the volumes stay; `None` when the person may not
     /// read it.
     pub secret_goes_with_it: Option<bool>,
+    /// The workloads bound to it (`Deployment app`, by binding `app-db`); `None` when
+    /// the person may not list bindings there.
+    #[serde(default)]
+    pub bindings: Option<Vec<(String, String)>>,
 }
 
 /// What a Stack may change to (its choice's versions and plans), and what a change of

@@ -196,7 +196,11 @@ test('deleting a Stack from its page removes everything it owned', async ({ page
   // Tomcat keeps no data: the dialog says so and asks for no typed name.
   await expect(page.getByTestId('delete-removes')).toContainText('It holds no data.');
   await expect(page.getByTestId('delete-typed-name')).toHaveCount(0);
+  // Each way of deleting says what it does to what the Stack owns.
+  await page.getByLabel('Propagation').selectOption('Orphan');
+  await expect(page.getByTestId('propagation-hint')).toContainText('owned by nothing');
   await page.getByLabel('Propagation').selectOption('Background');
+  await expect(page.getByTestId('propagation-hint')).toContainText('in the background');
   await page.getByTestId('delete-dialog').getByRole('button', { name: 'Delete' }).click();
   // Nothing holds it: the page goes back to the list.
   await expect(page).toHaveURL(/\/r\/portico.dev\/v1alpha1\/stacks$/);
@@ -270,6 +274,11 @@ test('binding a Stack to a Deployment from the Stack page hands it the details, 
   await page.goto(`/r/portico.dev/v1alpha1/stacks/${ns}/web`);
   await expect(page.getByTestId('stack-bindings').locator('tbody')).toContainText('app-web');
   await page.screenshot({ path: 'test-results/stack-bindings.png', fullPage: true });
+  // Deleting the Stack would leave a bound workload: its dialog says which.
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  await page.getByTestId('delete-button').click();
+  await expect(page.getByTestId('delete-bindings')).toContainText('Deployment app (binding app-web)');
+  await page.getByTestId('delete-dialog').getByRole('button', { name: 'Cancel' }).click();
   await page.goto(`/r/apps/v1/deployments/${ns}/app`);
   await expect(page.getByTestId('stack-bindings').locator('tbody')).toContainText('web');
 
@@ -327,7 +336,14 @@ test('the catalog offers plans, and a new plan is shown as a diff before it roll
   const diff = panel.getByTestId('change-diff');
   await expect(diff.locator('.diff-line.add')).toContainText(['cpu: 500m']);
   await expect(diff.locator('.diff-line.del')).toContainText(['cpu: 100m']);
+  await expect(panel.getByTestId('change-effect')).toContainText('one replica cannot be reached');
   await page.screenshot({ path: 'test-results/stack-plan-diff.png', fullPage: true });
+  // Cancel takes the choice back; nothing was written.
+  await panel.getByTestId('change-cancel').click();
+  await expect(diff).toHaveCount(0);
+  await expect(panel.getByTestId('change-plan')).toHaveValue('small');
+  await panel.getByTestId('change-plan').selectOption('medium');
+  await expect(diff.locator('.diff-line.add')).toContainText(['cpu: 500m']);
   const deployment = `/apis/apps/v1/namespaces/${ns}/deployments/web`;
   expect((await kube.ok('GET', deployment)).spec.template.spec.containers[0].resources.requests.cpu).toBe('100m');
   await panel.getByTestId('change-apply').click();

@@ -520,6 +520,11 @@ fn DeleteControl(
                         }).collect_view()}
                     </select>
                 </label>
+                <p class="field-hint" data-testid="propagation-hint">{move || propagation.with(|p| match p.as_str() {
+                    "Foreground" => "What it owns is deleted first; it goes last, shown as Deleting until then.",
+                    "Orphan" => "Only it goes: what it owns stays, owned by nothing (nothing deletes it later).",
+                    _ => "It goes at once; Kubernetes then deletes what it owns, in the background.",
+                })}</p>
                 <div class="confirm-actions">
                     <button type="button" class="button danger" data-testid="delete-confirm"
                         disabled=move || busy.get() || !confirmed() on:click=confirm.clone()>"Delete"</button>

@@ -69,9 +69,16 @@ pub fn StackChange(namespace: String, name: String) -> impl IntoView {
                             {(has_diff && p.refused.is_none()).then(|| view! {
                                 <p class="subtle small">"What the reconciler will change in the workload (checked with a dry run; its Pods then roll one at a time):"</p>
                                 <Diff lines=p.diff.clone()/>
-                                <button type="button" class="button primary" data-testid="change-apply"
-                                    disabled=move || apply.pending().get()
-                                    on:click=move |_| { apply.dispatch(()); }>"Apply"</button>
+                                <p class="field-hint" data-testid="change-effect">
+                                    "Each Pod restarts with the change: a Stack with one replica cannot be reached until its Pod is ready again. Its volumes, and the data on them, stay as they are."
+                                </p>
+                                <div class="form-actions">
+                                    <button type="button" class="button primary" data-testid="change-apply"
+                                        disabled=move || apply.pending().get()
+                                        on:click=move |_| { apply.dispatch(()); }>"Apply"</button>
+                                    <button type="button" class="button" data-testid="change-cancel"
+                                        on:click=move |_| { version.set(None); plan.set(None); outcome.set(None); }>"Cancel"</button>
+                                </div>
                             })}
                         }.into_any()
                     }

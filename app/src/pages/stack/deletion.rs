@@ -11,7 +11,7 @@ pub fn StackDataNotice(
     data: RwSignal<Option<Result<StackData, String>>>,
     name: String,
 ) -> impl IntoView {
-    move || {
+    let notice = move || {
         let name = name.clone();
         match data.get() {
             None => view! { <p class="subtle small">"Looking at its data…"</p> }.into_any(),
@@ -56,5 +56,25 @@ pub fn StackDataNotice(
                 }
             }
         }
-    }
+    };
+    let bound = move || {
+        data.get()
+            .and_then(Result::ok)
+            .and_then(|d| d.bindings)
+            .filter(|b| !b.is_empty())
+            .map(|bindings| {
+                let list = bindings
+                    .iter()
+                    .map(|(workload, binding)| format!("{workload} (binding {binding})"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                view! {
+                    <p class="small" data-testid="delete-bindings">
+                        <strong>"Bound into: "</strong>{list}". "
+                        "Their variables stay in those workloads, pointing at nothing, until the bindings are deleted; a Stack made again under this name is bound again."
+                    </p>
+                }
+            })
+    };
+    view! { {notice} {bound} }
 }

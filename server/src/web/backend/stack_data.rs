@@ -10,6 +10,7 @@ use kube::api::{Api, ListParams};
 use portico_core::payload::{DataVolume, StackData};
 
 use crate::cluster::error::{ApiError, Failure, failure};
+use crate::reconcile::binding::kind::StackBinding;
 use crate::reconcile::catalog::Catalog;
 use crate::reconcile::desired::STACK_LABEL;
 use crate::reconcile::stack::Stack;
@@ -61,7 +62,28 @@ pub async fn stack_data(
             }),
         None => None,
     };
+    let bound = ListParams::default().fields(&format!("spec.stack={name}"));
+    let bindings = match Api::<StackBinding>::namespaced(client.clone(), namespace)
+        .list(&bound)
+        .await
+    {
+        Ok(list) => Some(
+            list.items
+                .iter()
+                .map(|b| {
+                    let kind = serde_json::to_value(&b.spec.workload.kind)
+                        .ok()
+                        .and_then(|k| k.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    (format!("{kind} {}", b.spec.workload.name), b.name_any())
+                })
+                .collect(),
+        ),
+        Err(e) if failure(&e) == Failure::Forbidden => None,
+        Err(e) => return Err(e.into()),
+    };
     Ok(StackData {
+        bindings,
         holds_data,
         keeps: stack.spec.deletion_policy.keeps_data(),
         volumes,
