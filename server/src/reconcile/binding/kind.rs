@@ -43,6 +43,17 @@ pub enum WorkloadKind {
     Stack,
 }
 
+impl WorkloadKind {
+    /// As the binding's spec says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Deployment => "Deployment",
+            Self::StatefulSet => "StatefulSet",
+            Self::Stack => "Stack",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StackBindingStatus {

@@ -103,9 +103,11 @@ pub async fn offer(
         .items
         .iter()
         .filter_map(|b| {
-            let kind = serde_json::to_value(&b.spec.workload.kind).ok()?;
             Some((
-                (kind.as_str()?.to_string(), b.spec.workload.name.clone()),
+                (
+                    b.spec.workload.kind.as_str().to_string(),
+                    b.spec.workload.name.clone(),
+                ),
                 b.metadata.name.clone()?,
             ))
         })

@@ -71,11 +71,11 @@ pub async fn stack_data(
             list.items
                 .iter()
                 .map(|b| {
-                    let kind = serde_json::to_value(&b.spec.workload.kind)
-                        .ok()
-                        .and_then(|k| k.as_str().map(str::to_string))
-                        .unwrap_or_default();
-                    (format!("{kind} {}", b.spec.workload.name), b.name_any())
+                    let workload = &b.spec.workload;
+                    (
+                        format!("{} {}", workload.kind.as_str(), workload.name),
+                        b.name_any(),
+                    )
                 })
                 .collect(),
         ),
