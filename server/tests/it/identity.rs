@@ -1044,3 +1044,106 @@ async fn attack_moving_or_deleting_someone_elses_binding_needs_the_right_to_chan
         .await
         .expect("Bob unbinds his own app");
 }
+
+/// The binding picker asks the API server, as the person, about each workload: the one
+/// they may update is offered first, the one they may not says why, and a Stack not
+/// provisioned yet says so instead of offering variables.
+#[tokio::test]
+async fn the_binding_picker_offers_what_the_person_may_bind_and_says_why_not_of_the_rest() {
+    use portico_server::auth::access::AccessReviews;
+    use portico_server::cluster::caller::{Caller, Token};
+    use portico_server::cluster::pool::ClientPool;
+    use portico_server::web::backend::binding_offer::{Asker, offer};
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let ns = crate::kit::fresh_namespace(&admin, "bind-pick").await;
+    // Update on one Deployment only, by name. Made first: the RBAC authorizer sees
+    // roles in order, so once the grants below are seen, so is this one.
+    let docs = vec![
+        serde_json::from_value(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "binder-mine", "namespace": ns},
+            "rules": [{"apiGroups": ["apps"], "resources": ["deployments"],
+                "resourceNames": ["mine"], "verbs": ["update"]}]
+        }))
+        .expect("role"),
+        serde_json::from_value(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "binder-mine", "namespace": ns},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "binder-mine"},
+            "subjects": [{"kind": "ServiceAccount", "name": "binder", "namespace": ns}]
+        }))
+        .expect("binding"),
+    ];
+    apply::apply_all(&admin, docs).await.expect("RBAC applies");
+    for (resource, verbs) in [
+        (("portico.dev", "stacks"), &["get", "list"][..]),
+        (("portico.dev", "stackbindings"), &["list"][..]),
+        (("apps", "deployments"), &["list"][..]),
+        (("apps", "statefulsets"), &["list"][..]),
+    ] {
+        let role = format!("binder-{}", resource.1);
+        crate::kit::grant(&admin, &ns, &role, resource, verbs, "binder").await;
+    }
+    let deployment = |name: &str| -> k8s_openapi::api::apps::v1::Deployment {
+        serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": {"app": name}},
+                "template": {"metadata": {"labels": {"app": name}},
+                    "spec": {"containers": [{"name": "app", "image": "example/app:1"}]}}}}))
+        .expect("deployment")
+    };
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(admin.clone(), &ns);
+    for name in ["theirs", "mine"] {
+        deployments
+            .create(&Default::default(), &deployment(name))
+            .await
+            .expect("a Deployment");
+    }
+    let stack: portico_server::reconcile::stack::Stack = serde_json::from_value(json!({
+        "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
+        "metadata": {"name": "db"}, "spec": {"choice": "mysql"}}))
+    .expect("stack");
+    Api::<portico_server::reconcile::stack::Stack>::namespaced(admin.clone(), &ns)
+        .create(&Default::default(), &stack)
+        .await
+        .expect("a Stack");
+    let who = crate::kit::account_user(&ns, "binder");
+
+    let token = crate::kit::account_token(&admin, &ns, "binder").await;
+    let pool = std::sync::Arc::new(ClientPool::new(
+        Some(crate::kit::shared_config().await),
+        admin.clone(),
+    ));
+    let caller = Caller::Bearer {
+        name: who.clone(),
+        token: Token(token),
+    };
+    let reviews = AccessReviews::new(pool.clone());
+    let client = pool.for_caller(&caller).expect("client");
+    let asker = Asker {
+        client: &client,
+        reviews: &reviews,
+        who: &caller,
+    };
+    let offered = offer(&asker, &ns, "db").await.expect("the offer");
+    let targets: Vec<(String, Option<String>)> = offered
+        .targets
+        .iter()
+        .map(|t| (format!("{} {}", t.kind, t.name), t.refused.clone()))
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            ("Deployment mine".to_string(), None),
+            (
+                "Deployment theirs".to_string(),
+                Some("You may not update Deployment theirs, which binding changes.".to_string())
+            ),
+        ]
+    );
+    assert_eq!(
+        offered.blocked.as_deref(),
+        Some("Stack db has no endpoint yet: it is still being provisioned")
+    );
+}

@@ -37,11 +37,38 @@ pub fn workload_href(namespace: &str, kind: &str, name: &str) -> String {
     crate::base::url(&resource.object_path(Some(namespace), name))
 }
 
+/// What the picker shows and what was chosen: kept by the object's page, whose parts
+/// are drawn again with every change of the Stack (a status update would otherwise
+/// close the picker under the person's hand).
+#[derive(Clone, Copy)]
+pub struct PickerState {
+    open: RwSignal<bool>,
+    chosen: RwSignal<Option<(String, String)>>,
+    bound: RwSignal<Option<String>>,
+}
+
+impl PickerState {
+    fn new() -> Self {
+        Self {
+            open: RwSignal::new(false),
+            chosen: RwSignal::new(None),
+            bound: RwSignal::new(None),
+        }
+    }
+
+    /// Keeps the picker's state for every part of this page drawn below.
+    pub fn provide() {
+        provide_context(Self::new());
+    }
+}
+
 #[component]
 pub fn BindPicker(namespace: String, stack: String) -> impl IntoView {
-    let open = RwSignal::new(false);
-    let chosen = RwSignal::new(None::<(String, String)>);
-    let bound = RwSignal::new(None::<String>);
+    let PickerState {
+        open,
+        chosen,
+        bound,
+    } = use_context::<PickerState>().unwrap_or_else(PickerState::new);
     let target = StoredValue::new((namespace.clone(), stack.clone()));
     let offer = Resource::new(
         move || open.get(),
