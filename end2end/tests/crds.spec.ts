@@ -23,6 +23,21 @@ test('the CRD page lists every seed CRD and filters in the browser', async ({ pa
   await page.getByLabel('Filter resource types').fill('no-such-kind');
   await expect(table.locator('tbody tr')).toHaveCount(0);
   await expect(page.getByText('No resource type matches the filter.')).toBeVisible();
+
+  // A row's kind leads to its objects.
+  await page.getByLabel('Filter resource types').fill('');
+  await table.locator('tr[data-crd="crdplural.iksoon.test.com"]').getByRole('link', { name: 'CrdKind' }).click();
+  await expect(page).toHaveURL(/\/r\/iksoon\.test\.com\/v1\/crdplural$/);
+});
+
+test('Enter in "Find a kind" opens the first kind it lists', async ({ page }) => {
+  await page.goto('/crds');
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  const find = page.getByLabel('Find a kind');
+  await find.fill('crdkind');
+  await expect(page.locator('.sidebar .nav-item')).toHaveText(['CrdKind']);
+  await find.press('Enter');
+  await expect(page).toHaveURL(/\/r\/iksoon\.test\.com\/v1\/crdplural$/);
 });
 
 test('a CRD too deep to read is listed with the reason, and the rest of the page works', async ({ page }) => {

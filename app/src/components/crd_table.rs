@@ -75,9 +75,19 @@ fn CrdRow(crd: CrdSummary) -> impl IntoView {
     let problem = crd.problem.clone().map(|reason| {
         view! { <p class="warn small" data-testid="crd-problem">{reason}</p> }
     });
+    // The kind leads to its objects (in the version the API server stores).
+    let href = crd.served_versions().next().map(|v| {
+        crate::base::url(
+            &portico_core::resource::ResourceRef::new(&crd.group, &v.name, &crd.plural).page_path(),
+        )
+    });
+    let kind = match href {
+        Some(href) => view! { <a class="kind-name" href=href>{crd.kind.clone()}</a> }.into_any(),
+        None => view! { <span class="kind-name">{crd.kind.clone()}</span> }.into_any(),
+    };
     view! {
         <tr data-crd=crd.name.clone()>
-            <td class="kind"><span class="kind-name">{crd.kind.clone()}</span>{pending}{problem}</td>
+            <td class="kind">{kind}{pending}{problem}</td>
             <td class="mono">{crd.group.clone()}</td>
             <td>{versions}</td>
             <td>{crd.scope.clone()}</td>

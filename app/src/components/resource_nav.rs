@@ -14,6 +14,19 @@ fn group_label(group: &str) -> &str {
     if group.is_empty() { "core" } else { group }
 }
 
+/// Whether every word typed is in the kind's names or group.
+fn matches(k: &ResourceKind, words: &str) -> bool {
+    let hay = format!(
+        "{} {} {} {}",
+        k.kind,
+        k.plural,
+        k.group,
+        k.short_names.join(" ")
+    )
+    .to_lowercase();
+    words.split_whitespace().all(|w| hay.contains(w))
+}
+
 #[component]
 pub fn ResourceNav() -> impl IntoView {
     let kinds = Resource::new(|| (), |_| list_resources());
@@ -25,6 +38,29 @@ pub fn ResourceNav() -> impl IntoView {
         }
     });
 
+    // Enter goes to the first kind listed, as the list shows them.
+    let navigate = leptos_router::hooks::use_navigate();
+    let go_to_first = move |ev: leptos::ev::KeyboardEvent| {
+        if ev.key() != "Enter" {
+            return;
+        }
+        let words = search.get_untracked().to_lowercase();
+        let first = kinds.get_untracked().and_then(Result::ok).and_then(|all| {
+            let mut found: Vec<ResourceKind> =
+                all.into_iter().filter(|k| matches(k, &words)).collect();
+            found.sort_by(|a, b| {
+                (a.flags.builtin, &a.group, &a.kind).cmp(&(b.flags.builtin, &b.group, &b.kind))
+            });
+            found.into_iter().next()
+        });
+        if let Some(kind) = first {
+            ev.prevent_default();
+            navigate(
+                &crate::base::url(&kind.resource(None).page_path()),
+                Default::default(),
+            );
+        }
+    };
     view! {
         <aside class="sidebar">
             <input
@@ -33,6 +69,7 @@ pub fn ResourceNav() -> impl IntoView {
                 placeholder="Find a kind…"
                 aria-label="Find a kind"
                 bind:value=search
+                on:keydown=go_to_first
             />
             <Transition fallback=|| view! { <p class="subtle small">"Loading…"</p> }>
                 {move || {
@@ -40,10 +77,7 @@ pub fn ResourceNav() -> impl IntoView {
                         Ok(all) => {
                             let words = search.get().to_lowercase();
                             let mut groups: BTreeMap<(bool, String), Vec<ResourceKind>> = BTreeMap::new();
-                            for k in all.into_iter().filter(|k| {
-                                let hay = format!("{} {} {} {}", k.kind, k.plural, k.group, k.short_names.join(" ")).to_lowercase();
-                                words.split_whitespace().all(|w| hay.contains(w))
-                            }) {
+                            for k in all.into_iter().filter(|k| matches(k, &words)) {
                                 groups.entry((k.flags.builtin, k.group.clone())).or_default().push(k);
                             }
                             groups.into_iter().map(|((builtin, group), mut items)| {
