@@ -258,6 +258,8 @@ test('binding a Stack to a Deployment from the Stack page hands it the details, 
   await expect(picker).toBeHidden();
   // The Stack's own table lists it, live; its name leads to the binding's page.
   await expect(page.getByTestId('stack-bindings').locator('tbody')).toContainText('app-web');
+  await expect(page.getByTestId('stack-bindings').locator('[data-cell-link="Workload"]'))
+    .toHaveAttribute('href', new RegExp(`/r/apps/v1/deployments/${ns}/app$`));
   await done.getByRole('link', { name: 'app-web' }).click();
   await expect(page).toHaveURL(new RegExp(`/r/portico.dev/v1alpha1/stackbindings/${ns}/app-web$`));
   // The binding's page leads to what it binds.

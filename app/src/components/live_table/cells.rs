@@ -67,6 +67,30 @@ pub fn LiveRow(
             )
         })
     };
+    // A StackBinding's Stack and workload cells lead to them.
+    let cell_link = move |column: &str, i: usize| -> Option<String> {
+        let resource = resource.get();
+        if resource != portico_core::portico_kinds::bindings() {
+            return None;
+        }
+        row.with_value(|r| {
+            let text = |index: usize| {
+                r.cells
+                    .get(index)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+            };
+            let kind_at =
+                columns.with(|c| c.iter().find(|(_, c)| c.name == "Kind").map(|(k, _)| *k));
+            let path = portico_core::portico_kinds::binding_cell_path(
+                column,
+                text(i),
+                kind_at.map(text).unwrap_or_default(),
+                r.namespace.as_deref(),
+            )?;
+            Some(format!("{}{path}", crate::base::get()))
+        })
+    };
     let cells = move || {
         columns
             .get()
@@ -80,6 +104,9 @@ pub fn LiveRow(
                     move || cell_text(&value, &column.kind, if is_date { now.get() } else { 0 });
                 if is_name && link_rows {
                     view! { <td class="name"><a href=href>{text}</a></td> }.into_any()
+                } else if let Some(link) = cell_link(&column.name, i) {
+                    view! { <td><a href=link data-cell-link=column.name.clone()>{text}</a></td> }
+                        .into_any()
                 } else {
                     // Long cells are cut to the row's one line; the title shows all.
                     let title = text.clone();

@@ -11,7 +11,6 @@ use crate::components::error_banner::ErrorBanner;
 use portico_core::encode::percent_encode;
 use portico_core::payload::{BindingTarget, SubmitOutcome};
 use portico_core::portico_kinds;
-use portico_core::resource::ResourceRef;
 
 /// The name a binding of `stack` into `workload` gets: both names, within a binding
 /// name's 52 characters (the workload's cut first).
@@ -28,13 +27,9 @@ pub fn binding_name(workload: &str, stack: &str) -> String {
 }
 
 /// Portico's page for the workload a binding names.
-pub fn workload_href(namespace: &str, kind: &str, name: &str) -> String {
-    let resource = match kind {
-        "Stack" => portico_kinds::stacks(),
-        "StatefulSet" => ResourceRef::new("apps", "v1", "statefulsets"),
-        _ => ResourceRef::new("apps", "v1", "deployments"),
-    };
-    crate::base::url(&resource.object_path(Some(namespace), name))
+pub fn workload_href(namespace: &str, kind: &str, name: &str) -> Option<String> {
+    portico_kinds::binding_cell_path("Workload", name, kind, Some(namespace))
+        .map(|path| crate::base::url(&path))
 }
 
 /// What the picker shows and what was chosen: kept by the object's page, whose parts
@@ -201,7 +196,7 @@ fn target_row(
                 prop:checked=is_chosen
                 on:change=move |_| chosen.set(Some(value.clone()))/>
             <label for=id>{t.kind.clone()}" "<span class="mono">{t.name.clone()}</span></label>
-            " "<a class="small" href=href title="Open it">"open"</a>
+            {href.map(|href| view! { " "<a class="small" href=href title="Open it">"open"</a> })}
             {t.bound_by.map(|b| view! { <span class="subtle small">" — already bound by "<a href=binding_href(&b)>{b.clone()}</a></span> })}
             {t.refused.map(|why| view! { <span class="subtle small">{format!(" — {why}")}</span> })}
         </div>

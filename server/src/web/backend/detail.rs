@@ -106,12 +106,7 @@ fn mentions(kind: &str, api_version: &str, namespace: Option<&str>, data: &Value
     }
     let workload = spec.get("workload").cloned().unwrap_or(Value::Null);
     let (kind, name) = (text(&workload, "kind"), text(&workload, "name"));
-    let resource = match kind.as_str() {
-        "Deployment" => Some(ResourceRef::new("apps", "v1", "deployments")),
-        "StatefulSet" => Some(ResourceRef::new("apps", "v1", "statefulsets")),
-        "Stack" => Some(portico_core::portico_kinds::stacks()),
-        _ => None,
-    };
+    let resource = portico_core::portico_kinds::workload_resource(&kind);
     if let Some(resource) = resource.filter(|_| portico_core::resource::is_object_name(&name)) {
         out.push(Mention {
             role: "Workload".into(),
