@@ -500,7 +500,8 @@ exec sleep 100000"#;
     );
     assert_eq!(
         printed_by(&client, &ns, "app", "url:mysql").await,
-        format!("url:mysql://root:{password}@db.{ns}.svc:3306/app")
+        format!("url:mysql://app:{password}@db.{ns}.svc:3306/app"),
+        "the app user's, never root's"
     );
 
     // Unbound: the variables leave the Pod template, and the Pods that run now have none.
