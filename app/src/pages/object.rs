@@ -36,6 +36,7 @@ pub fn ObjectPage() -> impl IntoView {
 #[component]
 fn ObjectView(target: ObjectKey) -> impl IntoView {
     crate::pages::stack::bind::PickerState::provide();
+    crate::pages::stack::change::ChangeState::provide();
     let fetch_target = target.clone();
     let detail = Resource::new(|| (), move |_| fetch_object(fetch_target.clone()));
     // The object's own row in a live table: any change to it refreshes the page.

@@ -8,10 +8,33 @@ use crate::api::{change_stack, preview_stack_change};
 use crate::components::error_banner::ErrorBanner;
 use portico_core::payload::DiffLine;
 
+/// The version and plan picked and not yet applied: kept by the object's page, whose
+/// parts are drawn again with every change of the Stack (a rollout's status updates
+/// would otherwise drop a pick while it is being looked at).
+#[derive(Clone, Copy)]
+pub struct ChangeState {
+    version: RwSignal<Option<String>>,
+    plan: RwSignal<Option<String>>,
+}
+
+impl ChangeState {
+    fn new() -> Self {
+        Self {
+            version: RwSignal::new(None),
+            plan: RwSignal::new(None),
+        }
+    }
+
+    /// Keeps the picks for every part of this page drawn below.
+    pub fn provide() {
+        provide_context(Self::new());
+    }
+}
+
 #[component]
 pub fn StackChange(namespace: String, name: String) -> impl IntoView {
-    let version = RwSignal::new(None::<String>);
-    let plan = RwSignal::new(None::<String>);
+    let ChangeState { version, plan } =
+        use_context::<ChangeState>().unwrap_or_else(ChangeState::new);
     let target = StoredValue::new((namespace, name));
     let preview = Resource::new(
         move || (version.get(), plan.get()),
