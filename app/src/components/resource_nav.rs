@@ -27,6 +27,22 @@ fn matches(k: &ResourceKind, words: &str) -> bool {
     words.split_whitespace().all(|w| hay.contains(w))
 }
 
+/// The kinds matching `words`, as the navigation lists them: CRDs' groups, then the
+/// built-in ones, each group's kinds by name.
+fn listed(all: Vec<ResourceKind>, words: &str) -> BTreeMap<(bool, String), Vec<ResourceKind>> {
+    let mut groups: BTreeMap<(bool, String), Vec<ResourceKind>> = BTreeMap::new();
+    for k in all.into_iter().filter(|k| matches(k, words)) {
+        groups
+            .entry((k.flags.builtin, k.group.clone()))
+            .or_default()
+            .push(k);
+    }
+    for items in groups.values_mut() {
+        items.sort_by(|a, b| a.kind.cmp(&b.kind));
+    }
+    groups
+}
+
 #[component]
 pub fn ResourceNav() -> impl IntoView {
     let kinds = Resource::new(|| (), |_| list_resources());
@@ -45,14 +61,10 @@ pub fn ResourceNav() -> impl IntoView {
             return;
         }
         let words = search.get_untracked().to_lowercase();
-        let first = kinds.get_untracked().and_then(Result::ok).and_then(|all| {
-            let mut found: Vec<ResourceKind> =
-                all.into_iter().filter(|k| matches(k, &words)).collect();
-            found.sort_by(|a, b| {
-                (a.flags.builtin, &a.group, &a.kind).cmp(&(b.flags.builtin, &b.group, &b.kind))
-            });
-            found.into_iter().next()
-        });
+        let first = kinds
+            .get_untracked()
+            .and_then(Result::ok)
+            .and_then(|all| listed(all, &words).into_values().flatten().next());
         if let Some(kind) = first {
             ev.prevent_default();
             navigate(
@@ -76,12 +88,7 @@ pub fn ResourceNav() -> impl IntoView {
                     kinds.get().map(|result| match result {
                         Ok(all) => {
                             let words = search.get().to_lowercase();
-                            let mut groups: BTreeMap<(bool, String), Vec<ResourceKind>> = BTreeMap::new();
-                            for k in all.into_iter().filter(|k| matches(k, &words)) {
-                                groups.entry((k.flags.builtin, k.group.clone())).or_default().push(k);
-                            }
-                            groups.into_iter().map(|((builtin, group), mut items)| {
-                                items.sort_by(|a, b| a.kind.cmp(&b.kind));
+                            listed(all, &words).into_iter().map(|((builtin, group), items)| {
                                 view! {
                                     <div class="nav-group" class:builtin=builtin>
                                         <div class="nav-group-name">{group_label(&group).to_string()}</div>

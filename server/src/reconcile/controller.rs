@@ -494,32 +494,32 @@ async fn provision(stack: &Stack, ctx: &Context) -> Result<(Action, Outcome), Re
     Ok((Action::requeue(next), outcome))
 }
 
-/// Whether no object exists yet under any of the names of the Stack's Services and
-/// workload (the Secret is made before them, and never read).
 /// Whether the Stack's workload reads its password under the credentials Secret's
 /// old key, or no workload says (none runs: a Stack made again over kept data may find
 /// an old Secret). Moving the keys of a Secret already moved is refused harmlessly.
 fn reads_legacy_password(desired: &desired::Children, namespace: &str, stores: &Stores) -> bool {
-    let template = match &desired.workload {
+    let reads_old_key = |template: &k8s_openapi::api::core::v1::PodTemplateSpec| {
+        template
+            .spec
+            .iter()
+            .flat_map(|pod| &pod.containers)
+            .flat_map(|c| c.env.iter().flatten())
+            .filter_map(|e| e.value_from.as_ref()?.secret_key_ref.as_ref())
+            .any(|r| r.key == desired::LEGACY_PASSWORD_KEY)
+    };
+    let running = match &desired.workload {
         Workload::Stateful(sts) => cached(&stores.statefulsets, namespace, &sts.name_any())
-            .and_then(|s| s.spec.as_ref().map(|s| s.template.clone())),
+            .map(|s| s.spec.as_ref().is_some_and(|s| reads_old_key(&s.template))),
         Workload::Stateless(deployment) => {
             cached(&stores.deployments, namespace, &deployment.name_any())
-                .and_then(|d| d.spec.as_ref().map(|s| s.template.clone()))
+                .map(|d| d.spec.as_ref().is_some_and(|s| reads_old_key(&s.template)))
         }
     };
-    let Some(template) = template else {
-        return true;
-    };
-    template
-        .spec
-        .iter()
-        .flat_map(|pod| &pod.containers)
-        .flat_map(|c| c.env.iter().flatten())
-        .filter_map(|e| e.value_from.as_ref()?.secret_key_ref.as_ref())
-        .any(|r| r.key == desired::LEGACY_PASSWORD_KEY)
+    running.unwrap_or(true)
 }
 
+/// Whether no object exists yet under any of the names of the Stack's Services and
+/// workload (the Secret is made before them, and never read).
 fn nothing_exists(desired: &desired::Children, namespace: &str, stores: &Stores) -> bool {
     let (kind, workload) = match &desired.workload {
         Workload::Stateful(sts) => (Kind::StatefulSet, sts.name_any()),

@@ -592,6 +592,11 @@ mod tests {
         .expect("complete")
     }
 
+    /// A plan's passwords (a placeholder: no Secret is made) and time, now.
+    fn now() -> (desired::Passwords<'static>, Timestamp) {
+        (desired::Passwords::placeholder("p"), Timestamp::now())
+    }
+
     fn catalog() -> Catalog {
         Catalog::parse(DEFAULT_CATALOG).expect("the shipped catalog parses")
     }
@@ -635,25 +640,12 @@ mod tests {
         for owner in [None, Some("another-stack")] {
             let world = Given::default().with(Kind::Service, "shop", owner);
             assert_eq!(
-                plan(
-                    &stack("tomcat"),
-                    &catalog(),
-                    &world,
-                    (desired::Passwords::placeholder("p"), Timestamp::now())
-                ),
+                plan(&stack("tomcat"), &catalog(), &world, now()),
                 Err(Blocked::NameConflict("Service shop".into()))
             );
         }
         let ours = Given::default().with(Kind::Service, "shop", Some("stack-uid"));
-        assert!(
-            plan(
-                &stack("tomcat"),
-                &catalog(),
-                &ours,
-                (desired::Passwords::placeholder("p"), Timestamp::now())
-            )
-            .is_ok()
-        );
+        assert!(plan(&stack("tomcat"), &catalog(), &ours, now()).is_ok());
     }
 
     #[test]
@@ -661,12 +653,7 @@ mod tests {
         let claim = desired::claim_name("shop", 0);
         let world = Given::default().with(Kind::PersistentVolumeClaim, &claim, None);
         assert_eq!(
-            plan(
-                &stack("mysql"),
-                &catalog(),
-                &world,
-                (desired::Passwords::placeholder("p"), Timestamp::now())
-            ),
+            plan(&stack("mysql"), &catalog(), &world, now()),
             Err(Blocked::NameConflict(format!(
                 "PersistentVolumeClaim {claim}"
             )))
@@ -694,7 +681,7 @@ mod tests {
                 .insert((Kind::PersistentVolumeClaim, claim.clone()), meta);
             world
         };
-        let now = (desired::Passwords::placeholder("p"), Timestamp::now());
+        let now = now();
         // Only when asked: the data is someone's.
         assert_eq!(
             plan(&stack("mysql"), &catalog(), &with(kept("shop", None)), now),
@@ -738,15 +725,7 @@ mod tests {
         world
             .meta
             .insert((Kind::PersistentVolumeClaim, claim), owned_by_the_set);
-        assert!(
-            plan(
-                &stack("mysql"),
-                &catalog(),
-                &world,
-                (desired::Passwords::placeholder("p"), Timestamp::now())
-            )
-            .is_ok()
-        );
+        assert!(plan(&stack("mysql"), &catalog(), &world, now()).is_ok());
     }
 
     #[test]
@@ -765,7 +744,7 @@ mod tests {
             creation_timestamp: at(made),
             ..Default::default()
         };
-        let now = (desired::Passwords::placeholder("p"), Timestamp::now());
+        let now = now();
         world
             .meta
             .insert((Kind::PersistentVolumeClaim, claim.clone()), unowned(160));
@@ -815,12 +794,7 @@ mod tests {
 
     #[test]
     fn unknown_choices_versions_and_refused_resources_are_blocked_and_await_a_change() {
-        let unknown = plan(
-            &stack("oracle"),
-            &catalog(),
-            &Given::default(),
-            (desired::Passwords::placeholder("p"), Timestamp::now()),
-        );
+        let unknown = plan(&stack("oracle"), &catalog(), &Given::default(), now());
         let Err(blocked @ Blocked::UnknownChoice { .. }) = unknown else {
             panic!("{unknown:?}");
         };
@@ -829,12 +803,7 @@ mod tests {
 
         let mut old = stack("mysql");
         old.spec.version = Some("3.23".into());
-        let version = plan(
-            &old,
-            &catalog(),
-            &Given::default(),
-            (desired::Passwords::placeholder("p"), Timestamp::now()),
-        );
+        let version = plan(&old, &catalog(), &Given::default(), now());
         assert!(
             matches!(&version, Err(b) if b.reason() == "UnknownVersion"),
             "{version:?}"
@@ -845,12 +814,7 @@ mod tests {
             requests: [("nvidia.com/gpu".to_string(), serde_json::json!(1))].into(),
             limits: Default::default(),
         });
-        let refused = plan(
-            &greedy,
-            &catalog(),
-            &Given::default(),
-            (desired::Passwords::placeholder("p"), Timestamp::now()),
-        );
+        let refused = plan(&greedy, &catalog(), &Given::default(), now());
         assert!(
             matches!(&refused, Err(b) if b.reason() == "ResourcesRefused"),
             "{refused:?}"

@@ -1058,23 +1058,15 @@ async fn the_binding_picker_offers_what_the_person_may_bind_and_says_why_not_of_
     let ns = crate::kit::fresh_namespace(&admin, "bind-pick").await;
     // Update on one Deployment only, by name. Made first: the RBAC authorizer sees
     // roles in order, so once the grants below are seen, so is this one.
-    let docs = vec![
-        serde_json::from_value(json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-            "metadata": {"name": "binder-mine", "namespace": ns},
-            "rules": [{"apiGroups": ["apps"], "resources": ["deployments"],
-                "resourceNames": ["mine"], "verbs": ["update"]}]
-        }))
-        .expect("role"),
-        serde_json::from_value(json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-            "metadata": {"name": "binder-mine", "namespace": ns},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "binder-mine"},
-            "subjects": [{"kind": "ServiceAccount", "name": "binder", "namespace": ns}]
-        }))
-        .expect("binding"),
-    ];
-    apply::apply_all(&admin, docs).await.expect("RBAC applies");
+    crate::kit::grant_rule(
+        &admin,
+        &ns,
+        "binder-mine",
+        json!({"apiGroups": ["apps"], "resources": ["deployments"],
+            "resourceNames": ["mine"], "verbs": ["update"]}),
+        "binder",
+    )
+    .await;
     for (resource, verbs) in [
         (("portico.dev", "stacks"), &["get", "list"][..]),
         (("portico.dev", "stackbindings"), &["list"][..]),

@@ -67,12 +67,9 @@ pub fn LiveRow(
             )
         })
     };
-    // A StackBinding's Stack and workload cells lead to them.
-    let cell_link = move |column: &str, i: usize| -> Option<String> {
-        let resource = resource.get();
-        if resource != portico_core::portico_kinds::bindings() {
-            return None;
-        }
+    // A StackBinding's Stack and workload cells lead to them; `kind_at` is where the
+    // row's Kind column is.
+    let cell_link = move |column: &str, i: usize, kind_at: Option<usize>| -> Option<String> {
         row.with_value(|r| {
             let text = |index: usize| {
                 r.cells
@@ -80,8 +77,6 @@ pub fn LiveRow(
                     .and_then(|v| v.as_str())
                     .unwrap_or_default()
             };
-            let kind_at =
-                columns.with(|c| c.iter().find(|(_, c)| c.name == "Kind").map(|(k, _)| *k));
             let path = portico_core::portico_kinds::binding_cell_path(
                 column,
                 text(i),
@@ -92,8 +87,21 @@ pub fn LiveRow(
         })
     };
     let cells = move || {
+        let columns = columns.get();
+        // Asked once per row, not per cell: only a bindings table links other cells.
+        let links_cells = resource.with(|r| {
+            r.group == portico_core::portico_kinds::GROUP
+                && r.plural == portico_core::portico_kinds::BINDING_PLURAL
+        });
+        let kind_at = links_cells
+            .then(|| {
+                columns
+                    .iter()
+                    .find(|(_, c)| c.name == "Kind")
+                    .map(|(k, _)| *k)
+            })
+            .flatten();
         columns
-            .get()
             .into_iter()
             .map(|(i, column)| {
                 let value =
@@ -104,7 +112,10 @@ pub fn LiveRow(
                     move || cell_text(&value, &column.kind, if is_date { now.get() } else { 0 });
                 if is_name && link_rows {
                     view! { <td class="name"><a href=href>{text}</a></td> }.into_any()
-                } else if let Some(link) = cell_link(&column.name, i) {
+                } else if let Some(link) = links_cells
+                    .then(|| cell_link(&column.name, i, kind_at))
+                    .flatten()
+                {
                     view! { <td><a href=link data-cell-link=column.name.clone()>{text}</a></td> }
                         .into_any()
                 } else {

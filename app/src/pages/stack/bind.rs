@@ -15,14 +15,19 @@ use portico_core::portico_kinds;
 /// The name a binding of `stack` into `workload` gets: both names, within a binding
 /// name's 52 characters (the workload's cut first).
 pub fn binding_name(workload: &str, stack: &str) -> String {
+    let workload = workload.replace('.', "-");
+    // A binding's name starts with a letter; a workload's may not.
+    let workload = if workload.starts_with(|c: char| c.is_ascii_lowercase()) {
+        workload
+    } else {
+        format!("to-{workload}")
+    };
     let room = 52usize.saturating_sub(stack.len() + 1);
     let workload: String = workload.chars().take(room).collect();
-    let name = format!("{}-{stack}", workload.trim_end_matches(['-', '.'])).replace('.', "-");
-    // A binding's name starts with a letter; a workload's may not.
-    if name.starts_with(|c: char| c.is_ascii_lowercase()) {
-        name
-    } else {
-        binding_name(&format!("to-{workload}"), stack)
+    match workload.trim_end_matches('-') {
+        // A Stack's name leaves no room (51 or 52 characters): its own is a binding's.
+        "" => stack.to_string(),
+        workload => format!("{workload}-{stack}"),
     }
 }
 
@@ -215,5 +220,9 @@ mod tests {
         assert!(long.ends_with("-db"));
         assert_eq!(binding_name("web.v2", "db"), "web-v2-db");
         assert_eq!(binding_name("9app", "db"), "to-9app-db");
+        // A Stack name that leaves no room for the workload's.
+        let longest = "s".repeat(52);
+        assert_eq!(binding_name("app", &longest), longest);
+        assert_eq!(binding_name("9app", &"s".repeat(51)), "s".repeat(51));
     }
 }

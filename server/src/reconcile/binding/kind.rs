@@ -43,6 +43,12 @@ pub enum WorkloadKind {
     Stack,
 }
 
+/// The list of Stack `stack`'s bindings: the API server filters by `spec.stack`, a
+/// selectable field of the CRD.
+pub fn bindings_of(stack: &str) -> kube::api::ListParams {
+    kube::api::ListParams::default().fields(&format!("spec.stack={stack}"))
+}
+
 impl WorkloadKind {
     /// As the binding's spec says it.
     pub fn as_str(self) -> &'static str {

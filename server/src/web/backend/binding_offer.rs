@@ -13,7 +13,7 @@ use portico_core::payload::{BindingOffer, BindingTarget};
 use crate::auth::access::{AccessQuestion, AccessReviews};
 use crate::cluster::caller::Caller;
 use crate::cluster::error::ApiError;
-use crate::reconcile::binding::kind::StackBinding;
+use crate::reconcile::binding::kind::{StackBinding, bindings_of};
 use crate::reconcile::binding::projection;
 use crate::reconcile::desired::secret_name;
 use crate::reconcile::stack::Stack;
@@ -55,7 +55,7 @@ pub async fn offer(
     let statefulsets = Api::<StatefulSet>::namespaced(client.clone(), namespace);
     let stacks = Api::<Stack>::namespaced(client.clone(), namespace);
     let bindings = Api::<StackBinding>::namespaced(client.clone(), namespace);
-    let of_this_stack = ListParams::default().fields(&format!("spec.stack={stack}"));
+    let of_this_stack = bindings_of(stack);
     let (deployments, statefulsets, stacks, bindings) = futures::try_join!(
         deployments.list_metadata(&params),
         statefulsets.list_metadata(&params),
@@ -70,35 +70,22 @@ pub async fn offer(
             .flatten()
             .any(|o| o.kind == "Stack" && o.controller == Some(true))
     };
-    let mut candidates: Vec<(&'static str, String)> = Vec::new();
-    for (kind, list) in [
-        (
-            "Deployment",
-            deployments
+    let workloads = (deployments.items.iter())
+        .map(|o| ("Deployment", &o.metadata))
+        .chain(
+            statefulsets
                 .items
                 .iter()
-                .map(|o| &o.metadata)
-                .collect::<Vec<_>>(),
-        ),
-        (
-            "StatefulSet",
-            statefulsets.items.iter().map(|o| &o.metadata).collect(),
-        ),
-    ] {
-        candidates.extend(
-            list.into_iter()
-                .filter(|m| !run_by_stack(m))
-                .filter_map(|m| Some((kind, m.name.clone()?))),
-        );
-    }
-    candidates.extend(
-        stacks
-            .items
-            .iter()
-            .filter_map(|s| s.metadata.name.clone())
-            .filter(|name| name != stack)
-            .map(|name| ("Stack", name)),
-    );
+                .map(|o| ("StatefulSet", &o.metadata)),
+        )
+        .filter(|(_, meta)| !run_by_stack(meta));
+    let other_stacks = (stacks.items.iter())
+        .map(|s| ("Stack", &s.metadata))
+        .filter(|(_, meta)| meta.name.as_deref() != Some(stack));
+    let candidates: Vec<(&'static str, String)> = workloads
+        .chain(other_stacks)
+        .filter_map(|(kind, meta)| Some((kind, meta.name.clone()?)))
+        .collect();
     let bound: BTreeMap<(String, String), String> = bindings
         .items
         .iter()

@@ -10,7 +10,7 @@ use kube::api::{Api, ListParams};
 use portico_core::payload::{DataVolume, StackData};
 
 use crate::cluster::error::{ApiError, Failure, failure};
-use crate::reconcile::binding::kind::StackBinding;
+use crate::reconcile::binding::kind::{StackBinding, bindings_of};
 use crate::reconcile::catalog::Catalog;
 use crate::reconcile::desired::STACK_LABEL;
 use crate::reconcile::stack::Stack;
@@ -62,9 +62,8 @@ pub async fn stack_data(
             }),
         None => None,
     };
-    let bound = ListParams::default().fields(&format!("spec.stack={name}"));
     let bindings = match Api::<StackBinding>::namespaced(client.clone(), namespace)
-        .list(&bound)
+        .list(&bindings_of(name))
         .await
     {
         Ok(list) => Some(

@@ -271,12 +271,29 @@ pub async fn grant(
     verbs: &[&str],
     account: &str,
 ) {
+    let rule = serde_json::json!({"apiGroups": [group], "resources": [resource], "verbs": verbs});
+    grant_rule(client, ns, role, rule, account).await;
+    let last = verbs.last().copied().unwrap_or("get");
+    let who = account_user(ns, account);
+    until_subject_may(client, (&who, &[]), last, (group, resource), Some(ns)).await;
+}
+
+/// A Role `role` in `ns` with the one RBAC `rule` (say, with `resourceNames`), bound to
+/// the ServiceAccount `account` of `ns`; returns once applied, not once the authorizer
+/// knows it.
+pub async fn grant_rule(
+    client: &kube::Client,
+    ns: &str,
+    role: &str,
+    rule: serde_json::Value,
+    account: &str,
+) {
     use serde_json::json;
     let docs = vec![
         serde_json::from_value(json!({
             "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
             "metadata": {"name": role, "namespace": ns},
-            "rules": [{"apiGroups": [group], "resources": [resource], "verbs": verbs}]
+            "rules": [rule]
         }))
         .expect("role"),
         serde_json::from_value(json!({
@@ -290,9 +307,6 @@ pub async fn grant(
     portico_control_plane::apply::apply_all(client, docs)
         .await
         .expect("RBAC applies");
-    let last = verbs.last().copied().unwrap_or("get");
-    let who = account_user(ns, account);
-    until_subject_may(client, (&who, &[]), last, (group, resource), Some(ns)).await;
 }
 
 /// A new ServiceAccount `account` in `ns` and an hour's token for it.
