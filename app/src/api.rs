@@ -13,7 +13,7 @@ use crate::codec::JsonText;
 use crate::error::BackendError;
 use portico_core::payload::{
     BindingOffer, CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview,
-    StackData, StackOffer, SubmitOutcome,
+    StackData, StackOffer, StackPlace, SubmitOutcome,
 };
 use portico_core::resource::{ObjectKey, ResourceKind, ResourceRef};
 
@@ -107,6 +107,10 @@ endpoints! {
     /// Changes Stack `name`'s version and plan as the caller; a downgrade the catalog
     /// forbids is refused with its sentence before anything is written.
     "stack-change" => fn change_stack(namespace: String, name: String, version: Option<String>, plan: Option<String>) -> ();
+
+    /// The namespaces the Provision form offers, those the caller may create a Stack in
+    /// first; empty when they may not list namespaces.
+    "stack-places" => fn stack_places() -> Vec<StackPlace>;
 
     /// Volume claims kept after their Stack was deleted (deletionPolicy Retain), in
     /// every namespace the person may list claims and Stacks in.

@@ -10,6 +10,7 @@ pub mod base;
 pub mod codec;
 pub mod components;
 pub mod error;
+pub mod last_namespace;
 pub mod live;
 pub mod pages;
 pub mod shell;

@@ -11,7 +11,7 @@ use leptos_router::{
 use crate::base::url;
 use crate::components::resource_nav::ResourceNav;
 use crate::pages::crds::CrdsPage;
-use crate::pages::lazy::{CreateRoute, EditRoute, ObjectRoute, ProvisionRoute};
+use crate::pages::lazy::{CreateRoute, EditRoute, ObjectRoute, ProvisionFormRoute, ProvisionRoute};
 use crate::pages::resource::ResourcePage;
 
 /// Portico's mark: a blue tile with a white arch.
@@ -82,6 +82,7 @@ pub fn App() -> impl IntoView {
                         <Route path=StaticSegment("crds") view=CrdsPage/>
                         // Lists are in the app; the rest comes when first opened.
                         <Route path=StaticSegment("provision") view={Lazy::<ProvisionRoute>::new()}/>
+                        <Route path=path!("/provision/new") view={Lazy::<ProvisionFormRoute>::new()}/>
                         <Route path=path!("/r/:group/:version/:plural") view=ResourcePage/>
                         <Route path=path!("/r/:group/:version/:plural/new") view={Lazy::<CreateRoute>::new()}/>
                         <Route path=path!("/r/:group/:version/:plural/:namespace/:name") view={Lazy::<ObjectRoute>::new()}/>

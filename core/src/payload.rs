@@ -286,6 +286,14 @@ pub struct BindingOffer {
     pub blocked: Option<String>,
 }
 
+/// A namespace the Provision form offers, with whether the person may create a Stack
+/// in it (those they may come first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackPlace {
+    pub namespace: String,
+    pub may_create: bool,
+}
+
 /// One choice the Provision page offers, from the stack catalog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StackOffer {

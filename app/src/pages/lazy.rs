@@ -10,7 +10,7 @@
 use leptos::prelude::*;
 use leptos_router::{LazyRoute, lazy_route};
 
-use super::create::{CreatePage, EditPage};
+use super::create::{CreatePage, EditPage, ProvisionFormPage};
 use super::object::ObjectPage;
 use super::provision::ProvisionPage;
 
@@ -63,5 +63,18 @@ impl LazyRoute for ProvisionRoute {
 
     fn view(_this: Self) -> AnyView {
         view! { <ProvisionPage/> }.into_any()
+    }
+}
+
+pub struct ProvisionFormRoute;
+
+#[lazy_route]
+impl LazyRoute for ProvisionFormRoute {
+    fn data() -> Self {
+        Self
+    }
+
+    fn view(_this: Self) -> AnyView {
+        view! { <ProvisionFormPage/> }.into_any()
     }
 }

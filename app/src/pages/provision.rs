@@ -15,7 +15,8 @@ use portico_core::payload::StackOffer;
 use portico_core::portico_kinds;
 use portico_core::table::state::SortKey;
 
-/// Where Stacks live in Portico's URLs.
+/// The Provision form's path: a Stack's create form made for people.
+pub const PROVISION_FORM: &str = "/provision/new";
 
 #[component]
 pub fn ProvisionPage() -> impl IntoView {
@@ -112,8 +113,7 @@ fn OwnStacks() -> impl IntoView {
 #[component]
 fn OfferCard(offer: StackOffer) -> impl IntoView {
     let href = format!(
-        "{}/new?spec.choice={}",
-        portico_kinds::stacks().page_path(),
+        "{PROVISION_FORM}?spec.choice={}",
         percent_encode(&offer.choice)
     );
     let versions = offer.versions.join(", ");

@@ -36,6 +36,12 @@ pub fn ResourcePage() -> impl IntoView {
     // The selected row (`namespace/name`): a link to it opens the table scrolled there.
     let (row, set_row) = query_signal_with_options::<String>("row", quiet());
 
+    // The namespace looked at is where the person works: a form starts there.
+    Effect::new(move |_| {
+        if let Some(namespace) = ns.get() {
+            crate::last_namespace::remember(&namespace);
+        }
+    });
     let kinds = Resource::new(|| (), |_| list_resources());
     let namespaces = Resource::new(|| (), |_| list_namespaces());
     let may = Resource::new(

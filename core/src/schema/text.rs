@@ -95,9 +95,50 @@ fn retype(field: &Field, value: &Value, depth: usize) -> Value {
     retyped.unwrap_or(Value::Null)
 }
 
+/// Where a field's documentation's first sentence ends: at a full stop and a space that
+/// are not an abbreviation's ("e.g. 1Gi", "i.e. the pod"), nor followed by a lowercase
+/// word; or at the first line break; else the whole text.
+pub fn first_sentence_end(help: &str) -> usize {
+    const ABBREVIATIONS: &[&str] = &["e.g", "i.e", "vs", "cf"];
+    let line = help.find('\n').unwrap_or(help.len());
+    let mut from = 0;
+    while let Some(at) = help[from..line].find(". ").map(|i| from + i) {
+        let word = help[..at]
+            .rsplit(|c: char| c.is_whitespace() || c == '(')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let next = help[at + 2..].chars().next();
+        let abbreviation = ABBREVIATIONS.contains(&word.as_str());
+        if !abbreviation && !next.is_some_and(char::is_lowercase) {
+            return at + 1;
+        }
+        from = at + 2;
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_first_sentence_ends_at_a_full_stop_not_at_an_abbreviation() {
+        let help = "Size of each volume (mysql only), e.g. 1Gi. More here.";
+        assert_eq!(
+            &help[..first_sentence_end(help)],
+            "Size of each volume (mysql only), e.g. 1Gi."
+        );
+        let lower = "Keeps it, i.e. the data. Then more.";
+        assert_eq!(
+            &lower[..first_sentence_end(lower)],
+            "Keeps it, i.e. the data."
+        );
+        let lines = "One line\nanother. Yes.";
+        assert_eq!(&lines[..first_sentence_end(lines)], "One line");
+        assert_eq!(first_sentence_end("No stop at all"), 14);
+        assert_eq!(first_sentence_end("Ends here."), 10);
+    }
     use serde_json::json;
 
     #[test]

@@ -1053,7 +1053,8 @@ async fn the_binding_picker_offers_what_the_person_may_bind_and_says_why_not_of_
     use portico_server::auth::access::AccessReviews;
     use portico_server::cluster::caller::{Caller, Token};
     use portico_server::cluster::pool::ClientPool;
-    use portico_server::web::backend::binding_offer::{Asker, offer};
+    use portico_server::web::backend::asker::Asker;
+    use portico_server::web::backend::binding_offer::offer;
     let admin = crate::kit::admin_with_stack_crd().await;
     let ns = crate::kit::fresh_namespace(&admin, "bind-pick").await;
     // Update on one Deployment only, by name. Made first: the RBAC authorizer sees
@@ -1138,4 +1139,111 @@ async fn the_binding_picker_offers_what_the_person_may_bind_and_says_why_not_of_
         offered.blocked.as_deref(),
         Some("Stack db has no endpoint yet: it is still being provisioned")
     );
+}
+
+/// The Provision form's namespaces: none for a person who may not list them (they
+/// type theirs), and once they may, those they may create a Stack in first, as access
+/// reviews made as them say.
+#[tokio::test]
+async fn the_provision_form_offers_first_the_namespaces_the_person_may_create_a_stack_in() {
+    use portico_server::auth::access::AccessReviews;
+    use portico_server::cluster::caller::{Caller, Token};
+    use portico_server::cluster::pool::ClientPool;
+    use portico_server::web::backend::asker::Asker;
+    use portico_server::web::backend::stack_places::places;
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let home = crate::kit::fresh_namespace(&admin, "place-home").await;
+    let team = crate::kit::fresh_namespace(&admin, "place-team").await;
+    let who = crate::kit::account_user(&home, "provisioner");
+    let token = crate::kit::account_token(&admin, &home, "provisioner").await;
+    let rbac = |doc: serde_json::Value| serde_json::from_value(doc).expect("RBAC object");
+    let subject = json!([{"kind": "ServiceAccount", "name": "provisioner", "namespace": home}]);
+    portico_control_plane::apply::apply_all(
+        &admin,
+        vec![
+            rbac(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": "provision", "namespace": team},
+                "rules": [{"apiGroups": ["portico.dev"], "resources": ["stacks"], "verbs": ["create"]}]})),
+            rbac(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": "provision", "namespace": team},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "provision"},
+                "subjects": subject})),
+        ],
+    )
+    .await
+    .expect("RBAC applies");
+    crate::kit::until_subject_may(
+        &admin,
+        (&who, &[]),
+        "create",
+        ("portico.dev", "stacks"),
+        Some(&team),
+    )
+    .await;
+    let pool = std::sync::Arc::new(ClientPool::new(
+        Some(crate::kit::shared_config().await),
+        admin.clone(),
+    ));
+    let caller = Caller::Bearer {
+        name: who.clone(),
+        token: Token(token),
+    };
+    let reviews = AccessReviews::new(pool.clone());
+    let client = pool.for_caller(&caller).expect("client");
+    let asker = Asker {
+        client: &client,
+        reviews: &reviews,
+        who: &caller,
+    };
+    assert_eq!(
+        places(&asker).await.expect("no places, not an error"),
+        [],
+        "a person who may not list namespaces types theirs"
+    );
+
+    let lister = format!("portico-test-list-namespaces-{home}");
+    portico_control_plane::apply::apply_all(
+        &admin,
+        vec![
+            rbac(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": lister},
+                "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list"]}]})),
+            rbac(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": lister},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": lister},
+                "subjects": subject})),
+        ],
+    )
+    .await
+    .expect("RBAC applies");
+    crate::kit::until_subject_may(&admin, (&who, &[]), "list", ("", "namespaces"), None).await;
+    let offered = places(&asker).await.expect("the places");
+    let open: Vec<&str> = (offered.iter())
+        .filter(|p| p.may_create)
+        .map(|p| p.namespace.as_str())
+        .collect();
+    assert_eq!(open, [team.as_str()], "only where the person may create");
+    assert_eq!(offered[0].namespace, team, "and that one first");
+    assert!(
+        offered.iter().any(|p| p.namespace == home && !p.may_create),
+        "the rest are offered, marked: {offered:?}"
+    );
+    for (kind, api) in [
+        ("ClusterRoleBinding", "clusterrolebindings"),
+        ("ClusterRole", "clusterroles"),
+    ] {
+        let gone: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
+            admin.clone(),
+            &kube::api::ApiResource {
+                group: "rbac.authorization.k8s.io".into(),
+                version: "v1".into(),
+                api_version: "rbac.authorization.k8s.io/v1".into(),
+                kind: kind.into(),
+                plural: api.into(),
+            },
+        );
+        gone.delete(&lister, &Default::default())
+            .await
+            .expect("the test's cluster-wide grant is removed");
+    }
 }

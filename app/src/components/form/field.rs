@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use portico_core::schema::field_path::FieldPath;
 use portico_core::schema::form::{Field, Widget};
+use portico_core::schema::text::first_sentence_end;
 use portico_core::schema::value::get;
 
 use super::collection::{ListControl, MapControl};
@@ -37,14 +38,7 @@ fn doc_view(help: &str) -> Option<AnyView> {
     if help.is_empty() {
         return None;
     }
-    let cut = help
-        .find(". ")
-        .map(|i| i + 1)
-        .into_iter()
-        .chain(help.find('\n'))
-        .min()
-        .unwrap_or(help.len());
-    let (first, rest) = help.split_at(cut);
+    let (first, rest) = help.split_at(first_sentence_end(help));
     let rest = rest.trim();
     Some(if rest.is_empty() {
         view! { <p class="field-help">{first.to_string()}</p> }.into_any()

@@ -12,6 +12,6 @@ mod scalar;
 mod search;
 mod yaml;
 
-pub use field::FieldView;
-pub use model::FormModel;
+pub use field::{FieldView, Messages};
+pub use model::{FormModel, use_form};
 pub use search::FieldSearch;

@@ -90,9 +90,11 @@ impl FormModel {
         provide_context(self);
     }
 
-    /// The value at `path`, tracked.
+    /// The value at `path`, tracked (`None` once the form is gone).
     pub fn read(&self, path: &FieldPath) -> Option<Value> {
-        self.value.with(|v| get(v, path.segs()).cloned())
+        self.value
+            .try_with(|v| get(v, path.segs()).cloned())
+            .flatten()
     }
 
     /// Sets (or with `None` removes) the value at `path`.
@@ -100,24 +102,29 @@ impl FormModel {
         self.value.update(|v| set(v, path.segs(), new));
     }
 
-    /// The messages to show on `path` now.
+    /// The messages to show on `path` now; none once the form is gone (a field's view
+    /// may be disposed after the form's state, as the page is left).
     pub fn shown_errors(&self, path: &str) -> Vec<String> {
-        let shown = self.reveal_all.get() || self.touched.with(|t| t.contains(path));
+        self.try_shown_errors(path).unwrap_or_default()
+    }
+
+    fn try_shown_errors(&self, path: &str) -> Option<Vec<String>> {
+        let shown = self.reveal_all.try_get()? || self.touched.try_with(|t| t.contains(path))?;
         let mut out: Vec<String> = if shown {
-            self.client_errors.with(|errors| {
+            self.client_errors.try_with(|errors| {
                 errors
                     .iter()
                     .filter(|e| e.path == path)
                     .map(|e| e.message.clone())
                     .collect()
-            })
+            })?
         } else {
             vec![]
         };
         // Its own causes, and those of paths under it that no field shows, with the
         // rest of their path (beside the nearest field that fits).
-        self.placed.with(|placed| {
-            self.server_errors.with(|errors| {
+        self.placed.try_with(|placed| {
+            self.server_errors.try_with(|errors| {
                 for e in errors {
                     let message = if e.path == path {
                         e.message.clone()
@@ -135,8 +142,8 @@ impl FormModel {
                     }
                 }
             })
-        });
-        out
+        })??;
+        Some(out)
     }
 
     pub fn touch(&self, path: &str) {

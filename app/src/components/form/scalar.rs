@@ -44,7 +44,14 @@ pub fn ScalarControl(field: Field, path: FieldPath, id: String) -> AnyView {
             />
         }
         .into_any(),
-        Widget::Select(options) => view! {
+        Widget::Select(options) => {
+            // The empty choice says what leaving it empty means.
+            let unset = match &field.default {
+                Some(Value::String(d)) => format!("(not set: {d} by default)"),
+                Some(d) => format!("(not set: {d} by default)"),
+                None => "(not set)".to_string(),
+            };
+            view! {
             <select id=id
                 prop:value=move || form.read(&path_read).map(|v| v.to_string()).unwrap_or_default()
                 on:change:target=move |ev| {
@@ -52,14 +59,15 @@ pub fn ScalarControl(field: Field, path: FieldPath, id: String) -> AnyView {
                     form.write(&path_write, serde_json::from_str(&raw).ok());
                 }
             >
-                <option value="">"—"</option>
+                <option value="">{unset}</option>
                 {options.into_iter().map(|o| {
                     let shown = match &o { Value::String(s) => s.clone(), other => other.to_string() };
                     view! { <option value=o.to_string()>{shown}</option> }
                 }).collect_view()}
             </select>
+            }
+            .into_any()
         }
-        .into_any(),
         // Text, dates, bytes (and any kind a section widget handles, never sent here).
         ref other => {
             let placeholder = match other {

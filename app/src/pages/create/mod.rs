@@ -5,17 +5,21 @@
 
 mod draft;
 mod kept_draft;
+mod namespace_field;
 mod object_form;
 mod version_picker;
 
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
-use crate::api::{fetch_form_spec, fetch_object_json};
+use leptos_router::hooks::use_query_map;
+
+use crate::api::{fetch_form_spec, fetch_object_json, stack_offers};
 use crate::components::error_banner::ErrorBanner;
 #[cfg(feature = "hydrate")]
 pub use kept_draft::save_for_reload;
 use object_form::ObjectForm;
+use portico_core::portico_kinds;
 use portico_core::resource::ObjectKey;
 use portico_core::schema::draft::Draft;
 
@@ -32,6 +36,41 @@ pub fn CreatePage() -> impl IntoView {
                 Ok(fs) => view! {
                     <ObjectForm resource=resource.get_untracked() spec=fs existing=None carry=carried/>
                 }.into_any(),
+                Err(e) => view! { <ErrorBanner message=e.to_string()/> }.into_any(),
+            })}
+        </Transition>
+    }
+}
+
+/// The Provision form (`/provision/new?spec.choice=mysql`): a Stack's create form
+/// made for people, headed with the catalog's title for the choice.
+#[component]
+pub fn ProvisionFormPage() -> impl IntoView {
+    let choice = use_query_map().with_untracked(|q| q.get("spec.choice"));
+    let loaded = Resource::new(
+        || (),
+        |_| async move {
+            let spec = fetch_form_spec(portico_kinds::stacks()).await?;
+            let offers = stack_offers().await?;
+            Ok::<_, crate::error::BackendError>((spec, offers))
+        },
+    );
+    view! {
+        <Transition fallback=|| view! { <p class="empty">"Loading the catalog…"</p> }>
+            {move || loaded.get().map(|result| match result {
+                Ok((spec, offers)) => {
+                    let title = offers
+                        .iter()
+                        .find(|o| Some(&o.choice) == choice.as_ref())
+                        .map(|o| o.title.clone());
+                    let heading = match title {
+                        Some(title) => format!("Provision {title}"),
+                        None => "Provision a stack".to_string(),
+                    };
+                    view! {
+                        <ObjectForm resource=portico_kinds::stacks() spec existing=None for_people=true heading/>
+                    }.into_any()
+                }
                 Err(e) => view! { <ErrorBanner message=e.to_string()/> }.into_any(),
             })}
         </Transition>

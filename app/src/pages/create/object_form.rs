@@ -11,11 +11,14 @@ use serde_json::Value;
 
 use super::draft::use_draft;
 use super::kept_draft;
+use super::namespace_field::NamespaceField;
 use super::version_picker::version_picker;
-use crate::api::{fetch_object_json, list_namespaces, replace_object, submit_object};
+use crate::api::{fetch_object_json, replace_object, submit_object};
 use crate::components::form::{FieldSearch, FieldView, FormModel};
 use crate::error::BackendError;
+use crate::last_namespace;
 use crate::pages::stack::picker::stack_picker;
+use crate::pages::stack::stack_fields::SHOWN_TO_PEOPLE;
 use crate::yaml;
 use portico_core::payload::{FormSpec, SubmitOutcome};
 use portico_core::resource::{ObjectKey, ResourceRef, is_path_segment};
@@ -174,13 +177,26 @@ pub fn ObjectForm(
     /// What was typed under another version, carried into this one.
     #[prop(optional)]
     carry: Option<StoredValue<Option<Draft>>>,
+    /// The Provision form: a Stack's fields in words, the namespace picked among those
+    /// the person may create in, and the generic form one click away ("All fields").
+    #[prop(optional)]
+    for_people: bool,
+    /// The page's heading, when not "New KIND".
+    #[prop(optional)]
+    heading: Option<String>,
 ) -> impl IntoView {
     let schema = Schema::from_value(&spec.schema);
     let form = spec_form(&schema);
     let namespaced = spec.namespaced;
-    let (draft, prefilled) = use_draft(&spec, &form, existing, carry);
+    let (draft, mut prefilled) = use_draft(&spec, &form, existing, carry);
+    // Every field the Provision form shows is seen: a link filling one in needs no note.
+    if for_people {
+        prefilled.retain(|(key, _)| !SHOWN_TO_PEOPLE.contains(&key.as_str()));
+    }
+    let all_fields = RwSignal::new(!for_people);
     let (value, name, namespace, editing) =
         (draft.value, draft.name, draft.namespace, draft.editing);
+    let pick_namespace = namespaced && !editing;
     let restored = RwSignal::new(None::<String>);
     let note = if editing {
         restored_note_on_edit
@@ -197,20 +213,26 @@ pub fn ObjectForm(
         // In the browser only, once: the picker is a part of its own.
         Effect::new(move |_| {
             leptos::task::spawn_local(async move {
-                picker.try_set(Some(stack_picker(value, set_field).await));
+                let simple = Signal::derive(move || !all_fields.get());
+                picker.try_set(Some(stack_picker(value, set_field, simple).await));
             });
         });
     }
     // The server's spec after a conflict, shown as YAML.
     let latest_spec = RwSignal::new(None::<Value>);
     let latest_yaml = yaml::yaml_of(latest_spec.into());
-    let namespaces = Resource::new(|| (), |_| list_namespaces());
     let show_yaml = RwSignal::new(false);
     let yaml_problem = RwSignal::new(None::<String>);
 
     let schema = StoredValue::new(schema);
     let client_errors = Memo::new(move |_| {
         let mut errors = schema.with_value(|s| name_errors(&name.get(), s));
+        if namespaced && namespace.with(|n| n.as_deref().is_none_or(str::is_empty)) {
+            errors.push(FieldError {
+                path: "metadata.namespace".into(),
+                message: "Type the namespace to create it in.".into(),
+            });
+        }
         errors.extend(value.with(|v| schema.with_value(|s| validate(s, v, ""))));
         errors
     });
@@ -330,6 +352,9 @@ pub fn ObjectForm(
             Ok(Saved::Verdict(SubmitOutcome::Accepted { name, namespace })) => {
                 // Saved: should the next page's part fail to load, nothing comes back.
                 kept_draft::forget();
+                if let Some(namespace) = &namespace {
+                    last_namespace::remember(namespace);
+                }
                 navigate(
                     &resource_for_saved.object_path(namespace.as_deref(), &name),
                     Default::default(),
@@ -355,21 +380,28 @@ pub fn ObjectForm(
     });
 
     let kind = spec.with_value(|s| s.kind.clone());
-    let pick_namespace = namespaced && !editing;
-    let list_href = crate::base::url(&resource.page_path());
-    let heading = match &existing_name {
-        Some(n) => format!("Edit {kind} {n}"),
-        None => format!("New {kind}"),
+    let (list_href, list_name) = if for_people {
+        (crate::base::url("/provision"), "provision".to_string())
+    } else {
+        (
+            crate::base::url(&resource.page_path()),
+            resource.plural.clone(),
+        )
+    };
+    let heading = match (&existing_name, heading) {
+        (Some(n), _) => format!("Edit {kind} {n}"),
+        (None, Some(heading)) => heading,
+        (None, None) => format!("New {kind}"),
     };
     view! {
         <Title text=heading.clone()/>
-        <p class="crumbs"><a href=list_href>{resource.plural.clone()}</a>{if editing { " / edit" } else { " / new" }}</p>
+        <p class="crumbs"><a href=list_href>{list_name}</a>{if editing { " / edit" } else { " / new" }}</p>
         <div class="page-head">
             <div>
                 <h1>{heading}</h1>
-                <p class="subtle mono">{spec.with_value(|s| s.api_version.clone())}</p>
+                <p class="subtle mono">{spec.with_value(|s| format!("{} {}", s.api_version, s.kind))}</p>
             </div>
-            {version_picker(&resource, spec.with_value(|s| s.versions.clone()), editing)}
+            {(!for_people).then(|| version_picker(&resource, spec.with_value(|s| s.versions.clone()), editing))}
             <span class="badge pending" class:hidden=move || !checking.get()>"Checking with the API server…"</span>
         </div>
         {(!prefilled.is_empty()).then(|| view! {
@@ -416,37 +448,7 @@ pub fn ObjectForm(
                         <p class="field-error" role="alert">{message}</p>
                     }).collect_view()}
                 </div>
-                {pick_namespace.then(|| view! {
-                    <div class="field">
-                        <label class="field-label" for="f-metadata-namespace">"namespace"</label>
-                        <Transition>
-                            {move || match namespaces.get() {
-                                Some(Ok(names)) if !names.is_empty() => view! {
-                                    <select id="f-metadata-namespace" on:change:target=move |ev| {
-                                        let picked = ev.target().value();
-                                        draft.change(|d| d.set_namespace(&picked));
-                                    }>
-                                        {names.into_iter().map(|n| {
-                                            let selected = Some(&n) == namespace.get_untracked().as_ref();
-                                            view! { <option value=n.clone() selected=selected>{n.clone()}</option> }
-                                        }).collect_view()}
-                                    </select>
-                                }.into_any(),
-                                // A person whose access is to some namespaces only (a
-                                // team's) may not list them all: they name theirs.
-                                _ => view! {
-                                    <input id="f-metadata-namespace" type="text" data-testid="namespace-typed"
-                                        prop:value=move || namespace.get().unwrap_or_default()
-                                        on:input:target=move |ev| {
-                                            let typed = ev.target().value();
-                                            draft.change(|d| d.set_namespace(&typed));
-                                        }/>
-                                    <p class="field-hint">"Your access does not list namespaces: type the one to create in."</p>
-                                }.into_any(),
-                            }}
-                        </Transition>
-                    </div>
-                })}
+                {pick_namespace.then(|| view! { <NamespaceField draft=draft for_people=for_people/> })}
             </section>
             {move || picker.get().map(|picker| picker.run())}
             {move || latest_spec.with(Option::is_some).then(|| view! {
@@ -455,6 +457,20 @@ pub fn ObjectForm(
                     <pre class="yaml">{move || latest_yaml.get()}</pre>
                 </section>
             })}
+            {for_people.then(|| view! {
+                <p class="all-fields">
+                    <button type="button" class="link-button" data-testid="all-fields"
+                        on:click=move |_| all_fields.update(|all| *all = !*all)>
+                        {move || if all_fields.get() { "Fewer fields" } else { "All fields…" }}
+                    </button>
+                    <span class="subtle small">{move || if all_fields.get() {
+                        " Back to the Provision form; nothing you typed is lost."
+                    } else {
+                        " Every field of a Stack (its own resources, too) and its YAML; nothing you typed is lost."
+                    }}</span>
+                </p>
+            })}
+            <Show when=move || all_fields.get()>
             <div class="view-switch" role="tablist">
                 <button type="button" role="tab" class:active=move || !show_yaml.get() on:click=move |_| show_yaml.set(false)>"Form"</button>
                 <button type="button" role="tab" class:active=move || show_yaml.get() on:click=move |_| show_yaml.set(true)>"YAML"</button>
@@ -462,7 +478,7 @@ pub fn ObjectForm(
             <section class="panel" class:hidden-panel=move || show_yaml.get()>
                 <h2>"Spec"</h2>
                 <FieldSearch form=form.clone()/>
-                <FieldView field=form path=FieldPath::top("spec")/>
+                <FieldView field=form.clone() path=FieldPath::top("spec")/>
             </section>
             <section class="panel" class:hidden-panel=move || !show_yaml.get()>
                 <h2>"The whole object as YAML"</h2>
@@ -482,6 +498,7 @@ pub fn ObjectForm(
                     })
                 }}
             </section>
+            </Show>
             <div class="form-actions">
                 <button type="submit" class="primary" disabled=move || submitting.get()>
                     {move || match (submitting.get(), editing) {

@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 
 use crate::api::fetch_kept_volumes;
+use crate::pages::provision::PROVISION_FORM;
 use portico_core::encode::percent_encode;
-use portico_core::portico_kinds;
 
 /// Volumes kept after their Stack was deleted, each with how to reattach it (a Stack
 /// of the same name) and how to let it go.
@@ -25,8 +25,7 @@ pub fn KeptVolumes(choice: Option<String>) -> impl IntoView {
                             <tbody>
                                 {list.into_iter().map(|v| {
                                     let mut href = format!(
-                                        "{}/new?ns={}&metadata.name={}&spec.reattachKeptData=true",
-                                        portico_kinds::stacks().page_path(),
+                                        "{PROVISION_FORM}?ns={}&metadata.name={}&spec.reattachKeptData=true",
                                         percent_encode(&v.namespace),
                                         percent_encode(&v.stack)
                                     );

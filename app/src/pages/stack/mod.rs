@@ -9,3 +9,4 @@ pub mod connection;
 pub mod deletion;
 pub mod kept;
 pub mod picker;
+pub mod stack_fields;

@@ -1,9 +1,11 @@
 //! Beside the Stack form: the chosen choice's plans, each with what it means, and its
-//! versions, picked with a click rather than typed (the catalog says what exists).
+//! versions, picked with a click rather than typed (the catalog says what exists); on
+//! the Provision form, the Stack's other fields in words below them ([`StackFields`]).
 
 use leptos::prelude::*;
 use serde_json::Value;
 
+use super::stack_fields::StackFields;
 use crate::api::stack_offers;
 use portico_core::payload::PlanOffer;
 
@@ -38,13 +40,22 @@ pub fn plan_size(plan: &PlanOffer) -> String {
 /// The picker, fetched as a part of its own when a Stack form is hydrated: no other
 /// form needs its code (`cargo leptos build --split`). The server renders none of it.
 #[lazy]
-pub fn stack_picker(value: RwSignal<Value>, set: Callback<(String, String)>) -> ViewFn {
-    ViewFn::from(move || view! { <StackPicker value=value set=set/> })
+pub fn stack_picker(
+    value: RwSignal<Value>,
+    set: Callback<(String, String)>,
+    for_people: Signal<bool>,
+) -> ViewFn {
+    ViewFn::from(move || view! { <StackPicker value=value set=set for_people=for_people/> })
 }
 
-/// `value` is the Stack being written; `set` puts `(field path, text)` into it.
+/// `value` is the Stack being written; `set` puts `(field path, text)` into it; with
+/// `for_people`, the Stack's other fields follow, in words.
 #[component]
-fn StackPicker(value: RwSignal<Value>, set: Callback<(String, String)>) -> impl IntoView {
+fn StackPicker(
+    value: RwSignal<Value>,
+    set: Callback<(String, String)>,
+    for_people: Signal<bool>,
+) -> impl IntoView {
     let offers = Resource::new(|| (), |_| stack_offers());
     let at = move |pointer: &'static str| {
         Memo::new(move |_| {
@@ -64,9 +75,13 @@ fn StackPicker(value: RwSignal<Value>, set: Callback<(String, String)>) -> impl 
                 let offer = list.into_iter().find(|o| o.choice == wanted)?;
                 let chosen_plan = plan.get().filter(|p| !p.is_empty()).or(offer.default_plan.clone());
                 let chosen_version = version.get().filter(|v| !v.is_empty());
+                let plan_storage = (offer.plans.iter())
+                    .find(|p| chosen_plan.as_deref() == Some(p.name.as_str()))
+                    .and_then(|p| p.storage.clone());
+                let fields = offer.clone();
                 Some(view! {
                     <section class="panel" data-testid="stack-picker">
-                        <h2>{format!("{}: plan and version", offer.title)}</h2>
+                        <h2>{if for_people.get() { "Plan and version".to_string() } else { format!("{}: plan and version", offer.title) }}</h2>
                         <div class="plans picker" role="radiogroup" aria-label="Plan">
                             {offer.plans.iter().map(|p| {
                                 let selected = chosen_plan.as_deref() == Some(p.name.as_str());
@@ -96,6 +111,9 @@ fn StackPicker(value: RwSignal<Value>, set: Callback<(String, String)>) -> impl 
                             {chosen_version.is_none().then(|| view! { <span class="subtle small">"(none picked: the catalog's default)"</span> })}
                         </div>
                     </section>
+                    {for_people.get().then(|| view! {
+                        <StackFields offer=fields plan_storage=Signal::stored(plan_storage)/>
+                    })}
                 })
             }}
         </Transition>

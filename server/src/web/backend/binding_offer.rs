@@ -10,8 +10,8 @@ use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use kube::api::{Api, ListParams, ObjectMeta};
 use portico_core::payload::{BindingOffer, BindingTarget};
 
-use crate::auth::access::{AccessQuestion, AccessReviews};
-use crate::cluster::caller::Caller;
+use super::asker::Asker;
+use crate::auth::access::AccessQuestion;
 use crate::cluster::error::ApiError;
 use crate::reconcile::binding::kind::{StackBinding, bindings_of};
 use crate::reconcile::binding::projection;
@@ -22,13 +22,6 @@ use crate::reconcile::stack::Stack;
 const MOST_PER_KIND: usize = 200;
 /// Access reviews in flight at once for one offer.
 const REVIEWS_AT_ONCE: usize = 8;
-
-/// Who asks, and where: the person's client and access reviews.
-pub struct Asker<'a> {
-    pub client: &'a kube::Client,
-    pub reviews: &'a AccessReviews,
-    pub who: &'a Caller,
-}
 
 /// Stack `stack`'s offer in `namespace`.
 pub async fn offer(
@@ -184,12 +177,6 @@ async fn target(
         refused,
         bound_by,
     })
-}
-
-impl Asker<'_> {
-    async fn may(&self, question: AccessQuestion) -> Result<bool, ApiError> {
-        Ok(self.reviews.allowed(self.who, &question).await?)
-    }
 }
 
 /// Each variable with what it holds; the password as where it is read from.

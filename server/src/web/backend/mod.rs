@@ -2,18 +2,20 @@
 //! the caller's own client, resolves kinds through the registry, and maps the API
 //! server's failures to the UI's typed errors in one place ([`user_error`]).
 
+pub mod asker;
 pub mod binding_offer;
 pub mod detail;
 pub mod objects;
 pub mod stack_change;
 pub mod stack_data;
+pub mod stack_places;
 
 use app::backend::{Backend, BackendError};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ListParams};
 use portico_core::payload::{
     BindingOffer, CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview,
-    StackData, StackOffer, SubmitOutcome,
+    StackData, StackOffer, StackPlace, SubmitOutcome,
 };
 use portico_core::resource::{ObjectKey, ResourceKind, ResourceRef};
 use tracing::instrument;
@@ -35,6 +37,17 @@ pub struct ClusterBackend {
     pub reviews: std::sync::Arc<AccessReviews>,
     /// Who is acting (audit lines, access checks, spans).
     pub who: Caller,
+}
+
+impl ClusterBackend {
+    /// The person, for endpoints that ask what they may do.
+    fn asker(&self) -> asker::Asker<'_> {
+        asker::Asker {
+            client: &self.client,
+            reviews: &self.reviews,
+            who: &self.who,
+        }
+    }
 }
 
 #[async_trait::async_trait]
@@ -230,11 +243,7 @@ impl Backend for ClusterBackend {
         stack: String,
     ) -> Result<BindingOffer, BackendError> {
         check_target(&stack_resource(), Some(&namespace), &stack)?;
-        let asker = binding_offer::Asker {
-            client: &self.client,
-            reviews: &self.reviews,
-            who: &self.who,
-        };
+        let asker = self.asker();
         binding_offer::offer(&asker, &namespace, &stack)
             .await
             .map_err(|e| {
@@ -244,6 +253,17 @@ impl Backend for ClusterBackend {
                     &format!("stacks {namespace}/{stack}"),
                 )
             })
+    }
+
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
+    async fn stack_places(&self) -> Result<Vec<StackPlace>, BackendError> {
+        stack_places::places(&self.asker()).await.map_err(|e| {
+            user_error(
+                e,
+                "list namespaces and ask where you may create Stacks",
+                "Namespaces",
+            )
+        })
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
