@@ -191,6 +191,41 @@ pub struct ObjectDetail {
     pub status: serde_json::Value,
     /// What the page may offer for this kind (edit form, children, connection).
     pub flags: crate::resource::KindFlags,
+    /// A Pod's summary: where and how it runs, container by container.
+    #[serde(default)]
+    pub pod: Option<PodSummary>,
+}
+
+/// A Pod at a glance: its phase, where it runs, and each container's image, state,
+/// restarts and resources.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PodSummary {
+    /// The phase, with the reason when the Pod gives one (`Failed: Evicted`).
+    pub phase: String,
+    pub node: Option<String>,
+    pub pod_ip: Option<String>,
+    pub host_ip: Option<String>,
+    /// Guaranteed, Burstable or BestEffort.
+    pub qos: Option<String>,
+    /// Init containers first (they run first), then the others.
+    pub containers: Vec<ContainerSummary>,
+}
+
+/// One container of a Pod.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerSummary {
+    pub name: String,
+    pub init: bool,
+    pub image: String,
+    pub ready: bool,
+    pub restarts: i32,
+    /// `Running`, `Waiting: CrashLoopBackOff`, `Terminated: Completed (exit 0)`, or
+    /// `Not started`.
+    pub state: String,
+    /// Since when it is in that state (RFC 3339), where the Pod says.
+    pub since: Option<String>,
+    pub requests: Vec<(String, String)>,
+    pub limits: Vec<(String, String)>,
 }
 
 /// What the viewer may do with a kind in a namespace (the UI disables the rest).

@@ -24,6 +24,21 @@ test('rows appear, change and vanish as the API server changes them', async ({ p
   await page.screenshot({ path: 'test-results/live-table.png', fullPage: true });
 });
 
+test('a long name is shown whole on a wide screen, other cells giving way first', async ({ page }) => {
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('wide');
+  // 119 characters: kubectl prints it whole; so does the table, on a 1,920 px screen.
+  const name = `nightly-${'report-'.repeat(16)}`.slice(0, 116) + 'end';
+  await kube.ok('POST', ats(ns), at(name, 'echo '.repeat(60)));
+  await page.setViewportSize({ width: 1920, height: 1000 });
+  await page.goto(`/r/cnat.study.jayground8/v1alpha1/ats?ns=${ns}`);
+  const cell = page.locator(`tr[data-name="${name}"] td.name`);
+  await expect(cell).toHaveText(name);
+  const cut = await cell.evaluate((td) => td.scrollWidth > td.clientWidth);
+  expect(cut, 'the NAME cell is not cut').toBe(false);
+  await page.screenshot({ path: 'test-results/live-table-wide.png' });
+});
+
 test('markup in a field renders as inert text', async ({ page }) => {
   const kube = new Kube();
   const ns = await kube.freshNamespace('xss');

@@ -21,7 +21,10 @@ const writer = (name: string) => ({
           'i=0; while true; do echo "line $i: GET /api/orders/$((i * 7 % 100)) 200 in $((i % 13 + 2))ms"; i=$((i+1)); sleep 1; done',
         ],
       },
-      { name: 'sidecar', image, imagePullPolicy: 'Never', command: ['sh', '-c', 'echo "sidecar ready"; sleep 3600'] },
+      {
+        name: 'sidecar', image, imagePullPolicy: 'Never', command: ['sh', '-c', 'echo "sidecar ready"; sleep 3600'],
+        resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+      },
     ],
   },
 });
@@ -55,6 +58,16 @@ test('a Pod page follows its container log live', async ({ page }) => {
 
   await page.goto(`/r/core/v1/pods/${ns}/writer`);
   await expect(page.getByTestId('object-name')).toHaveText('writer');
+  // What `kubectl describe pod` opens with: phase, node, address, each container.
+  const running = await kube.ok('GET', `${pods}/writer`);
+  const summary = page.getByTestId('pod-summary');
+  await expect(page.getByTestId('pod-phase')).toHaveText('Running');
+  await expect(page.getByTestId('pod-node')).toHaveText(running.spec.nodeName);
+  await expect(page.getByTestId('pod-ip')).toHaveText(running.status.podIP);
+  await expect(summary.locator('tr[data-container="app"] td')).toHaveText(['app', image, 'Running', 'yes', '0', 'none', 'none']);
+  await expect(summary.locator('tr[data-container="sidecar"] td')).toHaveText(
+    ['sidecar', image, 'Running', 'yes', '0', 'cpu 10m · memory 16Mi', 'memory 64Mi']);
+  await page.screenshot({ path: 'test-results/pod-summary.png', fullPage: true });
   const logs = page.getByTestId('pod-logs');
   await expect(logs.getByTestId('log-live-status')).toHaveText('Live');
   await expect(logs.locator('.log-tab.active')).toHaveText('app');

@@ -4,6 +4,7 @@ pub mod crds;
 pub mod create;
 pub mod lazy;
 pub mod object;
+pub mod pod_summary;
 pub mod provision;
 pub mod resource;
 pub mod stack;

@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
+use super::pod_summary::PodSummaryPanel;
 use crate::api::{delete_object, fetch_object, fetch_permissions, fetch_stack_data};
 use crate::components::bindings::{BoundBy, StackBindings};
 use crate::components::clock::ticking_clock;
@@ -167,6 +168,7 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
             </div>
         </div>
         <DeletionNotice detail=detail.clone()/>
+        {detail.pod.clone().map(|pod| view! { <PodSummaryPanel pod/> })}
         <Owners owners=detail.owners.clone()/>
         <Mentions mentions=detail.mentions.clone()/>
         {stack_namespace.map(|ns| view! {

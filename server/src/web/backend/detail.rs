@@ -1,6 +1,7 @@
 //! One object as the detail page shows it: YAML without noise or secrets, conditions,
 //! finalizers and the chain of owners above it.
 
+use super::pod_summary::pod_summary;
 use std::collections::HashSet;
 
 use kube::api::DynamicObject;
@@ -62,6 +63,9 @@ pub fn summarize(
     } else {
         obj.data.get("status").cloned().unwrap_or(Value::Null)
     };
+    let pod = (types.kind == "Pod" && types.api_version == "v1")
+        .then(|| pod_summary(&obj.data))
+        .flatten();
     let mentions = mentions(
         &types.kind,
         &types.api_version,
@@ -84,6 +88,7 @@ pub fn summarize(
         owners,
         yaml: display_yaml(obj, is_secret),
         flags,
+        pod,
     }
 }
 

@@ -6,6 +6,7 @@ pub mod asker;
 pub mod binding_offer;
 pub mod detail;
 pub mod objects;
+pub mod pod_summary;
 pub mod stack_change;
 pub mod stack_data;
 pub mod stack_places;
