@@ -7,13 +7,14 @@ const KEY: &str = "portico.namespace";
 
 /// Keeps `namespace` as the last one worked in.
 pub fn remember(namespace: &str) {
-    if namespace.is_empty() {
-        return;
-    }
     #[cfg(feature = "hydrate")]
-    if let Some(storage) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
+    if !namespace.is_empty()
+        && let Some(storage) = web_sys::window().and_then(|w| w.local_storage().ok().flatten())
+    {
         let _ = storage.set_item(KEY, namespace);
     }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = namespace;
 }
 
 /// The namespace last worked in, in the browser; `None` on the server.
