@@ -194,6 +194,10 @@ pub struct ObjectDetail {
     /// A Pod's summary: where and how it runs, container by container.
     #[serde(default)]
     pub pod: Option<PodSummary>,
+    /// The Pods it runs, as a label selector (a workload's or a Stack's): its page
+    /// follows their logs merged.
+    #[serde(default)]
+    pub pod_selector: Option<String>,
 }
 
 /// A Pod at a glance: its phase, where it runs, and each container's image, state,

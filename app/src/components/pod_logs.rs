@@ -4,7 +4,9 @@
 
 use leptos::prelude::*;
 
+use crate::components::kept_view::Kept;
 use crate::components::live_badge::LiveBadge;
+use crate::components::workload_logs::WorkloadLogState;
 use crate::live::{ViewState, follow_signal};
 use portico_core::live::log_buffer::{LogBuffer, LogLine, MAX_LINES, highlight};
 use portico_core::live::protocol::{LogContainer, LogQuery, ServerMessage, Topic};
@@ -94,51 +96,36 @@ impl LogState {
     }
 }
 
-/// The log view an object page holds (one at a time: a Pod's, or the chosen Pod of a
-/// Stack), kept across redraws of the page's parts. Provided by the object page.
+/// The log views an object page holds (a Pod's, or the chosen Pod of a Stack; and a
+/// workload's merged log), kept across redraws of the page's parts. Provided by the
+/// object page.
 #[derive(Clone, Copy)]
 pub struct LogViews {
-    current: StoredValue<Option<(String, Owner, LogState)>>,
-    owner: StoredValue<Option<Owner>>,
+    pod: Kept<LogState>,
+    pub workload: Kept<WorkloadLogState>,
     /// The Pod chosen among a Stack's (kept across redraws too).
     pub chosen_pod: RwSignal<Option<String>>,
+    /// A Stack's Pods all at once, merged, rather than the chosen one.
+    pub all_pods: RwSignal<bool>,
 }
 
 impl LogViews {
     /// Makes log views outlive redraws below the calling component.
     pub fn provide() {
         provide_context(Self {
-            current: StoredValue::new(None),
-            owner: StoredValue::new(Owner::current()),
+            pod: Kept::new(),
+            workload: Kept::new(),
             chosen_pod: RwSignal::new(None),
+            all_pods: RwSignal::new(false),
         });
     }
 
     /// The state of `pod`'s log: the one held, or a new one (ending the old).
     fn state(self, namespace: &str, pod: &str) -> LogState {
-        let key = format!("{namespace}/{pod}");
-        if let Some(state) = self
-            .current
-            .with_value(|c| c.as_ref().filter(|(k, ..)| *k == key).map(|(.., s)| *s))
-        {
-            return state;
-        }
-        if let Some((_, old, _)) = self.current.get_value() {
-            // After the old view is gone: its effects still read this state until then.
-            #[cfg(feature = "hydrate")]
-            queue_microtask(move || old.cleanup());
-            #[cfg(not(feature = "hydrate"))]
-            old.cleanup();
-        }
-        let owner = self
-            .owner
-            .get_value()
-            .map(|o| o.child())
-            .unwrap_or_default();
         let (namespace, pod) = (namespace.to_string(), pod.to_string());
-        let state = owner.with(|| LogState::new(namespace, pod));
-        self.current.set_value(Some((key, owner, state)));
-        state
+        self.pod.get_or_make(format!("{namespace}/{pod}"), || {
+            LogState::new(namespace, pod)
+        })
     }
 }
 
@@ -294,7 +281,7 @@ pub fn PodLogs(namespace: String, pod: String) -> impl IntoView {
 }
 
 #[component]
-fn LogRow(line: LogLine, term: String) -> impl IntoView {
+pub fn LogRow(line: LogLine, term: String) -> impl IntoView {
     let pieces = if line.marker {
         vec![(line.text.to_string(), false)]
     } else {
@@ -312,7 +299,7 @@ fn LogRow(line: LogLine, term: String) -> impl IntoView {
 }
 
 /// Offers `text` as a file download, made in the browser (a Blob link).
-fn save(file_name: &str, text: &str) {
+pub fn save(file_name: &str, text: &str) {
     #[cfg(feature = "hydrate")]
     {
         use wasm_bindgen::JsCast;

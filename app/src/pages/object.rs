@@ -13,6 +13,7 @@ use crate::components::error_banner::ErrorBanner;
 use crate::components::live_badge::LiveBadge;
 use crate::components::live_table::LiveTable;
 use crate::components::pod_logs::{LogViews, PodLogs};
+use crate::components::workload_logs::WorkloadLogs;
 use crate::error::BackendError;
 use crate::live::{ViewState, follow};
 use crate::pages::stack::change::StackChange;
@@ -140,6 +141,13 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
         .clone()
         .map(|ns| format!(" · namespace {ns}"))
         .unwrap_or_default();
+    // A workload's Pods, merged: a Stack offers them among its Pods' tabs.
+    let selected = detail.namespace.clone().zip(detail.pod_selector.clone());
+    let stack_merged = selected
+        .as_ref()
+        .filter(|_| detail.flags.is_stack)
+        .map(|(_, selector)| (selector.clone(), detail.name.clone()));
+    let workload_logs = selected.filter(|_| !detail.flags.is_stack);
     view! {
         <div class="page-head">
             <div>
@@ -180,6 +188,12 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
             <StackBindings namespace=ns of=BoundBy::Workload { kind, name: detail.name.clone() }/>
         })}
         <Labels labels=detail.labels.clone()/>
+        {workload_logs.map(|(ns, selector)| view! {
+            <section class="panel" data-testid="workload-log-panel">
+                <h2>"Logs of every Pod"</h2>
+                <WorkloadLogs namespace=ns selector name=detail.name.clone()/>
+            </section>
+        })}
         {pod_namespace.map(|ns| view! {
             <section class="panel">
                 <h2>"Logs"</h2>
@@ -187,7 +201,8 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
             </section>
         })}
         {detail.namespace.clone().filter(|_| detail.flags.can_own).map(|ns| view! {
-            <Children namespace=ns uid=detail.uid.clone() group=target.resource.group.clone() pod_logs=detail.flags.is_stack/>
+            <Children namespace=ns uid=detail.uid.clone() group=target.resource.group.clone() pod_logs=detail.flags.is_stack
+                merged=stack_merged.clone()/>
         })}
         <section class="panel">
             <h2>"Conditions"</h2>
@@ -315,7 +330,14 @@ fn Conditions(conditions: Vec<Condition>) -> impl IntoView {
 /// Objects this one owns, and what those own in turn (a Stack's StatefulSet and its
 /// Pods), live, indented by depth; with `pod_logs`, the logs of the Pods among them.
 #[component]
-fn Children(namespace: String, uid: String, group: String, pod_logs: bool) -> impl IntoView {
+fn Children(
+    namespace: String,
+    uid: String,
+    group: String,
+    pod_logs: bool,
+    /// The Pods' selector and the object's name: the logs offer them all, merged.
+    merged: Option<(String, String)>,
+) -> impl IntoView {
     let children = RwSignal::new(None::<Vec<ChildEntry>>);
     let status = RwSignal::new(ViewState::Waiting);
     let now = ticking_clock();
@@ -369,16 +391,24 @@ fn Children(namespace: String, uid: String, group: String, pod_logs: bool) -> im
                 }.into_any(),
             }}
         </section>
-        {pod_logs.then(|| view! { <StackLogs namespace=logs_namespace pods=pods/> })}
+        {pod_logs.then(|| view! { <StackLogs namespace=logs_namespace pods=pods merged=merged/> })}
     }
 }
 
-/// The logs of a Stack's Pods, one Pod at a time (a tab each).
+/// The logs of a Stack's Pods, one Pod at a time (a tab each), or all of them merged.
 #[component]
-fn StackLogs(namespace: String, pods: Memo<Vec<String>>) -> impl IntoView {
-    let chosen = use_context::<LogViews>()
+fn StackLogs(
+    namespace: String,
+    pods: Memo<Vec<String>>,
+    merged: Option<(String, String)>,
+) -> impl IntoView {
+    let views = use_context::<LogViews>();
+    let chosen = views
         .map(|v| v.chosen_pod)
         .unwrap_or_else(|| RwSignal::new(None));
+    let all = views
+        .map(|v| v.all_pods)
+        .unwrap_or_else(|| RwSignal::new(false));
     // The chosen Pod, or the first while none is chosen or the chosen one went away.
     let shown = Memo::new(move |_| {
         pods.with(|list| {
@@ -389,22 +419,35 @@ fn StackLogs(namespace: String, pods: Memo<Vec<String>>) -> impl IntoView {
         })
     });
     move || {
-        let namespace = namespace.clone();
+        let (namespace, merged) = (namespace.clone(), merged.clone());
         (!pods.with(Vec::is_empty)).then(move || view! {
             <section class="panel" data-testid="stack-logs">
                 <h2>"Logs"</h2>
                 <div class="log-tabs pod-tabs" role="tablist">
+                    {merged.is_some().then(|| view! {
+                        <button type="button" class="log-tab" class:active=move || all.get() role="tab"
+                            aria-selected=move || all.get().to_string() data-testid="all-pods-tab"
+                            on:click=move |_| all.set(true)>"All Pods"</button>
+                    })}
                     {move || pods.get().into_iter().map(|name| {
-                        let active = shown.with(|s| s.as_deref() == Some(name.as_str()));
+                        let active = !all.get() && shown.with(|s| s.as_deref() == Some(name.as_str()));
                         let pick = name.clone();
                         view! {
                             <button type="button" class="log-tab" class:active=active role="tab"
                                 aria-selected=active.to_string()
-                                on:click=move |_| chosen.set(Some(pick.clone()))>{name}</button>
+                                on:click=move |_| {
+                                    all.set(false);
+                                    chosen.set(Some(pick.clone()));
+                                }>{name}</button>
                         }
                     }).collect_view()}
                 </div>
-                {move || shown.get().map(|pod| view! { <PodLogs namespace=namespace.clone() pod=pod/> })}
+                {move || match (all.get(), merged.clone()) {
+                    (true, Some((selector, name))) => view! {
+                        <WorkloadLogs namespace=namespace.clone() selector name/>
+                    }.into_any(),
+                    _ => shown.get().map(|pod| view! { <PodLogs namespace=namespace.clone() pod=pod/> }).into_any(),
+                }}
             </section>
         })
     }

@@ -88,6 +88,19 @@ impl LogBuffer {
             .collect()
     }
 
+    /// The kept lines the regular expression `pattern` finds something in (markers
+    /// stay); the parser's words when it is not one. Bounded like any pattern here:
+    /// `regex-lite` runs in time linear in the text.
+    pub fn matching_pattern(&self, pattern: &str) -> Result<Vec<LogLine>, String> {
+        let pattern = regex_lite::Regex::new(pattern).map_err(|e| e.to_string())?;
+        Ok(self
+            .lines
+            .iter()
+            .filter(|l| l.marker || pattern.is_match(&l.text))
+            .cloned()
+            .collect())
+    }
+
     /// The kept lines as a file's text, markers included.
     pub fn text(&self) -> String {
         let mut out = String::with_capacity(self.bytes + self.lines.len());
@@ -128,6 +141,20 @@ pub fn highlight(text: &str, term: &str) -> Vec<(String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pattern_keeps_the_lines_it_finds_something_in_and_the_markers() {
+        let mut buffer = LogBuffer::default();
+        buffer.push(vec!["GET /a 200".into(), "GET /b 500".into()], 2);
+        buffer.push(vec!["POST /c 503".into()], 0);
+        let texts =
+            |lines: Vec<LogLine>| lines.iter().map(|l| l.text.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            texts(buffer.matching_pattern(r" 5\d\d$").expect("a pattern")),
+            ["… 2 lines skipped", "GET /b 500", "POST /c 503"]
+        );
+        assert!(buffer.matching_pattern("(unclosed").is_err());
+    }
 
     #[test]
     fn skipped_lines_leave_a_marker_and_the_oldest_go_beyond_the_bound() {

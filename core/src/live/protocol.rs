@@ -72,6 +72,30 @@ pub enum Topic {
     Crds,
     /// One container's log, followed as it grows (see [`LogQuery`]).
     Logs { query: LogQuery },
+    /// Every container of every Pod a selector matches, merged: a workload's log
+    /// (see [`WorkloadLogQuery`]; its lines are [`tagged`](super::tagged_line)).
+    WorkloadLogs { query: WorkloadLogQuery },
+}
+
+/// Which Pods a `workload_logs` view follows: those `selector` matches in `namespace`,
+/// as they come and go.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkloadLogQuery {
+    pub namespace: String,
+    /// A label selector (`app=web,tier!=db`), as the workload's `spec.selector` says.
+    pub selector: String,
+    /// Start this many lines back in each container; `None`: the whole log.
+    #[serde(default)]
+    pub tail_lines: Option<u32>,
+}
+
+impl WorkloadLogQuery {
+    /// A namespace that is a path segment and a selector of bounded length.
+    pub fn is_valid(&self) -> bool {
+        crate::resource::is_path_segment(&self.namespace)
+            && !self.selector.trim().is_empty()
+            && self.selector.len() <= crate::table::wire::MAX_SELECTOR_LEN
+    }
 }
 
 /// Which log a `logs` view follows.

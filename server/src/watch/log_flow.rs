@@ -297,7 +297,8 @@ pub fn batches(queue: Arc<Queue>, bounds: Bounds) -> impl Stream<Item = Flow> + 
                 }
                 s.pending.take(allowance)
             });
-            queue.freed.notify_one();
+            // Every reader waiting for room goes on (a workload's log has many).
+            queue.freed.notify_waiters();
             let Some((lines, skipped)) = taken else {
                 continue;
             };

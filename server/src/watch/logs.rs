@@ -5,7 +5,6 @@
 //!
 //! [`log_flow`]: super::log_flow
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
@@ -13,6 +12,7 @@ use futures::{AsyncBufRead, AsyncBufReadExt, Stream, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, LogParams};
 use portico_core::live::protocol::{LogContainer, LogQuery};
+use portico_core::live::tagged_line;
 use tracing::Instrument;
 
 use super::LiveState;
@@ -25,7 +25,7 @@ use crate::cluster::caller::Caller;
 use crate::cluster::error::{Failure, failure};
 
 /// How often a container that has not started yet is asked for its log again.
-const WAITING_RETRY: Duration = Duration::from_secs(2);
+pub(super) const WAITING_RETRY: Duration = Duration::from_secs(2);
 
 /// What a log view sends, in order: `Opened`, then lines (or `Waiting` while the
 /// container has not started), and `Ended` last.
@@ -88,7 +88,7 @@ impl LogError {
     }
 
     /// The API server's refusal of a log request, in words about this container.
-    fn of_request(error: kube::Error, namespace: &str, container: &str) -> Self {
+    pub(super) fn of_request(error: kube::Error, namespace: &str, container: &str) -> Self {
         let message = match &error {
             kube::Error::Api(status) => status.message.clone(),
             other => other.to_string(),
@@ -217,8 +217,12 @@ pub async fn open(
         } else {
             format!("End of the log of container {container}'s previous run.")
         };
-        let following = Following { pods: pods.clone(), namespace: namespace.clone(), pod: pod.clone(), container: container.clone(), params: params.clone() };
-        let reading = tokio::spawn(following.run(reader, queue.clone(), ended).instrument(span));
+        let following = Following { pods: pods.clone(), namespace: namespace.clone(), pod: pod.clone(), container: container.clone(), params: params.clone(), tag: false };
+        let read_into = queue.clone();
+        let reading = tokio::spawn(async move {
+            let reason = following.run(reader, &read_into).await.err().unwrap_or(ended);
+            read_into.end(reason);
+        }.instrument(span));
         let _stop_reading = AbortOnDrop(reading);
         let mut flow = std::pin::pin!(batches(queue, bounds));
         let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
@@ -249,7 +253,7 @@ pub async fn open(
 
 /// Whether `caller` may `get` `pods/log` in `namespace` (the portal's own identity
 /// is not asked: it is the identity the request would use anyway).
-async fn may_read_logs(
+pub(super) async fn may_read_logs(
     state: &LiveState,
     caller: &Caller,
     namespace: &str,
@@ -356,12 +360,15 @@ fn default_container(pod: &Pod, containers: &[LogContainer]) -> Option<String> {
 }
 
 /// One container's log being followed, for as long as the container runs.
-struct Following {
-    pods: Api<Pod>,
-    namespace: String,
-    pod: String,
-    container: String,
-    params: LogParams,
+pub(super) struct Following {
+    pub pods: Api<Pod>,
+    pub namespace: String,
+    pub pod: String,
+    pub container: String,
+    pub params: LogParams,
+    /// Each line tagged with the Pod and container (a workload's merged log; the
+    /// params ask for kubelet's timestamps).
+    pub tag: bool,
 }
 
 impl Following {
@@ -369,13 +376,18 @@ impl Following {
     /// log at once when the container was not running at the moment the request
     /// reached it (created, not started yet: a new Pod's first second), so a log
     /// that ends while its container runs is followed again (at most once a second;
-    /// lines already shown are not asked for again). Ends the queue with `ended`, or
-    /// with the failure.
-    async fn run(mut self, first: impl AsyncBufRead, queue: Arc<Queue>, ended: String) {
-        let mut shown = match read(first, &queue).await {
-            Ok(bytes) => bytes,
-            Err(broke) => return queue.end(broke),
-        };
+    /// lines already shown are not asked for again). `Ok` once the container stopped,
+    /// or why the log broke off.
+    pub(super) async fn run(
+        mut self,
+        first: impl AsyncBufRead,
+        queue: &Queue,
+    ) -> Result<(), String> {
+        let tag = self.tag.then(|| (self.pod.clone(), self.container.clone()));
+        let tag = tag
+            .as_ref()
+            .map(|(pod, container)| (pod.as_str(), container.as_str()));
+        let mut shown = read(first, queue, tag).await?;
         while self.params.follow && self.runs_or_is_starting().await {
             if shown > 0 {
                 self.params.tail_lines = Some(0);
@@ -386,15 +398,12 @@ impl Following {
                 Err(error) => match LogError::of_request(error, &self.namespace, &self.container) {
                     // Created but not started: kubelet's word for the next moments.
                     LogError::NotStarted { .. } => continue,
-                    other => return queue.end(other.to_string()),
+                    other => return Err(other.to_string()),
                 },
             };
-            match read(reader, &queue).await {
-                Ok(bytes) => shown += bytes,
-                Err(broke) => return queue.end(broke),
-            }
+            shown += read(reader, queue, tag).await?;
         }
-        queue.end(ended);
+        Ok(())
     }
 
     /// Whether the container runs now, or is about to for the first time (as the API
@@ -455,9 +464,17 @@ fn runs_or_is_starting(status: &k8s_openapi::api::core::v1::ContainerStatus) -> 
 const REFOLLOW_EVERY: Duration = Duration::from_secs(1);
 
 /// Reads the log as it comes, into `queue` (which drops what the page cannot take),
-/// so a slow page never holds up the API server's stream. The bytes read, or why the
-/// stream broke off.
-async fn read(reader: impl AsyncBufRead, queue: &Queue) -> Result<usize, String> {
+/// so a slow page never holds up the API server's stream; each line tagged with
+/// `(pod, container)` when given. The bytes read, or why the stream broke off.
+async fn read(
+    reader: impl AsyncBufRead,
+    queue: &Queue,
+    tag: Option<(&str, &str)>,
+) -> Result<usize, String> {
+    let tagged = |line: String| match tag {
+        Some((pod, container)) => tagged_line::tag(&line, pod, container),
+        None => line,
+    };
     let mut reader = std::pin::pin!(reader);
     let mut lines = Lines::default();
     let mut total = 0;
@@ -469,12 +486,12 @@ async fn read(reader: impl AsyncBufRead, queue: &Queue) -> Result<usize, String>
             Ok([]) => break,
             Ok(chunk) => {
                 let mut out = Vec::new();
-                lines.push(chunk, &mut |line| out.push(line));
+                lines.push(chunk, &mut |line| out.push(tagged(line)));
                 (chunk.len(), out)
             }
             Err(error) => {
                 tracing::debug!(%error, "log stream broke off");
-                queue.push(lines.finish());
+                queue.push(lines.finish().into_iter().map(tagged));
                 return Err(format!("The log stream broke off: {error}"));
             }
         };
@@ -482,12 +499,12 @@ async fn read(reader: impl AsyncBufRead, queue: &Queue) -> Result<usize, String>
         total += read;
         queue.push(out);
     }
-    queue.push(lines.finish());
+    queue.push(lines.finish().into_iter().map(tagged));
     Ok(total)
 }
 
 /// Stops the reading task when the view goes away.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
+pub(super) struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
@@ -496,15 +513,15 @@ impl Drop for AbortOnDrop {
 }
 
 /// Whether an open view may go on: still signed in (token mode), still allowed.
-struct Recheck {
-    state: LiveState,
-    caller: Caller,
-    headers: HeaderMap,
-    namespace: String,
+pub(super) struct Recheck {
+    pub state: LiveState,
+    pub caller: Caller,
+    pub headers: HeaderMap,
+    pub namespace: String,
 }
 
 impl Recheck {
-    async fn still_allowed(&self) -> bool {
+    pub(super) async fn still_allowed(&self) -> bool {
         if !super::views::signed_in(&self.state, &self.caller, &self.headers) {
             return false;
         }

@@ -3,7 +3,8 @@
 //! that keep one upstream watch per (resource, namespace, selectors) and identity
 //! ([`feed`], shared through [`hub`]), a viewer's side of a feed ([`subscription`]),
 //! the checks that open a view ([`views`]), container logs ([`logs`], split into
-//! lines by [`log_lines`] and bounded by [`log_flow`]) and the two transports: the tab's
+//! lines by [`log_lines`] and bounded by [`log_flow`]; a workload's merged:
+//! [`workload_logs`]) and the two transports: the tab's
 //! WebSocket ([`socket`]) and SSE for scripts ([`sse`]). Uses `auth` (a viewer's
 //! access is reviewed before a feed is joined) and `kube`.
 
@@ -28,6 +29,7 @@ pub mod table_api;
 pub mod table_rows;
 pub(crate) mod transitions;
 pub(crate) mod views;
+pub(crate) mod workload_logs;
 
 #[cfg(test)]
 mod tests;

@@ -24,6 +24,7 @@ use super::LiveState;
 use super::logs::{self, LogUpdate};
 use super::subscription::Delivery;
 use super::views;
+use super::workload_logs;
 use crate::auth::RenewAt;
 use crate::cluster::caller::Caller;
 use portico_core::live::protocol::{TableChange, TableUpdate};
@@ -243,6 +244,10 @@ fn view(
         }),
         Topic::Logs { query } => opened(id, async move {
             let updates = logs::open(&state, caller, query, headers).await?;
+            Ok(updates.map(move |u| log_message(id, u)))
+        }),
+        Topic::WorkloadLogs { query } => opened(id, async move {
+            let updates = workload_logs::open(&state, caller, query, headers).await?;
             Ok(updates.map(move |u| log_message(id, u)))
         }),
     }

@@ -703,3 +703,145 @@ async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
     );
     portico.kill().await.expect("portico stops");
 }
+
+/// A workload's log (topic `workload_logs`): a Deployment of 3 replicas writing
+/// numbered lines, scaled to 5 and back to 2 while the view is open. Every Pod's
+/// lines arrive tagged with it, new Pods are followed and gone ones noted, and no line
+/// comes twice.
+#[tokio::test]
+async fn a_workloads_log_follows_every_pod_as_it_scales_and_shows_no_line_twice() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use kube::api::{Patch, PatchParams};
+    use portico_core::live::protocol::WorkloadLogQuery;
+    use portico_core::live::tagged_line;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    let client = admin().await;
+    let (origin, _state) = crate::kit::serve(&client, None).await;
+    let ns = crate::kit::fresh_namespace(&client, "logs-workload").await;
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "automountServiceAccountToken": false,
+                    "terminationGracePeriodSeconds": 1,
+                    "containers": [{"name": "app", "image": IMAGE, "imagePullPolicy": "Never",
+                        "command": ["sh", "-c",
+                            "i=0; while true; do echo \"line $i\"; i=$((i+1)); sleep 0.3; done"]}]}}}
+    }))
+    .expect("deployment");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    let deadline = Instant::now() + WAIT;
+    while let Err(error) = deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+    {
+        assert!(Instant::now() < deadline, "create the Deployment: {error}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    let mut socket = connect(&origin, None).await;
+    let message = ClientMessage::Subscribe {
+        id: 1,
+        topic: Topic::WorkloadLogs {
+            query: WorkloadLogQuery {
+                namespace: ns.clone(),
+                selector: "app=web".into(),
+                tail_lines: Some(5),
+            },
+        },
+        resume: None,
+    };
+    let text = serde_json::to_string(&message).expect("encode");
+    socket.send(Message::text(text)).await.expect("send");
+    assert!(
+        matches!(
+            receive(&mut socket).await,
+            ServerMessage::LogOpened { id: 1, .. }
+        ),
+        "the view opens"
+    );
+
+    // Each Pod's numbers, as they arrive; the Pods noted as gone.
+    let mut numbers: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    let mut gone: BTreeSet<String> = BTreeSet::new();
+    let read_until =
+        async |socket: &mut Socket,
+               numbers: &mut BTreeMap<String, Vec<u64>>,
+               gone: &mut BTreeSet<String>,
+               done: &dyn Fn(&BTreeMap<String, Vec<u64>>, &BTreeSet<String>) -> bool| {
+            let deadline = Instant::now() + START_WAIT;
+            while !done(numbers, gone) {
+                assert!(
+                    Instant::now() < deadline,
+                    "lines so far: {numbers:?}, gone: {gone:?}"
+                );
+                match receive(socket).await {
+                    ServerMessage::Log { id: 1, lines, .. } => {
+                        for line in &lines {
+                            let parts = tagged_line::parse(line)
+                                .unwrap_or_else(|| panic!("a tagged line: {line:?}"));
+                            match parts.container {
+                                Some(container) => {
+                                    assert_eq!(container, "app");
+                                    let n = number(parts.text)
+                                        .unwrap_or_else(|| panic!("a numbered line: {line:?}"));
+                                    numbers.entry(parts.pod.to_string()).or_default().push(n);
+                                }
+                                None if parts.text.starts_with("is gone") => {
+                                    gone.insert(parts.pod.to_string());
+                                }
+                                None => {}
+                            }
+                        }
+                    }
+                    ServerMessage::Problem { .. } => {}
+                    other => panic!("lines expected, got {other:?}"),
+                }
+            }
+        };
+    // Three Pods, each several lines.
+    let writing = |numbers: &BTreeMap<String, Vec<u64>>, at_least: usize| {
+        numbers.values().filter(|n| n.len() >= 3).count() >= at_least
+    };
+    read_until(&mut socket, &mut numbers, &mut gone, &|n, _| writing(n, 3)).await;
+    let scale = async |replicas: i32| {
+        deployments
+            .patch(
+                "web",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"replicas": replicas}})),
+            )
+            .await
+            .expect("scaled");
+    };
+    scale(5).await;
+    read_until(&mut socket, &mut numbers, &mut gone, &|n, _| writing(n, 5)).await;
+    assert_eq!(numbers.len(), 5, "five Pods followed: {numbers:?}");
+    scale(2).await;
+    read_until(&mut socket, &mut numbers, &mut gone, &|_, g| g.len() >= 3).await;
+    // The two left go on.
+    let counts: BTreeMap<String, usize> =
+        numbers.iter().map(|(p, n)| (p.clone(), n.len())).collect();
+    read_until(&mut socket, &mut numbers, &mut gone, &|n, g| {
+        n.iter()
+            .filter(|(pod, _)| !g.contains(*pod))
+            .all(|(pod, lines)| lines.len() >= counts[pod] + 3)
+    })
+    .await;
+    assert_eq!(
+        numbers.len() - gone.len(),
+        2,
+        "two Pods left: {numbers:?} gone {gone:?}"
+    );
+    for (pod, lines) in &numbers {
+        assert!(
+            lines.windows(2).all(|w| w[1] == w[0] + 1),
+            "{pod}'s lines, each once and in order: {lines:?}"
+        );
+    }
+}

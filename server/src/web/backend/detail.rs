@@ -2,6 +2,7 @@
 //! finalizers and the chain of owners above it.
 
 use super::pod_summary::pod_summary;
+use super::workload_selector::pod_selector;
 use std::collections::HashSet;
 
 use kube::api::DynamicObject;
@@ -66,6 +67,12 @@ pub fn summarize(
     let pod = (types.kind == "Pod" && types.api_version == "v1")
         .then(|| pod_summary(&obj.data))
         .flatten();
+    let pod_selector = pod_selector(
+        &types.kind,
+        &types.api_version,
+        meta.name.as_deref().unwrap_or_default(),
+        &obj.data,
+    );
     let mentions = mentions(
         &types.kind,
         &types.api_version,
@@ -89,6 +96,7 @@ pub fn summarize(
         yaml: display_yaml(obj, is_secret),
         flags,
         pod,
+        pod_selector,
     }
 }
 

@@ -10,6 +10,7 @@ pub mod pod_summary;
 pub mod stack_change;
 pub mod stack_data;
 pub mod stack_places;
+pub mod workload_selector;
 
 use app::backend::{Backend, BackendError};
 use k8s_openapi::api::core::v1::{Namespace, Secret};

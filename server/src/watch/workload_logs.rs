@@ -1,0 +1,327 @@
+//! A workload's log, stern-style: every container of every Pod a label selector
+//! matches, merged into one view and ordered by kubelet's timestamps within each
+//! batch, each line tagged with its Pod and container ([`tagged_line`]). Pods are
+//! watched as the person, so a Pod that starts is followed and one that goes ends with
+//! a note. One view among the person's, one queue and one rate however many Pods; each
+//! container's reading sets aside what it may hold in the person's memory budget.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use axum::http::HeaderMap;
+use futures::{Stream, StreamExt};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams, LogParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use portico_core::live::protocol::WorkloadLogQuery;
+use portico_core::live::tagged_line;
+
+use super::LiveState;
+use super::log_flow::{Bounds, Flow, Queue, batches};
+use super::log_lines::MAX_LINE;
+use super::logs::{
+    AbortOnDrop, Following, LogError, LogUpdate, Recheck, WAITING_RETRY, containers, may_read_logs,
+};
+use super::memory::Reservation;
+use super::views::Refusal;
+use crate::cluster::caller::Caller;
+use crate::cluster::error::{Failure, failure};
+
+/// Containers one view follows at most: a workload's, not a namespace's.
+const MOST_CONTAINERS: usize = 64;
+/// What one container's reading holds beyond the shared queue: a line being cut.
+const PER_CONTAINER: usize = 2 * MAX_LINE;
+
+/// Opens a workload's log for `caller`: the checks of a log view (valid query, the
+/// person's view limit and memory budget, `pods/log` `get`), and listing the Pods as
+/// them; then the merged stream.
+#[tracing::instrument(name = "workload_log_view", skip_all, fields(
+    caller = caller.name(), namespace = %query.namespace, selector = %query.selector,
+))]
+pub async fn open(
+    state: &LiveState,
+    caller: Caller,
+    query: WorkloadLogQuery,
+    headers: HeaderMap,
+) -> Result<impl Stream<Item = LogUpdate> + Send + use<>, Refusal> {
+    if !query.is_valid() {
+        return Err(LogError::InvalidQuery.into());
+    }
+    let permit = state
+        .streams
+        .acquire(caller.person(), &state.limits)
+        .map_err(LogError::from)?;
+    let bounds = Bounds::default();
+    let reserved = state
+        .hub
+        .reserve(&caller.person(), bounds.reserved())
+        .map_err(LogError::from)?;
+    if !may_read_logs(state, &caller, &query.namespace).await? {
+        return Err(LogError::Forbidden(query.namespace.clone()).into());
+    }
+    let client = state
+        .auth
+        .pool
+        .for_caller(&caller)
+        .map_err(LogError::Client)?;
+    let pods: Api<Pod> = Api::namespaced(client, &query.namespace);
+    // Asked first, so a person who may read logs but not list Pods is told at once.
+    pods.list_metadata(&ListParams::default().labels(&query.selector).limit(1))
+        .await
+        .map_err(|error| listing_refused(error, &query.namespace))?;
+    let recheck = Recheck {
+        state: state.clone(),
+        caller: caller.clone(),
+        headers,
+        namespace: query.namespace.clone(),
+    };
+    let every = state.limits.recheck;
+    let live = state.clone();
+    let updates = async_stream::stream! {
+        let (_permit, _reserved) = (permit, reserved);
+        yield LogUpdate::Opened { container: String::new(), containers: Vec::new() };
+        let queue = Queue::new(&bounds);
+        let mut followed = Followed {
+            state: live,
+            person: caller.person(),
+            pods: pods.clone(),
+            namespace: query.namespace.clone(),
+            tail: query.tail_lines,
+            queue: queue.clone(),
+            by_pod: BTreeMap::new(),
+            listing: None,
+            listed_once: false,
+        };
+        let config = watcher::Config::default().labels(&query.selector);
+        let mut events = std::pin::pin!(watcher(pods, config).default_backoff());
+        let mut flow = std::pin::pin!(batches(queue.clone(), bounds));
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                item = flow.next() => match item {
+                    Some(Flow::Batch { mut lines, skipped }) => {
+                        // Pods write at once; a batch reads in the order they wrote.
+                        lines.sort_by_cached_key(|line| tagged_line::time_key(line));
+                        yield LogUpdate::Lines { lines, skipped };
+                    }
+                    Some(Flow::Ended(reason)) => {
+                        yield LogUpdate::Ended(reason);
+                        break;
+                    }
+                    None => break,
+                },
+                event = events.next() => match event {
+                    Some(Ok(event)) => followed.on(event),
+                    Some(Err(watcher::Error::WatchFailed(error) | watcher::Error::InitialListFailed(error)))
+                        if matches!(failure(&error), Failure::Forbidden | Failure::Unauthorized) =>
+                    {
+                        queue.end(format!(
+                            "You may no longer list Pods in namespace {}; this view has stopped.",
+                            query.namespace
+                        ));
+                    }
+                    // Anything else is retried by the watcher, after a pause.
+                    Some(Err(error)) => tracing::debug!(%error, "watching the workload's Pods"),
+                    None => break,
+                },
+                _ = ticks.tick() => {
+                    if !recheck.still_allowed().await {
+                        yield LogUpdate::Ended(
+                            "Your permission to read this log was withdrawn, or your sign-in ended; this view has stopped.".into(),
+                        );
+                        break;
+                    }
+                }
+            }
+        }
+    };
+    Ok(updates.take_until(state.shutdown.begun()))
+}
+
+/// A refusal to list the workload's Pods, in words.
+fn listing_refused(error: kube::Error, namespace: &str) -> Refusal {
+    match failure(&error) {
+        Failure::Forbidden | Failure::Unauthorized => (
+            axum::http::StatusCode::FORBIDDEN,
+            format!(
+                "You may not list Pods in namespace {namespace} (pods list), which a workload's log follows."
+            ),
+        ),
+        Failure::Invalid => (
+            axum::http::StatusCode::BAD_REQUEST,
+            format!("The API server refused the Pods' selector: {error}"),
+        ),
+        _ => LogError::Api(error.to_string()).into(),
+    }
+}
+
+/// The containers being followed, by Pod, and what the watch of the Pods says of them.
+struct Followed {
+    state: LiveState,
+    person: Option<String>,
+    pods: Api<Pod>,
+    namespace: String,
+    /// Lines back to start from in the Pods there when the view opened.
+    tail: Option<u32>,
+    queue: Arc<Queue>,
+    by_pod: BTreeMap<String, Vec<(String, AbortOnDrop)>>,
+    /// The Pods a (re)listing has named so far.
+    listing: Option<BTreeSet<String>>,
+    listed_once: bool,
+}
+
+impl Followed {
+    fn on(&mut self, event: watcher::Event<Pod>) {
+        match event {
+            watcher::Event::Init => self.listing = Some(BTreeSet::new()),
+            watcher::Event::InitApply(pod) => {
+                if let (Some(listing), Some(name)) = (&mut self.listing, &pod.metadata.name) {
+                    listing.insert(name.clone());
+                }
+                self.apply(&pod);
+            }
+            watcher::Event::InitDone => {
+                // Pods followed that a new listing no longer names went meanwhile.
+                let listed = self.listing.take().unwrap_or_default();
+                let gone: Vec<String> = (self.by_pod.keys())
+                    .filter(|pod| !listed.contains(*pod))
+                    .cloned()
+                    .collect();
+                gone.iter().for_each(|pod| self.gone(pod));
+                self.listed_once = true;
+            }
+            watcher::Event::Apply(pod) => self.apply(&pod),
+            watcher::Event::Delete(pod) => {
+                if let Some(name) = &pod.metadata.name {
+                    self.gone(name);
+                }
+            }
+        }
+    }
+
+    /// Follows the containers of `pod` not followed yet.
+    fn apply(&mut self, pod: &Pod) {
+        let Some(name) = pod.metadata.name.clone() else {
+            return;
+        };
+        let count: usize = self.by_pod.values().map(Vec::len).sum();
+        let known = self.by_pod.get(&name).map_or(0, Vec::len);
+        let new: Vec<String> = containers(pod)
+            .into_iter()
+            .map(|c| c.name)
+            .filter(|c| {
+                !(self.by_pod.get(&name).into_iter().flatten()).any(|(followed, _)| followed == c)
+            })
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        // A Pod there when the view opened starts from the tail; a new one from its start.
+        let tail = if self.listed_once { None } else { self.tail };
+        let mut started = Vec::new();
+        for (i, container) in new.iter().enumerate() {
+            if count + started.len() >= MOST_CONTAINERS {
+                self.note(
+                    &name,
+                    &format!(
+                        "not following {}: a view follows {MOST_CONTAINERS} containers at most",
+                        new[i..].join(", ")
+                    ),
+                );
+                break;
+            }
+            let reserved = match self.state.hub.reserve(&self.person, PER_CONTAINER) {
+                Ok(reserved) => reserved,
+                Err(refused) => {
+                    self.note(
+                        &name,
+                        &format!("not following {}: {refused}", new[i..].join(", ")),
+                    );
+                    break;
+                }
+            };
+            let task = tokio::spawn(follow_container(
+                self.pods.clone(),
+                (self.namespace.clone(), name.clone(), container.clone()),
+                tail,
+                self.queue.clone(),
+                reserved,
+            ));
+            started.push((container.clone(), AbortOnDrop(task)));
+        }
+        if started.is_empty() {
+            return;
+        }
+        let names: Vec<&str> = started.iter().map(|(c, _)| c.as_str()).collect();
+        let what = if known == 0 {
+            format!("following {}", names.join(", "))
+        } else {
+            format!("also following {}", names.join(", "))
+        };
+        self.note(&name, &what);
+        self.by_pod.entry(name).or_default().extend(started);
+    }
+
+    /// Stops following `pod`'s containers, with a note.
+    fn gone(&mut self, pod: &str) {
+        if self.by_pod.remove(pod).is_some() {
+            self.note(pod, "is gone; its lines end here");
+        }
+    }
+
+    fn note(&self, pod: &str, text: &str) {
+        self.queue.push([now_note(pod, text)]);
+    }
+}
+
+/// A note about `pod`, stamped now.
+fn now_note(pod: &str, text: &str) -> String {
+    let now = k8s_openapi::jiff::Timestamp::now().to_string();
+    tagged_line::note(&now, pod, text)
+}
+
+/// Follows one container of one Pod into `queue`, tagged, from when it starts until it
+/// stops; its lines held in the person's budget by `reserved` meanwhile.
+async fn follow_container(
+    pods: Api<Pod>,
+    (namespace, pod, container): (String, String, String),
+    tail: Option<u32>,
+    queue: Arc<Queue>,
+    reserved: Reservation,
+) {
+    let _reserved = reserved;
+    let params = LogParams {
+        container: Some(container.clone()),
+        follow: true,
+        tail_lines: tail.map(i64::from),
+        timestamps: true,
+        ..LogParams::default()
+    };
+    // A container that has not started yet has no log: ask again until it has.
+    let reader = loop {
+        match pods.log_stream(&pod, &params).await {
+            Ok(reader) => break reader,
+            Err(error) => match LogError::of_request(error, &namespace, &container) {
+                LogError::NotStarted { .. } => tokio::time::sleep(WAITING_RETRY).await,
+                other => {
+                    queue.push([now_note(&pod, &format!("{container}: {other}"))]);
+                    return;
+                }
+            },
+        }
+    };
+    let following = Following {
+        pods,
+        namespace,
+        pod: pod.clone(),
+        container: container.clone(),
+        params,
+        tag: true,
+    };
+    let said = match following.run(reader, &queue).await {
+        Ok(()) => format!("container {container} stopped; its log ends here"),
+        Err(broke) => format!("container {container}: {broke}"),
+    };
+    queue.push([now_note(&pod, &said)]);
+}
