@@ -150,3 +150,59 @@ test("a Stack's page shows the logs of its Pods", async ({ page }) => {
     await release();
   }
 });
+
+test("a Deployment's page shows every Pod's log merged, each tagged, and follows a new Pod", async ({ page }) => {
+  test.setTimeout(180_000);
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('workload-logs');
+  const template = writer('unused') as any;
+  const deployment = {
+    metadata: { name: 'orders' },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: 'orders' } },
+      template: { metadata: { labels: { app: 'orders' } }, spec: { ...template.spec, containers: [template.spec.containers[0]] } },
+    },
+  };
+  const deployments = `/apis/apps/v1/namespaces/${ns}/deployments`;
+  await expect.poll(async () => (await kube.request('POST', deployments, deployment)).status, { timeout: 20_000 }).toBe(201);
+
+  await page.goto(`/r/apps/v1/deployments/${ns}/orders`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  const logs = page.getByTestId('workload-logs');
+  await expect(logs.getByTestId('log-live-status')).toHaveText('Live');
+  // Both Pods' lines, each tagged with its Pod and container.
+  const podsWriting = async () => {
+    const tagged = await logs.locator('.log-line.tagged:not(.log-note)').evaluateAll(
+      (rows) => rows.map((r) => r.getAttribute('data-pod')));
+    return new Set(tagged).size;
+  };
+  await expect.poll(podsWriting, { timeout: 120_000 }).toBe(2);
+  await expect(logs.locator('.log-tag').filter({ hasText: '/app' }).first()).toBeVisible();
+  await page.screenshot({ path: 'test-results/workload-logs.png', fullPage: false });
+
+  // A third Pod is followed once it starts.
+  await kube.ok('PATCH', `${deployments}/orders`, { spec: { replicas: 3 } }, { 'content-type': 'application/merge-patch+json' });
+  await expect.poll(podsWriting, { timeout: 120_000 }).toBe(3);
+
+  // Filtered by a regular expression; a broken one says so.
+  await logs.getByTestId('log-pattern').check();
+  await logs.getByTestId('log-search').fill('line \\d*7:');
+  await expect.poll(async () => {
+    const texts = await logs.locator('.log-line.tagged:not(.log-note)').allTextContents();
+    return texts.length > 0 && texts.every((t) => /line \d*7:/.test(t));
+  }, { timeout: 20_000 }).toBe(true);
+  await logs.getByTestId('log-search').fill('line (');
+  await expect(logs.getByTestId('log-pattern-error')).toContainText('Not a regular expression');
+  await logs.getByTestId('log-search').fill('');
+
+  // Paused, the lines shown stay while new ones are kept; resumed, they show.
+  await logs.getByTestId('log-pause').click();
+  const shownWhilePaused = await logs.getByTestId('log-line').count();
+  await expect(logs.getByTestId('log-paused')).toContainText('new lines kept');
+  await expect.poll(async () => Number((await logs.getByTestId('log-paused').textContent())?.match(/(\d+) new/)?.[1] ?? 0),
+    { timeout: 20_000 }).toBeGreaterThan(0);
+  expect(await logs.getByTestId('log-line').count()).toBe(shownWhilePaused);
+  await logs.getByTestId('log-pause').click();
+  await expect.poll(async () => logs.getByTestId('log-line').count()).toBeGreaterThan(shownWhilePaused);
+});

@@ -65,7 +65,7 @@ pub fn StackBindings(namespace: String, of: BoundBy) -> impl IntoView {
                 <h2>"Bindings"</h2>
             </div>
             <p class="subtle small">{intro}</p>
-            {bind}
+            <div class="panel-actions">{bind}</div>
             <LiveTable
                 query=Signal::stored(query)
                 wide=false
