@@ -19,15 +19,17 @@ impl<T: Copy + Send + Sync + 'static> Clone for Kept<T> {
 
 impl<T: Copy + Send + Sync + 'static> Copy for Kept<T> {}
 
-impl<T: Copy + Send + Sync + 'static> Kept<T> {
+impl<T: Copy + Send + Sync + 'static> Default for Kept<T> {
     /// A holder whose states live under the calling component.
-    pub fn new() -> Self {
+    fn default() -> Self {
         Self {
             current: StoredValue::new(None),
             owner: StoredValue::new(Owner::current()),
         }
     }
+}
 
+impl<T: Copy + Send + Sync + 'static> Kept<T> {
     /// The state for `key`: the one held, or one `make` makes (ending the old).
     pub fn get_or_make(self, key: String, make: impl FnOnce() -> T) -> T {
         if let Some(state) = self

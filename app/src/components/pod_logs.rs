@@ -113,8 +113,8 @@ impl LogViews {
     /// Makes log views outlive redraws below the calling component.
     pub fn provide() {
         provide_context(Self {
-            pod: Kept::new(),
-            workload: Kept::new(),
+            pod: Kept::default(),
+            workload: Kept::default(),
             chosen_pod: RwSignal::new(None),
             all_pods: RwSignal::new(false),
         });

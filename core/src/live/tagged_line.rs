@@ -81,7 +81,7 @@ mod tests {
 
     #[test]
     fn lines_order_by_time_whatever_the_fraction_s_length() {
-        let mut lines = vec![
+        let mut lines = [
             "2026-11-28T03:00:00.5Z [a/c] third",
             "2026-11-28T03:00:00.25Z [b/c] second",
             "2026-11-28T03:00:00Z [a/c] first",

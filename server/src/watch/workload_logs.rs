@@ -219,6 +219,7 @@ impl Followed {
         }
         // A Pod there when the view opened starts from the tail; a new one from its start.
         let tail = if self.listed_once { None } else { self.tail };
+        let rest = |i: usize| new.get(i..).unwrap_or_default().join(", ");
         let mut started = Vec::new();
         for (i, container) in new.iter().enumerate() {
             if count + started.len() >= MOST_CONTAINERS {
@@ -226,7 +227,7 @@ impl Followed {
                     &name,
                     &format!(
                         "not following {}: a view follows {MOST_CONTAINERS} containers at most",
-                        new[i..].join(", ")
+                        rest(i)
                     ),
                 );
                 break;
@@ -234,10 +235,7 @@ impl Followed {
             let reserved = match self.state.hub.reserve(&self.person, PER_CONTAINER) {
                 Ok(reserved) => reserved,
                 Err(refused) => {
-                    self.note(
-                        &name,
-                        &format!("not following {}: {refused}", new[i..].join(", ")),
-                    );
+                    self.note(&name, &format!("not following {}: {refused}", rest(i)));
                     break;
                 }
             };

@@ -713,8 +713,7 @@ async fn a_workloads_log_follows_every_pod_as_it_scales_and_shows_no_line_twice(
     use k8s_openapi::api::apps::v1::Deployment;
     use kube::api::{Patch, PatchParams};
     use portico_core::live::protocol::WorkloadLogQuery;
-    use portico_core::live::tagged_line;
-    use std::collections::{BTreeMap, BTreeSet};
+    use std::collections::BTreeMap;
 
     let client = admin().await;
     let (origin, _state) = crate::kit::serve(&client, None).await;
@@ -766,49 +765,9 @@ async fn a_workloads_log_follows_every_pod_as_it_scales_and_shows_no_line_twice(
         "the view opens"
     );
 
-    // Each Pod's numbers, as they arrive; the Pods noted as gone.
-    let mut numbers: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    let mut gone: BTreeSet<String> = BTreeSet::new();
-    let read_until =
-        async |socket: &mut Socket,
-               numbers: &mut BTreeMap<String, Vec<u64>>,
-               gone: &mut BTreeSet<String>,
-               done: &dyn Fn(&BTreeMap<String, Vec<u64>>, &BTreeSet<String>) -> bool| {
-            let deadline = Instant::now() + START_WAIT;
-            while !done(numbers, gone) {
-                assert!(
-                    Instant::now() < deadline,
-                    "lines so far: {numbers:?}, gone: {gone:?}"
-                );
-                match receive(socket).await {
-                    ServerMessage::Log { id: 1, lines, .. } => {
-                        for line in &lines {
-                            let parts = tagged_line::parse(line)
-                                .unwrap_or_else(|| panic!("a tagged line: {line:?}"));
-                            match parts.container {
-                                Some(container) => {
-                                    assert_eq!(container, "app");
-                                    let n = number(parts.text)
-                                        .unwrap_or_else(|| panic!("a numbered line: {line:?}"));
-                                    numbers.entry(parts.pod.to_string()).or_default().push(n);
-                                }
-                                None if parts.text.starts_with("is gone") => {
-                                    gone.insert(parts.pod.to_string());
-                                }
-                                None => {}
-                            }
-                        }
-                    }
-                    ServerMessage::Problem { .. } => {}
-                    other => panic!("lines expected, got {other:?}"),
-                }
-            }
-        };
+    let mut seen = Seen::default();
     // Three Pods, each several lines.
-    let writing = |numbers: &BTreeMap<String, Vec<u64>>, at_least: usize| {
-        numbers.values().filter(|n| n.len() >= 3).count() >= at_least
-    };
-    read_until(&mut socket, &mut numbers, &mut gone, &|n, _| writing(n, 3)).await;
+    seen.read_until(&mut socket, |s| s.writing(3)).await;
     let scale = async |replicas: i32| {
         deployments
             .patch(
@@ -820,28 +779,78 @@ async fn a_workloads_log_follows_every_pod_as_it_scales_and_shows_no_line_twice(
             .expect("scaled");
     };
     scale(5).await;
-    read_until(&mut socket, &mut numbers, &mut gone, &|n, _| writing(n, 5)).await;
-    assert_eq!(numbers.len(), 5, "five Pods followed: {numbers:?}");
+    seen.read_until(&mut socket, |s| s.writing(5)).await;
+    assert_eq!(seen.numbers.len(), 5, "five Pods followed: {seen:?}");
     scale(2).await;
-    read_until(&mut socket, &mut numbers, &mut gone, &|_, g| g.len() >= 3).await;
+    seen.read_until(&mut socket, |s| s.gone.len() >= 3).await;
     // The two left go on.
-    let counts: BTreeMap<String, usize> =
-        numbers.iter().map(|(p, n)| (p.clone(), n.len())).collect();
-    read_until(&mut socket, &mut numbers, &mut gone, &|n, g| {
-        n.iter()
-            .filter(|(pod, _)| !g.contains(*pod))
+    let counts: BTreeMap<String, usize> = (seen.numbers.iter())
+        .map(|(pod, n)| (pod.clone(), n.len()))
+        .collect();
+    seen.read_until(&mut socket, |s| {
+        (s.numbers.iter())
+            .filter(|(pod, _)| !s.gone.contains(*pod))
             .all(|(pod, lines)| lines.len() >= counts[pod] + 3)
     })
     .await;
     assert_eq!(
-        numbers.len() - gone.len(),
+        seen.numbers.len() - seen.gone.len(),
         2,
-        "two Pods left: {numbers:?} gone {gone:?}"
+        "two Pods left: {seen:?}"
     );
-    for (pod, lines) in &numbers {
+    for (pod, lines) in &seen.numbers {
         assert!(
             lines.windows(2).all(|w| w[1] == w[0] + 1),
             "{pod}'s lines, each once and in order: {lines:?}"
         );
+    }
+}
+
+/// What a workload's log view has shown: each Pod's numbers as they arrived, and the
+/// Pods noted as gone.
+#[derive(Debug, Default)]
+struct Seen {
+    numbers: std::collections::BTreeMap<String, Vec<u64>>,
+    gone: std::collections::BTreeSet<String>,
+}
+
+impl Seen {
+    /// Whether `pods` Pods have each written several lines.
+    fn writing(&self, pods: usize) -> bool {
+        self.numbers.values().filter(|n| n.len() >= 3).count() >= pods
+    }
+
+    /// Reads view 1's lines until `done` says so.
+    async fn read_until(&mut self, socket: &mut Socket, done: impl Fn(&Self) -> bool) {
+        use portico_core::live::tagged_line;
+        let deadline = Instant::now() + START_WAIT;
+        while !done(self) {
+            assert!(Instant::now() < deadline, "so far: {self:?}");
+            match receive(socket).await {
+                ServerMessage::Log { id: 1, lines, .. } => {
+                    for line in &lines {
+                        let parts = tagged_line::parse(line)
+                            .unwrap_or_else(|| panic!("a tagged line: {line:?}"));
+                        match parts.container {
+                            Some(container) => {
+                                assert_eq!(container, "app");
+                                let n = number(parts.text)
+                                    .unwrap_or_else(|| panic!("a numbered line: {line:?}"));
+                                self.numbers
+                                    .entry(parts.pod.to_string())
+                                    .or_default()
+                                    .push(n);
+                            }
+                            None if parts.text.starts_with("is gone") => {
+                                self.gone.insert(parts.pod.to_string());
+                            }
+                            None => {}
+                        }
+                    }
+                }
+                ServerMessage::Problem { .. } => {}
+                other => panic!("lines expected, got {other:?}"),
+            }
+        }
     }
 }
