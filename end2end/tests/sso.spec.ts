@@ -130,6 +130,19 @@ test('Eve, in no group, is refused everything with a sentence', async ({ page })
 test('an ID token past its lifetime is renewed without the person noticing', async ({ page }) => {
   test.setTimeout(150_000);
   const lifetime = parseInt(provider!.idTokenLifetime, 10) * 1000;
+  // The close codes of the page's sockets: renewing closes the socket with 4001.
+  await page.addInitScript(() => {
+    const Native = window.WebSocket;
+    (window as any).__closeCodes = [];
+    (window as any).WebSocket = class extends Native {
+      constructor(url: string | URL, protocols?: string | string[]) {
+        super(url, protocols);
+        this.addEventListener('close', (e) => (window as any).__closeCodes.push(e.code));
+      }
+    };
+  });
+  const sockets: string[] = [];
+  page.on('websocket', (ws) => sockets.push(ws.url()));
   await signIn(page, 'ada', listPath(ns));
   const signedIn = Date.now();
   const cookieValue = async () =>
@@ -160,6 +173,9 @@ test('an ID token past its lifetime is renewed without the person noticing', asy
   }
   expect([...badges].filter((b) => b && b !== 'Live'), 'the live badge never changed').toEqual([]);
   expect(await cookieValue(), 'the session carries a renewed token').not.toEqual(first);
+  // The socket was closed to renew (4001) and a new one opened in its place.
+  expect(await page.evaluate(() => (window as any).__closeCodes)).toContain(4001);
+  expect(sockets.filter((url) => url.endsWith('/api/live')).length).toBeGreaterThanOrEqual(2);
   // Writing works too (a server function with the renewed token).
   await page.goto(`${portico.origin}/r/iksoon.test.com/v1/crdplural/${ns}/after-expiry`);
   await expect(page.getByTestId('object-name')).toHaveText('after-expiry');
@@ -167,6 +183,32 @@ test('an ID token past its lifetime is renewed without the person noticing', asy
   const renewals = [...portico.logs.matchAll(/verb="refresh" result="ok" elapsed_ms=(\d+)/g)].map((m) => Number(m[1]));
   expect(renewals.length).toBeGreaterThan(0);
   console.log(`figure: ID token renewals at the provider took ${renewals.join(', ')} ms`);
+});
+
+test('eight requests arriving at once with a token that is due renew it once at the provider', async ({ page }) => {
+  test.setTimeout(120_000);
+  const lifetime = parseInt(provider!.idTokenLifetime, 10) * 1000;
+  await signIn(page, 'ada', listPath(ns));
+  const signedIn = Date.now();
+  const cookie = (await page.context().cookies(portico.origin)).find((c) => c.name === '__Host-portico_session')!.value;
+  // No page renews it meanwhile.
+  await page.goto('about:blank');
+  const refreshes = () => [...portico.logs.matchAll(/verb="refresh" result="ok"/g)].length;
+  // Due once half its lifetime has passed (Portico renews ahead of expiry), not expired yet.
+  await expect
+    .poll(() => Date.now() - signedIn, { timeout: lifetime, intervals: [1_000] })
+    .toBeGreaterThan(lifetime / 2 + 3_000);
+  const before = refreshes();
+  const answers = await Promise.all(Array.from({ length: 8 }, () => fetch(`${portico.origin}/api/signed-in-as`, {
+    method: 'POST',
+    headers: { cookie: `__Host-portico_session=${cookie}` },
+  })));
+  expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+  for (const answer of answers) {
+    expect(await answer.text()).toContain('oidc:ada@example.com');
+    expect(answer.headers.get('set-cookie') ?? '', 'each gets the renewed session').toContain('__Host-portico_session=');
+  }
+  expect(refreshes() - before, 'the provider was asked once').toBe(1);
 });
 
 test('sign-out ends the session, its live views in other tabs, and the back button shows nothing', async ({ page }) => {
