@@ -51,9 +51,14 @@ test('three tabs through a rolling restart: each is Live again, sees what change
   const first = await context.newPage();
   await signIn(first, token);
   const tables = [first, await context.newPage(), await context.newPage()];
-  for (const page of tables) {
+  // What each tab sends on its sockets: a subscription made again after the restart
+  // says where the last one left off (`resume`), rather than the page loading again.
+  const sent: string[][] = tables.map(() => []);
+  for (const [i, page] of tables.entries()) {
+    page.on('websocket', (ws) => ws.on('framesent', (frame) => sent[i].push(String(frame.payload))));
     await page.goto(`/r/portico.dev/v1alpha1/stacks?ns=${ns}`);
     await expect(page.getByTestId('live-status')).toHaveText('Live');
+    await page.evaluate(() => { (window as any).__sameDocument = true; });
   }
   const logs = await Promise.all(tables.map(badgeLog));
   const form = await context.newPage();
@@ -103,6 +108,9 @@ test('three tabs through a rolling restart: each is Live again, sees what change
     const lost = log.find((e) => e.text !== 'Live');
     const back = [...log].reverse().find((e) => e.text === 'Live');
     expect(lost, `tab ${i + 1} lost its socket when its Pod stopped`).toBeDefined();
+    expect(await page.evaluate(() => (window as any).__sameDocument), `tab ${i + 1} was not reloaded`).toBe(true);
+    expect(sent[i].filter((m) => m.includes('"op":"subscribe"') && m.includes('"resume"')).length,
+      `tab ${i + 1} resumed its table where it left off`).toBeGreaterThan(0);
     console.log(
       `tab ${i + 1}: not Live for ${back && lost ? back.at - lost.at : '?'} ms ` +
         `(from ${lost ? lost.at - restartedAt : '?'} ms after the restart); rollout took ${rolledOutMs} ms`,
