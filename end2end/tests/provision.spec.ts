@@ -165,6 +165,9 @@ test('the Provision form asks only what applies, says its rules in words, and st
   await page.goto('/provision/new?spec.choice=mysql');
   await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
   await expect(page.locator('#f-metadata-namespace')).toHaveValue(ns);
+  // The name's rule, as the CRD says it, before anything is typed.
+  await expect(page.getByTestId('name-rule')).toHaveText(
+    "A Stack's name starts with a letter, uses lowercase letters, digits and '-', and has at most 52 characters.");
   // The volume: empty means the plan's size, and its rule is said in words.
   const size = page.locator('[data-path="spec.storage"]');
   await expect(page.locator('#f-spec-storage')).toHaveAttribute('placeholder', '1Gi');

@@ -63,6 +63,18 @@ pub fn name_rule_problems(schema: &Schema, name: &str) -> Vec<String> {
         .collect()
 }
 
+/// The kind's name rules as its CRD says them (the messages of the rules understood
+/// here), to show beside the name before anything is typed.
+pub fn name_rules_said(schema: &Schema) -> Vec<String> {
+    schema
+        .validations
+        .iter()
+        .filter(|rule| rule.field_path.is_empty() && !rule.message.is_empty())
+        .filter(|rule| clauses(&rule.rule).is_some())
+        .map(|rule| rule.message.clone())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +104,11 @@ mod tests {
         assert_eq!(name_rule_problems(&stack, &"a".repeat(53)).len(), 1);
         assert!(name_rule_problems(&stack, &"a".repeat(52)).is_empty());
         assert!(name_rule_problems(&stack, "shop-db").is_empty());
+        assert_eq!(
+            name_rules_said(&stack),
+            ["a Stack's name starts with a letter"]
+        );
+        assert!(name_rules_said(&schema("self.spec.min <= self.spec.max")).is_empty());
     }
 
     #[test]

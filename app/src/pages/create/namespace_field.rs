@@ -65,7 +65,7 @@ pub fn NamespaceField(draft: DraftCells, for_people: bool) -> impl IntoView {
     };
     view! {
         <div class="field" data-path="metadata.namespace">
-            <label class="field-label" for="f-metadata-namespace">"namespace"</label>
+            <label class="field-label" for="f-metadata-namespace">{if for_people { "Namespace" } else { "namespace" }}</label>
             <Transition>
                 {move || match places.get() {
                     Some(Ok(list)) if !list.is_empty() => {

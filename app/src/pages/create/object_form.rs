@@ -25,7 +25,7 @@ use portico_core::resource::{ObjectKey, ResourceRef, is_path_segment};
 use portico_core::schema::draft::{Draft, DraftError};
 use portico_core::schema::field_path::FieldPath;
 use portico_core::schema::form::spec_form;
-use portico_core::schema::name_rule::name_rule_problems;
+use portico_core::schema::name_rule::{name_rule_problems, name_rules_said};
 use portico_core::schema::openapi::Schema;
 use portico_core::schema::validate::{FieldError, validate};
 
@@ -85,6 +85,16 @@ fn split_causes(outcome: &SubmitOutcome) -> (Vec<FieldError>, Option<String>) {
         None
     };
     (fields, general)
+}
+
+/// `text` as a sentence: a capital first letter and a full stop.
+fn sentence(text: &str) -> String {
+    let mut chars = text.trim().chars();
+    let Some(first) = chars.next() else {
+        return String::new();
+    };
+    let rest = chars.as_str().trim_end_matches('.');
+    format!("{}{rest}.", first.to_uppercase())
 }
 
 /// The API server's text without the `<nil>: ` it puts before a root rule's message.
@@ -224,6 +234,8 @@ pub fn ObjectForm(
     let show_yaml = RwSignal::new(false);
     let yaml_problem = RwSignal::new(None::<String>);
 
+    // The kind's own rule for names, said before anything is typed.
+    let name_rules = name_rules_said(&schema);
     let schema = StoredValue::new(schema);
     let client_errors = Memo::new(move |_| {
         let mut errors = schema.with_value(|s| name_errors(&name.get(), s));
@@ -434,9 +446,9 @@ pub fn ObjectForm(
         }}
         <form class="object-form" on:submit=on_submit novalidate>
             <section class="panel">
-                <h2>"Metadata"</h2>
+                <h2>{if for_people { "Name and namespace" } else { "Metadata" }}</h2>
                 <div class="field" data-path="metadata.name">
-                    <label class="field-label" for="f-metadata-name">"name"<span class="req">" *"</span></label>
+                    <label class="field-label" for="f-metadata-name">{if for_people { "Name" } else { "name" }}<span class="req">" *"</span></label>
                     <input id="f-metadata-name" type="text" readonly=editing
                         prop:value=move || name.get()
                         on:input:target=move |ev| {
@@ -444,6 +456,9 @@ pub fn ObjectForm(
                             draft.change(|d| d.set_name(&typed));
                             model.touch("metadata.name");
                         }/>
+                    {(!editing && !name_rules.is_empty()).then(|| view! {
+                        <p class="field-help" data-testid="name-rule">{sentence(&name_rules.join("; "))}</p>
+                    })}
                     {move || model.shown_errors("metadata.name").into_iter().map(|message| view! {
                         <p class="field-error" role="alert">{message}</p>
                     }).collect_view()}
@@ -531,6 +546,16 @@ mod tests {
                 })
                 .collect(),
         })
+    }
+
+    #[test]
+    fn a_rule_reads_as_a_sentence() {
+        assert_eq!(
+            sentence("a Stack's name starts with a letter"),
+            "A Stack's name starts with a letter."
+        );
+        assert_eq!(sentence("Already one."), "Already one.");
+        assert_eq!(sentence(""), "");
     }
 
     #[test]
