@@ -506,6 +506,13 @@ async fn read(
 /// Stops the reading task when the view goes away.
 pub(super) struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
 
+impl AbortOnDrop {
+    /// The task ended by itself (its container stopped, or its log broke off).
+    pub(super) fn is_finished(&self) -> bool {
+        self.0.is_finished()
+    }
+}
+
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();

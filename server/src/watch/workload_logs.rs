@@ -165,10 +165,17 @@ struct Followed {
     /// Lines back to start from in the Pods there when the view opened.
     tail: Option<u32>,
     queue: Arc<Queue>,
-    by_pod: BTreeMap<String, Vec<(String, AbortOnDrop)>>,
+    by_pod: BTreeMap<String, Vec<Reader>>,
     /// The Pods a (re)listing has named so far.
     listing: Option<BTreeSet<String>>,
     listed_once: bool,
+}
+
+/// One container's reading, and the restarts it had when it began.
+struct Reader {
+    container: String,
+    restarts: i32,
+    reading: AbortOnDrop,
 }
 
 impl Followed {
@@ -200,24 +207,45 @@ impl Followed {
         }
     }
 
-    /// Follows the containers of `pod` not followed yet.
+    /// Follows the containers of `pod` not followed yet, and again those whose log
+    /// ended (the container stopped) and that run again (restarted).
     fn apply(&mut self, pod: &Pod) {
         let Some(name) = pod.metadata.name.clone() else {
             return;
         };
-        let count: usize = self.by_pod.values().map(Vec::len).sum();
-        let known = self.by_pod.get(&name).map_or(0, Vec::len);
-        let new: Vec<String> = containers(pod)
-            .into_iter()
-            .map(|c| c.name)
-            .filter(|c| {
-                !(self.by_pod.get(&name).into_iter().flatten()).any(|(followed, _)| followed == c)
-            })
+        let restarts: BTreeMap<String, i32> = (containers(pod).into_iter())
+            .map(|c| (c.name, c.restarts))
+            .collect();
+        let (again, known) = {
+            let followed = self.by_pod.entry(name.clone()).or_default();
+            // Only a new run (more restarts than when its reading began): the old
+            // run's log would come twice.
+            let again: Vec<String> = (followed.iter())
+                .filter(|r| r.reading.is_finished() && runs(pod, &r.container))
+                .filter(|r| restarts.get(&r.container).is_some_and(|n| *n > r.restarts))
+                .map(|r| r.container.clone())
+                .collect();
+            followed.retain(|r| !again.contains(&r.container));
+            (again, followed.len())
+        };
+        let followed = self
+            .by_pod
+            .get(&name)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let new: Vec<String> = (restarts.keys())
+            .filter(|c| !followed.iter().any(|r| &r.container == *c))
+            .cloned()
             .collect();
         if new.is_empty() {
             return;
         }
-        // A Pod there when the view opened starts from the tail; a new one from its start.
+        // Readers still reading, in every Pod: the bound is on what is followed now.
+        let count: usize = (self.by_pod.values().flatten())
+            .filter(|r| !r.reading.is_finished())
+            .count();
+        // A Pod there when the view opened starts from the tail; a new one (or a
+        // container's new run) from its start.
         let tail = if self.listed_once { None } else { self.tail };
         let rest = |i: usize| new.get(i..).unwrap_or_default().join(", ");
         let mut started = Vec::new();
@@ -239,23 +267,32 @@ impl Followed {
                     break;
                 }
             };
+            let from = if again.contains(container) {
+                None
+            } else {
+                tail
+            };
             let task = tokio::spawn(follow_container(
                 self.pods.clone(),
                 (self.namespace.clone(), name.clone(), container.clone()),
-                tail,
+                from,
                 self.queue.clone(),
                 reserved,
             ));
-            started.push((container.clone(), AbortOnDrop(task)));
+            started.push(Reader {
+                container: container.clone(),
+                restarts: restarts.get(container).copied().unwrap_or_default(),
+                reading: AbortOnDrop(task),
+            });
         }
         if started.is_empty() {
             return;
         }
-        let names: Vec<&str> = started.iter().map(|(c, _)| c.as_str()).collect();
-        let what = if known == 0 {
-            format!("following {}", names.join(", "))
-        } else {
-            format!("also following {}", names.join(", "))
+        let names: Vec<&str> = started.iter().map(|r| r.container.as_str()).collect();
+        let what = match (known, again.is_empty()) {
+            (_, false) => format!("following {} again (started again)", names.join(", ")),
+            (0, true) => format!("following {}", names.join(", ")),
+            (_, true) => format!("also following {}", names.join(", ")),
         };
         self.note(&name, &what);
         self.by_pod.entry(name).or_default().extend(started);
@@ -271,6 +308,16 @@ impl Followed {
     fn note(&self, pod: &str, text: &str) {
         self.queue.push([now_note(pod, text)]);
     }
+}
+
+/// Whether `pod`'s container `name` runs now, as the Pod's status says.
+fn runs(pod: &Pod, name: &str) -> bool {
+    let status = pod.status.as_ref();
+    (status.into_iter())
+        .flat_map(|s| [&s.init_container_statuses, &s.container_statuses])
+        .flatten()
+        .flatten()
+        .any(|c| c.name == name && c.state.as_ref().is_some_and(|s| s.running.is_some()))
 }
 
 /// A note about `pod`, stamped now.

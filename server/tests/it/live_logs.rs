@@ -854,3 +854,70 @@ impl Seen {
         }
     }
 }
+
+/// A workload's log follows a container that stops and starts again (kubelet restarts
+/// it): the new run's lines come, after a note, and no run's lines come twice.
+#[tokio::test]
+async fn a_workloads_log_follows_a_restarted_container_and_shows_each_run_once() {
+    use portico_core::live::protocol::WorkloadLogQuery;
+    use portico_core::live::tagged_line;
+    let client = admin().await;
+    let (origin, _state) = crate::kit::serve(&client, None).await;
+    let ns = crate::kit::fresh_namespace(&client, "logs-restart").await;
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "crasher", "labels": {"app": "crash"}},
+        "spec": {
+            "restartPolicy": "Always",
+            "automountServiceAccountToken": false,
+            "terminationGracePeriodSeconds": 1,
+            "containers": [{"name": "app", "image": IMAGE, "imagePullPolicy": "Never",
+                "command": ["sh", "-c", r#"echo "run $(date +%s%N) begins"; sleep 2; echo "run ends"; exit 1"#]}],
+        },
+    }))
+    .expect("pod");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let deadline = Instant::now() + WAIT;
+    while let Err(error) = pods.create(&PostParams::default(), &pod).await {
+        assert!(Instant::now() < deadline, "create: {error}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let mut socket = connect(&origin, None).await;
+    let message = ClientMessage::Subscribe {
+        id: 1,
+        topic: Topic::WorkloadLogs {
+            query: WorkloadLogQuery {
+                namespace: ns.clone(),
+                selector: "app=crash".into(),
+                tail_lines: None,
+            },
+        },
+        resume: None,
+    };
+    let text = serde_json::to_string(&message).expect("encode");
+    socket.send(Message::text(text)).await.expect("send");
+    let (mut runs, mut notes) = (Vec::<String>::new(), Vec::<String>::new());
+    let deadline = Instant::now() + START_WAIT;
+    while runs.len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "runs so far: {runs:?}, notes: {notes:?}"
+        );
+        if let ServerMessage::Log { id: 1, lines, .. } = receive(&mut socket).await {
+            for line in &lines {
+                let parts = tagged_line::parse(line).unwrap_or_else(|| panic!("tagged: {line:?}"));
+                match parts.container {
+                    Some(_) if parts.text.ends_with("begins") => runs.push(parts.text.to_string()),
+                    Some(_) => {}
+                    None => notes.push(parts.text.to_string()),
+                }
+            }
+        }
+    }
+    let mut distinct = runs.clone();
+    distinct.dedup();
+    assert_eq!(distinct, runs, "each run's lines once: {runs:?}");
+    assert!(
+        notes.iter().any(|n| n.starts_with("following app again")),
+        "the new run is followed, and said: {notes:?}"
+    );
+}
