@@ -30,6 +30,17 @@ impl<T: Copy + Send + Sync + 'static> Default for Kept<T> {
 }
 
 impl<T: Copy + Send + Sync + 'static> Kept<T> {
+    /// Ends the state held, if any (its view is no longer shown).
+    pub fn end(self) {
+        if let Some((_, old, _)) = self.current.get_value() {
+            self.current.set_value(None);
+            #[cfg(feature = "hydrate")]
+            queue_microtask(move || old.cleanup());
+            #[cfg(not(feature = "hydrate"))]
+            old.cleanup();
+        }
+    }
+
     /// The state for `key`: the one held, or one `make` makes (ending the old).
     pub fn get_or_make(self, key: String, make: impl FnOnce() -> T) -> T {
         if let Some(state) = self

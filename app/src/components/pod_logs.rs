@@ -120,6 +120,11 @@ impl LogViews {
         });
     }
 
+    /// Ends the Pod log held (the page shows the workload's instead).
+    pub fn end_pod(self) {
+        self.pod.end();
+    }
+
     /// The state of `pod`'s log: the one held, or a new one (ending the old).
     fn state(self, namespace: &str, pod: &str) -> LogState {
         let (namespace, pod) = (namespace.to_string(), pod.to_string());

@@ -427,7 +427,13 @@ fn StackLogs(
                     {merged.is_some().then(|| view! {
                         <button type="button" class="log-tab" class:active=move || all.get() role="tab"
                             aria-selected=move || all.get().to_string() data-testid="all-pods-tab"
-                            on:click=move |_| all.set(true)>"All Pods"</button>
+                            on:click=move |_| {
+                                // One log view at a time: the Pod's ends.
+                                if let Some(views) = views {
+                                    views.end_pod();
+                                }
+                                all.set(true);
+                            }>"All Pods"</button>
                     })}
                     {move || pods.get().into_iter().map(|name| {
                         let active = !all.get() && shown.with(|s| s.as_deref() == Some(name.as_str()));
@@ -436,6 +442,9 @@ fn StackLogs(
                             <button type="button" class="log-tab" class:active=active role="tab"
                                 aria-selected=active.to_string()
                                 on:click=move |_| {
+                                    if let Some(views) = views {
+                                        views.workload.end();
+                                    }
                                     all.set(false);
                                     chosen.set(Some(pick.clone()));
                                 }>{name}</button>

@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::http::HeaderMap;
 use futures::{Stream, StreamExt};
@@ -31,6 +32,9 @@ use crate::cluster::error::{Failure, failure};
 const MOST_CONTAINERS: usize = 64;
 /// What one container's reading holds beyond the shared queue: a line being cut.
 const PER_CONTAINER: usize = 2 * MAX_LINE;
+/// How often a container being created is asked for its log before its reading gives
+/// up (at [`WAITING_RETRY`] apart: a minute).
+const MOST_TRIES: u32 = 30;
 
 /// Opens a workload's log for `caller`: the checks of a log view (valid query, the
 /// person's view limit and memory budget, `pods/log` `get`), and listing the Pods as
@@ -89,6 +93,7 @@ pub async fn open(
             tail: query.tail_lines,
             queue: queue.clone(),
             by_pod: BTreeMap::new(),
+            refused: BTreeSet::new(),
             listing: None,
             listed_once: false,
         };
@@ -116,10 +121,13 @@ pub async fn open(
                     Some(Err(watcher::Error::WatchFailed(error) | watcher::Error::InitialListFailed(error)))
                         if matches!(failure(&error), Failure::Forbidden | Failure::Unauthorized) =>
                     {
-                        queue.end(format!(
-                            "You may no longer list Pods in namespace {}; this view has stopped.",
+                        // At once, not after the queued lines: nothing more is read as them.
+                        followed.by_pod.clear();
+                        yield LogUpdate::Ended(format!(
+                            "You may no longer list and watch Pods in namespace {}; this view has stopped.",
                             query.namespace
                         ));
+                        break;
                     }
                     // Anything else is retried by the watcher, after a pause.
                     Some(Err(error)) => tracing::debug!(%error, "watching the workload's Pods"),
@@ -165,16 +173,28 @@ struct Followed {
     /// Lines back to start from in the Pods there when the view opened.
     tail: Option<u32>,
     queue: Arc<Queue>,
-    by_pod: BTreeMap<String, Vec<Reader>>,
+    by_pod: BTreeMap<String, PodReaders>,
+    /// Pods already told they are not followed (the bound or the budget), told once.
+    refused: BTreeSet<String>,
     /// The Pods a (re)listing has named so far.
     listing: Option<BTreeSet<String>>,
     listed_once: bool,
+}
+
+/// The readings of one Pod (by its uid: a Pod made again under the same name, as a
+/// StatefulSet does, is another Pod).
+#[derive(Default)]
+struct PodReaders {
+    uid: String,
+    readers: Vec<Reader>,
 }
 
 /// One container's reading, and the restarts it had when it began.
 struct Reader {
     container: String,
     restarts: i32,
+    /// Set once the log could be read (the container had started).
+    read: Arc<AtomicBool>,
     reading: AbortOnDrop,
 }
 
@@ -207,41 +227,47 @@ impl Followed {
         }
     }
 
-    /// Follows the containers of `pod` not followed yet, and again those whose log
-    /// ended (the container stopped) and that run again (restarted).
+    /// Follows the containers of `pod` that have started (or are starting) and are not
+    /// followed yet, and again those whose reading ended and that run a new time.
     fn apply(&mut self, pod: &Pod) {
-        let Some(name) = pod.metadata.name.clone() else {
+        let (Some(name), Some(uid)) = (pod.metadata.name.clone(), pod.metadata.uid.clone()) else {
             return;
         };
+        if self.by_pod.get(&name).is_some_and(|p| p.uid != uid) {
+            self.gone(&name);
+        }
         let restarts: BTreeMap<String, i32> = (containers(pod).into_iter())
             .map(|c| (c.name, c.restarts))
             .collect();
         let (again, known) = {
             let followed = self.by_pod.entry(name.clone()).or_default();
-            // Only a new run (more restarts than when its reading began): the old
-            // run's log would come twice.
-            let again: Vec<String> = (followed.iter())
-                .filter(|r| r.reading.is_finished() && runs(pod, &r.container))
-                .filter(|r| restarts.get(&r.container).is_some_and(|n| *n > r.restarts))
+            followed.uid = uid;
+            // A new run (more restarts than when its reading began), or a reading
+            // that gave up waiting: the old run's log would come twice.
+            let again: Vec<String> = (followed.readers.iter())
+                .filter(|r| r.reading.is_finished() && startable(pod, &r.container))
+                .filter(|r| {
+                    !r.read.load(Ordering::Relaxed)
+                        || restarts.get(&r.container).is_some_and(|n| *n > r.restarts)
+                })
                 .map(|r| r.container.clone())
                 .collect();
-            followed.retain(|r| !again.contains(&r.container));
-            (again, followed.len())
+            followed.readers.retain(|r| !again.contains(&r.container));
+            (again, followed.readers.len())
         };
-        let followed = self
-            .by_pod
-            .get(&name)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+        let followed = self.by_pod.get(&name).map_or(&[][..], |p| &p.readers);
+        // A container waiting for anything but its start (an image that cannot be
+        // pulled, an unscheduled Pod) is followed once it starts: no asking meanwhile.
         let new: Vec<String> = (restarts.keys())
             .filter(|c| !followed.iter().any(|r| &r.container == *c))
+            .filter(|c| startable(pod, c))
             .cloned()
             .collect();
         if new.is_empty() {
             return;
         }
-        // Readers still reading, in every Pod: the bound is on what is followed now.
-        let count: usize = (self.by_pod.values().flatten())
+        // Readings going on, in every Pod: the bound is on what is followed now.
+        let count: usize = (self.by_pod.values().flat_map(|p| &p.readers))
             .filter(|r| !r.reading.is_finished())
             .count();
         // A Pod there when the view opened starts from the tail; a new one (or a
@@ -249,21 +275,19 @@ impl Followed {
         let tail = if self.listed_once { None } else { self.tail };
         let rest = |i: usize| new.get(i..).unwrap_or_default().join(", ");
         let mut started = Vec::new();
+        let mut refusal = None;
         for (i, container) in new.iter().enumerate() {
             if count + started.len() >= MOST_CONTAINERS {
-                self.note(
-                    &name,
-                    &format!(
-                        "not following {}: a view follows {MOST_CONTAINERS} containers at most",
-                        rest(i)
-                    ),
-                );
+                refusal = Some(format!(
+                    "not following {}: a view follows {MOST_CONTAINERS} containers at most",
+                    rest(i)
+                ));
                 break;
             }
             let reserved = match self.state.hub.reserve(&self.person, PER_CONTAINER) {
                 Ok(reserved) => reserved,
                 Err(refused) => {
-                    self.note(&name, &format!("not following {}: {refused}", rest(i)));
+                    refusal = Some(format!("not following {}: {refused}", rest(i)));
                     break;
                 }
             };
@@ -272,18 +296,26 @@ impl Followed {
             } else {
                 tail
             };
+            let read = Arc::new(AtomicBool::new(false));
             let task = tokio::spawn(follow_container(
                 self.pods.clone(),
                 (self.namespace.clone(), name.clone(), container.clone()),
                 from,
-                self.queue.clone(),
+                (self.queue.clone(), read.clone()),
                 reserved,
             ));
             started.push(Reader {
                 container: container.clone(),
                 restarts: restarts.get(container).copied().unwrap_or_default(),
+                read,
                 reading: AbortOnDrop(task),
             });
+        }
+        // Said once per Pod, not on each of its status changes.
+        if let Some(refusal) = refusal
+            && self.refused.insert(name.clone())
+        {
+            self.note(&name, &refusal);
         }
         if started.is_empty() {
             return;
@@ -295,11 +327,12 @@ impl Followed {
             (_, true) => format!("also following {}", names.join(", ")),
         };
         self.note(&name, &what);
-        self.by_pod.entry(name).or_default().extend(started);
+        self.by_pod.entry(name).or_default().readers.extend(started);
     }
 
     /// Stops following `pod`'s containers, with a note.
     fn gone(&mut self, pod: &str) {
+        self.refused.remove(pod);
         if self.by_pod.remove(pod).is_some() {
             self.note(pod, "is gone; its lines end here");
         }
@@ -310,14 +343,22 @@ impl Followed {
     }
 }
 
-/// Whether `pod`'s container `name` runs now, as the Pod's status says.
-fn runs(pod: &Pod, name: &str) -> bool {
+/// Whether `pod`'s container `name` has a log to read, or is about to: it runs, it
+/// ran and stopped, or it is being created; as the Pod's status says.
+fn startable(pod: &Pod, name: &str) -> bool {
     let status = pod.status.as_ref();
     (status.into_iter())
         .flat_map(|s| [&s.init_container_statuses, &s.container_statuses])
         .flatten()
         .flatten()
-        .any(|c| c.name == name && c.state.as_ref().is_some_and(|s| s.running.is_some()))
+        .filter(|c| c.name == name)
+        .filter_map(|c| c.state.as_ref())
+        .any(|state| {
+            let creating = (state.waiting.as_ref())
+                .and_then(|w| w.reason.as_deref())
+                .is_some_and(|r| matches!(r, "ContainerCreating" | "PodInitializing"));
+            state.running.is_some() || state.terminated.is_some() || creating
+        })
 }
 
 /// A note about `pod`, stamped now.
@@ -332,7 +373,7 @@ async fn follow_container(
     pods: Api<Pod>,
     (namespace, pod, container): (String, String, String),
     tail: Option<u32>,
-    queue: Arc<Queue>,
+    (queue, read): (Arc<Queue>, Arc<AtomicBool>),
     reserved: Reservation,
 ) {
     let _reserved = reserved;
@@ -343,12 +384,17 @@ async fn follow_container(
         timestamps: true,
         ..LogParams::default()
     };
-    // A container that has not started yet has no log: ask again until it has.
+    // Being created: its log comes in moments. Given up after a while (a volume that
+    // cannot be mounted); the Pod's next change asks again.
+    let mut tries = 0;
     let reader = loop {
         match pods.log_stream(&pod, &params).await {
             Ok(reader) => break reader,
             Err(error) => match LogError::of_request(error, &namespace, &container) {
-                LogError::NotStarted { .. } => tokio::time::sleep(WAITING_RETRY).await,
+                LogError::NotStarted { .. } if tries < MOST_TRIES => {
+                    tries += 1;
+                    tokio::time::sleep(WAITING_RETRY).await;
+                }
                 other => {
                     queue.push([now_note(&pod, &format!("{container}: {other}"))]);
                     return;
@@ -356,6 +402,7 @@ async fn follow_container(
             },
         }
     };
+    read.store(true, Ordering::Relaxed);
     let following = Following {
         pods,
         namespace,

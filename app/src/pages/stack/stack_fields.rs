@@ -47,8 +47,11 @@ pub fn StackFields(offer: StackOffer, plan_storage: Signal<Option<String>>) -> i
             .unwrap_or_else(|| "1".into())
     };
     let reattach_at = path("reattachKeptData");
+    let reattach_read = reattach_at.clone();
     let reattaching =
         Signal::derive(move || form.read(&reattach_at).and_then(|v| v.as_bool()) == Some(true));
+    // Shown once asked for (the Reattach link), unticked or not: unticking keeps it.
+    let reattach_asked = Signal::derive(move || form.read(&reattach_read).is_some());
     let name_at = FieldPath::top("metadata").property("name");
     let stack_name = Signal::derive(move || {
         form.read(&name_at)
@@ -126,7 +129,7 @@ pub fn StackFields(offer: StackOffer, plan_storage: Signal<Option<String>>) -> i
                     <Messages path="spec.deletionPolicy".to_string()/>
                 </fieldset>
             })}
-            {move || reattaching.get().then(|| view! {
+            {move || reattach_asked.get().then(|| view! {
                 <div class="field" data-path="spec.reattachKeptData">
                     <label class="option">
                         <input id="f-spec-reattachKeptData" type="checkbox" prop:checked=reattaching
