@@ -62,13 +62,6 @@ const IN_FLIGHT: usize = 16;
 /// How long the last deliveries may take after the last write.
 const DRAIN: Duration = Duration::from_secs(60);
 
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn resource() -> ApiResource {
     ApiResource {
         group: GROUP.into(),
@@ -417,14 +410,6 @@ async fn api_counts(client: &kube::Client) -> (f64, f64) {
     )
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
 /// Sends `writes.count` writes at `rate` a second, then waits until every viewer
 /// holds every write (or [`DRAIN`] passes). Returns how long the drain took.
 async fn write_and_drain(
@@ -498,7 +483,7 @@ fn report(label: &str, n: usize, phase: &Phase) {
         "    the N-th person: first rows {:.0} ms, whole table {:.0} ms (every person: p50 {:.0} ms, max {:.0} ms); all {n} open after {:.1} s",
         nth.first_rows.as_secs_f64() * 1000.0,
         nth.whole.as_secs_f64() * 1000.0,
-        percentile(&whole, 0.5),
+        kit::percentile(&whole, 0.5),
         whole.last().copied().unwrap_or(f64::NAN),
         phase.open_all.as_secs_f64()
     );
@@ -508,8 +493,8 @@ fn report(label: &str, n: usize, phase: &Phase) {
     );
     println!(
         "    write → viewer: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({} deliveries; drained {:.1} s after the last write)",
-        percentile(&latencies, 0.5),
-        percentile(&latencies, 0.99),
+        kit::percentile(&latencies, 0.5),
+        kit::percentile(&latencies, 0.99),
         latencies.last().copied().unwrap_or(f64::NAN),
         latencies.len(),
         phase.drain.as_secs_f64()
@@ -911,9 +896,9 @@ async fn main() {
         .split(',')
         .filter_map(|n| n.trim().parse().ok())
         .collect();
-    let shared = env_or("BENCH_OBJECTS", 10_000);
-    let rate = env_or("BENCH_RATE", 100);
-    let seconds = env_or("BENCH_SECONDS", 20);
+    let shared = kit::env_or("BENCH_OBJECTS", 10_000);
+    let rate = kit::env_or("BENCH_RATE", 100);
+    let seconds = kit::env_or("BENCH_SECONDS", 20);
     assert!(
         rate * seconds <= shared,
         "each write changes its own object"
@@ -930,7 +915,7 @@ async fn main() {
     for &n in &counts {
         println!("N = {n} people, {rate} writes/s for {seconds} s to the shared namespace:");
         // BENCH_FLOOR=0 leaves the floor out (profiling Portico alone).
-        if env_or("BENCH_FLOOR", 1) != 0 {
+        if kit::env_or("BENCH_FLOOR", 1) != 0 {
             let floor = floor_phase(&cluster, n, rate, seconds).await;
             report(
                 "floor (bare clients: the same lists and watches)",

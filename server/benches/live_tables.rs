@@ -34,13 +34,6 @@ use portico_control_plane::{ControlPlane, apply};
 use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic};
 use portico_core::table::wire::{TableDelta, TableQuery, TableSnapshot};
 
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn crdkinds(client: &kube::Client) -> Api<DynamicObject> {
     let resource = ApiResource {
         group: "iksoon.test.com".into(),
@@ -221,14 +214,6 @@ type WriteTimes = (Instant, Option<Instant>);
 /// Milliseconds from a write being sent, and from its acknowledgement, to a viewer.
 type Latency = (f64, Option<f64>);
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
 async fn upstream_watches(client: &kube::Client) -> String {
     let req = http::Request::get("/metrics")
         .body(Vec::new())
@@ -248,10 +233,10 @@ async fn upstream_watches(client: &kube::Client) -> String {
 
 #[tokio::main]
 async fn main() {
-    let objects = env_or("BENCH_OBJECTS", 10_000);
-    let viewers = env_or("BENCH_VIEWERS", 200);
-    let rate = env_or("BENCH_RATE", 100);
-    let seconds = env_or("BENCH_SECONDS", 10);
+    let objects = kit::env_or("BENCH_OBJECTS", 10_000);
+    let viewers = kit::env_or("BENCH_VIEWERS", 200);
+    let rate = kit::env_or("BENCH_RATE", 100);
+    let seconds = kit::env_or("BENCH_SECONDS", 10);
 
     let plane = tokio::task::spawn_blocking(ControlPlane::start)
         .await
@@ -472,8 +457,8 @@ async fn main() {
     ] {
         println!(
             "latency {label} → viewer: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-            percentile(v, 0.50),
-            percentile(v, 0.99),
+            kit::percentile(v, 0.50),
+            kit::percentile(v, 0.99),
             v.last().copied().unwrap_or(f64::NAN)
         );
     }

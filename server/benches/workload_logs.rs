@@ -24,20 +24,13 @@ use std::time::{Duration, Instant};
 use futures::{SinkExt, StreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams};
 use portico_control_plane::cluster::TestCluster;
 use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic, WorkloadLogQuery};
 use portico_core::live::tagged_line;
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-
-fn setting(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// What one follower saw in the window.
 #[derive(Default)]
@@ -58,46 +51,17 @@ impl Seen {
     }
 
     fn percentile(&mut self, p: f64) -> f64 {
-        if self.lags_ms.is_empty() {
-            return f64::NAN;
-        }
         self.lags_ms.sort_by(f64::total_cmp);
-        let at = ((self.lags_ms.len() - 1) as f64 * p).round() as usize;
-        self.lags_ms[at]
+        kit::percentile(&self.lags_ms, p)
     }
-}
-
-/// CPU seconds process `pid` has used.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / clock_ticks()
-}
-
-fn clock_ticks() -> f64 {
-    std::process::Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(100.0)
 }
 
 #[tokio::main]
 async fn main() {
     let (pods, rate, seconds) = (
-        setting("BENCH_PODS", 20),
-        setting("BENCH_RATE", 1000),
-        setting("BENCH_SECONDS", 20),
+        kit::env_or("BENCH_PODS", 20) as u64,
+        kit::env_or("BENCH_RATE", 1000) as u64,
+        kit::env_or("BENCH_SECONDS", 20) as u64,
     );
     let cluster = TestCluster::shared_real();
     let client = kit::admin_with_stack_crd_on(cluster).await;
@@ -122,14 +86,7 @@ async fn main() {
     }))
     .unwrap();
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while let Err(error) = deployments
-        .create(&PostParams::default(), &deployment)
-        .await
-    {
-        assert!(Instant::now() < deadline, "create: {error}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    kit::create_soon(&deployments, &deployment).await;
     let ready = async {
         loop {
             let d = deployments.get("bench").await.unwrap();
@@ -171,7 +128,7 @@ async fn main() {
         .await
         .unwrap();
     let mut portico = Seen::default();
-    let cpu_before = cpu_seconds(std::process::id());
+    let cpu_before = kit::cpu_seconds(std::process::id());
     let end = Instant::now() + window;
     while let Ok(Some(Ok(frame))) = tokio::time::timeout_at(end.into(), socket.next()).await {
         let Message::Text(text) = frame else { continue };
@@ -186,7 +143,7 @@ async fn main() {
         }
         portico.bytes_held = portico.bytes_held.max(state.live.hub.bytes_held(&None).0);
     }
-    portico.cpu_s = cpu_seconds(std::process::id()) - cpu_before;
+    portico.cpu_s = kit::cpu_seconds(std::process::id()) - cpu_before;
     drop(socket);
 
     // The floor: kubectl, one follow per container, prefixed and stamped.
@@ -227,7 +184,7 @@ async fn main() {
         seen
     });
     tokio::time::sleep(window).await;
-    floor.cpu_s = cpu_seconds(pid);
+    floor.cpu_s = kit::cpu_seconds(pid);
     let _ = kubectl.kill();
     let _ = kubectl.wait();
     let counted = reading.join().unwrap();

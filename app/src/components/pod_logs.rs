@@ -253,25 +253,11 @@ pub fn PodLogs(namespace: String, pod: String) -> impl IntoView {
                         />
                     }
                 }}
-                {move || buffer.with(LogBuffer::is_empty).then(|| view! {
-                    <div class="log-empty subtle">{move || if ended.with(Option::is_none) { "No lines yet." } else { "" }}</div>
-                })}
+                <LogEmpty buffer ended/>
             </div>
             <div class="log-footer">
-                <span class="subtle small" data-testid="log-count">{move || buffer.with(|b| {
-                    let dropped = if b.dropped() > 0 {
-                        format!(" · {} older lines dropped (the view keeps {MAX_LINES} at most)", b.dropped())
-                    } else {
-                        String::new()
-                    };
-                    format!("{} lines{dropped}", b.len())
-                })}</span>
-                {move || ended.get().map(|message| view! {
-                    <span class="log-end" data-testid="log-ended">
-                        {message}" "
-                        <button type="button" class="log-action" on:click=move |_| again.update(|n| *n += 1)>"Follow again"</button>
-                    </span>
-                })}
+                <LogCount buffer/>
+                <LogEndedNote ended again/>
                 {move || (!stick.get()).then(|| view! {
                     <button type="button" class="log-action" on:click=move |_| {
                         stick.set(true);
@@ -287,19 +273,65 @@ pub fn PodLogs(namespace: String, pod: String) -> impl IntoView {
 
 #[component]
 pub fn LogRow(line: LogLine, term: String) -> impl IntoView {
-    let pieces = if line.marker {
-        vec![(line.text.to_string(), false)]
-    } else {
-        highlight(&line.text, &term)
-    };
+    // A marker is the view's own word, not the container's: nothing in it is marked.
+    let term = if line.marker { String::new() } else { term };
     view! {
         <div class="log-line" class:log-marker=line.marker data-testid="log-line">
-            {pieces.into_iter().map(|(text, hit)| if hit {
+            <Highlighted text=line.text term=term/>
+        </div>
+    }
+}
+
+/// `text` with what matches `term` marked.
+#[component]
+pub fn Highlighted(text: std::sync::Arc<str>, term: String) -> impl IntoView {
+    highlight(&text, &term)
+        .into_iter()
+        .map(|(text, hit)| {
+            if hit {
                 view! { <mark>{text}</mark> }.into_any()
             } else {
                 text.into_any()
-            }).collect_view()}
-        </div>
+            }
+        })
+        .collect_view()
+}
+
+/// "No lines yet." while a view has none and has not ended.
+#[component]
+pub fn LogEmpty(buffer: RwSignal<LogBuffer>, ended: RwSignal<Option<String>>) -> impl IntoView {
+    move || {
+        buffer.with(LogBuffer::is_empty).then(|| view! {
+            <div class="log-empty subtle">{move || if ended.with(Option::is_none) { "No lines yet." } else { "" }}</div>
+        })
+    }
+}
+
+/// How many lines a view keeps, and how many it dropped to stay within its bounds.
+#[component]
+pub fn LogCount(buffer: RwSignal<LogBuffer>) -> impl IntoView {
+    view! {
+        <span class="subtle small" data-testid="log-count">{move || buffer.with(|b| {
+            let dropped = if b.dropped() > 0 {
+                format!(" · {} older lines dropped (the view keeps {MAX_LINES} at most)", b.dropped())
+            } else {
+                String::new()
+            };
+            format!("{} lines{dropped}", b.len())
+        })}</span>
+    }
+}
+
+/// Why a view ended, with a way to follow it again (`again` bumped).
+#[component]
+pub fn LogEndedNote(ended: RwSignal<Option<String>>, again: RwSignal<u32>) -> impl IntoView {
+    move || {
+        ended.get().map(|message| view! {
+            <span class="log-end" data-testid="log-ended">
+                {message}" "
+                <button type="button" class="log-action" on:click=move |_| again.update(|n| *n += 1)>"Follow again"</button>
+            </span>
+        })
     }
 }
 

@@ -7,9 +7,11 @@
 use leptos::prelude::*;
 
 use crate::components::live_badge::LiveBadge;
-use crate::components::pod_logs::{LogRow, LogViews, save};
+use crate::components::pod_logs::{
+    Highlighted, LogCount, LogEmpty, LogEndedNote, LogRow, LogViews, save,
+};
 use crate::live::{ViewState, follow_signal};
-use portico_core::live::log_buffer::{LogBuffer, LogLine, MAX_LINES};
+use portico_core::live::log_buffer::{LogBuffer, LogLine};
 use portico_core::live::protocol::{ServerMessage, Topic, WorkloadLogQuery};
 use portico_core::live::tagged_line;
 
@@ -177,28 +179,14 @@ pub fn WorkloadLogs(namespace: String, selector: String, name: String) -> impl I
                 {move || shown.with(|s| s.as_ref().err().cloned()).map(|why| view! {
                     <p class="field-error" data-testid="log-pattern-error">{format!("Not a regular expression: {why}")}</p>
                 })}
-                {move || buffer.with(LogBuffer::is_empty).then(|| view! {
-                    <div class="log-empty subtle">{move || if ended.with(Option::is_none) { "No lines yet." } else { "" }}</div>
-                })}
+                <LogEmpty buffer ended/>
             </div>
             <div class="log-footer">
-                <span class="subtle small" data-testid="log-count">{move || buffer.with(|b| {
-                    let dropped = if b.dropped() > 0 {
-                        format!(" · {} older lines dropped (the view keeps {MAX_LINES} at most)", b.dropped())
-                    } else {
-                        String::new()
-                    };
-                    format!("{} lines{dropped}", b.len())
-                })}</span>
+                <LogCount buffer/>
                 {move || paused_at.get().is_some().then(|| view! {
                     <span class="badge pending" data-testid="log-paused">{move || format!("Paused: {} new lines kept", waiting())}</span>
                 })}
-                {move || ended.get().map(|message| view! {
-                    <span class="log-end" data-testid="log-ended">
-                        {message}" "
-                        <button type="button" class="log-action" on:click=move |_| again.update(|n| *n += 1)>"Follow again"</button>
-                    </span>
-                })}
+                <LogEndedNote ended again/>
             </div>
         </div>
     }
@@ -219,37 +207,17 @@ fn WorkloadLine(line: LogLine, term: String, stamps: bool) -> impl IntoView {
         Some(container) => format!("{}/{container}", parts.pod),
         None => parts.pod.to_string(),
     };
-    let text = parts.text.to_string();
+    let text: std::sync::Arc<str> = parts.text.into();
     let note = parts.container.is_none();
     let at = stamps.then(|| parts.at.to_string());
-    let text_line = LogLine {
-        seq: line.seq,
-        text: text.into(),
-        marker: false,
-    };
     view! {
         <div class="log-line tagged" class:log-note=note data-testid="log-line" data-pod=parts.pod.to_string()>
             {at.map(|at| view! { <span class="log-at">{at}" "</span> })}
             <span class=colour>{tag}</span>" "
-            <LogText line=text_line term=term/>
+            <Highlighted text term/>
         </div>
     }
     .into_any()
-}
-
-/// A line's text with the filter's matches marked.
-#[component]
-fn LogText(line: LogLine, term: String) -> impl IntoView {
-    portico_core::live::log_buffer::highlight(&line.text, &term)
-        .into_iter()
-        .map(|(text, hit)| {
-            if hit {
-                view! { <mark>{text}</mark> }.into_any()
-            } else {
-                text.into_any()
-            }
-        })
-        .collect_view()
 }
 
 /// A Pod's colour: the same for its every line, and for it on every page.

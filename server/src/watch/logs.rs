@@ -16,9 +16,10 @@ use portico_core::live::tagged_line;
 use tracing::Instrument;
 
 use super::LiveState;
-use super::limits::LimitRefused;
+use super::limits::{LimitRefused, StreamPermit};
 use super::log_flow::{Bounds, Flow, Queue, batches};
 use super::log_lines::Lines;
+use super::memory::Reservation;
 use super::views::Refusal;
 use crate::auth::access::AccessQuestion;
 use crate::cluster::caller::Caller;
@@ -149,26 +150,12 @@ pub async fn open(
     if !query.is_valid() {
         return Err(LogError::InvalidQuery.into());
     }
-    let permit = state
-        .streams
-        .acquire(caller.person(), &state.limits)
-        .map_err(LogError::from)?;
-    // What the view may hold is set aside in the person's memory budget, the one
-    // their live tables count against, for as long as it is open.
-    let bounds = Bounds::default();
-    let reserved = state
-        .hub
-        .reserve(&caller.person(), bounds.reserved())
-        .map_err(LogError::from)?;
-    if !may_read_logs(state, &caller, &query.namespace).await? {
-        return Err(LogError::Forbidden(query.namespace.clone()).into());
-    }
-    let client = state
-        .auth
-        .pool
-        .for_caller(&caller)
-        .map_err(LogError::Client)?;
-    let pods: Api<Pod> = Api::namespaced(client, &query.namespace);
+    let Admitted {
+        permit,
+        reserved,
+        bounds,
+        pods,
+    } = admit(state, &caller, &query.namespace).await?;
     let (container, containers) = container_of(&pods, &query).await?;
     let params = LogParams {
         container: Some(container.clone()),
@@ -185,7 +172,6 @@ pub async fn open(
         headers,
         namespace: query.namespace.clone(),
     };
-    let every = state.limits.recheck;
     let (pod, namespace) = (query.pod, query.namespace);
     let span = tracing::Span::current();
     let updates = async_stream::stream! {
@@ -225,8 +211,7 @@ pub async fn open(
         }.instrument(span));
         let _stop_reading = AbortOnDrop(reading);
         let mut flow = std::pin::pin!(batches(queue, bounds));
-        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut ticks = recheck.ticks();
         loop {
             tokio::select! {
                 item = flow.next() => match item {
@@ -239,9 +224,7 @@ pub async fn open(
                 },
                 _ = ticks.tick() => {
                     if !recheck.still_allowed().await {
-                        yield LogUpdate::Ended(
-                            "Your permission to read this log was withdrawn, or your sign-in ended; this view has stopped.".into(),
-                        );
+                        yield LogUpdate::Ended(WITHDRAWN.into());
                         break;
                     }
                 }
@@ -250,6 +233,48 @@ pub async fn open(
     };
     Ok(updates.take_until(state.shutdown.begun()))
 }
+
+/// What a log view holds while open, once admitted.
+pub(super) struct Admitted {
+    /// Its place among the person's live views.
+    pub permit: StreamPermit,
+    /// What it may hold, set aside in the person's memory budget (the one their live
+    /// tables count against).
+    pub reserved: Reservation,
+    pub bounds: Bounds,
+    /// The namespace's Pods, read as the person.
+    pub pods: Api<Pod>,
+}
+
+/// Admits a log view of `caller` in `namespace`: a place among their live views, its
+/// bounds in their memory budget, `pods/log` `get`, and their own client.
+pub(super) async fn admit(
+    state: &LiveState,
+    caller: &Caller,
+    namespace: &str,
+) -> Result<Admitted, LogError> {
+    let permit = state.streams.acquire(caller.person(), &state.limits)?;
+    let bounds = Bounds::default();
+    let reserved = state.hub.reserve(&caller.person(), bounds.reserved())?;
+    if !may_read_logs(state, caller, namespace).await? {
+        return Err(LogError::Forbidden(namespace.to_string()));
+    }
+    let client = state
+        .auth
+        .pool
+        .for_caller(caller)
+        .map_err(LogError::Client)?;
+    Ok(Admitted {
+        permit,
+        reserved,
+        bounds,
+        pods: Api::namespaced(client, namespace),
+    })
+}
+
+/// Why an open view stopped at a re-check.
+pub(super) const WITHDRAWN: &str =
+    "Your permission to read this log was withdrawn, or your sign-in ended; this view has stopped.";
 
 /// Whether `caller` may `get` `pods/log` in `namespace` (the portal's own identity
 /// is not asked: it is the identity the request would use anyway).
@@ -528,6 +553,14 @@ pub(super) struct Recheck {
 }
 
 impl Recheck {
+    /// When to re-check: every `limits.recheck`, the first after one period.
+    pub(super) fn ticks(&self) -> tokio::time::Interval {
+        let every = self.state.limits.recheck;
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticks
+    }
+
     pub(super) async fn still_allowed(&self) -> bool {
         if !super::views::signed_in(&self.state, &self.caller, &self.headers) {
             return false;

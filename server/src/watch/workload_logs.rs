@@ -18,10 +18,11 @@ use portico_core::live::protocol::WorkloadLogQuery;
 use portico_core::live::tagged_line;
 
 use super::LiveState;
-use super::log_flow::{Bounds, Flow, Queue, batches};
+use super::log_flow::{Flow, Queue, batches};
 use super::log_lines::MAX_LINE;
 use super::logs::{
-    AbortOnDrop, Following, LogError, LogUpdate, Recheck, WAITING_RETRY, containers, may_read_logs,
+    AbortOnDrop, Admitted, Following, LogError, LogUpdate, Recheck, WAITING_RETRY, WITHDRAWN,
+    admit, containers,
 };
 use super::memory::Reservation;
 use super::views::Refusal;
@@ -51,24 +52,12 @@ pub async fn open(
     if !query.is_valid() {
         return Err(LogError::InvalidQuery.into());
     }
-    let permit = state
-        .streams
-        .acquire(caller.person(), &state.limits)
-        .map_err(LogError::from)?;
-    let bounds = Bounds::default();
-    let reserved = state
-        .hub
-        .reserve(&caller.person(), bounds.reserved())
-        .map_err(LogError::from)?;
-    if !may_read_logs(state, &caller, &query.namespace).await? {
-        return Err(LogError::Forbidden(query.namespace.clone()).into());
-    }
-    let client = state
-        .auth
-        .pool
-        .for_caller(&caller)
-        .map_err(LogError::Client)?;
-    let pods: Api<Pod> = Api::namespaced(client, &query.namespace);
+    let Admitted {
+        permit,
+        reserved,
+        bounds,
+        pods,
+    } = admit(state, &caller, &query.namespace).await?;
     // Asked first, so a person who may read logs but not list Pods is told at once.
     pods.list_metadata(&ListParams::default().labels(&query.selector).limit(1))
         .await
@@ -79,7 +68,6 @@ pub async fn open(
         headers,
         namespace: query.namespace.clone(),
     };
-    let every = state.limits.recheck;
     let live = state.clone();
     let updates = async_stream::stream! {
         let (_permit, _reserved) = (permit, reserved);
@@ -100,8 +88,7 @@ pub async fn open(
         let config = watcher::Config::default().labels(&query.selector);
         let mut events = std::pin::pin!(watcher(pods, config).default_backoff());
         let mut flow = std::pin::pin!(batches(queue.clone(), bounds));
-        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut ticks = recheck.ticks();
         loop {
             tokio::select! {
                 item = flow.next() => match item {
@@ -135,9 +122,7 @@ pub async fn open(
                 },
                 _ = ticks.tick() => {
                     if !recheck.still_allowed().await {
-                        yield LogUpdate::Ended(
-                            "Your permission to read this log was withdrawn, or your sign-in ended; this view has stopped.".into(),
-                        );
+                        yield LogUpdate::Ended(WITHDRAWN.into());
                         break;
                     }
                 }

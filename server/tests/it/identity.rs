@@ -1050,10 +1050,6 @@ async fn attack_moving_or_deleting_someone_elses_binding_needs_the_right_to_chan
 /// provisioned yet says so instead of offering variables.
 #[tokio::test]
 async fn the_binding_picker_offers_what_the_person_may_bind_and_says_why_not_of_the_rest() {
-    use portico_server::auth::access::AccessReviews;
-    use portico_server::cluster::caller::{Caller, Token};
-    use portico_server::cluster::pool::ClientPool;
-    use portico_server::web::backend::asker::Asker;
     use portico_server::web::backend::binding_offer::offer;
     let admin = crate::kit::admin_with_stack_crd().await;
     let ns = crate::kit::fresh_namespace(&admin, "bind-pick").await;
@@ -1104,22 +1100,8 @@ async fn the_binding_picker_offers_what_the_person_may_bind_and_says_why_not_of_
     let who = crate::kit::account_user(&ns, "binder");
 
     let token = crate::kit::account_token(&admin, &ns, "binder").await;
-    let pool = std::sync::Arc::new(ClientPool::new(
-        Some(crate::kit::shared_config().await),
-        admin.clone(),
-    ));
-    let caller = Caller::Bearer {
-        name: who.clone(),
-        token: Token(token),
-    };
-    let reviews = AccessReviews::new(pool.clone());
-    let client = pool.for_caller(&caller).expect("client");
-    let asker = Asker {
-        client: &client,
-        reviews: &reviews,
-        who: &caller,
-    };
-    let offered = offer(&asker, &ns, "db").await.expect("the offer");
+    let person = crate::kit::Person::new(&admin, &who, token).await;
+    let offered = offer(&person.asker(), &ns, "db").await.expect("the offer");
     let targets: Vec<(String, Option<String>)> = offered
         .targets
         .iter()
@@ -1146,10 +1128,6 @@ async fn the_binding_picker_offers_what_the_person_may_bind_and_says_why_not_of_
 /// reviews made as them say.
 #[tokio::test]
 async fn the_provision_form_offers_first_the_namespaces_the_person_may_create_a_stack_in() {
-    use portico_server::auth::access::AccessReviews;
-    use portico_server::cluster::caller::{Caller, Token};
-    use portico_server::cluster::pool::ClientPool;
-    use portico_server::web::backend::asker::Asker;
     use portico_server::web::backend::stack_places::places;
     let admin = crate::kit::admin_with_stack_crd().await;
     let home = crate::kit::fresh_namespace(&admin, "place-home").await;
@@ -1180,21 +1158,8 @@ async fn the_provision_form_offers_first_the_namespaces_the_person_may_create_a_
         Some(&team),
     )
     .await;
-    let pool = std::sync::Arc::new(ClientPool::new(
-        Some(crate::kit::shared_config().await),
-        admin.clone(),
-    ));
-    let caller = Caller::Bearer {
-        name: who.clone(),
-        token: Token(token),
-    };
-    let reviews = AccessReviews::new(pool.clone());
-    let client = pool.for_caller(&caller).expect("client");
-    let asker = Asker {
-        client: &client,
-        reviews: &reviews,
-        who: &caller,
-    };
+    let person = crate::kit::Person::new(&admin, &who, token).await;
+    let asker = person.asker();
     assert_eq!(
         places(&asker).await.expect("no places, not an error"),
         [],

@@ -44,13 +44,34 @@ async fn connect(origin: &str, cookie: Option<&str>) -> Socket {
 }
 
 async fn subscribe(socket: &mut Socket, id: u32, query: LogQuery) {
+    subscribe_to(socket, id, Topic::Logs { query }).await;
+}
+
+/// Subscribes `socket` to `topic` as view `id`.
+async fn subscribe_to(socket: &mut Socket, id: u32, topic: Topic) {
     let message = ClientMessage::Subscribe {
         id,
-        topic: Topic::Logs { query },
+        topic,
         resume: None,
     };
     let text = serde_json::to_string(&message).expect("encode");
     socket.send(Message::text(text)).await.expect("send");
+}
+
+/// Subscribes `socket` to the merged log of the Pods `selector` matches in `ns`, as
+/// view 1.
+async fn subscribe_workload(
+    socket: &mut Socket,
+    ns: &str,
+    selector: &str,
+    tail_lines: Option<u32>,
+) {
+    let query = portico_core::live::protocol::WorkloadLogQuery {
+        namespace: ns.to_string(),
+        selector: selector.to_string(),
+        tail_lines,
+    };
+    subscribe_to(socket, 1, Topic::WorkloadLogs { query }).await;
 }
 
 /// Portico in token mode (in this process) over the real node's cluster, with `limits`
@@ -75,22 +96,15 @@ async fn token_mode_portal(
 
 /// Subscribes `socket` to the live table of Pods in `ns` as view `id`.
 async fn subscribe_pods_table(socket: &mut Socket, id: u32, ns: &str) {
-    let message = ClientMessage::Subscribe {
-        id,
-        topic: Topic::Table {
-            query: portico_core::table::wire::TableQuery {
-                group: String::new(),
-                version: "v1".into(),
-                plural: "pods".into(),
-                namespace: Some(ns.to_string()),
-                label_selector: None,
-                field_selector: None,
-            },
-        },
-        resume: None,
+    let query = portico_core::table::wire::TableQuery {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "pods".into(),
+        namespace: Some(ns.to_string()),
+        label_selector: None,
+        field_selector: None,
     };
-    let text = serde_json::to_string(&message).expect("encode");
-    socket.send(Message::text(text)).await.expect("send");
+    subscribe_to(socket, id, Topic::Table { query }).await;
 }
 
 /// The next message and its size on the wire; `None` once the socket is closed.
@@ -128,8 +142,18 @@ fn query(ns: &str, pod: &str) -> LogQuery {
 
 /// A Pod of one container `app` running `script` in `sh`.
 async fn run_pod(client: &kube::Client, ns: &str, name: &str, script: &str) {
+    run_labelled_pod(client, ns, (name, json!({})), script).await;
+}
+
+/// [`run_pod`], with `labels`.
+async fn run_labelled_pod(
+    client: &kube::Client,
+    ns: &str,
+    (name, labels): (&str, serde_json::Value),
+    script: &str,
+) {
     let pod: Pod = serde_json::from_value(json!({
-        "metadata": {"name": name},
+        "metadata": {"name": name, "labels": labels},
         "spec": {
             "restartPolicy": "Always",
             "automountServiceAccountToken": false,
@@ -139,13 +163,7 @@ async fn run_pod(client: &kube::Client, ns: &str, name: &str, script: &str) {
         },
     }))
     .expect("pod");
-    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
-    // A fresh namespace's default ServiceAccount, which admission wants, comes shortly.
-    let deadline = Instant::now() + WAIT;
-    while let Err(error) = pods.create(&PostParams::default(), &pod).await {
-        assert!(Instant::now() < deadline, "create {name}: {error}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    crate::kit::create_soon(&Api::namespaced(client.clone(), ns), &pod).await;
 }
 
 /// Waits until `name`'s container `app` is running and has restarted `restarts` times.
@@ -712,7 +730,6 @@ async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
 async fn a_workloads_log_follows_every_pod_as_it_scales_and_shows_no_line_twice() {
     use k8s_openapi::api::apps::v1::Deployment;
     use kube::api::{Patch, PatchParams};
-    use portico_core::live::protocol::WorkloadLogQuery;
     use std::collections::BTreeMap;
 
     let client = admin().await;
@@ -734,29 +751,10 @@ async fn a_workloads_log_follows_every_pod_as_it_scales_and_shows_no_line_twice(
     }))
     .expect("deployment");
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
-    let deadline = Instant::now() + WAIT;
-    while let Err(error) = deployments
-        .create(&PostParams::default(), &deployment)
-        .await
-    {
-        assert!(Instant::now() < deadline, "create the Deployment: {error}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    crate::kit::create_soon(&deployments, &deployment).await;
 
     let mut socket = connect(&origin, None).await;
-    let message = ClientMessage::Subscribe {
-        id: 1,
-        topic: Topic::WorkloadLogs {
-            query: WorkloadLogQuery {
-                namespace: ns.clone(),
-                selector: "app=web".into(),
-                tail_lines: Some(5),
-            },
-        },
-        resume: None,
-    };
-    let text = serde_json::to_string(&message).expect("encode");
-    socket.send(Message::text(text)).await.expect("send");
+    subscribe_workload(&mut socket, &ns, "app=web", Some(5)).await;
     assert!(
         matches!(
             receive(&mut socket).await,
@@ -859,42 +857,19 @@ impl Seen {
 /// it): the new run's lines come, after a note, and no run's lines come twice.
 #[tokio::test]
 async fn a_workloads_log_follows_a_restarted_container_and_shows_each_run_once() {
-    use portico_core::live::protocol::WorkloadLogQuery;
     use portico_core::live::tagged_line;
     let client = admin().await;
     let (origin, _state) = crate::kit::serve(&client, None).await;
     let ns = crate::kit::fresh_namespace(&client, "logs-restart").await;
-    let pod: Pod = serde_json::from_value(json!({
-        "metadata": {"name": "crasher", "labels": {"app": "crash"}},
-        "spec": {
-            "restartPolicy": "Always",
-            "automountServiceAccountToken": false,
-            "terminationGracePeriodSeconds": 1,
-            "containers": [{"name": "app", "image": IMAGE, "imagePullPolicy": "Never",
-                "command": ["sh", "-c", r#"echo "run $(date +%s%N) begins"; sleep 2; echo "run ends"; exit 1"#]}],
-        },
-    }))
-    .expect("pod");
-    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
-    let deadline = Instant::now() + WAIT;
-    while let Err(error) = pods.create(&PostParams::default(), &pod).await {
-        assert!(Instant::now() < deadline, "create: {error}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    run_labelled_pod(
+        &client,
+        &ns,
+        ("crasher", json!({"app": "crash"})),
+        r#"echo "run $(date +%s%N) begins"; sleep 2; echo "run ends"; exit 1"#,
+    )
+    .await;
     let mut socket = connect(&origin, None).await;
-    let message = ClientMessage::Subscribe {
-        id: 1,
-        topic: Topic::WorkloadLogs {
-            query: WorkloadLogQuery {
-                namespace: ns.clone(),
-                selector: "app=crash".into(),
-                tail_lines: None,
-            },
-        },
-        resume: None,
-    };
-    let text = serde_json::to_string(&message).expect("encode");
-    socket.send(Message::text(text)).await.expect("send");
+    subscribe_workload(&mut socket, &ns, "app=crash", None).await;
     let (mut runs, mut notes) = (Vec::<String>::new(), Vec::<String>::new());
     let deadline = Instant::now() + START_WAIT;
     while runs.len() < 2 {

@@ -38,8 +38,6 @@ pub fn StackFields(offer: StackOffer, plan_storage: Signal<Option<String>>) -> i
         form.write(&path(name), new);
         form.touch(path(name).text());
     };
-    let exposure = text_at("exposure");
-    let deletion = text_at("deletionPolicy");
     let replicas_at = path("replicas");
     let replicas = move || {
         form.read(&replicas_at)
@@ -77,22 +75,10 @@ pub fn StackFields(offer: StackOffer, plan_storage: Signal<Option<String>>) -> i
                 </p>
                 <Messages path="spec.replicas".to_string()/>
             </div>
-            <fieldset class="field options" data-path="spec.exposure">
-                <legend class="field-label">"Reached"</legend>
-                <label class="option">
-                    <input type="radio" name="exposure" value="ClusterIP" data-testid="exposure-cluster"
-                        prop:checked=move || exposure.get().as_deref() != Some("NodePort")
-                        on:change=move |_| set("exposure", Some("ClusterIP".into()))/>
-                    <span>"From inside the cluster only"<span class="subtle small">" (a ClusterIP Service: apps in the cluster connect by its name)"</span></span>
-                </label>
-                <label class="option">
-                    <input type="radio" name="exposure" value="NodePort" data-testid="exposure-node-port"
-                        prop:checked=move || exposure.get().as_deref() == Some("NodePort")
-                        on:change=move |_| set("exposure", Some("NodePort".into()))/>
-                    <span>"Also from outside the cluster"<span class="subtle small">" (a NodePort: a port on every node's address)"</span></span>
-                </label>
-                <Messages path="spec.exposure".to_string()/>
-            </fieldset>
+            <Choice field="exposure" legend="Reached" options=&[
+                ("ClusterIP", "From inside the cluster only", "a ClusterIP Service: apps in the cluster connect by its name", "exposure-cluster"),
+                ("NodePort", "Also from outside the cluster", "a NodePort: a port on every node's address", "exposure-node-port"),
+            ]/>
             {stateful.then(|| view! {
                 <div class="field" data-path="spec.storage">
                     <label class="field-label" for="f-spec-storage">"Volume size"</label>
@@ -112,22 +98,10 @@ pub fn StackFields(offer: StackOffer, plan_storage: Signal<Option<String>>) -> i
                     </p>
                     <SizeMessages/>
                 </div>
-                <fieldset class="field options" data-path="spec.deletionPolicy">
-                    <legend class="field-label">"When the Stack is deleted"</legend>
-                    <label class="option">
-                        <input type="radio" name="deletion" value="Retain" data-testid="deletion-retain"
-                            prop:checked=move || deletion.get().as_deref() != Some("Delete")
-                            on:change=move |_| set("deletionPolicy", Some("Retain".into()))/>
-                        <span>"Keep the data"<span class="subtle small">" (its volumes and the password that opens them: a new Stack of the same name can take them over)"</span></span>
-                    </label>
-                    <label class="option">
-                        <input type="radio" name="deletion" value="Delete" data-testid="deletion-delete"
-                            prop:checked=move || deletion.get().as_deref() == Some("Delete")
-                            on:change=move |_| set("deletionPolicy", Some("Delete".into()))/>
-                        <span>"Delete the data with it"</span>
-                    </label>
-                    <Messages path="spec.deletionPolicy".to_string()/>
-                </fieldset>
+                <Choice field="deletionPolicy" legend="When the Stack is deleted" options=&[
+                    ("Retain", "Keep the data", "its volumes and the password that opens them: a new Stack of the same name can take them over", "deletion-retain"),
+                    ("Delete", "Delete the data with it", "", "deletion-delete"),
+                ]/>
             })}
             {move || reattach_asked.get().then(|| view! {
                 <div class="field" data-path="spec.reattachKeptData">
@@ -141,6 +115,49 @@ pub fn StackFields(offer: StackOffer, plan_storage: Signal<Option<String>>) -> i
                 </div>
             })}
         </section>
+    }
+}
+
+/// One way a choice can go: its value, what it means, more about it (may be empty),
+/// and its test id.
+type ChoiceOption = (&'static str, &'static str, &'static str, &'static str);
+
+/// A choice of `spec.FIELD` between `options` as radio buttons, each a sentence; the
+/// first is chosen while the field holds none of them (the schema's default).
+#[component]
+fn Choice(
+    field: &'static str,
+    legend: &'static str,
+    options: &'static [ChoiceOption],
+) -> impl IntoView {
+    let form = use_form();
+    let path = FieldPath::top("spec").property(field);
+    let at = path.clone();
+    let chosen = Signal::derive(move || {
+        let value = form.read(&at).and_then(|v| v.as_str().map(str::to_string));
+        value
+            .filter(|v| options.iter().any(|(o, ..)| o == v))
+            .or_else(|| options.first().map(|(o, ..)| o.to_string()))
+    });
+    view! {
+        <fieldset class="field options" data-path=path.text().to_string()>
+            <legend class="field-label">{legend}</legend>
+            {options.iter().map(|&(value, meaning, more, testid)| {
+                let path = path.clone();
+                view! {
+                    <label class="option">
+                        <input type="radio" name=field value=value data-testid=testid
+                            prop:checked=move || chosen.get().as_deref() == Some(value)
+                            on:change=move |_| {
+                                form.write(&path, Some(Value::String(value.into())));
+                                form.touch(path.text());
+                            }/>
+                        <span>{meaning}{(!more.is_empty()).then(|| view! { <span class="subtle small">{format!(" ({more})")}</span> })}</span>
+                    </label>
+                }
+            }).collect_view()}
+            <Messages path=path.text().to_string()/>
+        </fieldset>
     }
 }
 

@@ -309,6 +309,45 @@ pub async fn grant_rule(
         .expect("RBAC applies");
 }
 
+/// A person the backend's endpoints act for: the ServiceAccount whose `token` is
+/// given, with a client and access reviews of their own.
+pub struct Person {
+    pub caller: portico_server::cluster::caller::Caller,
+    pub client: kube::Client,
+    pub reviews: portico_server::auth::access::AccessReviews,
+}
+
+impl Person {
+    /// `who` (a ServiceAccount's user name) acting with `token`.
+    pub async fn new(admin: &kube::Client, who: &str, token: String) -> Self {
+        use portico_server::cluster::caller::{Caller, Token};
+        let pool = std::sync::Arc::new(portico_server::cluster::pool::ClientPool::new(
+            Some(shared_config().await),
+            admin.clone(),
+        ));
+        let caller = Caller::Bearer {
+            name: who.to_string(),
+            token: Token(token),
+        };
+        let client = pool.for_caller(&caller).expect("client");
+        let reviews = portico_server::auth::access::AccessReviews::new(pool);
+        Self {
+            caller,
+            client,
+            reviews,
+        }
+    }
+
+    /// Who asks, for the endpoints that say what the person may do.
+    pub fn asker(&self) -> portico_server::web::backend::asker::Asker<'_> {
+        portico_server::web::backend::asker::Asker {
+            client: &self.client,
+            reviews: &self.reviews,
+            who: &self.caller,
+        }
+    }
+}
+
 /// A new ServiceAccount `account` in `ns` and an hour's token for it.
 pub async fn account_token(client: &kube::Client, ns: &str, account: &str) -> String {
     use k8s_openapi::api::authentication::v1::TokenRequest;
@@ -450,6 +489,40 @@ pub fn tcp_connections_to(pid: u32, port: u16) -> usize {
                 && fields.get(9).is_some_and(|inode| sockets.contains(*inode))
         })
         .count()
+}
+
+/// Creates `object` with `api`, asking again for 20 s while it is refused: in a fresh
+/// namespace the default ServiceAccount, which admission wants for a Pod, comes shortly.
+pub async fn create_soon<K>(api: &kube::Api<K>, object: &K)
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+{
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while let Err(error) = api.create(&kube::api::PostParams::default(), object).await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "create {:?}: {error}",
+            object.meta().name
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// The number in environment variable `name` (a benchmark's setting), or `default`.
+pub fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The `p` quantile (0 to 1) of `sorted`, nearest rank; NaN when empty.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
 }
 
 /// User and system CPU time a process has used so far, in seconds.
