@@ -137,6 +137,21 @@ if ! cmp -s "$binaryen/package-lock.json" "$binaryen/node_modules/.installed-fro
   cp "$binaryen/package-lock.json" "$binaryen/node_modules/.installed-from-lock"
 fi
 
+# xterm.js for the terminal into a container, pinned in scripts/xterm/package.json:
+# its browser files go into the site (public/xterm/, not committed), fetched by the
+# page only when a terminal opens.
+xterm=scripts/xterm
+if ! cmp -s "$xterm/package-lock.json" "$xterm/node_modules/.installed-from-lock" 2>/dev/null \
+  || [ ! -f public/xterm/xterm.mjs ]; then
+  step "npm ci in $xterm (xterm.js for terminals)"
+  (cd "$xterm" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$xterm/package-lock.json" "$xterm/node_modules/.installed-from-lock"
+  mkdir -p public/xterm
+  cp "$xterm/node_modules/@xterm/xterm/lib/xterm.mjs" \
+    "$xterm/node_modules/@xterm/xterm/css/xterm.css" \
+    "$xterm/node_modules/@xterm/addon-fit/lib/addon-fit.mjs" public/xterm/
+fi
+
 if $for_tests; then
   if [ ! -d end2end/node_modules/@playwright/test ]; then
     step "npm ci (Playwright's test runner; browsers come from Debian)"

@@ -6,6 +6,7 @@
 //! ```text
 //!   web        router, state, health, site files, the UI's Backend
 //!    │
+//!    ├── exec       a terminal into a container, as the person
 //!    ├── watch      live tables: Table API client, shared feeds, SSE streams
 //!    ├── reconcile  the Stack controller and its leader election
 //!    └── auth       identity modes, sessions, sign-in, CSRF, access reviews
@@ -18,13 +19,15 @@
 //! No layer below `web` uses the `app` crate (Leptos): they share types with the UI
 //! through `portico-core` only.
 //!
-//! `watch` may use `auth` (a viewer's access is reviewed); `reconcile` uses neither
+//! `watch` may use `auth` (a viewer's access is reviewed); `exec` uses `watch` for what
+//! every live thing shares (places, memory budget, shutdown) and `auth`; `reconcile` uses neither
 //! `watch` nor `auth`. `terminal` (plain text of what programs print) is a leaf any
 //! layer may use. `config` and `telemetry` belong to the binary's edge.
 
 pub mod auth;
 pub mod cluster;
 pub mod config;
+pub mod exec;
 pub mod reconcile;
 pub mod telemetry;
 pub mod terminal;

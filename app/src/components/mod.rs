@@ -12,4 +12,5 @@ pub mod live_badge;
 pub mod live_table;
 pub mod pod_logs;
 pub mod resource_nav;
+pub mod terminal;
 pub mod workload_logs;

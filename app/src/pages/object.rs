@@ -13,6 +13,7 @@ use crate::components::error_banner::ErrorBanner;
 use crate::components::live_badge::LiveBadge;
 use crate::components::live_table::LiveTable;
 use crate::components::pod_logs::{LogViews, PodLogs};
+use crate::components::terminal::{TerminalButton, TerminalDock, TerminalPanel};
 use crate::components::workload_logs::WorkloadLogs;
 use crate::error::BackendError;
 use crate::live::{ViewState, follow};
@@ -65,6 +66,7 @@ fn ObjectView(target: ObjectKey) -> impl IntoView {
     // The detail below is redrawn on every change of the object; its log view and an
     // open delete dialog (with what was typed in it) are not.
     LogViews::provide();
+    TerminalDock::provide();
     let deleting = DeleteDialog::new();
     let list_href = crate::base::url(&target.resource.page_path());
     let back = list_href.clone();
@@ -87,6 +89,7 @@ fn ObjectView(target: ObjectKey) -> impl IntoView {
                 Err(e) => view! { <ErrorBanner message=e.to_string()/> }.into_any(),
             })}
         </Transition>
+        <TerminalPanel/>
     }
 }
 
@@ -155,6 +158,7 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
                 <p class="subtle mono">{format!("{} · {}{namespace}", detail.kind, detail.api_version)}</p>
             </div>
             <div class="head-actions">
+                {pod_namespace.clone().map(|ns| view! { <TerminalButton namespace=ns pod=detail.name.clone()/> })}
                 {detail.deletion_timestamp.is_some().then(|| view! { <span class="badge problem">"Deleting"</span> })}
                 <Transition fallback=|| ()>
                     {move || {
@@ -450,6 +454,14 @@ fn StackLogs(
                                 }>{name}</button>
                         }
                     }).collect_view()}
+                    {
+                        let namespace = namespace.clone();
+                        move || shown.get().filter(|_| !all.get()).map(|pod| view! {
+                            <span class="tab-action">
+                                <TerminalButton namespace=namespace.clone() pod/>
+                            </span>
+                        })
+                    }
                 </div>
                 {move || match (all.get(), merged.clone()) {
                     (true, Some((selector, name))) => view! {

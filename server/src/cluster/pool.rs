@@ -109,6 +109,19 @@ impl ClientPool {
         Ok(client)
     }
 
+    /// A client acting as `caller` for a terminal: a connection of its own (a
+    /// WebSocket takes one whole) with no read timeout, since a shell may print
+    /// nothing for longer than a watch may.
+    pub fn for_terminal(&self, caller: &Caller) -> Result<kube::Client, kube::Error> {
+        match self.config_for(caller) {
+            Some(mut config) => {
+                config.read_timeout = None;
+                kube::Client::try_from(config)
+            }
+            None => self.for_caller(caller),
+        }
+    }
+
     /// The HTTP/2 connections people's requests share now, and the requests on them
     /// (none before the first person's request).
     pub fn shared_connections(&self) -> (usize, usize) {

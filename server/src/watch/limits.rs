@@ -20,6 +20,9 @@ pub struct LiveLimits {
     /// Live sockets (one per tab) one identity may hold open, and all together.
     pub sockets_per_person: usize,
     pub sockets_overall: usize,
+    /// Terminals into containers one identity may hold open, and all together.
+    pub terminals_per_person: usize,
+    pub terminals_overall: usize,
     /// Upstream feeds (LIST+WATCH) running for one identity, lingering ones included.
     pub feeds_per_person: usize,
     /// Upstream feeds running, everyone together.
@@ -43,6 +46,8 @@ impl Default for LiveLimits {
             streams_overall: 4096,
             sockets_per_person: 32,
             sockets_overall: 4096,
+            terminals_per_person: 8,
+            terminals_overall: 512,
             feeds_per_person: 512,
             feeds_overall: 20_000,
             child_kinds: 64,
@@ -75,6 +80,12 @@ pub enum LimitRefused {
     SocketsPerPerson(usize),
     #[error("Portico holds the most live connections it may ({0}): try again shortly.")]
     SocketsOverall(usize),
+    #[error(
+        "You have {0} terminals open in Portico, the most one person may: close one and try again."
+    )]
+    TerminalsPerPerson(usize),
+    #[error("Portico holds the most terminals it may ({0}): try again shortly.")]
+    TerminalsOverall(usize),
     #[error(
         "The live lists Portico keeps for you hold {0} MiB, the most one person may: close some views (or narrow them with a label selector), or wait a minute for idle ones to stop."
     )]
@@ -131,6 +142,21 @@ impl StreamCounter {
             owner,
             (limits.sockets_per_person, limits.sockets_overall),
             (LimitRefused::SocketsPerPerson, LimitRefused::SocketsOverall),
+        )
+    }
+
+    pub fn acquire_terminal(
+        self: &Arc<Self>,
+        owner: Option<String>,
+        limits: &LiveLimits,
+    ) -> Result<StreamPermit, LimitRefused> {
+        self.acquire_within(
+            owner,
+            (limits.terminals_per_person, limits.terminals_overall),
+            (
+                LimitRefused::TerminalsPerPerson,
+                LimitRefused::TerminalsOverall,
+            ),
         )
     }
 

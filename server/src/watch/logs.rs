@@ -371,7 +371,7 @@ pub fn containers(pod: &Pod) -> Vec<LogContainer> {
 
 /// The container `kubectl logs` would pick: the one the
 /// `kubectl.kubernetes.io/default-container` annotation names, else the first.
-fn default_container(pod: &Pod, containers: &[LogContainer]) -> Option<String> {
+pub(crate) fn default_container(pod: &Pod, containers: &[LogContainer]) -> Option<String> {
     let annotated = pod
         .metadata
         .annotations

@@ -57,6 +57,8 @@ pub struct LiveState {
     pub streams: Arc<StreamCounter>,
     /// Live sockets open now per identity.
     pub sockets: Arc<StreamCounter>,
+    /// Terminals into containers open now per identity.
+    pub terminals: Arc<StreamCounter>,
     pub shutdown: Shutdown,
 }
 

@@ -176,6 +176,7 @@ fn is_public(path: &str) -> bool {
     matches!(path, "/healthz" | "/readyz" | "/login" | "/favicon.ico")
         || path.starts_with("/auth/")
         || path.starts_with("/pkg/")
+        || path.starts_with("/xterm/")
 }
 
 /// Works out who is asking and records it for the handlers; a request without an
@@ -265,11 +266,11 @@ async fn strict_transport(
     response
 }
 
-/// Static files (the wasm bundle, CSS, top-level assets) or else a page.
+/// Static files (the wasm bundle, CSS, xterm.js, top-level assets) or else a page.
 async fn static_or_page(State(state): State<AppState>, request: Request<Body>) -> Response {
     let path = request.uri().path();
     let top_level_file = path.matches('/').count() == 1 && path.contains('.');
-    if path.starts_with("/pkg/") || top_level_file {
+    if path.starts_with("/pkg/") || path.starts_with("/xterm/") || top_level_file {
         return state.assets.serve(request).await;
     }
     page_handler(State(state), request).await
@@ -303,6 +304,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/live/crds", get(watch::sse::live_crds))
         .route("/api/live/children", get(watch::sse::live_children))
         .route("/api/live", get(watch::socket::live_socket))
+        .route("/api/exec", get(crate::exec::route::terminal_socket))
         // axum's Sse answers `no-cache` (revalidate, but keep); a stream of someone's
         // cluster view must not be kept at all. Applies to the routes above.
         .route_layer(SetResponseHeaderLayer::overriding(

@@ -90,6 +90,7 @@ impl AppState {
             limits: Arc::new(limits),
             streams: Arc::default(),
             sockets: Arc::default(),
+            terminals: Arc::default(),
             shutdown: Shutdown::default(),
         };
         let state = Self {

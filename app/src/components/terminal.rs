@@ -1,0 +1,275 @@
+//! A terminal into a container, docked at the foot of an object's page: pick the
+//! container and the command, type, resize, copy and paste; its end says the exit
+//! code. The object page provides it ([`TerminalDock`]), so a change of the Pod that
+//! redraws the page leaves a running terminal alone. xterm.js and the socket live
+//! in `js/terminal.js`, loaded only once a terminal opens.
+
+use leptos::prelude::*;
+use portico_core::live::terminal::{TerminalCommand, TerminalEvent, TerminalSize, TerminalStart};
+
+/// Which Pod the page's terminal is into, if any.
+#[derive(Clone, Copy)]
+pub struct TerminalDock {
+    target: RwSignal<Option<(String, String)>>,
+}
+
+impl TerminalDock {
+    pub fn provide() {
+        provide_context(Self {
+            target: RwSignal::new(None),
+        });
+    }
+}
+
+/// Opens the page's terminal into `pod`.
+#[component]
+pub fn TerminalButton(namespace: String, pod: String) -> impl IntoView {
+    let dock = use_context::<TerminalDock>();
+    dock.map(|dock| {
+        view! {
+            <button type="button" class="button secondary" data-testid="terminal-open"
+                title="A shell in one of this Pod's containers, as you"
+                on:click=move |_| dock.target.set(Some((namespace.clone(), pod.clone())))>
+                "Terminal"
+            </button>
+        }
+    })
+}
+
+/// What runs: bash where there is one, else sh; sh; or a command typed in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Choice {
+    Shell,
+    Sh,
+    Other,
+}
+
+#[derive(Clone, PartialEq, Eq)]
+enum Status {
+    Connecting,
+    Running(String),
+    Ended { code: Option<i32>, message: String },
+    Refused(String),
+}
+
+#[component]
+pub fn TerminalPanel() -> impl IntoView {
+    let Some(dock) = use_context::<TerminalDock>() else {
+        return ().into_any();
+    };
+    let chosen = RwSignal::new(None::<String>);
+    let containers = RwSignal::new(Vec::<String>::new());
+    let choice = RwSignal::new(Choice::Shell);
+    let typed = RwSignal::new(String::new());
+    let status = RwSignal::new(Status::Connecting);
+    let attempt = RwSignal::new(0u32);
+    let host = NodeRef::<leptos::html::Div>::new();
+    let session = StoredValue::new_local(None::<browser::Session>);
+    // A new Pod starts from its default container and a shell.
+    Effect::new(move |_| {
+        dock.target.track();
+        chosen.set(None);
+        containers.set(Vec::new());
+        choice.set(Choice::Shell);
+    });
+    Effect::new(move |_| {
+        attempt.track();
+        let target = dock.target.get();
+        session.set_value(None);
+        let (Some((namespace, pod)), Some(host)) = (target, host.get_untracked()) else {
+            return;
+        };
+        let command = match choice.get_untracked() {
+            Choice::Shell => TerminalCommand::Shell,
+            Choice::Sh => TerminalCommand::Program(vec!["/bin/sh".into()]),
+            Choice::Other => match shell_words::split(&typed.get_untracked()) {
+                Ok(argv) if !argv.is_empty() => TerminalCommand::Program(argv),
+                Ok(_) => return status.set(Status::Refused("Type a command to run.".into())),
+                Err(error) => {
+                    return status.set(Status::Refused(format!(
+                        "The command does not read as a shell would: {error}."
+                    )));
+                }
+            },
+        };
+        let start = TerminalStart {
+            namespace,
+            pod,
+            container: chosen.get_untracked(),
+            command,
+            // The page's own size replaces this once the terminal is drawn.
+            size: TerminalSize { cols: 80, rows: 24 },
+        };
+        status.set(Status::Connecting);
+        let on_event = move |event: TerminalEvent| match event {
+            TerminalEvent::Started {
+                container,
+                containers: all,
+            } => {
+                containers.set(all);
+                chosen.set(Some(container.clone()));
+                status.set(Status::Running(container));
+            }
+            TerminalEvent::Ended { code, message } => status.set(Status::Ended { code, message }),
+            TerminalEvent::Refused { message } => status.set(Status::Refused(message)),
+        };
+        session.set_value(browser::Session::open(&host, &start, on_event));
+    });
+    let reopen = move || attempt.update(|n| *n += 1);
+    let pod = move || dock.target.get().map(|(_, pod)| pod).unwrap_or_default();
+    view! {
+        <div class="terminal-spacer" hidden=move || dock.target.with(Option::is_none)></div>
+        <section class="terminal-dock" data-testid="terminal" aria-label="Terminal"
+            hidden=move || dock.target.with(Option::is_none)>
+            <div class="terminal-head">
+                <strong>"Terminal"</strong>
+                <span class="mono">{pod}</span>
+                <label class="inline-control">"Container "
+                    <select data-testid="terminal-container"
+                        prop:value=move || chosen.get().unwrap_or_default()
+                        on:change=move |ev| {
+                            chosen.set(Some(event_target_value(&ev)));
+                            reopen();
+                        }>
+                        {move || containers.get().into_iter().map(|name| view! {
+                            <option value=name.clone()>{name.clone()}</option>
+                        }).collect_view()}
+                    </select>
+                </label>
+                <label class="inline-control">"Command "
+                    <select data-testid="terminal-command"
+                        on:change=move |ev| {
+                            let picked = match event_target_value(&ev).as_str() {
+                                "sh" => Choice::Sh,
+                                "other" => Choice::Other,
+                                _ => Choice::Shell,
+                            };
+                            choice.set(picked);
+                            if picked != Choice::Other {
+                                reopen();
+                            }
+                        }>
+                        <option value="shell" selected=move || choice.get() == Choice::Shell>"bash, else sh"</option>
+                        <option value="sh" selected=move || choice.get() == Choice::Sh>"/bin/sh"</option>
+                        <option value="other" selected=move || choice.get() == Choice::Other>"Other…"</option>
+                    </select>
+                </label>
+                <Show when=move || choice.get() == Choice::Other>
+                    <form class="terminal-other" on:submit=move |ev| {
+                        ev.prevent_default();
+                        reopen();
+                    }>
+                        <input type="text" class="mono" data-testid="terminal-typed" placeholder="mysql -uroot"
+                            aria-label="Command to run" bind:value=typed/>
+                        <button type="submit" class="small-btn">"Run"</button>
+                    </form>
+                </Show>
+                <span class="terminal-actions">
+                    <button type="button" class="small-btn" data-testid="terminal-reopen"
+                        on:click=move |_| reopen()>"Open again"</button>
+                    <button type="button" class="small-btn" data-testid="terminal-close"
+                        on:click=move |_| dock.target.set(None)>"Close"</button>
+                </span>
+            </div>
+            <p class="terminal-status" data-testid="terminal-status"
+                class:problem=move || matches!(status.get(), Status::Refused(_))>
+                {move || match status.get() {
+                    Status::Connecting => "Opening…".to_string(),
+                    Status::Running(container) => format!(
+                        "Running in container {container}, as you. Ctrl+Shift+C copies the selection, Ctrl+Shift+V pastes."
+                    ),
+                    Status::Ended { message, .. } => message,
+                    Status::Refused(message) => message,
+                }}
+            </p>
+            <div class="terminal-screen" node_ref=host data-testid="terminal-screen"
+                data-state=move || match status.get() {
+                    Status::Connecting => "connecting",
+                    Status::Running(_) => "running",
+                    Status::Ended { .. } => "ended",
+                    Status::Refused(_) => "refused",
+                }
+                data-exit-code=move || match status.get() {
+                    Status::Ended { code: Some(code), .. } => code.to_string(),
+                    _ => String::new(),
+                }></div>
+        </section>
+    }
+    .into_any()
+}
+
+#[cfg(feature = "hydrate")]
+mod browser {
+    use portico_core::live::terminal::{TerminalEvent, TerminalStart};
+    use wasm_bindgen::prelude::*;
+
+    #[wasm_bindgen(module = "/js/terminal.js")]
+    extern "C" {
+        #[wasm_bindgen(js_name = openTerminal)]
+        fn open_terminal(
+            host: &web_sys::HtmlElement,
+            base: &str,
+            start: &JsValue,
+            on_event: &Closure<dyn FnMut(String)>,
+        ) -> JsValue;
+        #[wasm_bindgen(js_name = closeTerminal)]
+        fn close_terminal(handle: &JsValue);
+    }
+
+    /// An open terminal; closed when dropped (a new one, the dock closed, the page left).
+    pub struct Session {
+        handle: JsValue,
+        _on_event: Closure<dyn FnMut(String)>,
+    }
+
+    impl Session {
+        pub fn open(
+            host: &web_sys::HtmlDivElement,
+            start: &TerminalStart,
+            mut on_event: impl FnMut(TerminalEvent) + 'static,
+        ) -> Option<Self> {
+            let start = as_js_object(start)?;
+            let on_event = Closure::new(move |text: String| {
+                // Anything else is not the server's: ignored.
+                if let Ok(event) = serde_json::from_str::<TerminalEvent>(&text) {
+                    on_event(event);
+                }
+            });
+            let handle = open_terminal(host, &crate::base::get(), &start, &on_event);
+            Some(Self {
+                handle,
+                _on_event: on_event,
+            })
+        }
+    }
+
+    /// `start` as a plain JS object (through JSON: the page already carries serde_json).
+    fn as_js_object(start: &TerminalStart) -> Option<JsValue> {
+        let text = serde_json::to_string(start).ok()?;
+        js_sys::JSON::parse(&text).ok()
+    }
+
+    impl Drop for Session {
+        fn drop(&mut self) {
+            close_terminal(&self.handle);
+        }
+    }
+}
+
+#[cfg(not(feature = "hydrate"))]
+mod browser {
+    use portico_core::live::terminal::{TerminalEvent, TerminalStart};
+
+    /// On the server a terminal never opens: it is the browser's.
+    pub struct Session;
+
+    impl Session {
+        pub fn open(
+            _host: &leptos::web_sys::HtmlDivElement,
+            _start: &TerminalStart,
+            _on_event: impl FnMut(TerminalEvent) + 'static,
+        ) -> Option<Self> {
+            None
+        }
+    }
+}

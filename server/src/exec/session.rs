@@ -1,0 +1,525 @@
+//! One terminal, from its first message to its end: admitted (the person may
+//! `create pods/exec` here, a place in their memory budget), opened with their own
+//! client, then keystrokes in and output out, paced, until the command ends, the page
+//! closes, the sign-in or the permission ends, nobody types for [`IDLE`], or Portico
+//! shuts down. Each ends with one audit line: who, where, what, how long, how many
+//! bytes; never what was typed or shown.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::extract::ws::{Message, WebSocket};
+use futures::stream::{SplitSink, SplitStream};
+use futures::{SinkExt, StreamExt};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, AttachParams, AttachedProcess};
+use portico_core::live::terminal::{TerminalEvent, TerminalInput, TerminalSize, TerminalStart};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tracing::Instrument;
+
+use super::status;
+use crate::auth::access::AccessQuestion;
+use crate::cluster::caller::Caller;
+use crate::watch::LiveState;
+use crate::watch::logs;
+use crate::watch::memory::Reservation;
+
+/// How long the page has to say what to run.
+const FIRST_MESSAGE: Duration = Duration::from_secs(10);
+/// A terminal nobody typed into for this long is closed.
+pub const IDLE: Duration = Duration::from_secs(30 * 60);
+/// Output to the page, at most, per second: a `cat` of a large file slows to this,
+/// the container waiting, rather than filling Portico's memory.
+const OUTPUT_PER_SECOND: usize = 2 << 20;
+/// Keystrokes and pastes into the container, at most, per second.
+const INPUT_PER_SECOND: usize = 256 << 10;
+/// Bytes read from the container at once, and held in each pipe between.
+const CHUNK: usize = 16 << 10;
+/// What one terminal may hold, set aside in the person's memory budget: the API
+/// connection's WebSocket buffers, the pipes and a chunk on its way.
+const RESERVED: usize = 256 << 10;
+/// How often the sign-in and the idle time are looked at.
+const SESSION_CHECK: Duration = Duration::from_secs(2);
+const PING_EVERY: Duration = Duration::from_secs(25);
+/// How long one message may take to leave before the page is given up.
+const SEND_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the API server has to say how a command ended once its output ended.
+const EXIT_STATUS: Duration = Duration::from_secs(5);
+
+type Sink = SplitSink<WebSocket, Message>;
+
+pub async fn serve(
+    socket: WebSocket,
+    state: LiveState,
+    caller: Caller,
+    headers: axum::http::HeaderMap,
+) {
+    let (mut sink, mut incoming) = socket.split();
+    let start = match first_message(&mut incoming).await {
+        Ok(start) => start,
+        Err(message) => return refuse(&mut sink, message).await,
+    };
+    let span = tracing::info_span!(
+        "terminal",
+        caller = caller.name(),
+        namespace = %start.namespace,
+        pod = %start.pod,
+    );
+    async move {
+        let opened = match open(&state, &caller, &start).await {
+            Ok(opened) => opened,
+            Err(message) => return refuse(&mut sink, message).await,
+        };
+        let terminal = Terminal {
+            state,
+            caller,
+            headers,
+            start,
+        };
+        terminal.run(opened, sink, incoming).await;
+    }
+    .instrument(span)
+    .await
+}
+
+/// What the page asks to run: its first message, valid.
+async fn first_message(incoming: &mut SplitStream<WebSocket>) -> Result<TerminalStart, String> {
+    let frame = tokio::time::timeout(FIRST_MESSAGE, incoming.next())
+        .await
+        .map_err(|_| "The page did not say what to run.".to_string())?;
+    let Some(Ok(Message::Text(text))) = frame else {
+        return Err("The page did not say what to run.".into());
+    };
+    let start: TerminalStart = serde_json::from_str(text.as_str())
+        .map_err(|error| format!("Portico could not read what to run: {error}"))?;
+    if !start.is_valid() {
+        return Err(
+            "The namespace, Pod and container must be Kubernetes names, the command at most 64 arguments and 4 KiB, the size at most 1000 columns and rows."
+                .into(),
+        );
+    }
+    Ok(start)
+}
+
+/// A terminal admitted and running.
+struct Opened {
+    process: AttachedProcess,
+    container: String,
+    containers: Vec<String>,
+    _reserved: Reservation,
+}
+
+/// Admits and starts `start` as `caller`, or says why not.
+async fn open(state: &LiveState, caller: &Caller, start: &TerminalStart) -> Result<Opened, String> {
+    let reserved = state
+        .hub
+        .reserve(&caller.person(), RESERVED)
+        .map_err(|refused| refused.to_string())?;
+    if let Some(verb) = missing_exec_verb(state, caller, start).await? {
+        return Err(format!(
+            "{} may not {verb} pods/exec in namespace {}.",
+            caller.name(),
+            start.namespace
+        ));
+    }
+    let client = state
+        .auth
+        .pool
+        .for_terminal(caller)
+        .map_err(|error| format!("Portico cannot act for you right now: {error}"))?;
+    let pods: Api<Pod> = Api::namespaced(client, &start.namespace);
+    let (container, containers) = container_of(&pods, start).await?;
+    let params = AttachParams::interactive_tty()
+        .container(container.clone())
+        .max_stdin_buf_size(CHUNK)
+        .max_stdout_buf_size(CHUNK);
+    let process = pods
+        .exec(&start.pod, start.command.argv(), &params)
+        .await
+        .map_err(|error| status::refusal(&error))?;
+    Ok(Opened {
+        process,
+        container,
+        containers,
+        _reserved: reserved,
+    })
+}
+
+/// The verbs `pods/exec` takes over a WebSocket: the upgrade is a `get`, and the API
+/// server also asks for `create` (what `kubectl exec` needs).
+const EXEC_VERBS: [&str; 2] = ["create", "get"];
+
+/// The verb of `pods/exec` on this Pod that `caller` lacks, if any (the portal's own
+/// identity, in local mode, is what the request would use anyway).
+async fn missing_exec_verb(
+    state: &LiveState,
+    caller: &Caller,
+    start: &TerminalStart,
+) -> Result<Option<&'static str>, String> {
+    if *caller == Caller::Portal {
+        return Ok(None);
+    }
+    for verb in EXEC_VERBS {
+        let question = AccessQuestion {
+            verb: verb.into(),
+            group: String::new(),
+            resource: "pods".into(),
+            subresource: Some("exec".into()),
+            namespace: Some(start.namespace.clone()),
+            name: Some(start.pod.clone()),
+        };
+        let allowed = state
+            .auth
+            .reviews
+            .allowed_within(caller, &question, state.limits.recheck)
+            .await
+            .map_err(|error| {
+                format!("Portico could not ask whether you may open a terminal: {error}")
+            })?;
+        if !allowed {
+            return Ok(Some(verb));
+        }
+    }
+    Ok(None)
+}
+
+/// The container to run in (the one asked for, else the Pod's default) and the
+/// containers one can run in. A person who may exec but not read the Pod names theirs.
+async fn container_of(
+    pods: &Api<Pod>,
+    start: &TerminalStart,
+) -> Result<(String, Vec<String>), String> {
+    let pod = match pods.get(&start.pod).await {
+        Ok(pod) => pod,
+        Err(kube::Error::Api(status)) if status.code == 404 => {
+            return Err(format!(
+                "Pod {} does not exist in namespace {}.",
+                start.pod, start.namespace
+            ));
+        }
+        Err(_) => {
+            return match &start.container {
+                Some(container) => Ok((container.clone(), vec![container.clone()])),
+                None => Err(format!(
+                    "Name a container: you may not read Pod {} for Portico to choose one.",
+                    start.pod
+                )),
+            };
+        }
+    };
+    // Init containers have finished (or not yet begun) by the time one could type.
+    let running: Vec<_> = logs::containers(&pod)
+        .into_iter()
+        .filter(|c| !c.init)
+        .collect();
+    let names: Vec<String> = running.iter().map(|c| c.name.clone()).collect();
+    let chosen = match &start.container {
+        Some(asked) if names.contains(asked) => asked.clone(),
+        Some(asked) => {
+            return Err(format!(
+                "Pod {} has no container {asked}; it has {}.",
+                start.pod,
+                names.join(", ")
+            ));
+        }
+        None => logs::default_container(&pod, &running)
+            .ok_or_else(|| format!("Pod {} has no containers.", start.pod))?,
+    };
+    Ok((chosen, names))
+}
+
+/// Says why the terminal did not open, and closes.
+async fn refuse(sink: &mut Sink, message: String) {
+    tracing::info!(%message, "terminal refused");
+    let _ = send_event(sink, &TerminalEvent::Refused { message }).await;
+    let _ = sent(sink, Message::Close(None)).await;
+}
+
+/// Why a terminal ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// Its output ended: the command exited, or the container went.
+    Exited,
+    PageClosed,
+    PageGone,
+    SignedOut,
+    Withdrawn,
+    Idle,
+    Shutdown,
+}
+
+impl End {
+    fn sentence(self) -> &'static str {
+        match self {
+            End::Exited => "The command ended.",
+            End::PageClosed | End::PageGone => "The page closed the terminal.",
+            End::SignedOut => {
+                "Your sign-in ended (signed out, or it expired): the terminal is closed."
+            }
+            End::Withdrawn => {
+                "Your permission to open terminals here was withdrawn: the terminal is closed."
+            }
+            End::Idle => "Nothing was typed for 30 minutes: the terminal is closed.",
+            End::Shutdown => {
+                "Portico is restarting: the terminal is closed. Open it again in a moment."
+            }
+        }
+    }
+}
+
+/// Bytes that crossed, each way, for the audit line.
+#[derive(Default)]
+struct Counts {
+    input: AtomicU64,
+    output: AtomicU64,
+    /// Milliseconds from the start to the last keystroke.
+    last_input_ms: AtomicU64,
+}
+
+struct Terminal {
+    state: LiveState,
+    caller: Caller,
+    headers: axum::http::HeaderMap,
+    start: TerminalStart,
+}
+
+impl Terminal {
+    async fn run(self, mut opened: Opened, mut sink: Sink, incoming: SplitStream<WebSocket>) {
+        let began = Instant::now();
+        let counts = Arc::new(Counts::default());
+        let started = TerminalEvent::Started {
+            container: opened.container.clone(),
+            containers: opened.containers.clone(),
+        };
+        let (Some(stdin), Some(mut stdout), Some(mut resize), Some(exit)) = (
+            opened.process.stdin(),
+            opened.process.stdout(),
+            opened.process.terminal_size(),
+            opened.process.take_status(),
+        ) else {
+            // Asked for with a terminal: kube gives all four.
+            return refuse(&mut sink, "Portico could not attach to the command.".into()).await;
+        };
+        if !send_event(&mut sink, &started).await {
+            return;
+        }
+        let _ = resize.send(kube_size(self.start.size)).await;
+        tracing::info!(container = %opened.container, "terminal opened");
+        let mut input = tokio::spawn(
+            carry_input(incoming, stdin, resize, counts.clone(), began)
+                .instrument(tracing::Span::current()),
+        );
+        let end = self
+            .pump(&mut stdout, &mut sink, &counts, began, &mut input)
+            .await;
+        input.abort();
+        let (code, message) = match end {
+            End::Exited => {
+                let status = tokio::time::timeout(EXIT_STATUS, exit).await.ok().flatten();
+                let code = status::exit_code(status.as_ref());
+                (code, status::ended_sentence(code, status.as_ref()))
+            }
+            other => (None, other.sentence().to_string()),
+        };
+        if end != End::PageGone {
+            let _ = send_event(&mut sink, &TerminalEvent::Ended { code, message }).await;
+            let _ = sent(&mut sink, Message::Close(None)).await;
+        }
+        // Closing the API server's stream hangs the command up.
+        opened.process.abort();
+        tracing::info!(
+            target: "portico::audit",
+            who = self.caller.name(),
+            namespace = %self.start.namespace,
+            pod = %self.start.pod,
+            container = %opened.container,
+            command = %self.start.command.audited(),
+            seconds = began.elapsed().as_secs(),
+            bytes_in = counts.input.load(Ordering::Relaxed),
+            bytes_out = counts.output.load(Ordering::Relaxed),
+            exit_code = code,
+            ended = ?end,
+            "terminal session",
+        );
+    }
+
+    /// Output to the page until the terminal ends, and why it did.
+    async fn pump(
+        &self,
+        stdout: &mut (impl tokio::io::AsyncRead + Unpin),
+        sink: &mut Sink,
+        counts: &Counts,
+        began: Instant,
+        input: &mut tokio::task::JoinHandle<End>,
+    ) -> End {
+        let mut buffer = vec![0u8; CHUNK];
+        let mut pace = Pace::new(OUTPUT_PER_SECOND);
+        let mut ping = tokio::time::interval(PING_EVERY);
+        let mut session_check = tokio::time::interval(SESSION_CHECK);
+        let every = self.state.limits.recheck;
+        let mut recheck = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        let mut sign_outs = self
+            .state
+            .auth
+            .identity
+            .sessions
+            .as_ref()
+            .map(|sessions| sessions.sign_outs());
+        let shutdown = self.state.shutdown.begun();
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                read = stdout.read(&mut buffer) => {
+                    let n = match read {
+                        Ok(0) | Err(_) => return End::Exited,
+                        Ok(n) => n,
+                    };
+                    let Some(bytes) = buffer.get(..n) else { return End::Exited };
+                    if !sent(sink, Message::Binary(bytes.to_vec().into())).await {
+                        return End::PageGone;
+                    }
+                    counts.output.fetch_add(n as u64, Ordering::Relaxed);
+                    pace.spend(n).await;
+                }
+                // Returned from at once: a finished task is never polled again.
+                _ = &mut *input => return End::PageClosed,
+                Some(Ok(())) = async { match sign_outs.as_mut() {
+                    Some(rx) => Some(rx.changed().await),
+                    None => std::future::pending().await,
+                } } => {
+                    session_check.reset_immediately();
+                }
+                _ = session_check.tick() => {
+                    if !crate::watch::views::signed_in(&self.state, &self.caller, &self.headers) {
+                        return End::SignedOut;
+                    }
+                    let last = Duration::from_millis(counts.last_input_ms.load(Ordering::Relaxed));
+                    if began.elapsed().saturating_sub(last) >= IDLE {
+                        return End::Idle;
+                    }
+                }
+                _ = recheck.tick() => {
+                    // A review that fails (the API server away a moment) keeps the terminal.
+                    if let Ok(Some(_)) = missing_exec_verb(&self.state, &self.caller, &self.start).await {
+                        return End::Withdrawn;
+                    }
+                }
+                _ = ping.tick() => {
+                    if !sent(sink, Message::Ping(Default::default())).await {
+                        return End::PageGone;
+                    }
+                }
+                _ = &mut shutdown => return End::Shutdown,
+            }
+        }
+    }
+}
+
+/// Keystrokes and resizes from the page into the command, paced, until the page
+/// closes its side. Apart from the output: a command that reads no input must not
+/// stop its output from reaching the page.
+async fn carry_input(
+    mut incoming: SplitStream<WebSocket>,
+    mut stdin: impl tokio::io::AsyncWrite + Unpin,
+    mut resize: futures::channel::mpsc::Sender<kube::api::TerminalSize>,
+    counts: Arc<Counts>,
+    began: Instant,
+) -> End {
+    let mut pace = Pace::new(INPUT_PER_SECOND);
+    while let Some(frame) = incoming.next().await {
+        match frame {
+            Ok(Message::Binary(bytes)) => {
+                counts
+                    .input
+                    .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                let at = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
+                counts.last_input_ms.store(at, Ordering::Relaxed);
+                if stdin.write_all(&bytes).await.is_err() {
+                    break;
+                }
+                pace.spend(bytes.len()).await;
+            }
+            Ok(Message::Text(text)) => match serde_json::from_str::<TerminalInput>(text.as_str()) {
+                Ok(TerminalInput::Resize { size }) if size.is_valid() => {
+                    let _ = resize.send(kube_size(size)).await;
+                }
+                // A page that says something else is not one Portico wrote.
+                _ => break,
+            },
+            Ok(Message::Close(_)) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    End::PageClosed
+}
+
+fn kube_size(size: TerminalSize) -> kube::api::TerminalSize {
+    kube::api::TerminalSize {
+        width: size.cols,
+        height: size.rows,
+    }
+}
+
+/// At most `per_second` bytes a second: past that, the next second is waited for.
+struct Pace {
+    per_second: usize,
+    window: tokio::time::Instant,
+    spent: usize,
+}
+
+impl Pace {
+    fn new(per_second: usize) -> Self {
+        Self {
+            per_second,
+            window: tokio::time::Instant::now(),
+            spent: 0,
+        }
+    }
+
+    async fn spend(&mut self, bytes: usize) {
+        if self.window.elapsed() >= Duration::from_secs(1) {
+            self.window = tokio::time::Instant::now();
+            self.spent = 0;
+        }
+        self.spent += bytes;
+        if self.spent >= self.per_second {
+            tokio::time::sleep_until(self.window + Duration::from_secs(1)).await;
+            self.window = tokio::time::Instant::now();
+            self.spent = 0;
+        }
+    }
+}
+
+async fn send_event(sink: &mut Sink, event: &TerminalEvent) -> bool {
+    match serde_json::to_string(event) {
+        Ok(text) => sent(sink, Message::Text(text.into())).await,
+        Err(_) => false,
+    }
+}
+
+/// Sends `message`; false when the page is gone or has not taken it within
+/// [`SEND_TIMEOUT`].
+async fn sent(sink: &mut Sink, message: Message) -> bool {
+    matches!(
+        tokio::time::timeout(SEND_TIMEOUT, sink.send(message)).await,
+        Ok(Ok(()))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn pace_waits_out_the_second_once_its_bytes_are_spent() {
+        let mut pace = Pace::new(1000);
+        let start = tokio::time::Instant::now();
+        pace.spend(600).await;
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        pace.spend(600).await;
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+        pace.spend(10).await;
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+    }
+}

@@ -1,0 +1,287 @@
+//! A terminal into a container (`/api/exec`, its own WebSocket) on the real node, as
+//! the person: what is typed runs and its output comes back, the exit code is said,
+//! a person without `pods/exec` is refused, signing out ends an open terminal, and
+//! 10 MB of output passes without Portico holding it. Part of the `live_logs` area
+//! (one real node for both).
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use portico_core::live::terminal::{TerminalCommand, TerminalEvent, TerminalSize, TerminalStart};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+use super::{Socket, admin, run_pod, token_mode_portal, until_running};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A namespace with a running Pod `shell` (container `app`), Portico in token mode,
+/// and a person `ada` signed in with `exec_verbs` on `pods/exec` (and `get` on Pods).
+struct Setup {
+    ns: String,
+    origin: String,
+    cookie: String,
+    user: String,
+    _portal: portico_server::web::state::AppState,
+}
+
+async fn setup(prefix: &str, exec_verbs: &[&str]) -> Setup {
+    let admin = admin().await;
+    let ns = crate::kit::fresh_namespace(&admin, prefix).await;
+    run_pod(&admin, &ns, "shell", "sleep 3600").await;
+    let token = crate::kit::account_token(&admin, &ns, "ada").await;
+    crate::kit::grant(&admin, &ns, "pods-ada", ("", "pods"), &["get"], "ada").await;
+    if !exec_verbs.is_empty() {
+        crate::kit::grant(
+            &admin,
+            &ns,
+            "exec-ada",
+            ("", "pods/exec"),
+            exec_verbs,
+            "ada",
+        )
+        .await;
+    }
+    until_running(&admin, &ns, "shell", 0).await;
+    let (origin, portal) = token_mode_portal(&admin, None).await;
+    let cookie = crate::kit::sign_in(&origin, &token).await;
+    Setup {
+        user: crate::kit::account_user(&ns, "ada"),
+        ns,
+        origin,
+        cookie,
+        _portal: portal,
+    }
+}
+
+/// A terminal socket of the signed-in person, `command` started in `shell`.
+async fn open(setup: &Setup, command: TerminalCommand) -> Socket {
+    let mut request = format!("{}/api/exec", setup.origin.replacen("http", "ws", 1))
+        .into_client_request()
+        .expect("request");
+    request
+        .headers_mut()
+        .insert("cookie", setup.cookie.parse().expect("header"));
+    let (mut socket, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("the terminal's socket opens");
+    let start = TerminalStart {
+        namespace: setup.ns.clone(),
+        pod: "shell".into(),
+        container: None,
+        command,
+        size: TerminalSize {
+            cols: 100,
+            rows: 30,
+        },
+    };
+    let text = serde_json::to_string(&start).expect("encode");
+    socket.send(Message::text(text)).await.expect("start");
+    socket
+}
+
+/// What comes next: output bytes, an event, or `None` once the socket closed.
+enum Next {
+    Output(Vec<u8>),
+    Event(TerminalEvent),
+}
+
+async fn next(socket: &mut Socket) -> Option<Next> {
+    // Pings do not count: the terminal must say something within WAIT.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let frame = tokio::time::timeout_at(deadline, socket.next())
+            .await
+            .expect("the terminal says something in time");
+        match frame {
+            Some(Ok(Message::Binary(bytes))) => return Some(Next::Output(bytes.to_vec())),
+            Some(Ok(Message::Text(text))) => {
+                return Some(Next::Event(serde_json::from_str(&text).expect("an event")));
+            }
+            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return None,
+            Some(Ok(_)) => continue,
+        }
+    }
+}
+
+/// The first event, any output before it kept in `shown`.
+async fn event(socket: &mut Socket, shown: &mut String) -> TerminalEvent {
+    loop {
+        match next(socket).await {
+            Some(Next::Event(event)) => return event,
+            Some(Next::Output(bytes)) => shown.push_str(&String::from_utf8_lossy(&bytes)),
+            None => panic!("the terminal closed without an event; it showed {shown:?}"),
+        }
+    }
+}
+
+/// Reads output until a line reads `wanted` once the terminal's escapes are taken
+/// out (bash brackets each prompt in paste-mode switches).
+async fn until_line(socket: &mut Socket, wanted: &str) {
+    let mut shown = String::new();
+    loop {
+        let mut lines = shown
+            .split(['\r', '\n'])
+            .map(portico_server::terminal::clean);
+        if lines.any(|line| line.trim_end() == wanted) {
+            return;
+        }
+        match next(socket).await {
+            Some(Next::Output(bytes)) => shown.push_str(&String::from_utf8_lossy(&bytes)),
+            Some(Next::Event(event)) => panic!("{event:?} before {wanted:?}; shown: {shown:?}"),
+            None => panic!("closed before {wanted:?}; shown: {shown:?}"),
+        }
+    }
+}
+
+async fn type_in(socket: &mut Socket, keys: &str) {
+    socket
+        .send(Message::binary(keys.as_bytes().to_vec()))
+        .await
+        .expect("keys");
+}
+
+#[tokio::test]
+async fn what_is_typed_runs_in_the_container_as_the_person_and_its_exit_code_is_said() {
+    let setup = setup("terminal", &["create", "get"]).await;
+    let mut socket = open(&setup, TerminalCommand::Shell).await;
+    let started = event(&mut socket, &mut String::new()).await;
+    assert_eq!(
+        started,
+        TerminalEvent::Started {
+            container: "app".into(),
+            containers: vec!["app".into()]
+        }
+    );
+    // The answer on a line of its own: the echo of what was typed shows `$((6*7))`.
+    type_in(&mut socket, "echo $((6*7))\r").await;
+    until_line(&mut socket, "42").await;
+    // The terminal has the page's size.
+    type_in(&mut socket, "stty size\r").await;
+    until_line(&mut socket, "30 100").await;
+    type_in(&mut socket, "exit 3\r").await;
+    let ended = event(&mut socket, &mut String::new()).await;
+    assert_eq!(
+        ended,
+        TerminalEvent::Ended {
+            code: Some(3),
+            message: "The command ended with exit code 3.".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn attack_a_person_without_pods_exec_is_refused_and_nothing_runs() {
+    // `get` alone opens the API server's WebSocket upgrade; `create` is what is missing.
+    let setup = setup("terminal-refused", &["get"]).await;
+    let admin = admin().await;
+    // What the attack would leave behind, were it to run.
+    let mut socket = open(
+        &setup,
+        TerminalCommand::Program(vec!["touch".into(), "/tmp/intruded".into()]),
+    )
+    .await;
+    let refused = event(&mut socket, &mut String::new()).await;
+    assert_eq!(
+        refused,
+        TerminalEvent::Refused {
+            message: format!(
+                "{} may not create pods/exec in namespace {}.",
+                setup.user, setup.ns
+            )
+        }
+    );
+    assert!(next(&mut socket).await.is_none(), "the socket closes");
+    // The file was not made: looked for as the admin.
+    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> = kube::Api::namespaced(admin, &setup.ns);
+    let mut looked = pods
+        .exec(
+            "shell",
+            [
+                "sh",
+                "-c",
+                "test -e /tmp/intruded && echo present || echo absent",
+            ],
+            &kube::api::AttachParams::default().stderr(false),
+        )
+        .await
+        .expect("the admin may look");
+    let mut out = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut looked.stdout().expect("stdout"), &mut out)
+        .await
+        .expect("read");
+    assert_eq!(out.trim(), "absent");
+}
+
+#[tokio::test]
+async fn signing_out_ends_an_open_terminal() {
+    let setup = setup("terminal-sign-out", &["create", "get"]).await;
+    let mut socket = open(&setup, TerminalCommand::Shell).await;
+    let started = event(&mut socket, &mut String::new()).await;
+    assert!(
+        matches!(started, TerminalEvent::Started { .. }),
+        "{started:?}"
+    );
+    let signed_out = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("http")
+        .post(format!("{}/auth/logout", setup.origin))
+        .header("origin", &setup.origin)
+        .header("cookie", &setup.cookie)
+        .send()
+        .await
+        .expect("sign out");
+    assert_eq!(signed_out.status().as_u16(), 303);
+    let ended = event(&mut socket, &mut String::new()).await;
+    let TerminalEvent::Ended { code, message } = ended else {
+        panic!("{ended:?}");
+    };
+    assert_eq!(code, None);
+    assert!(message.contains("sign-in ended"), "{message}");
+    assert!(next(&mut socket).await.is_none(), "the socket closes");
+}
+
+#[tokio::test]
+async fn ten_mb_of_output_reaches_the_page_whole_without_portico_holding_it() {
+    const BYTES: usize = 10_000_000;
+    let setup = setup("terminal-flood", &["create", "get"]).await;
+    let before = crate::kit::rss_mb(std::process::id(), "VmRSS:");
+    let script = format!("head -c {BYTES} /dev/zero | tr '\\0' x; echo; echo done-$((40+2))");
+    let mut socket = open(
+        &setup,
+        TerminalCommand::Program(vec!["sh".into(), "-c".into(), script]),
+    )
+    .await;
+    let started = event(&mut socket, &mut String::new()).await;
+    assert!(
+        matches!(started, TerminalEvent::Started { .. }),
+        "{started:?}"
+    );
+    // Counted as it comes, never kept: only what Portico holds can grow.
+    let (mut xs, mut tail, mut peak) = (0usize, String::new(), before);
+    let ended = loop {
+        match next(&mut socket).await {
+            Some(Next::Output(bytes)) => {
+                xs += bytes.iter().filter(|b| **b == b'x').count();
+                tail.push_str(&String::from_utf8_lossy(&bytes));
+                let keep = tail.len().saturating_sub(64);
+                tail = tail.split_off(tail.floor_char_boundary(keep));
+                peak = peak.max(crate::kit::rss_mb(std::process::id(), "VmRSS:"));
+            }
+            Some(Next::Event(event)) => break event,
+            None => panic!("closed after {xs} bytes"),
+        }
+    };
+    assert_eq!(xs, BYTES, "every byte of the output came");
+    assert!(tail.contains("done-42"), "{tail:?}");
+    assert!(
+        matches!(ended, TerminalEvent::Ended { code: Some(0), .. }),
+        "{ended:?}"
+    );
+    // The output passes through a chunk at a time: 10 MB never sits in memory.
+    assert!(
+        peak - before < 24.0,
+        "the process grew {:.1} MB while 10 MB passed",
+        peak - before
+    );
+}
