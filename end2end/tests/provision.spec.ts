@@ -91,6 +91,17 @@ test('provision a MySQL from the catalog, watch it reach Ready and connect with 
   expect(await page.content()).not.toContain(password);
   await expect(pod).not.toContainText('Age:');
 
+  // A terminal into the database's Pod, as the person: the client in the container
+  // reaches its server with the root password the container holds.
+  await page.getByTestId('stack-logs').getByTestId('terminal-open').click();
+  await expect(page.getByTestId('terminal-status')).toContainText('Running in container');
+  await page.getByTestId('terminal-screen').click();
+  await page.keyboard.type(`mysql -uroot -p"$MYSQL_ROOT_PASSWORD" -e 'select 1 as answer'`);
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('terminal-screen').locator('.xterm-rows')).toContainText('| answer |');
+  await page.screenshot({ path: 'test-results/stack-terminal.png' });
+  await page.getByTestId('terminal-close').click();
+
   // Deleting it asks for its name, and says the data stays (deletionPolicy Retain,
   // the default) and how to get it back.
   await page.getByTestId('delete-button').click();

@@ -2,7 +2,7 @@
 //! container and the command, type, resize, copy and paste; its end says the exit
 //! code. The object page provides it ([`TerminalDock`]), so a change of the Pod that
 //! redraws the page leaves a running terminal alone. xterm.js and the socket live
-//! in `js/terminal.js`, loaded only once a terminal opens.
+//! in `public/portico-terminal.js`, added to the page only once a terminal opens.
 
 use leptos::prelude::*;
 use portico_core::live::terminal::{TerminalCommand, TerminalEvent, TerminalSize, TerminalStart};
@@ -64,7 +64,9 @@ pub fn TerminalPanel() -> impl IntoView {
     let status = RwSignal::new(Status::Connecting);
     let attempt = RwSignal::new(0u32);
     let host = NodeRef::<leptos::html::Div>::new();
-    let session = StoredValue::new_local(None::<browser::Session>);
+    // Held in the browser only (a JS handle); on the server, where a render may end
+    // on another thread, it is nothing and thread-safe.
+    let session = browser::SessionStore::new_with_storage(None);
     // A new Pod starts from its default container and a shell.
     Effect::new(move |_| {
         dock.target.track();
@@ -72,10 +74,15 @@ pub fn TerminalPanel() -> impl IntoView {
         containers.set(Vec::new());
         choice.set(Choice::Shell);
     });
+    // Which opening is wanted now: one whose glue loads after a newer one began (or
+    // after the dock closed) does not open.
+    let opening = StoredValue::new(0u32);
     Effect::new(move |_| {
         attempt.track();
         let target = dock.target.get();
         session.set_value(None);
+        opening.update_value(|n| *n += 1);
+        let this = opening.get_value();
         let (Some((namespace, pod)), Some(host)) = (target, host.get_untracked()) else {
             return;
         };
@@ -113,7 +120,8 @@ pub fn TerminalPanel() -> impl IntoView {
             TerminalEvent::Ended { code, message } => status.set(Status::Ended { code, message }),
             TerminalEvent::Refused { message } => status.set(Status::Refused(message)),
         };
-        session.set_value(browser::Session::open(&host, &start, on_event));
+        let current = move || opening.try_get_value() == Some(this);
+        browser::Session::open(&host, &start, on_event, session, current);
     });
     let reopen = move || attempt.update(|n| *n += 1);
     let pod = move || dock.target.get().map(|(_, pod)| pod).unwrap_or_default();
@@ -200,21 +208,16 @@ pub fn TerminalPanel() -> impl IntoView {
 
 #[cfg(feature = "hydrate")]
 mod browser {
+    use leptos::prelude::*;
     use portico_core::live::terminal::{TerminalEvent, TerminalStart};
+    use wasm_bindgen::JsCast;
     use wasm_bindgen::prelude::*;
 
-    #[wasm_bindgen(module = "/js/terminal.js")]
-    extern "C" {
-        #[wasm_bindgen(js_name = openTerminal)]
-        fn open_terminal(
-            host: &web_sys::HtmlElement,
-            base: &str,
-            start: &JsValue,
-            on_event: &Closure<dyn FnMut(String)>,
-        ) -> JsValue;
-        #[wasm_bindgen(js_name = closeTerminal)]
-        fn close_terminal(handle: &JsValue);
-    }
+    /// The script holding xterm.js' glue (`public/portico-terminal.js`), added to the
+    /// page when a terminal first opens: nothing of it is in the page's bundle.
+    const SCRIPT_ID: &str = "portico-terminal-script";
+
+    pub type SessionStore = StoredValue<Option<Session>, LocalStorage>;
 
     /// An open terminal; closed when dropped (a new one, the dock closed, the page left).
     pub struct Session {
@@ -223,19 +226,49 @@ mod browser {
     }
 
     impl Session {
+        /// Opens a terminal into `host` once the glue is loaded, stored in `into` if
+        /// it is still the one wanted then (`current` says so).
         pub fn open(
+            host: &web_sys::HtmlDivElement,
+            start: &TerminalStart,
+            on_event: impl FnMut(TerminalEvent) + 'static,
+            into: SessionStore,
+            current: impl Fn() -> bool + 'static,
+        ) {
+            let (host, start) = (host.clone(), start.clone());
+            with_glue(move |glue| {
+                if !current() {
+                    return;
+                }
+                let session = Self::opened(&glue, &host, &start, on_event);
+                let _ = into.try_set_value(session);
+            });
+        }
+
+        fn opened(
+            glue: &JsValue,
             host: &web_sys::HtmlDivElement,
             start: &TerminalStart,
             mut on_event: impl FnMut(TerminalEvent) + 'static,
         ) -> Option<Self> {
-            let start = as_js_object(start)?;
-            let on_event = Closure::new(move |text: String| {
+            let start = serde_json::to_string(start)
+                .ok()
+                .and_then(|text| js_sys::JSON::parse(&text).ok())?;
+            let on_event = Closure::<dyn FnMut(String)>::new(move |text: String| {
                 // Anything else is not the server's: ignored.
                 if let Ok(event) = serde_json::from_str::<TerminalEvent>(&text) {
                     on_event(event);
                 }
             });
-            let handle = open_terminal(host, &crate::base::get(), &start, &on_event);
+            let args = js_sys::Array::of4(
+                host,
+                &JsValue::from_str(&crate::base::get()),
+                &start,
+                on_event.as_ref(),
+            );
+            let handle = glue_function(glue, "openTerminal")?
+                .apply(glue, &args)
+                .ok()?;
             Some(Self {
                 handle,
                 _on_event: on_event,
@@ -243,33 +276,80 @@ mod browser {
         }
     }
 
-    /// `start` as a plain JS object (through JSON: the page already carries serde_json).
-    fn as_js_object(start: &TerminalStart) -> Option<JsValue> {
-        let text = serde_json::to_string(start).ok()?;
-        js_sys::JSON::parse(&text).ok()
-    }
-
     impl Drop for Session {
         fn drop(&mut self) {
-            close_terminal(&self.handle);
+            if let Some(glue) = loaded_glue()
+                && let Some(close) = glue_function(&glue, "closeTerminal")
+            {
+                let _ = close.call1(&glue, &self.handle);
+            }
         }
+    }
+
+    fn loaded_glue() -> Option<JsValue> {
+        let window = web_sys::window()?;
+        js_sys::Reflect::get(&window, &JsValue::from_str("porticoTerminal"))
+            .ok()
+            .filter(|glue| glue.is_object())
+    }
+
+    fn glue_function(glue: &JsValue, name: &str) -> Option<js_sys::Function> {
+        js_sys::Reflect::get(glue, &JsValue::from_str(name))
+            .ok()?
+            .dyn_into()
+            .ok()
+    }
+
+    /// Runs `then` with the glue, adding its script to the page first if need be.
+    fn with_glue(then: impl FnOnce(JsValue) + 'static) {
+        if let Some(glue) = loaded_glue() {
+            return then(glue);
+        }
+        let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+            return;
+        };
+        let script = match document.get_element_by_id(SCRIPT_ID) {
+            Some(script) => script,
+            None => {
+                let Ok(script) = document.create_element("script") else {
+                    return;
+                };
+                script.set_id(SCRIPT_ID);
+                let _ = script.set_attribute("type", "module");
+                let _ = script.set_attribute("src", &crate::base::url("/portico-terminal.js"));
+                if let Some(head) = document.head() {
+                    let _ = head.append_child(&script);
+                }
+                script
+            }
+        };
+        let loaded = Closure::once_into_js(move || {
+            if let Some(glue) = loaded_glue() {
+                then(glue);
+            }
+        });
+        let _ = script.add_event_listener_with_callback("load", loaded.unchecked_ref());
     }
 }
 
 #[cfg(not(feature = "hydrate"))]
 mod browser {
+    use leptos::prelude::*;
     use portico_core::live::terminal::{TerminalEvent, TerminalStart};
 
     /// On the server a terminal never opens: it is the browser's.
     pub struct Session;
+
+    pub type SessionStore = StoredValue<Option<Session>>;
 
     impl Session {
         pub fn open(
             _host: &leptos::web_sys::HtmlDivElement,
             _start: &TerminalStart,
             _on_event: impl FnMut(TerminalEvent) + 'static,
-        ) -> Option<Self> {
-            None
+            _into: SessionStore,
+            _current: impl Fn() -> bool + 'static,
+        ) {
         }
     }
 }

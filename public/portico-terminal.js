@@ -1,7 +1,8 @@
-// The terminal in the page: xterm.js (fetched from the site's /xterm/ only when a
-// terminal first opens) and its own WebSocket to /api/exec. The Rust side draws the
-// controls and is told each event as the server's JSON text; bytes go between
-// xterm.js and the socket here, never through the wasm.
+// The terminal in the page: xterm.js (fetched from the site's /xterm/) and its own
+// WebSocket to /api/exec. The page adds this script only when a terminal first
+// opens (app/src/components/terminal.rs), so no other page loads any of it. The
+// Rust side draws the controls and is told each event as the server's JSON text;
+// bytes go between xterm.js and the socket here, never through the wasm.
 
 let loaded = null;
 
@@ -22,7 +23,7 @@ function load(base) {
 // Opens a terminal in `host` for `start` (the server's TerminalStart, as JSON, without
 // its size: the size is the host's). `onEvent` gets each of the server's events as
 // JSON text; a socket that closes without an end gets one made here.
-export function openTerminal(host, base, start, onEvent) {
+function openTerminal(host, base, start, onEvent) {
   const handle = { closed: false, socket: null, term: null, observer: null };
   const ended = (message) =>
     onEvent(JSON.stringify({ type: "ended", code: null, message }));
@@ -35,6 +36,7 @@ export function openTerminal(host, base, start, onEvent) {
         fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace",
         fontSize: 13,
         scrollback: 5000,
+        theme: { background: "#0f141b" },
       });
       const fit = new FitAddon();
       term.loadAddon(fit);
@@ -104,7 +106,7 @@ export function openTerminal(host, base, start, onEvent) {
 }
 
 // Closes the terminal's socket (the server then ends the command) and lets go of it.
-export function closeTerminal(handle) {
+function closeTerminal(handle) {
   handle.closed = true;
   handle.observer?.disconnect();
   if (handle.socket && handle.socket.readyState <= WebSocket.OPEN) {
@@ -114,6 +116,8 @@ export function closeTerminal(handle) {
 }
 
 // Gives the terminal the keyboard.
-export function focusTerminal(handle) {
+function focusTerminal(handle) {
   handle.term?.focus();
 }
+
+window.porticoTerminal = { openTerminal, closeTerminal, focusTerminal };
