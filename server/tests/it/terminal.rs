@@ -1,7 +1,7 @@
 //! A terminal into a container (`/api/exec`, its own WebSocket) on the real node, as
 //! the person: what is typed runs and its output comes back, the exit code is said,
-//! a person without `pods/exec` is refused, signing out ends an open terminal, and
-//! 10 MB of output passes without Portico holding it. Part of the `live_logs` area
+//! a person without `pods/exec` is refused, signing out or the Pod's end ends an open
+//! terminal, and 10 MB of output passes without Portico holding it. Part of the `live_logs` area
 //! (one real node for both).
 use std::time::Duration;
 
@@ -284,4 +284,24 @@ async fn ten_mb_of_output_reaches_the_page_whole_without_portico_holding_it() {
         "the process grew {:.1} MB while 10 MB passed",
         peak - before
     );
+}
+
+#[tokio::test]
+async fn a_terminal_ends_when_its_pod_goes() {
+    let setup = setup("terminal-pod-gone", &["create", "get"]).await;
+    let mut socket = open(&setup, TerminalCommand::Shell).await;
+    let started = event(&mut socket, &mut String::new()).await;
+    assert!(
+        matches!(started, TerminalEvent::Started { .. }),
+        "{started:?}"
+    );
+    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+        kube::Api::namespaced(admin().await, &setup.ns);
+    pods.delete("shell", &kube::api::DeleteParams::default())
+        .await
+        .expect("the Pod is deleted");
+    // Its container is stopped, the shell with it: the terminal says it ended.
+    let ended = event(&mut socket, &mut String::new()).await;
+    assert!(matches!(ended, TerminalEvent::Ended { .. }), "{ended:?}");
+    assert!(next(&mut socket).await.is_none(), "the socket closes");
 }
