@@ -66,3 +66,37 @@ test('a terminal into a Pod runs what is typed, says the exit code, and loads xt
   await page.getByTestId('terminal-close').click();
   await expect(dock).toBeHidden();
 });
+
+test("a workload's page opens a terminal into each of its Pods from its children", async ({ page }) => {
+  test.setTimeout(180_000);
+  const kube = new Kube();
+  const ns = await kube.freshNamespace('term-deploy');
+  const deployments = `/apis/apps/v1/namespaces/${ns}/deployments`;
+  const deployment = {
+    metadata: { name: 'web' },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: sleeper('web').spec },
+    },
+  };
+  await expect.poll(async () => (await kube.request('POST', deployments, deployment)).status, { timeout: 20_000 }).toBe(201);
+  await expect
+    .poll(async () => (await kube.ok('GET', `${deployments}/web`)).status?.readyReplicas ?? 0, { timeout: 120_000 })
+    .toBe(1);
+
+  await page.goto(`/r/apps/v1/deployments/${ns}/web`);
+  await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+  const podRow = page.getByTestId('children').locator('tr[data-child^="Pod/web-"]');
+  await expect(podRow).toHaveCount(1);
+  const podName = (await podRow.getAttribute('data-child'))?.replace('Pod/', '') ?? '';
+  await podRow.getByTestId('terminal-open').click();
+  await expect(page.getByTestId('terminal-status')).toContainText('Running in container app, as you.');
+  await expect(page.getByTestId('terminal')).toContainText(podName);
+  await page.getByTestId('terminal-screen').click();
+  await page.keyboard.type('hostname');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('terminal-screen').locator('.xterm-rows div', { hasText: new RegExp(`^${podName}\\s*$`) }))
+    .toHaveCount(1);
+  await page.screenshot({ path: 'test-results/workload-terminal.png' });
+});

@@ -317,7 +317,8 @@ pub fn LogCount(buffer: RwSignal<LogBuffer>) -> impl IntoView {
             } else {
                 String::new()
             };
-            format!("{} lines{dropped}", b.len())
+            let noun = if b.len() == 1 { "line" } else { "lines" };
+            format!("{} {noun}{dropped}", b.len())
         })}</span>
     }
 }

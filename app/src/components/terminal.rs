@@ -21,13 +21,22 @@ impl TerminalDock {
     }
 }
 
-/// Opens the page's terminal into `pod`.
+/// Opens the page's terminal into `pod`; `compact` in a table's row.
 #[component]
-pub fn TerminalButton(namespace: String, pod: String) -> impl IntoView {
+pub fn TerminalButton(
+    namespace: String,
+    pod: String,
+    #[prop(optional)] compact: bool,
+) -> impl IntoView {
     let dock = use_context::<TerminalDock>();
+    let class = if compact {
+        "small-btn"
+    } else {
+        "button secondary"
+    };
     dock.map(|dock| {
         view! {
-            <button type="button" class="button secondary" data-testid="terminal-open"
+            <button type="button" class=class data-testid="terminal-open"
                 title="A shell in one of this Pod's containers, as you"
                 on:click=move |_| dock.target.set(Some((namespace.clone(), pod.clone())))>
                 "Terminal"

@@ -355,6 +355,7 @@ fn Children(
         })
     });
     let logs_namespace = namespace.clone();
+    let rows_namespace = namespace.clone();
     let query = ChildrenQuery {
         namespace,
         uid,
@@ -381,10 +382,14 @@ fn Children(
                                 let indent = format!("padding-left: {}rem", f32::from(c.depth.saturating_sub(1)) * 1.25);
                                 let created = serde_json::Value::from(c.created.clone());
                                 let age = move || cell_text(&created, "date", now.get());
+                                // Each running Pod of a workload or Stack opens a terminal.
+                                let terminal = (c.kind == "Pod" && !c.deleting).then(|| view! {
+                                    " "<TerminalButton namespace=rows_namespace.clone() pod=c.name.clone() compact=true/>
+                                });
                                 view! {
                                 <tr class:deleting=c.deleting data-child=key data-depth=c.depth>
                                     <td class="kind" style=indent>{c.kind}</td>
-                                    <td class="mono"><a href=crate::base::url(&c.href)>{c.name}</a></td>
+                                    <td class="mono"><a href=crate::base::url(&c.href)>{c.name}</a>{terminal}</td>
                                     <td class="mono subtle">{c.summary}</td>
                                     <td class="mono subtle" data-testid="child-age">{age}</td>
                                 </tr>
