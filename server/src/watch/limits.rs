@@ -235,4 +235,28 @@ mod tests {
         assert_eq!(counter.open_for(&ada()), 1);
         assert!(counter.acquire(ada(), &limits).is_ok());
     }
+
+    #[test]
+    fn terminals_are_bounded_per_person_and_overall_and_said_as_terminals() {
+        let limits = LiveLimits {
+            terminals_per_person: 1,
+            terminals_overall: 2,
+            ..LiveLimits::default()
+        };
+        let counter = Arc::new(StreamCounter::default());
+        let ada = || Some("ada".to_string());
+        let first = counter.acquire_terminal(ada(), &limits).expect("first");
+        let refused = counter.acquire_terminal(ada(), &limits).err();
+        assert_eq!(refused, Some(LimitRefused::TerminalsPerPerson(1)));
+        assert!(refused.is_some_and(|r| r.to_string().contains("1 terminals open")));
+        let _bob = counter
+            .acquire_terminal(Some("bob".into()), &limits)
+            .expect("someone else");
+        assert_eq!(
+            counter.acquire_terminal(Some("cy".into()), &limits).err(),
+            Some(LimitRefused::TerminalsOverall(2))
+        );
+        drop(first);
+        assert!(counter.acquire_terminal(ada(), &limits).is_ok());
+    }
 }
