@@ -144,6 +144,15 @@ pub struct Config {
     #[arg(long, env = "PORTICO_MAX_LIVE_MIB")]
     pub max_live_mib: Option<usize>,
 
+    /// Terminals into containers one person may hold open at once [default: 8].
+    #[arg(long, env = "PORTICO_MAX_TERMINALS_PER_PERSON")]
+    pub max_terminals_per_person: Option<usize>,
+
+    /// Seconds a terminal may go without a keystroke before it is closed
+    /// [default: 1800].
+    #[arg(long, env = "PORTICO_TERMINAL_IDLE_SECONDS")]
+    pub terminal_idle_seconds: Option<u64>,
+
     /// Serve under this path (e.g. `/portico`): every link, asset and API call
     /// follows it. `/healthz` and `/readyz` also answer at the root.
     #[arg(long, env = "PORTICO_BASE_PATH", default_value = "")]
@@ -347,6 +356,12 @@ impl Config {
             bytes_overall: self
                 .max_live_mib
                 .map_or(defaults.bytes_overall, |mib| mib << 20),
+            terminals_per_person: self
+                .max_terminals_per_person
+                .unwrap_or(defaults.terminals_per_person),
+            terminal_idle: self
+                .terminal_idle_seconds
+                .map_or(defaults.terminal_idle, std::time::Duration::from_secs),
             ..defaults
         }
     }

@@ -1,7 +1,8 @@
 //! One terminal, from its first message to its end: admitted (the person may
 //! `create pods/exec` here, a place in their memory budget), opened with their own
 //! client, then keystrokes in and output out, paced, until the command ends, the page
-//! closes, the sign-in or the permission ends, nobody types for [`IDLE`], or Portico
+//! closes, the sign-in or the permission ends, nobody types for a while
+//! (`LiveLimits::terminal_idle`), or Portico
 //! shuts down. Each ends with one audit line: who, where, what, how long, how many
 //! bytes; never what was typed or shown.
 
@@ -27,8 +28,6 @@ use crate::watch::memory::Reservation;
 
 /// How long the page has to say what to run.
 const FIRST_MESSAGE: Duration = Duration::from_secs(10);
-/// A terminal nobody typed into for this long is closed.
-pub const IDLE: Duration = Duration::from_secs(30 * 60);
 /// Output to the page, at most, per second: a `cat` of a large file slows to this,
 /// the container waiting, rather than filling Portico's memory.
 const OUTPUT_PER_SECOND: usize = 2 << 20;
@@ -250,8 +249,8 @@ enum End {
 }
 
 impl End {
-    fn sentence(self) -> &'static str {
-        match self {
+    fn sentence(self, idle: Duration) -> String {
+        let fixed = match self {
             End::Exited => "The command ended.",
             End::PageClosed | End::PageGone => "The page closed the terminal.",
             End::SignedOut => {
@@ -260,12 +259,30 @@ impl End {
             End::Withdrawn => {
                 "Your permission to open terminals here was withdrawn: the terminal is closed."
             }
-            End::Idle => "Nothing was typed for 30 minutes: the terminal is closed.",
+            End::Idle => {
+                return format!(
+                    "Nothing was typed for {}: the terminal is closed.",
+                    spoken(idle)
+                );
+            }
             End::Shutdown => {
                 "Portico is restarting: the terminal is closed. Open it again in a moment."
             }
-        }
+        };
+        fixed.to_string()
     }
+}
+
+/// A while, as people say it: "30 minutes", "1 minute", "45 seconds".
+fn spoken(span: Duration) -> String {
+    let seconds = span.as_secs();
+    let (n, unit) = if seconds >= 60 && seconds.is_multiple_of(60) {
+        (seconds / 60, "minute")
+    } else {
+        (seconds, "second")
+    };
+    let plural = if n == 1 { "" } else { "s" };
+    format!("{n} {unit}{plural}")
 }
 
 /// Bytes that crossed, each way, for the audit line.
@@ -320,7 +337,7 @@ impl Terminal {
                 let code = status::exit_code(status.as_ref());
                 (code, status::ended_sentence(code, status.as_ref()))
             }
-            other => (None, other.sentence().to_string()),
+            other => (None, other.sentence(self.state.limits.terminal_idle)),
         };
         if end != End::PageGone {
             let _ = send_event(&mut sink, &TerminalEvent::Ended { code, message }).await;
@@ -395,7 +412,7 @@ impl Terminal {
                         return End::SignedOut;
                     }
                     let last = Duration::from_millis(counts.last_input_ms.load(Ordering::Relaxed));
-                    if began.elapsed().saturating_sub(last) >= IDLE {
+                    if began.elapsed().saturating_sub(last) >= self.state.limits.terminal_idle {
                         return End::Idle;
                     }
                 }
@@ -510,6 +527,14 @@ async fn sent(sink: &mut Sink, message: Message) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn idle_spans_are_said_as_people_say_them() {
+        assert_eq!(spoken(Duration::from_secs(1800)), "30 minutes");
+        assert_eq!(spoken(Duration::from_secs(60)), "1 minute");
+        assert_eq!(spoken(Duration::from_secs(3)), "3 seconds");
+        assert_eq!(spoken(Duration::from_secs(90)), "90 seconds");
+    }
 
     #[tokio::test(start_paused = true)]
     async fn pace_waits_out_the_second_once_its_bytes_are_spent() {

@@ -23,6 +23,8 @@ pub struct LiveLimits {
     /// Terminals into containers one identity may hold open, and all together.
     pub terminals_per_person: usize,
     pub terminals_overall: usize,
+    /// How long a terminal may go without a keystroke before it is closed.
+    pub terminal_idle: Duration,
     /// Upstream feeds (LIST+WATCH) running for one identity, lingering ones included.
     pub feeds_per_person: usize,
     /// Upstream feeds running, everyone together.
@@ -48,6 +50,7 @@ impl Default for LiveLimits {
             sockets_overall: 4096,
             terminals_per_person: 8,
             terminals_overall: 512,
+            terminal_idle: Duration::from_secs(30 * 60),
             feeds_per_person: 512,
             feeds_overall: 20_000,
             child_kinds: 64,

@@ -25,6 +25,15 @@ struct Setup {
 }
 
 async fn setup(prefix: &str, exec_verbs: &[&str]) -> Setup {
+    setup_limited(prefix, exec_verbs, None).await
+}
+
+/// [`setup`], Portico bounded by `limits`.
+async fn setup_limited(
+    prefix: &str,
+    exec_verbs: &[&str],
+    limits: Option<portico_server::watch::limits::LiveLimits>,
+) -> Setup {
     let admin = admin().await;
     let ns = crate::kit::fresh_namespace(&admin, prefix).await;
     run_pod(&admin, &ns, "shell", "sleep 3600").await;
@@ -42,7 +51,7 @@ async fn setup(prefix: &str, exec_verbs: &[&str]) -> Setup {
         .await;
     }
     until_running(&admin, &ns, "shell", 0).await;
-    let (origin, portal) = token_mode_portal(&admin, None).await;
+    let (origin, portal) = token_mode_portal(&admin, limits).await;
     let cookie = crate::kit::sign_in(&origin, &token).await;
     Setup {
         user: crate::kit::account_user(&ns, "ada"),
@@ -303,5 +312,29 @@ async fn a_terminal_ends_when_its_pod_goes() {
     // Its container is stopped, the shell with it: the terminal says it ended.
     let ended = event(&mut socket, &mut String::new()).await;
     assert!(matches!(ended, TerminalEvent::Ended { .. }), "{ended:?}");
+    assert!(next(&mut socket).await.is_none(), "the socket closes");
+}
+
+#[tokio::test]
+async fn a_terminal_nobody_types_into_is_closed_after_the_idle_time() {
+    let limits = portico_server::watch::limits::LiveLimits {
+        terminal_idle: Duration::from_secs(3),
+        ..Default::default()
+    };
+    let setup = setup_limited("terminal-idle", &["create", "get"], Some(limits)).await;
+    let mut socket = open(&setup, TerminalCommand::Shell).await;
+    let started = event(&mut socket, &mut String::new()).await;
+    assert!(
+        matches!(started, TerminalEvent::Started { .. }),
+        "{started:?}"
+    );
+    let ended = event(&mut socket, &mut String::new()).await;
+    assert_eq!(
+        ended,
+        TerminalEvent::Ended {
+            code: None,
+            message: "Nothing was typed for 3 seconds: the terminal is closed.".into()
+        }
+    );
     assert!(next(&mut socket).await.is_none(), "the socket closes");
 }
