@@ -25,8 +25,12 @@ function load(base) {
 // JSON text; a socket that closes without an end gets one made here.
 function openTerminal(host, base, start, onEvent) {
   const handle = { closed: false, socket: null, term: null, observer: null };
+  // Nothing is said once the page closed it: its listener is gone by then.
+  const say = (text) => {
+    if (!handle.closed) onEvent(text);
+  };
   const ended = (message) =>
-    onEvent(JSON.stringify({ type: "ended", code: null, message }));
+    say(JSON.stringify({ type: "ended", code: null, message }));
   load(base)
     .then(([{ Terminal }, { FitAddon }]) => {
       if (handle.closed) return;
@@ -77,13 +81,13 @@ function openTerminal(host, base, start, onEvent) {
           } catch (_) {
             return;
           }
-          onEvent(message.data);
-        } else {
+          say(message.data);
+        } else if (!handle.closed) {
           term.write(new Uint8Array(message.data));
         }
       };
       socket.onclose = () => {
-        if (!endSaid && !handle.closed) {
+        if (!endSaid) {
           ended("The connection to Portico ended.");
         }
       };

@@ -38,7 +38,13 @@ pub fn TerminalButton(
         view! {
             <button type="button" class=class data-testid="terminal-open"
                 title="A shell in one of this Pod's containers, as you"
-                on:click=move |_| dock.target.set(Some((namespace.clone(), pod.clone())))>
+                on:click=move |_| {
+                    // The same Pod's terminal, already open, is kept (and its shell).
+                    let wanted = Some((namespace.clone(), pod.clone()));
+                    if dock.target.with_untracked(|open| *open != wanted) {
+                        dock.target.set(wanted);
+                    }
+                }>
                 "Terminal"
             </button>
         }
@@ -76,35 +82,39 @@ pub fn TerminalPanel() -> impl IntoView {
     // Held in the browser only (a JS handle); on the server, where a render may end
     // on another thread, it is nothing and thread-safe.
     let session = browser::SessionStore::new_with_storage(None);
-    // A new Pod starts from its default container and a shell.
-    Effect::new(move |_| {
-        dock.target.track();
-        chosen.set(None);
-        containers.set(Vec::new());
-        choice.set(Choice::Shell);
-    });
     // Which opening is wanted now: one whose glue loads after a newer one began (or
     // after the dock closed) does not open.
     let opening = StoredValue::new(0u32);
-    Effect::new(move |_| {
+    Effect::new(move |previous: Option<Option<(String, String)>>| {
         attempt.track();
         let target = dock.target.get();
+        // A new Pod starts from its default container and a shell; in this same
+        // effect, so the opening below never sees the last Pod's choices.
+        if previous.is_some_and(|previous| previous != target) {
+            chosen.set(None);
+            containers.set(Vec::new());
+            choice.set(Choice::Shell);
+        }
         session.set_value(None);
         opening.update_value(|n| *n += 1);
         let this = opening.get_value();
-        let (Some((namespace, pod)), Some(host)) = (target, host.get_untracked()) else {
-            return;
+        let (Some((namespace, pod)), Some(host)) = (target.clone(), host.get_untracked()) else {
+            return target;
         };
         let command = match choice.get_untracked() {
             Choice::Shell => TerminalCommand::Shell,
             Choice::Sh => TerminalCommand::Program(vec!["/bin/sh".into()]),
             Choice::Other => match shell_words::split(&typed.get_untracked()) {
                 Ok(argv) if !argv.is_empty() => TerminalCommand::Program(argv),
-                Ok(_) => return status.set(Status::Refused("Type a command to run.".into())),
+                Ok(_) => {
+                    status.set(Status::Refused("Type a command to run.".into()));
+                    return target;
+                }
                 Err(error) => {
-                    return status.set(Status::Refused(format!(
+                    status.set(Status::Refused(format!(
                         "The command does not read as a shell would: {error}."
                     )));
+                    return target;
                 }
             },
         };
@@ -131,6 +141,7 @@ pub fn TerminalPanel() -> impl IntoView {
         };
         let current = move || opening.try_get_value() == Some(this);
         browser::Session::open(&host, &start, on_event, session, current);
+        target
     });
     let reopen = move || attempt.update(|n| *n += 1);
     let pod = move || dock.target.get().map(|(_, pod)| pod).unwrap_or_default();
@@ -219,6 +230,8 @@ pub fn TerminalPanel() -> impl IntoView {
 mod browser {
     use leptos::prelude::*;
     use portico_core::live::terminal::{TerminalEvent, TerminalStart};
+    use std::cell::RefCell;
+    use std::rc::Rc;
     use wasm_bindgen::JsCast;
     use wasm_bindgen::prelude::*;
 
@@ -245,10 +258,16 @@ mod browser {
             current: impl Fn() -> bool + 'static,
         ) {
             let (host, start) = (host.clone(), start.clone());
+            let mut on_event = on_event;
             with_glue(move |glue| {
                 if !current() {
                     return;
                 }
+                let Some(glue) = glue else {
+                    return on_event(TerminalEvent::Refused {
+                        message: "The terminal's script could not load: open it again, or reload the page.".into(),
+                    });
+                };
                 let session = Self::opened(&glue, &host, &start, on_event);
                 let _ = into.try_set_value(session);
             });
@@ -309,19 +328,20 @@ mod browser {
             .ok()
     }
 
-    /// Runs `then` with the glue, adding its script to the page first if need be.
-    fn with_glue(then: impl FnOnce(JsValue) + 'static) {
+    /// Runs `then` with the glue, adding its script to the page first if need be;
+    /// with `None` if the script fails to load (it is taken out, to be tried again).
+    fn with_glue(then: impl FnOnce(Option<JsValue>) + 'static) {
         if let Some(glue) = loaded_glue() {
-            return then(glue);
+            return then(Some(glue));
         }
         let Some(document) = web_sys::window().and_then(|w| w.document()) else {
-            return;
+            return then(None);
         };
         let script = match document.get_element_by_id(SCRIPT_ID) {
             Some(script) => script,
             None => {
                 let Ok(script) = document.create_element("script") else {
-                    return;
+                    return then(None);
                 };
                 script.set_id(SCRIPT_ID);
                 let _ = script.set_attribute("type", "module");
@@ -332,12 +352,29 @@ mod browser {
                 script
             }
         };
-        let loaded = Closure::once_into_js(move || {
-            if let Some(glue) = loaded_glue() {
-                then(glue);
-            }
-        });
+        // One of the two fires: whichever does takes `then`.
+        let then = Rc::new(RefCell::new(Some(then)));
+        let loaded = {
+            let then = then.clone();
+            Closure::once_into_js(move || {
+                let taken = then.borrow_mut().take();
+                if let Some(then) = taken {
+                    then(loaded_glue());
+                }
+            })
+        };
+        let failed = {
+            let script = script.clone();
+            Closure::once_into_js(move || {
+                script.remove();
+                let taken = then.borrow_mut().take();
+                if let Some(then) = taken {
+                    then(None);
+                }
+            })
+        };
         let _ = script.add_event_listener_with_callback("load", loaded.unchecked_ref());
+        let _ = script.add_event_listener_with_callback("error", failed.unchecked_ref());
     }
 }
 

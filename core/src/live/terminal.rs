@@ -72,6 +72,15 @@ impl TerminalSize {
     pub fn is_valid(&self) -> bool {
         (1..=MAX_SIZE).contains(&self.cols) && (1..=MAX_SIZE).contains(&self.rows)
     }
+
+    /// Within bounds: a window larger than a terminal can be gets the largest one,
+    /// rather than ending the session.
+    pub fn clamped(self) -> Self {
+        Self {
+            cols: self.cols.clamp(1, MAX_SIZE),
+            rows: self.rows.clamp(1, MAX_SIZE),
+        }
+    }
 }
 
 impl TerminalStart {
@@ -143,6 +152,10 @@ mod tests {
         let mut escaping = start(TerminalCommand::Shell);
         escaping.pod = "../secrets".into();
         assert!(!escaping.is_valid());
+        assert_eq!(
+            TerminalSize { cols: 5000, rows: 0 }.clamped(),
+            TerminalSize { cols: 1000, rows: 1 }
+        );
         let mut shapeless = start(TerminalCommand::Shell);
         shapeless.size = TerminalSize { cols: 0, rows: 24 };
         assert!(!shapeless.is_valid());

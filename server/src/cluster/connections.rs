@@ -185,9 +185,9 @@ impl Shared {
     }
 
     async fn send(&self, request: Request<Body>) -> Result<Response<ResponseBody>, BoxError> {
-        // A WebSocket (a terminal) upgrades an HTTP/1.1 connection: HTTP/2 has no upgrade.
-        let upgrade = request.headers().contains_key(http::header::UPGRADE);
-        match self.http2_for(request.uri()).filter(|_| !upgrade) {
+        // Terminals never come here: they have a client of their own
+        // (`ClientPool::for_terminal`), as a WebSocket takes a whole connection.
+        match self.http2_for(request.uri()) {
             Some(connector) => self.send_http2(connector, request).await,
             None => self.send_http1(request).await,
         }

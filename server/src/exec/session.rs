@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 
 use axum::extract::ws::{Message, WebSocket};
 use futures::stream::{SplitSink, SplitStream};
-use futures::{SinkExt, StreamExt};
+use futures::future::FusedFuture;
+use futures::{FutureExt, SinkExt, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
 use kube::api::{Api, AttachParams, AttachedProcess};
 use portico_core::live::terminal::{TerminalEvent, TerminalInput, TerminalSize, TerminalStart};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -90,11 +92,13 @@ async fn first_message(incoming: &mut SplitStream<WebSocket>) -> Result<Terminal
     let Some(Ok(Message::Text(text))) = frame else {
         return Err("The page did not say what to run.".into());
     };
-    let start: TerminalStart = serde_json::from_str(text.as_str())
-        .map_err(|error| format!("Portico could not read what to run: {error}"))?;
+    // Not the parser's words: they may quote the command, which is kept out of logs.
+    let mut start: TerminalStart = serde_json::from_str(text.as_str())
+        .map_err(|_| "Portico could not read what to run.".to_string())?;
+    start.size = start.size.clamped();
     if !start.is_valid() {
         return Err(
-            "The namespace, Pod and container must be Kubernetes names, the command at most 64 arguments and 4 KiB, the size at most 1000 columns and rows."
+            "The namespace, Pod and container must be Kubernetes names, and the command at most 64 arguments and 4 KiB."
                 .into(),
         );
     }
@@ -238,8 +242,11 @@ async fn refuse(sink: &mut Sink, message: String) {
 /// Why a terminal ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum End {
-    /// Its output ended: the command exited, or the container went.
+    /// The command ended (its status came), or its output or the API server's
+    /// stream did.
     Exited,
+    /// kube did not give the streams asked for.
+    NotAttached,
     PageClosed,
     PageGone,
     SignedOut,
@@ -252,6 +259,7 @@ impl End {
     fn sentence(self, idle: Duration) -> String {
         let fixed = match self {
             End::Exited => "The command ended.",
+            End::NotAttached => "Portico could not attach to the command.",
             End::PageClosed | End::PageGone => "The page closed the terminal.",
             End::SignedOut => {
                 "Your sign-in ended (signed out, or it expired): the terminal is closed."
@@ -305,35 +313,15 @@ impl Terminal {
     async fn run(self, mut opened: Opened, mut sink: Sink, incoming: SplitStream<WebSocket>) {
         let began = Instant::now();
         let counts = Arc::new(Counts::default());
-        let started = TerminalEvent::Started {
-            container: opened.container.clone(),
-            containers: opened.containers.clone(),
-        };
-        let (Some(stdin), Some(mut stdout), Some(mut resize), Some(exit)) = (
-            opened.process.stdin(),
-            opened.process.stdout(),
-            opened.process.terminal_size(),
-            opened.process.take_status(),
-        ) else {
-            // Asked for with a terminal: kube gives all four.
-            return refuse(&mut sink, "Portico could not attach to the command.".into()).await;
-        };
-        if !send_event(&mut sink, &started).await {
-            return;
-        }
-        let _ = resize.send(kube_size(self.start.size)).await;
-        tracing::info!(container = %opened.container, "terminal opened");
-        let mut input = tokio::spawn(
-            carry_input(incoming, stdin, resize, counts.clone(), began)
-                .instrument(tracing::Span::current()),
-        );
+        let mut status = None;
         let end = self
-            .pump(&mut stdout, &mut sink, &counts, began, &mut input)
+            .attached(&mut opened, &mut sink, incoming, &counts, began, &mut status)
             .await;
-        input.abort();
+        // Closing the API server's stream hangs the command up; before anything
+        // else, so a page slow to take the last words does not keep it running.
+        opened.process.abort();
         let (code, message) = match end {
             End::Exited => {
-                let status = tokio::time::timeout(EXIT_STATUS, exit).await.ok().flatten();
                 let code = status::exit_code(status.as_ref());
                 (code, status::ended_sentence(code, status.as_ref()))
             }
@@ -343,8 +331,6 @@ impl Terminal {
             let _ = send_event(&mut sink, &TerminalEvent::Ended { code, message }).await;
             let _ = sent(&mut sink, Message::Close(None)).await;
         }
-        // Closing the API server's stream hangs the command up.
-        opened.process.abort();
         tracing::info!(
             target: "portico::audit",
             who = self.caller.name(),
@@ -361,7 +347,57 @@ impl Terminal {
         );
     }
 
+    /// From the command's start to its end, and why it ended; how the command
+    /// said it ended, if it did, in `status`.
+    async fn attached(
+        &self,
+        opened: &mut Opened,
+        sink: &mut Sink,
+        incoming: SplitStream<WebSocket>,
+        counts: &Arc<Counts>,
+        began: Instant,
+        status: &mut Option<Status>,
+    ) -> End {
+        let (Some(stdin), Some(mut stdout), Some(mut resize), Some(exit)) = (
+            opened.process.stdin(),
+            opened.process.stdout(),
+            opened.process.terminal_size(),
+            opened.process.take_status(),
+        ) else {
+            // Asked for with a terminal: kube gives all four.
+            return End::NotAttached;
+        };
+        let started = TerminalEvent::Started {
+            container: opened.container.clone(),
+            containers: opened.containers.clone(),
+        };
+        if !send_event(sink, &started).await {
+            return End::PageGone;
+        }
+        let _ = resize.send(kube_size(self.start.size)).await;
+        tracing::info!(container = %opened.container, "terminal opened");
+        let mut input = tokio::spawn(
+            carry_input(incoming, stdin, resize, counts.clone(), began)
+                .instrument(tracing::Span::current()),
+        );
+        let exit = exit.fuse();
+        tokio::pin!(exit);
+        let end = self
+            .pump(&mut stdout, sink, counts, began, &mut input, &mut exit, status)
+            .await;
+        input.abort();
+        if end == End::Exited && !exit.is_terminated() {
+            // The output ended first: the status follows it on the same stream.
+            *status = tokio::time::timeout(EXIT_STATUS, &mut exit)
+                .await
+                .ok()
+                .flatten();
+        }
+        end
+    }
+
     /// Output to the page until the terminal ends, and why it did.
+    #[allow(clippy::too_many_arguments)]
     async fn pump(
         &self,
         stdout: &mut (impl tokio::io::AsyncRead + Unpin),
@@ -369,6 +405,8 @@ impl Terminal {
         counts: &Counts,
         began: Instant,
         input: &mut tokio::task::JoinHandle<End>,
+        exit: &mut (impl std::future::Future<Output = Option<Status>> + Unpin),
+        status: &mut Option<Status>,
     ) -> End {
         let mut buffer = vec![0u8; CHUNK];
         let mut pace = Pace::new(OUTPUT_PER_SECOND);
@@ -398,6 +436,15 @@ impl Terminal {
                     }
                     counts.output.fetch_add(n as u64, Ordering::Relaxed);
                     pace.spend(n).await;
+                }
+                // kube's stream to the API server ended: with the command's status,
+                // or broken (then its output never reaches its end).
+                ended = &mut *exit => {
+                    *status = ended;
+                    return match drain(stdout, &mut buffer, sink, counts).await {
+                        true => End::Exited,
+                        false => End::PageGone,
+                    };
                 }
                 // Returned from at once: a finished task is never polled again.
                 _ = &mut *input => return End::PageClosed,
@@ -433,6 +480,26 @@ impl Terminal {
     }
 }
 
+/// The output already in the pipe once kube's stream ended (at most its buffer: no
+/// more comes), to the page; false if the page is gone.
+async fn drain(
+    stdout: &mut (impl tokio::io::AsyncRead + Unpin),
+    buffer: &mut [u8],
+    sink: &mut Sink,
+    counts: &Counts,
+) -> bool {
+    while let Some(Ok(n)) = stdout.read(buffer).now_or_never() {
+        let Some(bytes) = buffer.get(..n).filter(|bytes| !bytes.is_empty()) else {
+            break;
+        };
+        if !sent(sink, Message::Binary(bytes.to_vec().into())).await {
+            return false;
+        }
+        counts.output.fetch_add(n as u64, Ordering::Relaxed);
+    }
+    true
+}
+
 /// Keystrokes and resizes from the page into the command, paced, until the page
 /// closes its side. Apart from the output: a command that reads no input must not
 /// stop its output from reaching the page.
@@ -458,8 +525,8 @@ async fn carry_input(
                 pace.spend(bytes.len()).await;
             }
             Ok(Message::Text(text)) => match serde_json::from_str::<TerminalInput>(text.as_str()) {
-                Ok(TerminalInput::Resize { size }) if size.is_valid() => {
-                    let _ = resize.send(kube_size(size)).await;
+                Ok(TerminalInput::Resize { size }) => {
+                    let _ = resize.send(kube_size(size.clamped())).await;
                 }
                 // A page that says something else is not one Portico wrote.
                 _ => break,

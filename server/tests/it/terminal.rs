@@ -62,15 +62,40 @@ async fn setup_limited(
     }
 }
 
-/// A terminal socket of the signed-in person, `command` started in `shell`.
-async fn open(setup: &Setup, command: TerminalCommand) -> Socket {
+/// The terminal's socket of the signed-in person, opened from `origin` (none: not
+/// a browser), or the handshake's refusal.
+async fn handshake(
+    setup: &Setup,
+    origin: Option<&str>,
+) -> Result<Socket, tokio_tungstenite::tungstenite::Error> {
     let mut request = format!("{}/api/exec", setup.origin.replacen("http", "ws", 1))
         .into_client_request()
         .expect("request");
-    request
-        .headers_mut()
-        .insert("cookie", setup.cookie.parse().expect("header"));
-    let (mut socket, _) = tokio_tungstenite::connect_async(request)
+    let headers = request.headers_mut();
+    headers.insert("cookie", setup.cookie.parse().expect("header"));
+    if let Some(origin) = origin {
+        headers.insert("origin", origin.parse().expect("header"));
+    }
+    tokio_tungstenite::connect_async(request)
+        .await
+        .map(|(socket, _)| socket)
+}
+
+/// The handshake's refusal: its status and body.
+fn refused(result: Result<Socket, tokio_tungstenite::tungstenite::Error>) -> (u16, String) {
+    match result {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => (
+            response.status().as_u16(),
+            String::from_utf8_lossy(response.body().as_deref().unwrap_or_default()).into_owned(),
+        ),
+        Err(other) => panic!("refused otherwise than by HTTP: {other}"),
+        Ok(_) => panic!("the terminal's socket opened"),
+    }
+}
+
+/// A terminal socket of the signed-in person, `command` started in `shell`.
+async fn open(setup: &Setup, command: TerminalCommand) -> Socket {
+    let mut socket = handshake(setup, Some(&setup.origin))
         .await
         .expect("the terminal's socket opens");
     let start = TerminalStart {
@@ -86,6 +111,25 @@ async fn open(setup: &Setup, command: TerminalCommand) -> Socket {
     let text = serde_json::to_string(&start).expect("encode");
     socket.send(Message::text(text)).await.expect("start");
     socket
+}
+
+/// Opens a shell and reads its start.
+async fn started_shell(setup: &Setup) -> Socket {
+    let mut socket = open(setup, TerminalCommand::Shell).await;
+    let started = event(&mut socket, &mut String::new()).await;
+    assert!(
+        matches!(started, TerminalEvent::Started { .. }),
+        "{started:?}"
+    );
+    socket
+}
+
+async fn resize(socket: &mut Socket, cols: u16, rows: u16) {
+    let input = portico_core::live::terminal::TerminalInput::Resize {
+        size: TerminalSize { cols, rows },
+    };
+    let text = serde_json::to_string(&input).expect("encode");
+    socket.send(Message::text(text)).await.expect("resize");
 }
 
 /// What comes next: output bytes, an event, or `None` once the socket closed.
@@ -167,6 +211,14 @@ async fn what_is_typed_runs_in_the_container_as_the_person_and_its_exit_code_is_
     // The terminal has the page's size.
     type_in(&mut socket, "stty size\r").await;
     until_line(&mut socket, "30 100").await;
+    // The page's window grows: so does the terminal.
+    resize(&mut socket, 120, 40).await;
+    type_in(&mut socket, "stty size\r").await;
+    until_line(&mut socket, "40 120").await;
+    // Larger than a terminal may be: the largest, and the session goes on.
+    resize(&mut socket, 5000, 3000).await;
+    type_in(&mut socket, "stty size\r").await;
+    until_line(&mut socket, "1000 1000").await;
     type_in(&mut socket, "exit 3\r").await;
     let ended = event(&mut socket, &mut String::new()).await;
     assert_eq!(
@@ -224,12 +276,7 @@ async fn attack_a_person_without_pods_exec_is_refused_and_nothing_runs() {
 #[tokio::test]
 async fn signing_out_ends_an_open_terminal() {
     let setup = setup("terminal-sign-out", &["create", "get"]).await;
-    let mut socket = open(&setup, TerminalCommand::Shell).await;
-    let started = event(&mut socket, &mut String::new()).await;
-    assert!(
-        matches!(started, TerminalEvent::Started { .. }),
-        "{started:?}"
-    );
+    let mut socket = started_shell(&setup).await;
     let signed_out = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -298,12 +345,7 @@ async fn ten_mb_of_output_reaches_the_page_whole_without_portico_holding_it() {
 #[tokio::test]
 async fn a_terminal_ends_when_its_pod_goes() {
     let setup = setup("terminal-pod-gone", &["create", "get"]).await;
-    let mut socket = open(&setup, TerminalCommand::Shell).await;
-    let started = event(&mut socket, &mut String::new()).await;
-    assert!(
-        matches!(started, TerminalEvent::Started { .. }),
-        "{started:?}"
-    );
+    let mut socket = started_shell(&setup).await;
     let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
         kube::Api::namespaced(admin().await, &setup.ns);
     pods.delete("shell", &kube::api::DeleteParams::default())
@@ -322,18 +364,69 @@ async fn a_terminal_nobody_types_into_is_closed_after_the_idle_time() {
         ..Default::default()
     };
     let setup = setup_limited("terminal-idle", &["create", "get"], Some(limits)).await;
-    let mut socket = open(&setup, TerminalCommand::Shell).await;
-    let started = event(&mut socket, &mut String::new()).await;
-    assert!(
-        matches!(started, TerminalEvent::Started { .. }),
-        "{started:?}"
-    );
+    let mut socket = started_shell(&setup).await;
+    // Typing counts as use; then nobody types.
+    type_in(&mut socket, "echo $((6*7))\r").await;
+    until_line(&mut socket, "42").await;
     let ended = event(&mut socket, &mut String::new()).await;
     assert_eq!(
         ended,
         TerminalEvent::Ended {
             code: None,
             message: "Nothing was typed for 3 seconds: the terminal is closed.".into()
+        }
+    );
+    assert!(next(&mut socket).await.is_none(), "the socket closes");
+}
+
+#[tokio::test]
+async fn attack_a_terminal_opened_from_another_site_is_refused_before_it_opens() {
+    let setup = setup("terminal-cross-site", &["create", "get"]).await;
+    // Another site's page, with the person's cookie sent along by their browser.
+    let (status, body) = refused(handshake(&setup, Some("https://evil.example")).await);
+    assert_eq!(status, 403);
+    assert_eq!(body, "Portico refuses terminals opened from other sites.");
+}
+
+#[tokio::test]
+async fn a_person_past_their_terminals_is_refused_and_the_open_one_goes_on() {
+    let limits = portico_server::watch::limits::LiveLimits {
+        terminals_per_person: 1,
+        ..Default::default()
+    };
+    let setup = setup_limited("terminal-bounded", &["create", "get"], Some(limits)).await;
+    let mut socket = started_shell(&setup).await;
+    let (status, body) = refused(handshake(&setup, Some(&setup.origin)).await);
+    assert_eq!(status, 429);
+    assert_eq!(
+        body,
+        "You have 1 terminals open in Portico, the most one person may: close one and try again."
+    );
+    type_in(&mut socket, "echo $((6*7))\r").await;
+    until_line(&mut socket, "42").await;
+}
+
+#[tokio::test]
+async fn a_terminal_ends_when_the_permission_to_open_it_is_withdrawn() {
+    let limits = portico_server::watch::limits::LiveLimits {
+        recheck: Duration::from_secs(1),
+        ..Default::default()
+    };
+    let setup = setup_limited("terminal-withdrawn", &["create", "get"], Some(limits)).await;
+    let mut socket = started_shell(&setup).await;
+    let bindings: kube::Api<k8s_openapi::api::rbac::v1::RoleBinding> =
+        kube::Api::namespaced(admin().await, &setup.ns);
+    bindings
+        .delete("exec-ada", &kube::api::DeleteParams::default())
+        .await
+        .expect("the binding is deleted");
+    let ended = event(&mut socket, &mut String::new()).await;
+    assert_eq!(
+        ended,
+        TerminalEvent::Ended {
+            code: None,
+            message: "Your permission to open terminals here was withdrawn: the terminal is closed."
+                .into()
         }
     );
     assert!(next(&mut socket).await.is_none(), "the socket closes");
