@@ -4,13 +4,14 @@ use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, MetaTags, Title, provide_meta_context};
 use leptos_router::{
     Lazy, StaticSegment,
-    components::{A, Redirect, Route, Router, Routes},
+    components::{A, Route, Router, Routes},
     path,
 };
 
 use crate::base::url;
 use crate::components::resource_nav::ResourceNav;
 use crate::pages::crds::CrdsPage;
+use crate::pages::home::HomePage;
 use crate::pages::lazy::{CreateRoute, EditRoute, ObjectRoute, ProvisionFormRoute, ProvisionRoute};
 use crate::pages::resource::ResourcePage;
 
@@ -69,6 +70,7 @@ pub fn App() -> impl IntoView {
                     "Portico"
                 </a>
                 <nav class="topnav">
+                    <A href=url("/") exact=true>"Home"</A>
                     <A href=url("/crds")>"Resource types"</A>
                     <A href=url("/provision")>"Provision"</A>
                 </nav>
@@ -78,7 +80,7 @@ pub fn App() -> impl IntoView {
                 <ResourceNav/>
                 <main class="content">
                     <Routes fallback=|| view! { <p class="empty">"Page not found."</p> }>
-                        <Route path=StaticSegment("") view=|| view! { <Redirect path="/crds"/> }/>
+                        <Route path=StaticSegment("") view=HomePage/>
                         <Route path=StaticSegment("crds") view=CrdsPage/>
                         // Lists are in the app; the rest comes when first opened.
                         <Route path=StaticSegment("provision") view={Lazy::<ProvisionRoute>::new()}/>

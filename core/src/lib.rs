@@ -8,6 +8,7 @@
 pub mod base_path;
 pub mod encode;
 pub mod live;
+pub mod overview;
 pub mod owner_tree;
 pub mod payload;
 pub mod portico_kinds;

@@ -1,6 +1,7 @@
 //! One module per page. Pages fetch data through server functions and hand it to components.
 
 pub mod crds;
+pub mod home;
 pub mod create;
 pub mod lazy;
 pub mod object;

@@ -8,6 +8,7 @@ use leptos_router::hooks::{query_signal_with_options, use_navigate, use_params_m
 
 use crate::api::{fetch_permissions, list_namespaces, list_resources};
 use crate::components::live_table::LiveTable;
+use crate::components::namespace_picker::NamespacePicker;
 use portico_core::resource::{ResourceKind, ResourceRef};
 use portico_core::table::state::SortKey;
 use portico_core::table::wire::TableQuery;
@@ -98,29 +99,10 @@ pub fn ResourcePage() -> impl IntoView {
                     <label class="control">
                         "Namespace"
                         <Transition>
-                            {move || match namespaces.get() {
-                                Some(Ok(names)) if !names.is_empty() => view! {
-                                    <select
-                                        aria-label="Namespace"
-                                        on:change:target=move |ev| set_ns.set(non_empty(Some(ev.target().value())))
-                                        prop:value=move || ns.get().unwrap_or_default()
-                                    >
-                                        <option value="">"All namespaces"</option>
-                                        {names.into_iter().map(|n| {
-                                            let selected = ns.get_untracked().as_deref() == Some(n.as_str());
-                                            view! { <option value=n.clone() selected=selected>{n.clone()}</option> }
-                                        }).collect_view()}
-                                    </select>
-                                }.into_any(),
-                                // Access to some namespaces only (a team's): no list to
-                                // pick from, so the person names theirs.
-                                _ => view! {
-                                    <input type="text" aria-label="Namespace" placeholder="namespace"
-                                        data-testid="namespace-typed"
-                                        prop:value=move || ns.get().unwrap_or_default()
-                                        on:change:target=move |ev| set_ns.set(non_empty(Some(ev.target().value())))/>
-                                }.into_any(),
-                            }}
+                            <NamespacePicker
+                                names=Signal::derive(move || namespaces.get().and_then(Result::ok))
+                                ns=ns.into()
+                                set_ns=Callback::new(move |next| set_ns.set(next))/>
                         </Transition>
                     </label>
                 </Show>

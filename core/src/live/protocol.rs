@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::overview::{Overview, OverviewQuery};
 use crate::owner_tree::{ChildEntry, ChildrenQuery};
 use crate::table::wire::{Row, TableDelta, TableQuery, TableSnapshot};
 
@@ -75,6 +76,9 @@ pub enum Topic {
     /// Every container of every Pod a selector matches, merged: a workload's log
     /// (see [`WorkloadLogQuery`]; its lines are [`tagged`](super::tagged_line)).
     WorkloadLogs { query: WorkloadLogQuery },
+    /// The home page: what is the person's and what is wrong, sent whole on each
+    /// change (see [`crate::overview`]).
+    Overview { query: OverviewQuery },
 }
 
 /// Which Pods a `workload_logs` view follows: those `selector` matches in `namespace`,
@@ -187,6 +191,10 @@ pub enum ServerMessage {
         id: u32,
         children: Vec<ChildEntry>,
     },
+    Overview {
+        id: u32,
+        overview: Overview,
+    },
     /// The CRD catalog changed.
     Changed {
         id: u32,
@@ -233,6 +241,7 @@ impl ServerMessage {
             | Self::Rows { id, .. }
             | Self::Delta { id, .. }
             | Self::Children { id, .. }
+            | Self::Overview { id, .. }
             | Self::Changed { id }
             | Self::LogOpened { id, .. }
             | Self::Log { id, .. }

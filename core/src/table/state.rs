@@ -76,6 +76,11 @@ impl TableState {
         }
     }
 
+    /// Every row, in no order.
+    pub fn rows(&self) -> impl Iterator<Item = &Row> {
+        self.rows.values().map(|row| &**row)
+    }
+
     /// Applies a delta: deletes first, then upserts (an object deleted and re-created
     /// under a new uid within one batch ends up present).
     pub fn apply(&mut self, delta: TableDelta) {
@@ -297,6 +302,7 @@ mod tests {
             created: None,
             deleting: false,
             owners: vec![],
+            changed: None,
             cells,
         })
     }

@@ -38,6 +38,11 @@ pub struct Row {
     #[serde(default)]
     pub owners: Vec<String>,
     pub cells: Vec<serde_json::Value>,
+    /// RFC 3339: when its spec or metadata last changed (its newest `managedFields`
+    /// entry other than a status write), for the home page's recent changes. The
+    /// server's alone: tables do not carry it to the page.
+    #[serde(skip)]
+    pub changed: Option<String>,
 }
 
 /// Rows are shared, not copied: the server holds one copy of a row however many

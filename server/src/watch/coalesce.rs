@@ -74,6 +74,7 @@ mod tests {
             created: None,
             deleting: false,
             owners: vec![],
+            changed: None,
             cells: vec![],
         })
     }

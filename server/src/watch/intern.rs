@@ -296,6 +296,7 @@ mod tests {
             created: None,
             deleting: false,
             owners: vec![],
+            changed: None,
             cells: vec![cell.into()],
         }
     }

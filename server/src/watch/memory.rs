@@ -184,6 +184,7 @@ pub fn row_bytes(row: &Row) -> usize {
         row.namespace.as_ref(),
         Some(&row.resource_version),
         row.created.as_ref(),
+        row.changed.as_ref(),
     ];
     let text: usize = strings.iter().flatten().map(|s| s.len() + STRING).sum();
     let owners: usize = row.owners.iter().map(|o| o.len() + STRING).sum();
@@ -290,6 +291,7 @@ mod tests {
             created: None,
             deleting: false,
             owners: vec![],
+            changed: None,
             cells: vec![serde_json::Value::from(cell)],
         };
         assert_eq!(

@@ -20,6 +20,7 @@ pub mod log_flow;
 pub mod log_lines;
 pub(crate) mod logs;
 pub mod memory;
+pub(crate) mod overview;
 pub mod owner_tree;
 pub(crate) mod socket;
 pub mod source;

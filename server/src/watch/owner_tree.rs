@@ -289,6 +289,7 @@ mod tests {
                         created: None,
                         deleting: false,
                         owners: owners.iter().map(|o| (*o).to_string()).collect(),
+                        changed: None,
                         cells: vec![],
                     })
                 })
@@ -365,6 +366,7 @@ mod tests {
                 resource_version: "1".into(),
                 created: None,
                 deleting: false,
+                changed: None,
                 owners: vec!["stack".into()],
                 cells: ["db-0", "1/1", "Running", "0s"]
                     .iter()

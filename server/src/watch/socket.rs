@@ -22,6 +22,7 @@ use portico_core::table::wire::{Row, TableSnapshot};
 
 use super::LiveState;
 use super::logs::{self, LogUpdate};
+use super::overview;
 use super::subscription::Delivery;
 use super::views;
 use super::workload_logs;
@@ -239,6 +240,13 @@ fn view(
             let children = views::children(&state, caller, query, headers).await?;
             Ok(children.map(move |children| match children {
                 Ok(children) => ServerMessage::Children { id, children },
+                Err(message) => ServerMessage::Refused { id, message },
+            }))
+        }),
+        Topic::Overview { query } => opened(id, async move {
+            let overviews = overview::open(&state, caller, query, headers).await?;
+            Ok(overviews.map(move |overview| match overview {
+                Ok(overview) => ServerMessage::Overview { id, overview },
                 Err(message) => ServerMessage::Refused { id, message },
             }))
         }),

@@ -74,9 +74,9 @@ struct RawObject {
 }
 
 /// The part of a row's object metadata a row keeps. Only these fields are read:
-/// the rest (managedFields above all, often most of the bytes) is skipped without
-/// being built, which keeps a 10,000-row list from costing tens of megabytes on its
-/// way through.
+/// the rest (managedFields' `fieldsV1` above all, often most of the bytes) is skipped
+/// without being built, which keeps a 10,000-row list from costing tens of megabytes
+/// on its way through.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawMeta {
@@ -88,6 +88,18 @@ struct RawMeta {
     deletion_timestamp: Option<serde::de::IgnoredAny>,
     #[serde(default, deserialize_with = "null_as_default")]
     owner_references: Vec<RawOwner>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    managed_fields: Vec<RawManagedFields>,
+}
+
+/// A `managedFields` entry: only when, and whether it was a status write (its
+/// `fieldsV1`, the bulk of it, is never read).
+#[derive(Debug, Clone, Deserialize)]
+struct RawManagedFields {
+    #[serde(default)]
+    time: Option<String>,
+    #[serde(default)]
+    subresource: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -198,6 +210,13 @@ fn anchor_ages(row: &mut Row, ages: &[usize]) {
 
 fn to_row(raw: RawRow) -> Option<Row> {
     let meta = raw.object?.metadata;
+    // RFC 3339 times of one form (seconds, UTC): the greatest text is the latest.
+    let changed = meta
+        .managed_fields
+        .iter()
+        .filter(|entry| entry.subresource.as_deref().is_none_or(str::is_empty))
+        .filter_map(|entry| entry.time.clone())
+        .max();
     Some(Row {
         uid: meta.uid?,
         name: meta.name.unwrap_or_default(),
@@ -207,6 +226,7 @@ fn to_row(raw: RawRow) -> Option<Row> {
         deleting: meta.deletion_timestamp.is_some(),
         owners: meta.owner_references.into_iter().map(|o| o.uid).collect(),
         cells: raw.cells,
+        changed,
     })
 }
 

@@ -140,6 +140,7 @@ fn row(name: &str, rv: u64) -> Row {
         created: None,
         deleting: false,
         owners: vec![],
+        changed: None,
         cells: vec![serde_json::json!(name)],
     }
 }

@@ -1,0 +1,318 @@
+//! The home page's live view: the person's own feeds of Stacks, bindings, Warning
+//! events, Pods and workloads (the hub's, shared with every table they open), across
+//! every namespace at once where they may watch the whole cluster, else in each
+//! namespace they may list (at most [`MAX_NAMESPACES`]), summarized by
+//! [`portico_core::overview::summarize`] and sent whole when the summary changes.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::http::{HeaderMap, StatusCode};
+use futures::{Stream, StreamExt};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Api;
+use kube::api::ListParams;
+use portico_core::live::protocol::TableChange;
+use portico_core::overview::{Followed, Overview, OverviewQuery, Watched, summarize};
+use portico_core::resource::ResourceRef;
+use portico_core::table::state::TableState;
+use portico_core::table::wire::TableQuery;
+
+use super::LiveState;
+use super::views::{Refusal, signed_in};
+use crate::cluster::caller::Caller;
+
+/// Namespaces looked in one by one, for a person who may not watch the whole
+/// cluster: each is a feed per kind, counted among their feeds.
+pub const MAX_NAMESPACES: usize = 64;
+/// A burst of changes (a rollout, a node's Pods) is summarized once: the whole
+/// summary is computed again each time, over every Pod.
+const SETTLE: Duration = Duration::from_millis(250);
+
+/// One list followed: a kind in one namespace, or in all.
+#[derive(Clone)]
+struct Scope {
+    watched: Watched,
+    namespace: Option<String>,
+}
+
+/// The live home page for `caller`: `Err` (and the end) once their sign-in ended.
+pub async fn open(
+    state: &LiveState,
+    caller: Caller,
+    query: OverviewQuery,
+    headers: HeaderMap,
+) -> Result<impl Stream<Item = Result<Overview, String>> + Send + use<>, Refusal> {
+    if !query.is_valid() {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "namespace must be a DNS-style name".into(),
+        ));
+    }
+    let permit = state.streams.acquire(caller.person(), &state.limits)?;
+    let client = state
+        .auth
+        .pool
+        .for_caller(&caller)
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    if let Some(ns) = &query.namespace
+        && !super::access::namespace_exists(state, &client, caller.person().as_deref(), ns).await
+    {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("Namespace {ns} does not exist."),
+        ));
+    }
+    let (scopes, unseen) = scopes(state, &caller, &client, query.namespace.as_deref()).await;
+    let mut subscriptions = Vec::with_capacity(scopes.len());
+    for scope in &scopes {
+        let resource = scope.watched.resource();
+        let table = TableQuery {
+            group: resource.group,
+            version: resource.version,
+            plural: resource.plural,
+            namespace: scope.namespace.clone(),
+            label_selector: None,
+            field_selector: scope.watched.field_selector().map(str::to_string),
+        };
+        subscriptions.push(state.hub.subscribe_as(
+            table,
+            &client,
+            caller.feed_owner(),
+            caller.person(),
+        )?);
+    }
+    let resolve = kind_resolver(state);
+    let count = scopes.len();
+    let merged = futures::stream::select_all(
+        subscriptions
+            .into_iter()
+            .enumerate()
+            .map(|(i, sub)| sub.into_stream().map(move |update| (i, update.change)).boxed()),
+    );
+    let every = state.limits.recheck;
+    let recheck_state = state.clone();
+    let updates = async_stream::stream! {
+        let _permit = permit;
+        let mut tables: Vec<Slot> = vec![Slot::Waiting; count];
+        let mut last: Option<Overview> = None;
+        let mut merged = std::pin::pin!(merged);
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // Nothing to follow (the person may see none of it) still gets its answer.
+        let mut due = count == 0;
+        loop {
+            if due {
+                due = false;
+                let mut overview = summary(&scopes, &tables, &resolve);
+                overview.unseen = unseen.clone();
+                if last.as_ref() != Some(&overview) {
+                    last = Some(overview.clone());
+                    yield Ok(overview);
+                }
+            }
+            tokio::select! {
+                change = merged.next(), if count > 0 => match change {
+                    Some((i, change)) => {
+                        apply(&mut tables, i, change);
+                        // Take whatever else comes within the settling time.
+                        let settle = tokio::time::sleep(SETTLE);
+                        tokio::pin!(settle);
+                        loop {
+                            tokio::select! {
+                                more = merged.next() => match more {
+                                    Some((i, change)) => apply(&mut tables, i, change),
+                                    None => break,
+                                },
+                                _ = &mut settle => break,
+                            }
+                        }
+                        due = true;
+                    }
+                    None => break,
+                },
+                _ = ticks.tick() => {
+                    // Each feed's permission was asked when it opened; the sign-in is
+                    // what ends the page's view (a withdrawn kind shows as a problem).
+                    if !signed_in(&recheck_state, &caller, &headers) {
+                        yield Err("Your sign-in ended; this view has stopped.".to_string());
+                        break;
+                    }
+                }
+            }
+        }
+    };
+    Ok(updates.take_until(state.shutdown.begun()))
+}
+
+/// What to follow, and a sentence for each kind the person may not see (somewhere).
+async fn scopes(
+    state: &LiveState,
+    caller: &Caller,
+    client: &kube::Client,
+    namespace: Option<&str>,
+) -> (Vec<Scope>, Vec<String>) {
+    let may = |watched: Watched, namespace: Option<String>| {
+        let resource = watched.resource();
+        async move {
+            let ok = super::access::may_watch(
+                state,
+                caller,
+                &resource.group,
+                &resource.plural,
+                namespace.as_deref(),
+            )
+            .await;
+            (Scope { watched, namespace }, ok)
+        }
+    };
+    if let Some(ns) = namespace {
+        let asked = Watched::ALL.map(|w| may(w, Some(ns.to_string())));
+        let answers = futures::future::join_all(asked).await;
+        return split(answers, |kinds| {
+            format!("You may not see {kinds} in namespace {ns}.")
+        });
+    }
+    let whole = futures::future::join_all(Watched::ALL.map(|w| may(w, None))).await;
+    let (mut scopes, narrow): (Vec<_>, Vec<_>) = whole.into_iter().partition(|(_, ok)| *ok);
+    let mut unseen = Vec::new();
+    if !narrow.is_empty() {
+        let narrow: Vec<Watched> = narrow.into_iter().map(|(s, _)| s.watched).collect();
+        match namespaces(client).await {
+            Some(names) => {
+                if names.len() > MAX_NAMESPACES {
+                    unseen.push(format!(
+                        "You may read {} namespaces; Portico looks in the first {MAX_NAMESPACES} for {}: pick a namespace to see the others.",
+                        names.len(),
+                        spoken(&narrow)
+                    ));
+                }
+                let asked = names
+                    .iter()
+                    .take(MAX_NAMESPACES)
+                    .flat_map(|ns| narrow.iter().map(|w| may(*w, Some(ns.clone()))));
+                let answers = futures::future::join_all(asked).await;
+                let refused: Vec<Watched> = narrow
+                    .iter()
+                    .copied()
+                    .filter(|w| !answers.iter().any(|(s, ok)| *ok && s.watched == *w))
+                    .collect();
+                if !refused.is_empty() {
+                    unseen.push(format!("You may not see {} in any namespace.", spoken(&refused)));
+                }
+                scopes.extend(answers.into_iter().filter(|(_, ok)| *ok));
+            }
+            None => unseen.push(format!(
+                "You may not see {} across namespaces, nor list namespaces: pick your namespace to see them.",
+                spoken(&narrow)
+            )),
+        }
+    }
+    (scopes.into_iter().map(|(s, _)| s).collect(), unseen)
+}
+
+/// The allowed scopes, and one sentence for the refused kinds.
+fn split(
+    answers: Vec<(Scope, bool)>,
+    sentence: impl Fn(&str) -> String,
+) -> (Vec<Scope>, Vec<String>) {
+    let (allowed, refused): (Vec<_>, Vec<_>) = answers.into_iter().partition(|(_, ok)| *ok);
+    let refused: Vec<Watched> = refused.into_iter().map(|(s, _)| s.watched).collect();
+    let unseen = if refused.is_empty() {
+        vec![]
+    } else {
+        vec![sentence(&spoken(&refused))]
+    };
+    (allowed.into_iter().map(|(s, _)| s).collect(), unseen)
+}
+
+/// "Pods, Deployments and DaemonSets".
+fn spoken(kinds: &[Watched]) -> String {
+    let names: Vec<&str> = kinds.iter().map(|w| w.spoken()).collect();
+    match names.split_last() {
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// The namespaces `client`'s person may list, sorted; `None` if they may not.
+async fn namespaces(client: &kube::Client) -> Option<Vec<String>> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let list = api.list_metadata(&ListParams::default()).await.ok()?;
+    let mut names: Vec<String> = list
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect();
+    names.sort();
+    Some(names)
+}
+
+/// What is known of one list.
+#[derive(Clone)]
+enum Slot {
+    Waiting,
+    Listed(TableState),
+    /// It cannot be served (a kind not installed, a permission withdrawn): nothing
+    /// of it is shown.
+    Unserved,
+}
+
+fn apply(tables: &mut [Slot], i: usize, change: TableChange) {
+    let Some(slot) = tables.get_mut(i) else {
+        return;
+    };
+    match change {
+        TableChange::Snapshot(snapshot) => *slot = Slot::Listed(TableState::from_snapshot(snapshot)),
+        TableChange::Delta(delta) => {
+            if let Slot::Listed(state) = slot {
+                state.apply(delta);
+            }
+        }
+        TableChange::Problem(_) | TableChange::Ended(_) => *slot = Slot::Unserved,
+        // Whole tables only (the default delivery).
+        TableChange::Partial(_) | TableChange::Rows { .. } => {}
+    }
+}
+
+/// The summary of the lists received so far, each kind's namespaces together.
+fn summary(scopes: &[Scope], tables: &[Slot], resolve: &HashMap<String, ResourceRef>) -> Overview {
+    let mut followed: Vec<Followed<'_>> = Vec::new();
+    let mut complete = true;
+    for (scope, table) in scopes.iter().zip(tables) {
+        let table = match table {
+            Slot::Listed(table) => table,
+            Slot::Waiting => {
+                complete = false;
+                continue;
+            }
+            Slot::Unserved => continue,
+        };
+        match followed.iter_mut().find(|f| f.watched == scope.watched) {
+            Some(same) => same.rows.extend(table.rows()),
+            None => followed.push(Followed {
+                watched: scope.watched,
+                columns: &table.columns,
+                rows: table.rows().collect(),
+            }),
+        }
+    }
+    let mut overview = summarize(&followed, &|kind| resolve.get(kind).cloned());
+    overview.complete = complete;
+    overview
+}
+
+/// The resource of each kind an event may name, by its lower-case name (`pod`,
+/// `deployment`): Kubernetes' own kinds before a CRD's of the same name.
+fn kind_resolver(state: &LiveState) -> HashMap<String, ResourceRef> {
+    let mut kinds = state.kinds.kinds();
+    kinds.sort_by_key(|k| !k.flags.builtin);
+    let mut found = HashMap::new();
+    for kind in kinds {
+        found
+            .entry(kind.kind.to_lowercase())
+            .or_insert_with(|| kind.resource(None));
+    }
+    found
+}
