@@ -339,7 +339,10 @@ fn restarts_of(text: &str) -> (u64, bool) {
         .unwrap_or(0);
     let recent = parts.next().is_some_and(|when| {
         let age = when.trim_start_matches('(').trim_end_matches(" ago)");
-        !age.is_empty() && age.chars().all(|c| c.is_ascii_digit() || c == 'm' || c == 's')
+        !age.is_empty()
+            && age
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == 'm' || c == 's')
     });
     (count, count > 0 && recent)
 }
@@ -465,9 +468,21 @@ mod tests {
         let columns = columns(&["Name", "Ready", "Status", "Restarts", "Age"]);
         let rows = [
             row("a", "fine", &["fine", "1/1", "Running", "0", ""]),
-            row("a", "crash", &["crash", "0/1", "CrashLoopBackOff", "4 (2m3s ago)", ""]),
-            row("a", "flapped", &["flapped", "1/1", "Running", "1 (40s ago)", ""]),
-            row("a", "long-ago", &["long-ago", "1/1", "Running", "2 (3d ago)", ""]),
+            row(
+                "a",
+                "crash",
+                &["crash", "0/1", "CrashLoopBackOff", "4 (2m3s ago)", ""],
+            ),
+            row(
+                "a",
+                "flapped",
+                &["flapped", "1/1", "Running", "1 (40s ago)", ""],
+            ),
+            row(
+                "a",
+                "long-ago",
+                &["long-ago", "1/1", "Running", "2 (3d ago)", ""],
+            ),
             row("a", "done", &["done", "0/1", "Completed", "0", ""]),
         ];
         let followed = [Followed {
@@ -486,7 +501,10 @@ mod tests {
         assert_eq!(
             said,
             [
-                ("crash", "CrashLoopBackOff · 0/1 ready · 4 restarts (2m3s ago)"),
+                (
+                    "crash",
+                    "CrashLoopBackOff · 0/1 ready · 4 restarts (2m3s ago)"
+                ),
                 ("flapped", "Running · 1 restart (40s ago)"),
             ]
         );
@@ -537,11 +555,44 @@ mod tests {
     #[test]
     fn warnings_are_grouped_by_object_newest_first_and_linked_to_its_page() {
         let columns = columns(&["Last Seen", "Type", "Reason", "Object", "Message", "Count"]);
-        let mut older = row("a", "e1", &["", "Warning", "BackOff", "pod/web-1", "Back-off restarting", "7"]);
+        let mut older = row(
+            "a",
+            "e1",
+            &[
+                "",
+                "Warning",
+                "BackOff",
+                "pod/web-1",
+                "Back-off restarting",
+                "7",
+            ],
+        );
         older.changed = Some("2026-11-28T09:01:00Z".into());
-        let mut newer = row("a", "e2", &["", "Warning", "Unhealthy", "pod/web-1", "Readiness probe failed", "1"]);
+        let mut newer = row(
+            "a",
+            "e2",
+            &[
+                "",
+                "Warning",
+                "Unhealthy",
+                "pod/web-1",
+                "Readiness probe failed",
+                "1",
+            ],
+        );
         newer.changed = Some("2026-11-28T09:05:00Z".into());
-        let mut other = row("a", "e3", &["", "Warning", "FailedCreate", "replicaset/web-x", "quota", ""]);
+        let mut other = row(
+            "a",
+            "e3",
+            &[
+                "",
+                "Warning",
+                "FailedCreate",
+                "replicaset/web-x",
+                "quota",
+                "",
+            ],
+        );
         other.changed = Some("2026-11-28T09:03:00Z".into());
         let followed = [Followed {
             watched: Watched::Warning,
@@ -564,7 +615,11 @@ mod tests {
         assert_eq!(
             groups,
             [
-                ("web-1", Some("/r/core/v1/pods/a/web-1"), vec!["Unhealthy", "BackOff"]),
+                (
+                    "web-1",
+                    Some("/r/core/v1/pods/a/web-1"),
+                    vec!["Unhealthy", "BackOff"]
+                ),
                 ("web-x", None, vec!["FailedCreate"]),
             ]
         );

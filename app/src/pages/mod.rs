@@ -1,8 +1,8 @@
 //! One module per page. Pages fetch data through server functions and hand it to components.
 
 pub mod crds;
-pub mod home;
 pub mod create;
+pub mod home;
 pub mod lazy;
 pub mod object;
 pub mod pod_summary;

@@ -153,8 +153,15 @@ mod tests {
         escaping.pod = "../secrets".into();
         assert!(!escaping.is_valid());
         assert_eq!(
-            TerminalSize { cols: 5000, rows: 0 }.clamped(),
-            TerminalSize { cols: 1000, rows: 1 }
+            TerminalSize {
+                cols: 5000,
+                rows: 0
+            }
+            .clamped(),
+            TerminalSize {
+                cols: 1000,
+                rows: 1
+            }
         );
         let mut shapeless = start(TerminalCommand::Shell);
         shapeless.size = TerminalSize { cols: 0, rows: 24 };

@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::extract::ws::{Message, WebSocket};
-use futures::stream::{SplitSink, SplitStream};
 use futures::future::FusedFuture;
+use futures::stream::{SplitSink, SplitStream};
 use futures::{FutureExt, SinkExt, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
@@ -315,7 +315,14 @@ impl Terminal {
         let counts = Arc::new(Counts::default());
         let mut status = None;
         let end = self
-            .attached(&mut opened, &mut sink, incoming, &counts, began, &mut status)
+            .attached(
+                &mut opened,
+                &mut sink,
+                incoming,
+                &counts,
+                began,
+                &mut status,
+            )
             .await;
         // Closing the API server's stream hangs the command up; before anything
         // else, so a page slow to take the last words does not keep it running.
@@ -383,7 +390,15 @@ impl Terminal {
         let exit = exit.fuse();
         tokio::pin!(exit);
         let end = self
-            .pump(&mut stdout, sink, counts, began, &mut input, &mut exit, status)
+            .pump(
+                &mut stdout,
+                sink,
+                counts,
+                began,
+                &mut input,
+                &mut exit,
+                status,
+            )
             .await;
         input.abort();
         if end == End::Exited && !exit.is_terminated() {

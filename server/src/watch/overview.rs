@@ -24,7 +24,10 @@ use crate::cluster::caller::Caller;
 
 /// Namespaces looked in one by one, for a person who may not watch the whole
 /// cluster: each is a feed per kind, counted among their feeds.
-pub const MAX_NAMESPACES: usize = 64;
+pub const MAX_NAMESPACES: usize = 50;
+/// Namespaces asked about (whether the person reads there) at most, and at once.
+const MAX_NAMESPACE_REVIEWS: usize = 1000;
+const REVIEWS_AT_ONCE: usize = 16;
 /// A burst of changes (a rollout, a node's Pods) is summarized once: the whole
 /// summary is computed again each time, over every Pod.
 const SETTLE: Duration = Duration::from_millis(250);
@@ -63,7 +66,7 @@ pub async fn open(
             format!("Namespace {ns} does not exist."),
         ));
     }
-    let (scopes, unseen) = scopes(state, &caller, &client, query.namespace.as_deref()).await;
+    let (scopes, mut unseen) = scopes(state, &caller, &client, query.namespace.as_deref()).await;
     let mut subscriptions = Vec::with_capacity(scopes.len());
     for scope in &scopes {
         let resource = scope.watched.resource();
@@ -75,21 +78,27 @@ pub async fn open(
             label_selector: None,
             field_selector: scope.watched.field_selector().map(str::to_string),
         };
-        subscriptions.push(state.hub.subscribe_as(
-            table,
-            &client,
-            caller.feed_owner(),
-            caller.person(),
-        )?);
+        match state
+            .hub
+            .subscribe_as(table, &client, caller.feed_owner(), caller.person())
+        {
+            Ok(subscription) => subscriptions.push(subscription),
+            // What fits is shown; the bound is said.
+            Err(refused) => {
+                unseen.push(refused.to_string());
+                break;
+            }
+        }
     }
+    let scopes: Vec<Scope> = scopes.into_iter().take(subscriptions.len()).collect();
     let resolve = kind_resolver(state);
     let count = scopes.len();
-    let merged = futures::stream::select_all(
-        subscriptions
-            .into_iter()
-            .enumerate()
-            .map(|(i, sub)| sub.into_stream().map(move |update| (i, update.change)).boxed()),
-    );
+    let merged =
+        futures::stream::select_all(subscriptions.into_iter().enumerate().map(|(i, sub)| {
+            sub.into_stream()
+                .map(move |update| (i, update.change))
+                .boxed()
+        }));
     let every = state.limits.recheck;
     let recheck_state = state.clone();
     let updates = async_stream::stream! {
@@ -176,18 +185,27 @@ async fn scopes(
     let whole = futures::future::join_all(Watched::ALL.map(|w| may(w, None))).await;
     let (mut scopes, narrow): (Vec<_>, Vec<_>) = whole.into_iter().partition(|(_, ok)| *ok);
     let mut unseen = Vec::new();
-    if !narrow.is_empty() {
-        let narrow: Vec<Watched> = narrow.into_iter().map(|(s, _)| s.watched).collect();
+    let narrow: Vec<Watched> = narrow.into_iter().map(|(s, _)| s.watched).collect();
+    if let Some(&first) = narrow.first() {
         match namespaces(client).await {
             Some(names) => {
-                if names.len() > MAX_NAMESPACES {
+                // Where the person reads the first such kind: the namespaces that are
+                // theirs. Asked a few at a time; the answers are kept a while.
+                let total = names.len();
+                let reviewed = total.min(MAX_NAMESPACE_REVIEWS);
+                let readable: Vec<String> = futures::stream::iter(names.into_iter().take(reviewed))
+                    .map(|ns| may(first, Some(ns)))
+                    .buffered(REVIEWS_AT_ONCE)
+                    .filter_map(|(scope, ok)| async move { ok.then_some(scope.namespace).flatten() })
+                    .collect()
+                    .await;
+                if readable.len() > MAX_NAMESPACES || total > reviewed {
                     unseen.push(format!(
-                        "You may read {} namespaces; Portico looks in the first {MAX_NAMESPACES} for {}: pick a namespace to see the others.",
-                        names.len(),
+                        "Portico looks in {MAX_NAMESPACES} of your namespaces for {}: pick a namespace to see another.",
                         spoken(&narrow)
                     ));
                 }
-                let asked = names
+                let asked = readable
                     .iter()
                     .take(MAX_NAMESPACES)
                     .flat_map(|ns| narrow.iter().map(|w| may(*w, Some(ns.clone()))));
@@ -264,7 +282,9 @@ fn apply(tables: &mut [Slot], i: usize, change: TableChange) {
         return;
     };
     match change {
-        TableChange::Snapshot(snapshot) => *slot = Slot::Listed(TableState::from_snapshot(snapshot)),
+        TableChange::Snapshot(snapshot) => {
+            *slot = Slot::Listed(TableState::from_snapshot(snapshot))
+        }
         TableChange::Delta(delta) => {
             if let Slot::Listed(state) = slot {
                 state.apply(delta);

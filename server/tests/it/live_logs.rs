@@ -16,7 +16,9 @@ use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-// Terminals run on the same real node: one cluster start for both.
+// Terminals and the home page run on the same real node: one cluster start for all.
+#[path = "home.rs"]
+mod home;
 #[path = "terminal.rs"]
 mod terminal;
 

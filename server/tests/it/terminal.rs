@@ -425,8 +425,9 @@ async fn a_terminal_ends_when_the_permission_to_open_it_is_withdrawn() {
         ended,
         TerminalEvent::Ended {
             code: None,
-            message: "Your permission to open terminals here was withdrawn: the terminal is closed."
-                .into()
+            message:
+                "Your permission to open terminals here was withdrawn: the terminal is closed."
+                    .into()
         }
     );
     assert!(next(&mut socket).await.is_none(), "the socket closes");
