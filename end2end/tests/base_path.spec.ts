@@ -16,8 +16,11 @@ test('under --base-path every link, asset, live stream and server call follows t
   try {
     const base = `${portico.origin}/portico`;
     await page.goto(`${portico.origin}/`);
-    await expect(page).toHaveURL(`${base}/crds`);
+    await expect(page).toHaveURL(base);
     await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
+    await expect(page.getByRole('heading', { name: /^Home/ })).toBeVisible();
+    await page.getByRole('link', { name: 'Resource types' }).click();
+    await expect(page).toHaveURL(`${base}/crds`);
 
     await page.locator('.nav-item', { hasText: 'CrdKind' }).click();
     await expect(page).toHaveURL(`${base}/r/iksoon.test.com/v1/crdplural`);

@@ -60,42 +60,12 @@ use serde_json::json;
 
 /// Requests in flight, for the floor and for creating the Stacks alike.
 const IN_FLIGHT: usize = 16;
-/// Pods a simulated node holds (kubelet's default).
-const PODS_PER_NODE: usize = 110;
 const DEADLINE: Duration = Duration::from_secs(900);
 /// The label the benchmark finds children by; its value names their request.
 const REQUEST_LABEL: &str = "portico.dev/stack";
 /// kopf and the official Python client, as pinned here.
 const KOPF_VERSION: &str = "1.45.2";
 const KUBERNETES_PY_VERSION: &str = "37.0.2";
-
-/// Adds simulated nodes for `pods` more Pods and waits until they are Ready. Each
-/// node has room for its 110 Pods at the catalog's largest default requests (MySQL's
-/// and Tomcat's 100m and 256Mi): sized by Pods alone, the default 4Gi node held 16
-/// and the rest stayed Pending.
-async fn add_capacity(client: &kube::Client, prefix: &str, pods: usize) {
-    let count = pods.div_ceil(PODS_PER_NODE);
-    let capacity = Capacity {
-        cpu: "16".into(),
-        memory: "32Gi".into(),
-        pods: PODS_PER_NODE as u32,
-    };
-    let names = nodes::add(client, prefix, 0..count, &capacity)
-        .await
-        .expect("nodes");
-    let api: Api<Node> = Api::all(client.clone());
-    for name in names {
-        let ready = await_condition(api.clone(), &name, |n: Option<&Node>| {
-            n.and_then(|n| n.status.as_ref())
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-        });
-        tokio::time::timeout(DEADLINE, ready)
-            .await
-            .expect("node Ready in time")
-            .expect("watching a node");
-    }
-}
 
 struct Floor {
     children: Duration,
@@ -734,7 +704,7 @@ async fn main() {
     let client = plane.admin_client().await.expect("client");
     // Room for the floor's Pods, kopf's and the Stacks', on top of the cluster's own
     // nodes.
-    add_capacity(&client, "bench-node", 3 * count + 2).await;
+    kit::nodes::add_capacity(&client, "bench-node", 3 * count + 2).await;
     // Made (on the first run) before any phase, so nothing times pip.
     let kopf_binary = kopf_binary();
 
@@ -921,7 +891,7 @@ async fn main() {
         "cluster: kube-apiserver, kube-controller-manager, kube-scheduler {}, KWOK {} ({} simulated nodes)",
         portico_control_plane::pinned_kubernetes_version(),
         portico_control_plane::binaries::pinned_kwok_version(),
-        nodes::DEFAULT_NODES + (3 * count + 2).div_ceil(PODS_PER_NODE)
+        nodes::DEFAULT_NODES + (3 * count + 2).div_ceil(kit::nodes::PODS_PER_NODE)
     );
     println!("floor (bare client creating the same children per request, {IN_FLIGHT} in flight):");
     println!(

@@ -142,11 +142,9 @@ fn ItemPanel(
                 }
                 let more = section.more;
                 view! {
-                    <table class="grid">
-                        <tbody>
-                            {section.items.into_iter().map(|item| item_row(item, ago)).collect_view()}
-                        </tbody>
-                    </table>
+                    <ul class="home-items">
+                        {section.items.into_iter().map(|item| item_row(item, ago)).collect_view()}
+                    </ul>
                     {(more > 0).then(|| view! { <p class="subtle small">{format!("and {} more", thousands(more))}</p> })}
                 }.into_any()
             })}
@@ -173,13 +171,15 @@ fn item_row(
     };
     let data_kind = kind.clone();
     view! {
-        <tr data-kind=data_kind>
-            <td class="kind">{kind}</td>
-            <td class="mono">{name}</td>
-            <td class="mono subtle">{namespace}</td>
-            <td class="mono" class:problem-text=problem>{state}</td>
-            <td class="mono subtle">{move || ago(at.clone())}</td>
-        </tr>
+        <li data-kind=data_kind>
+            <div class="home-item-head">
+                <span class="kind-tag">{kind}</span>
+                <span class="mono">{name}</span>
+                <span class="mono subtle">{namespace}</span>
+                <span class="mono subtle age">{move || ago(at.clone())}</span>
+            </div>
+            <div class="mono small" class:problem-text=problem>{state}</div>
+        </li>
     }
 }
 
@@ -205,7 +205,7 @@ fn WarningsPanel(
                     return view! { <p class="subtle small all-well">"No Warning events."</p> }.into_any();
                 }
                 view! {
-                    <ul class="warning-groups">
+                    <ul class="home-items warning-groups">
                         {groups.into_iter().map(|g| warning_group(g, ago)).collect_view()}
                     </ul>
                     {(more > 0).then(|| view! { <p class="subtle small">{format!("and {} more objects", thousands(more))}</p> })}
@@ -228,10 +228,10 @@ fn warning_group(
     let more = group.more;
     view! {
         <li data-testid="warning-group">
-            <div class="warning-object">
+            <div class="home-item-head">
                 {object}
                 <span class="mono subtle">{group.namespace}</span>
-                <span class="mono subtle">{move || ago(last.clone())}</span>
+                <span class="mono subtle age">{move || ago(last.clone())}</span>
             </div>
             <ul>
                 {group.warnings.into_iter().map(|w| {

@@ -284,15 +284,14 @@ pub fn router(state: AppState) -> Router {
     let _ = any_spawner::Executor::init_tokio();
     let base = state.base.clone();
     let state_hosts = state.hosts.clone();
-    let start_page = base.url("/crds");
+    // Under a base path, the home page is the base itself: the site's root and the
+    // base with a slash lead there (a streamed render cannot set a redirect's status).
+    let start_page = base.as_str().to_string();
     let home = move || {
         let start_page = start_page.clone();
         async move { Redirect::to(&start_page) }
     };
     let portico = Router::new()
-        // The start page, answered here: a redirect from inside a streamed render
-        // cannot set the status.
-        .route("/", get(home.clone()))
         .route("/healthz", get(health::healthz))
         .route("/login", get(login::page))
         .route("/auth/login", post(login::sign_in))

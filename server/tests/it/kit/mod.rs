@@ -3,6 +3,7 @@
 // The benchmarks use a part of this module.
 #![allow(dead_code)]
 
+pub mod nodes;
 pub mod process;
 pub mod stacks;
 
@@ -376,9 +377,24 @@ pub async fn account_token(client: &kube::Client, ns: &str, account: &str) -> St
 
 /// A client of the shared test cluster that carries only `token` (a person's own).
 pub async fn client_with_token(token: String) -> kube::Client {
-    let mut config = shared_config().await;
+    with_token(shared_config().await, &token)
+}
+
+/// A client of the cluster `kubeconfig` names that carries only `token`.
+pub async fn client_as(kubeconfig: &std::path::Path, token: &str) -> kube::Client {
+    let kubeconfig = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .expect("config");
+    with_token(config, token)
+}
+
+fn with_token(mut config: kube::Config, token: &str) -> kube::Client {
     config.auth_info = kube::config::AuthInfo {
-        token: Some(token.into()),
+        token: Some(token.to_string().into()),
         ..Default::default()
     };
     kube::Client::try_from(config).expect("a client with the token")
