@@ -9,8 +9,8 @@
 // split off for pages loaded later); per route, the bytes on the wire (Chromium's
 // encodedDataLength, headers included) for a cold first visit in a fresh browser context
 // and a warm second one, all of it and the code alone (the .wasm and .js under /pkg/);
-// and the time from navigation start to hydrated (the App's effect has run) on the CRD
-// page and on the largest form, median and worst of BENCH_RUNS (default 7).
+// and the time from navigation start to hydrated (the App's effect has run) on the home
+// page, the CRD page and the largest form, median and worst of BENCH_RUNS (default 7).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync, constants } from 'node:zlib';
@@ -19,11 +19,13 @@ import { builds, launchChromium, startPortico } from './portico.mjs';
 const runs = Number(process.env.BENCH_RUNS ?? 7);
 const chosen = (process.env.BENCH_BUILDS ?? 'debug,release').split(',');
 const pages = {
+  'home': '/',
   'CRD page': '/crds',
   'largest form (DatabaseCluster, 377 fields)': '/r/data.example.com/v1/databaseclusters/new?ns=default',
 };
 // Every kind of page, for what each downloads.
 const routes = {
+  'home': '/',
   'CRD list': '/crds',
   'resource list (At)': '/r/cnat.study.jayground8/v1alpha1/ats',
   'object (At)': '/r/cnat.study.jayground8/v1alpha1/ats/default/example-at',

@@ -290,10 +290,9 @@ async fn main() {
         sessions: Some(SessionKey::random().unwrap()),
         ..IdentityConfig::local()
     };
-    let config =
-        portico_server::cluster::config::config(Some(plane.admin_kubeconfig().to_path_buf()), None)
-            .await
-            .unwrap();
+    let config = portico_server::cluster::config::config(Some(plane.admin_kubeconfig()), None)
+        .await
+        .unwrap();
     let before = kit::rss_mb(std::process::id(), "VmRSS:");
     let (origin, _portal) = kit::serve_limited(&admin, Some((identity, config)), None).await;
     let cookie = kit::sign_in(&origin, &token).await;

@@ -141,11 +141,18 @@ pub async fn open(
                     None => break,
                 },
                 _ = ticks.tick() => {
-                    // Each feed's permission was asked when it opened; the sign-in is
-                    // what ends the page's view (a withdrawn kind shows as a problem).
                     if !signed_in(&recheck_state, &caller, &headers) {
                         yield Err("Your sign-in ended; this view has stopped.".to_string());
                         break;
+                    }
+                    // A kind's permission withdrawn in a namespace: its rows go, and
+                    // nothing more of it is taken.
+                    let withdrawn = withdrawn(&recheck_state, &caller, &headers, &scopes, &tables).await;
+                    for i in withdrawn {
+                        if let Some(slot) = tables.get_mut(i) {
+                            *slot = Slot::Withdrawn;
+                            due = true;
+                        }
                     }
                 }
             }
@@ -267,18 +274,57 @@ async fn namespaces(client: &kube::Client) -> Option<Vec<String>> {
     Some(names)
 }
 
+/// The lists the person may no longer watch (asked again, a few at a time; answers
+/// younger than `recheck` reused).
+async fn withdrawn(
+    state: &LiveState,
+    caller: &Caller,
+    headers: &HeaderMap,
+    scopes: &[Scope],
+    tables: &[Slot],
+) -> Vec<usize> {
+    // Owned, so that the stream holding this future stays `Send`.
+    let mut open: Vec<(usize, ResourceRef, Option<String>)> = Vec::new();
+    for (i, (scope, slot)) in scopes.iter().zip(tables).enumerate() {
+        if !matches!(slot, Slot::Withdrawn) {
+            open.push((i, scope.watched.resource(), scope.namespace.clone()));
+        }
+    }
+    let asked = open.into_iter().map(|(i, resource, namespace)| async move {
+        let still = super::access::still_may_watch(
+            state,
+            caller,
+            headers,
+            &resource.group,
+            &resource.plural,
+            namespace.as_deref(),
+        )
+        .await;
+        (!still).then_some(i)
+    });
+    futures::stream::iter(asked)
+        .buffer_unordered(REVIEWS_AT_ONCE)
+        .filter_map(|i| async move { i })
+        .collect()
+        .await
+}
+
 /// What is known of one list.
 #[derive(Clone)]
 enum Slot {
     Waiting,
     Listed(TableState),
-    /// It cannot be served (a kind not installed, a permission withdrawn): nothing
-    /// of it is shown.
+    /// It cannot be served (a kind not installed): nothing of it is shown.
     Unserved,
+    /// The person may no longer watch it: nothing of it is shown, ever again.
+    Withdrawn,
 }
 
 fn apply(tables: &mut [Slot], i: usize, change: TableChange) {
-    let Some(slot) = tables.get_mut(i) else {
+    let Some(slot) = tables
+        .get_mut(i)
+        .filter(|slot| !matches!(slot, Slot::Withdrawn))
+    else {
         return;
     };
     match change {
@@ -307,7 +353,7 @@ fn summary(scopes: &[Scope], tables: &[Slot], resolve: &HashMap<String, Resource
                 complete = false;
                 continue;
             }
-            Slot::Unserved => continue,
+            Slot::Unserved | Slot::Withdrawn => continue,
         };
         match followed.iter_mut().find(|f| f.watched == scope.watched) {
             Some(same) => same.rows.extend(table.rows()),

@@ -161,7 +161,12 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
         Some(&mine),
     )
     .await;
-    let (origin, _portal) = token_mode_portal(&admin, None).await;
+    // Permissions asked again every second (withdrawn below).
+    let limits = portico_server::watch::limits::LiveLimits {
+        recheck: Duration::from_secs(1),
+        ..Default::default()
+    };
+    let (origin, _portal) = token_mode_portal(&admin, Some(limits)).await;
     let cookie = crate::kit::sign_in(&origin, &token).await;
     let mut socket = connect(&origin, Some(&cookie)).await;
 
@@ -259,4 +264,19 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
     )
     .await;
     assert!(listed.unseen.is_empty(), "{:?}", listed.unseen);
+
+    // Her reading rights withdrawn: what the page showed of them goes.
+    let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
+        Api::namespaced(admin.clone(), &mine);
+    bindings
+        .delete("read-ada", &kube::api::DeleteParams::default())
+        .await
+        .expect("the binding is deleted");
+    until_overview(
+        &mut socket,
+        4,
+        |o| o.workloads.items.is_empty() && o.pods.items.is_empty() && o.warnings.is_empty(),
+        |o| names_namespace(o, &secret),
+    )
+    .await;
 }
