@@ -186,12 +186,13 @@ pub struct Followed<'a> {
     pub rows: Vec<&'a Row>,
 }
 
+/// The resource of a kind an event names (`pod`, `node`), and whether it is
+/// namespaced.
+pub type Resolve<'a> = &'a dyn Fn(&str) -> Option<(ResourceRef, bool)>;
+
 /// The home page from the lists; `resolve` finds the resource of a kind an event
-/// names (`pod`, `deployment`), for its link.
-pub fn summarize(
-    followed: &[Followed<'_>],
-    resolve: &dyn Fn(&str) -> Option<ResourceRef>,
-) -> Overview {
+/// names, for its link.
+pub fn summarize(followed: &[Followed<'_>], resolve: Resolve<'_>) -> Overview {
     let mut overview = Overview {
         complete: true,
         ..Overview::default()
@@ -286,30 +287,40 @@ pub fn summarize(
 }
 
 /// What is wrong with a Pod, if anything: not all its containers ready (and not
-/// finished), or restarted within the hour.
+/// finished), or a status that says a container is failing. Its restarts are said
+/// as a count: the cell's "(2m ago)" is as of the row's last change, and would
+/// grow stale on a page that stays open.
 fn pod_trouble(read: &Reader<'_>, row: &Row) -> Option<String> {
     let status = read.text(row, "Status");
     let ready = read.text(row, "Ready");
-    let restarts = read.text(row, "Restarts");
     let finished = matches!(status.as_str(), "Completed" | "Succeeded");
     let short = fraction(&ready).is_some_and(|(have, want)| have < want);
-    let (count, recent) = restarts_of(&restarts);
-    if finished || !(short || recent) {
+    if finished || !(short || FAILING.contains(&status.as_str())) {
         return None;
     }
     let mut said = vec![status];
     if short {
         said.push(format!("{ready} ready"));
     }
-    if count > 0 {
-        let times = if count == 1 { "restart" } else { "restarts" };
-        said.push(match restarts.split_once(' ') {
-            Some((_, when)) => format!("{count} {times} {when}"),
-            None => format!("{count} {times}"),
-        });
+    let restarts = restarts_of(&read.text(row, "Restarts"));
+    if restarts > 0 {
+        let times = if restarts == 1 { "restart" } else { "restarts" };
+        said.push(format!("{restarts} {times}"));
     }
     Some(said.join(" · "))
 }
+
+/// Statuses kubectl prints for a Pod whose container is failing, ready or not.
+const FAILING: [&str; 8] = [
+    "CrashLoopBackOff",
+    "Error",
+    "OOMKilled",
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+];
 
 /// A workload short of its replicas: what it has of what it wants.
 fn short_of_replicas(read: &Reader<'_>, watched: Watched, row: &Row) -> Option<String> {
@@ -329,66 +340,69 @@ fn fraction(text: &str) -> Option<(u64, u64)> {
     Some((have.trim().parse().ok()?, want.trim().parse().ok()?))
 }
 
-/// kubectl's restarts cell (`4`, or `4 (2m ago)`): the count, and whether the last
-/// was within the hour (its age in seconds or minutes only).
-fn restarts_of(text: &str) -> (u64, bool) {
-    let mut parts = text.splitn(2, ' ');
-    let count = parts
+/// kubectl's restarts cell (`4`, or `4 (2m ago)`): the count.
+fn restarts_of(text: &str) -> u64 {
+    text.split(' ')
         .next()
-        .and_then(|n| n.parse::<u64>().ok())
-        .unwrap_or(0);
-    let recent = parts.next().is_some_and(|when| {
-        let age = when.trim_start_matches('(').trim_end_matches(" ago)");
-        !age.is_empty()
-            && age
-                .chars()
-                .all(|c| c.is_ascii_digit() || c == 'm' || c == 's')
-    });
-    (count, count > 0 && recent)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The longest event message shown: a stack trace in an event stays a line or two.
+const MAX_MESSAGE: usize = 512;
+
+fn shortened(mut message: String) -> String {
+    if message.len() > MAX_MESSAGE {
+        let mut cut = MAX_MESSAGE;
+        while !message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        message.truncate(cut);
+        message.push('…');
+    }
+    message
 }
 
 /// The events grouped by the object they name, the group with the newest first.
-fn warning_groups(
-    events: &[(Reader<'_>, &Row)],
-    resolve: &dyn Fn(&str) -> Option<ResourceRef>,
-) -> Vec<WarningGroup> {
-    let mut groups: HashMap<(Option<String>, String), Vec<(Warning, &Row)>> = HashMap::new();
+fn warning_groups(events: &[(Reader<'_>, &Row)], resolve: Resolve<'_>) -> Vec<WarningGroup> {
+    // By (namespace, object).
+    let mut groups: HashMap<(Option<String>, String), Vec<Warning>> = HashMap::new();
     for (read, row) in events {
         let object = read.text(row, "Object");
         let warning = Warning {
             reason: read.text(row, "Reason"),
-            message: read.text(row, "Message"),
+            message: shortened(read.text(row, "Message")),
             count: read.text(row, "Count").parse().unwrap_or(1),
             at: row.changed.clone().or_else(|| row.created.clone()),
         };
         groups
             .entry((row.namespace.clone(), object))
             .or_default()
-            .push((warning, row));
+            .push(warning);
     }
     let mut groups: Vec<WarningGroup> = groups
         .into_iter()
         .map(|((namespace, object), mut warnings)| {
-            warnings.sort_by(|a, b| b.0.at.cmp(&a.0.at));
+            warnings.sort_by(|a, b| b.at.cmp(&a.at));
             let (kind, name) = object
                 .split_once('/')
                 .map(|(k, n)| (k.to_string(), n.to_string()))
                 .unwrap_or_else(|| (String::new(), object.clone()));
+            // A Node's events are filed in a namespace; the Node has none.
             let href = resolve(&kind)
                 .filter(|_| !name.is_empty())
-                .map(|resource| resource.object_path(namespace.as_deref(), &name));
+                .map(|(resource, namespaced)| {
+                    let at = namespace.as_deref().filter(|_| namespaced);
+                    resource.object_path(at, &name)
+                });
             let more = warnings.len().saturating_sub(MAX_WARNINGS_PER_OBJECT);
             WarningGroup {
-                last: warnings.first().and_then(|(w, _)| w.at.clone()),
+                last: warnings.first().and_then(|w| w.at.clone()),
                 kind,
                 namespace,
                 name,
                 href,
-                warnings: warnings
-                    .into_iter()
-                    .take(MAX_WARNINGS_PER_OBJECT)
-                    .map(|(w, _)| w)
-                    .collect(),
+                warnings: warnings.into_iter().take(MAX_WARNINGS_PER_OBJECT).collect(),
                 more,
             }
         })
@@ -459,12 +473,12 @@ mod tests {
         }
     }
 
-    fn none(_: &str) -> Option<ResourceRef> {
+    fn none(_: &str) -> Option<(ResourceRef, bool)> {
         None
     }
 
     #[test]
-    fn pods_not_ready_or_restarting_within_the_hour_are_named_and_the_rest_counted() {
+    fn pods_not_ready_or_failing_are_named_and_the_rest_counted() {
         let columns = columns(&["Name", "Ready", "Status", "Restarts", "Age"]);
         let rows = [
             row("a", "fine", &["fine", "1/1", "Running", "0", ""]),
@@ -480,9 +494,10 @@ mod tests {
             ),
             row(
                 "a",
-                "long-ago",
-                &["long-ago", "1/1", "Running", "2 (3d ago)", ""],
+                "pulling",
+                &["pulling", "1/2", "ImagePullBackOff", "0", ""],
             ),
+            row("a", "oom", &["oom", "1/1", "OOMKilled", "3 (1s ago)", ""]),
             row("a", "done", &["done", "0/1", "Completed", "0", ""]),
         ];
         let followed = [Followed {
@@ -491,7 +506,7 @@ mod tests {
             rows: rows.iter().collect(),
         }];
         let overview = summarize(&followed, &none);
-        assert_eq!(overview.pods_seen, 5);
+        assert_eq!(overview.pods_seen, 6);
         let said: Vec<(&str, &str)> = overview
             .pods
             .items
@@ -501,11 +516,9 @@ mod tests {
         assert_eq!(
             said,
             [
-                (
-                    "crash",
-                    "CrashLoopBackOff · 0/1 ready · 4 restarts (2m3s ago)"
-                ),
-                ("flapped", "Running · 1 restart (40s ago)"),
+                ("crash", "CrashLoopBackOff · 0/1 ready · 4 restarts"),
+                ("oom", "OOMKilled · 3 restarts"),
+                ("pulling", "ImagePullBackOff · 1/2 ready"),
             ]
         );
         assert_eq!(
@@ -594,12 +607,23 @@ mod tests {
             ],
         );
         other.changed = Some("2026-11-28T09:03:00Z".into());
+        let long = "x".repeat(2000);
+        let mut node = row(
+            "default",
+            "e4",
+            &["", "Warning", "Rebooted", "node/n1", &long, ""],
+        );
+        node.changed = Some("2026-11-28T08:00:00Z".into());
         let followed = [Followed {
             watched: Watched::Warning,
             columns: &columns,
-            rows: vec![&older, &other, &newer],
+            rows: vec![&older, &other, &newer, &node],
         }];
-        let resolve = |kind: &str| (kind == "pod").then(|| ResourceRef::new("", "v1", "pods"));
+        let resolve = |kind: &str| match kind {
+            "pod" => Some((ResourceRef::new("", "v1", "pods"), true)),
+            "node" => Some((ResourceRef::new("", "v1", "nodes"), false)),
+            _ => None,
+        };
         let overview = summarize(&followed, &resolve);
         let groups: Vec<(&str, Option<&str>, Vec<&str>)> = overview
             .warnings
@@ -621,7 +645,12 @@ mod tests {
                     vec!["Unhealthy", "BackOff"]
                 ),
                 ("web-x", None, vec!["FailedCreate"]),
+                ("n1", Some("/r/core/v1/nodes/_/n1"), vec!["Rebooted"]),
             ]
+        );
+        assert_eq!(
+            overview.warnings[2].warnings[0].message.len(),
+            512 + '…'.len_utf8()
         );
         assert_eq!(overview.warnings[0].warnings[1].count, 7);
     }

@@ -46,12 +46,12 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-use k8s_openapi::api::core::v1::{Namespace, Node, Secret, Service};
+use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
 use kube::ResourceExt;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
 use kube::runtime::wait::{await_condition, conditions};
 use kube::runtime::{WatchStreamExt, watcher};
-use portico_control_plane::nodes::{self, Capacity};
+use portico_control_plane::nodes;
 use portico_control_plane::{ControlPlane, cluster::portico_crds};
 use portico_server::reconcile::catalog::{Catalog, DEFAULT_CATALOG};
 use portico_server::reconcile::desired::{self, Children, Workload};

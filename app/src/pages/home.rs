@@ -36,6 +36,12 @@ pub fn HomePage() -> impl IntoView {
             namespace: ns.get().filter(|n| !n.is_empty()),
         },
     });
+    // Another namespace: nothing of the last one stays on screen meanwhile.
+    Effect::new(move |_| {
+        topic.track();
+        overview.set(None);
+        status.set(ViewState::Waiting);
+    });
     follow_signal(topic, move |message| {
         status.update(|s| *s = s.after(&message));
         if let ServerMessage::Overview { overview: next, .. } = message {

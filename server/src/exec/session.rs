@@ -59,7 +59,10 @@ pub async fn serve(
     let (mut sink, mut incoming) = socket.split();
     let start = match first_message(&mut incoming).await {
         Ok(start) => start,
-        Err(message) => return refuse(&mut sink, message).await,
+        Err(message) => {
+            tracing::info!(target: "portico::audit", who = caller.name(), refused = %message, "terminal refused");
+            return refuse(&mut sink, message).await;
+        }
     };
     let span = tracing::info_span!(
         "terminal",
@@ -70,7 +73,19 @@ pub async fn serve(
     async move {
         let opened = match open(&state, &caller, &start).await {
             Ok(opened) => opened,
-            Err(message) => return refuse(&mut sink, message).await,
+            Err(message) => {
+                tracing::info!(
+                    target: "portico::audit",
+                    who = caller.name(),
+                    namespace = %start.namespace,
+                    pod = %start.pod,
+                    container = start.container.as_deref().unwrap_or("(default)"),
+                    command = %start.command.audited(),
+                    refused = %message,
+                    "terminal refused",
+                );
+                return refuse(&mut sink, message).await;
+            }
         };
         let terminal = Terminal {
             state,
@@ -232,9 +247,8 @@ async fn container_of(
     Ok((chosen, names))
 }
 
-/// Says why the terminal did not open, and closes.
+/// Says why the terminal did not open, and closes (the caller wrote the audit line).
 async fn refuse(sink: &mut Sink, message: String) {
-    tracing::info!(%message, "terminal refused");
     let _ = send_event(sink, &TerminalEvent::Refused { message }).await;
     let _ = sent(sink, Message::Close(None)).await;
 }
@@ -335,7 +349,12 @@ impl Terminal {
             other => (None, other.sentence(self.state.limits.terminal_idle)),
         };
         if end != End::PageGone {
-            let _ = send_event(&mut sink, &TerminalEvent::Ended { code, message }).await;
+            let last = match end {
+                // It never ran: a refusal, as the page shows one.
+                End::NotAttached => TerminalEvent::Refused { message },
+                _ => TerminalEvent::Ended { code, message },
+            };
+            let _ = send_event(&mut sink, &last).await;
             let _ = sent(&mut sink, Message::Close(None)).await;
         }
         tracing::info!(

@@ -25,6 +25,10 @@ pub struct LiveLimits {
     pub terminals_overall: usize,
     /// How long a terminal may go without a keystroke before it is closed.
     pub terminal_idle: Duration,
+    /// Home pages (overviews: each a feed per kind and namespace read) one identity
+    /// may hold open at once, and all together.
+    pub overviews_per_person: usize,
+    pub overviews_overall: usize,
     /// Upstream feeds (LIST+WATCH) running for one identity, lingering ones included.
     pub feeds_per_person: usize,
     /// Upstream feeds running, everyone together.
@@ -51,6 +55,8 @@ impl Default for LiveLimits {
             terminals_per_person: 8,
             terminals_overall: 512,
             terminal_idle: Duration::from_secs(30 * 60),
+            overviews_per_person: 4,
+            overviews_overall: 1024,
             feeds_per_person: 512,
             feeds_overall: 20_000,
             child_kinds: 64,
@@ -89,6 +95,12 @@ pub enum LimitRefused {
     TerminalsPerPerson(usize),
     #[error("Portico holds the most terminals it may ({0}): try again shortly.")]
     TerminalsOverall(usize),
+    #[error(
+        "You have {0} home pages open in Portico, the most one person may: close one (each follows every namespace you read)."
+    )]
+    OverviewsPerPerson(usize),
+    #[error("Portico serves the most home pages it may ({0}): try again shortly.")]
+    OverviewsOverall(usize),
     #[error(
         "The live lists Portico keeps for you hold {0} MiB, the most one person may: close some views (or narrow them with a label selector), or wait a minute for idle ones to stop."
     )]
@@ -159,6 +171,21 @@ impl StreamCounter {
             (
                 LimitRefused::TerminalsPerPerson,
                 LimitRefused::TerminalsOverall,
+            ),
+        )
+    }
+
+    pub fn acquire_overview(
+        self: &Arc<Self>,
+        owner: Option<String>,
+        limits: &LiveLimits,
+    ) -> Result<StreamPermit, LimitRefused> {
+        self.acquire_within(
+            owner,
+            (limits.overviews_per_person, limits.overviews_overall),
+            (
+                LimitRefused::OverviewsPerPerson,
+                LimitRefused::OverviewsOverall,
             ),
         )
     }

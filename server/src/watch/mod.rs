@@ -60,6 +60,8 @@ pub struct LiveState {
     pub sockets: Arc<StreamCounter>,
     /// Terminals into containers open now per identity.
     pub terminals: Arc<StreamCounter>,
+    /// Home pages open now per identity.
+    pub overviews: Arc<StreamCounter>,
     pub shutdown: Shutdown,
 }
 

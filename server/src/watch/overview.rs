@@ -9,9 +9,12 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
 use futures::{Stream, StreamExt};
+use k8s_openapi::api::authorization::v1::{
+    ResourceRule, SelfSubjectRulesReview, SelfSubjectRulesReviewSpec,
+};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
-use kube::api::ListParams;
+use kube::api::{ListParams, PostParams};
 use portico_core::live::protocol::TableChange;
 use portico_core::overview::{Followed, Overview, OverviewQuery, Watched, summarize};
 use portico_core::resource::ResourceRef;
@@ -25,8 +28,9 @@ use crate::cluster::caller::Caller;
 /// Namespaces looked in one by one, for a person who may not watch the whole
 /// cluster: each is a feed per kind, counted among their feeds.
 pub const MAX_NAMESPACES: usize = 50;
-/// Namespaces asked about (whether the person reads there) at most, and at once.
-const MAX_NAMESPACE_REVIEWS: usize = 1000;
+/// Namespaces asked about (whether the person reads there: a rules review each) at
+/// most, and reviews at once.
+const MAX_NAMESPACE_REVIEWS: usize = 500;
 const REVIEWS_AT_ONCE: usize = 16;
 /// A burst of changes (a rollout, a node's Pods) is summarized once: the whole
 /// summary is computed again each time, over every Pod.
@@ -53,6 +57,9 @@ pub async fn open(
         ));
     }
     let permit = state.streams.acquire(caller.person(), &state.limits)?;
+    let home = state
+        .overviews
+        .acquire_overview(caller.person(), &state.limits)?;
     let client = state
         .auth
         .pool
@@ -93,17 +100,20 @@ pub async fn open(
     let scopes: Vec<Scope> = scopes.into_iter().take(subscriptions.len()).collect();
     let resolve = kind_resolver(state);
     let count = scopes.len();
+    // Each list can be let go of alone (its permission withdrawn): its feed stops.
+    let mut stops = Vec::with_capacity(count);
     let merged =
         futures::stream::select_all(subscriptions.into_iter().enumerate().map(|(i, sub)| {
-            sub.into_stream()
-                .map(move |update| (i, update.change))
-                .boxed()
+            let (stream, stop) = futures::stream::abortable(sub.into_stream());
+            stops.push(stop);
+            stream.map(move |update| (i, update.change)).boxed()
         }));
     let every = state.limits.recheck;
     let recheck_state = state.clone();
     let updates = async_stream::stream! {
-        let _permit = permit;
+        let _permits = (permit, home);
         let mut tables: Vec<Slot> = vec![Slot::Waiting; count];
+        let mut following = count > 0;
         let mut last: Option<Overview> = None;
         let mut merged = std::pin::pin!(merged);
         let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
@@ -115,19 +125,25 @@ pub async fn open(
                 due = false;
                 let mut overview = summary(&scopes, &tables, &resolve);
                 overview.unseen = unseen.clone();
+                overview.unseen.extend(withdrawn_sentences(&scopes, &tables));
                 if last.as_ref() != Some(&overview) {
                     last = Some(overview.clone());
                     yield Ok(overview);
                 }
             }
             tokio::select! {
-                change = merged.next(), if count > 0 => match change {
+                change = merged.next(), if following => match change {
                     Some((i, change)) => {
+                        let waiting = tables.iter().any(|slot| matches!(slot, Slot::Waiting));
                         apply(&mut tables, i, change);
-                        // Take whatever else comes within the settling time.
+                        // Take whatever else comes within the settling time; the
+                        // moment the last list is in, the page has it at once.
                         let settle = tokio::time::sleep(SETTLE);
                         tokio::pin!(settle);
                         loop {
+                            if waiting && !tables.iter().any(|slot| matches!(slot, Slot::Waiting)) {
+                                break;
+                            }
                             tokio::select! {
                                 more = merged.next() => match more {
                                     Some((i, change)) => apply(&mut tables, i, change),
@@ -138,7 +154,8 @@ pub async fn open(
                         }
                         due = true;
                     }
-                    None => break,
+                    // Every list let go of: the page keeps what it says.
+                    None => following = false,
                 },
                 _ = ticks.tick() => {
                     if !signed_in(&recheck_state, &caller, &headers) {
@@ -149,7 +166,8 @@ pub async fn open(
                     // nothing more of it is taken.
                     let withdrawn = withdrawn(&recheck_state, &caller, &headers, &scopes, &tables).await;
                     for i in withdrawn {
-                        if let Some(slot) = tables.get_mut(i) {
+                        if let (Some(slot), Some(stop)) = (tables.get_mut(i), stops.get(i)) {
+                            stop.abort();
                             *slot = Slot::Withdrawn;
                             due = true;
                         }
@@ -193,17 +211,17 @@ async fn scopes(
     let (mut scopes, narrow): (Vec<_>, Vec<_>) = whole.into_iter().partition(|(_, ok)| *ok);
     let mut unseen = Vec::new();
     let narrow: Vec<Watched> = narrow.into_iter().map(|(s, _)| s.watched).collect();
-    if let Some(&first) = narrow.first() {
+    if !narrow.is_empty() {
         match namespaces(client).await {
             Some(names) => {
-                // Where the person reads the first such kind: the namespaces that are
-                // theirs. Asked a few at a time; the answers are kept a while.
+                // Their namespaces: where they may watch any of these kinds, by one
+                // rules review each (a few at a time); each kind is then asked for.
                 let total = names.len();
                 let reviewed = total.min(MAX_NAMESPACE_REVIEWS);
                 let readable: Vec<String> = futures::stream::iter(names.into_iter().take(reviewed))
-                    .map(|ns| may(first, Some(ns)))
+                    .map(|ns| reads_any(client, ns, &narrow))
                     .buffered(REVIEWS_AT_ONCE)
-                    .filter_map(|(scope, ok)| async move { ok.then_some(scope.namespace).flatten() })
+                    .filter_map(|ns| async move { ns })
                     .collect()
                     .await;
                 if readable.len() > MAX_NAMESPACES || total > reviewed {
@@ -261,6 +279,41 @@ fn spoken(kinds: &[Watched]) -> String {
     }
 }
 
+/// `namespace`, if `client`'s person may watch any of `kinds` there, as its rules
+/// review says (not the last word, which is each kind's access review: enough to tell
+/// a person's namespaces from the rest).
+async fn reads_any(client: &kube::Client, namespace: String, kinds: &[Watched]) -> Option<String> {
+    let api: Api<SelfSubjectRulesReview> = Api::all(client.clone());
+    let review = SelfSubjectRulesReview {
+        spec: SelfSubjectRulesReviewSpec {
+            namespace: Some(namespace.clone()),
+        },
+        ..Default::default()
+    };
+    let answer = api.create(&PostParams::default(), &review).await.ok()?;
+    let rules = answer.status?.resource_rules;
+    kinds
+        .iter()
+        .any(|kind| {
+            rules
+                .iter()
+                .any(|rule| grants_watch(rule, &kind.resource()))
+        })
+        .then_some(namespace)
+}
+
+/// Whether `rule` lets one watch every object of `resource`.
+fn grants_watch(rule: &ResourceRule, resource: &ResourceRef) -> bool {
+    let names = |list: &Option<Vec<String>>, wanted: &str| {
+        list.as_ref()
+            .is_some_and(|list| list.iter().any(|item| item == wanted || item == "*"))
+    };
+    rule.verbs.iter().any(|verb| verb == "watch" || verb == "*")
+        && names(&rule.api_groups, &resource.group)
+        && names(&rule.resources, &resource.plural)
+        && rule.resource_names.as_ref().is_none_or(Vec::is_empty)
+}
+
 /// The namespaces `client`'s person may list, sorted; `None` if they may not.
 async fn namespaces(client: &kube::Client) -> Option<Vec<String>> {
     let api: Api<Namespace> = Api::all(client.clone());
@@ -314,6 +367,9 @@ async fn withdrawn(
 enum Slot {
     Waiting,
     Listed(TableState),
+    /// Listed, then the feed failed (the API server away): its last rows are kept
+    /// until it lists again, and the summary is not complete.
+    Stale(TableState),
     /// It cannot be served (a kind not installed): nothing of it is shown.
     Unserved,
     /// The person may no longer watch it: nothing of it is shown, ever again.
@@ -336,19 +392,33 @@ fn apply(tables: &mut [Slot], i: usize, change: TableChange) {
                 state.apply(delta);
             }
         }
-        TableChange::Problem(_) | TableChange::Ended(_) => *slot = Slot::Unserved,
+        TableChange::Problem(_) => {
+            *slot = match std::mem::replace(slot, Slot::Unserved) {
+                Slot::Listed(state) | Slot::Stale(state) => Slot::Stale(state),
+                _ => Slot::Unserved,
+            }
+        }
+        TableChange::Ended(_) => *slot = Slot::Unserved,
         // Whole tables only (the default delivery).
         TableChange::Partial(_) | TableChange::Rows { .. } => {}
     }
 }
 
 /// The summary of the lists received so far, each kind's namespaces together.
-fn summary(scopes: &[Scope], tables: &[Slot], resolve: &HashMap<String, ResourceRef>) -> Overview {
+fn summary(
+    scopes: &[Scope],
+    tables: &[Slot],
+    resolve: &HashMap<String, (ResourceRef, bool)>,
+) -> Overview {
     let mut followed: Vec<Followed<'_>> = Vec::new();
     let mut complete = true;
     for (scope, table) in scopes.iter().zip(tables) {
         let table = match table {
             Slot::Listed(table) => table,
+            Slot::Stale(table) => {
+                complete = false;
+                table
+            }
             Slot::Waiting => {
                 complete = false;
                 continue;
@@ -371,14 +441,42 @@ fn summary(scopes: &[Scope], tables: &[Slot], resolve: &HashMap<String, Resource
 
 /// The resource of each kind an event may name, by its lower-case name (`pod`,
 /// `deployment`): Kubernetes' own kinds before a CRD's of the same name.
-fn kind_resolver(state: &LiveState) -> HashMap<String, ResourceRef> {
+fn kind_resolver(state: &LiveState) -> HashMap<String, (ResourceRef, bool)> {
     let mut kinds = state.kinds.kinds();
     kinds.sort_by_key(|k| !k.flags.builtin);
     let mut found = HashMap::new();
     for kind in kinds {
         found
             .entry(kind.kind.to_lowercase())
-            .or_insert_with(|| kind.resource(None));
+            .or_insert_with(|| (kind.resource(None), kind.namespaced));
     }
     found
+}
+
+/// A sentence per kind whose permission was withdrawn while the page was open.
+fn withdrawn_sentences(scopes: &[Scope], tables: &[Slot]) -> Vec<String> {
+    let mut by_kind: Vec<(Watched, Vec<String>)> = Vec::new();
+    for (scope, slot) in scopes.iter().zip(tables) {
+        if !matches!(slot, Slot::Withdrawn) {
+            continue;
+        }
+        let place = scope
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "all namespaces".into());
+        match by_kind.iter_mut().find(|(kind, _)| *kind == scope.watched) {
+            Some((_, places)) => places.push(place),
+            None => by_kind.push((scope.watched, vec![place])),
+        }
+    }
+    by_kind
+        .into_iter()
+        .map(|(kind, places)| {
+            format!(
+                "Your permission to see {} in {} was withdrawn: they are no longer shown.",
+                kind.spoken(),
+                places.join(", ")
+            )
+        })
+        .collect()
 }

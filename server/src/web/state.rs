@@ -91,6 +91,7 @@ impl AppState {
             streams: Arc::default(),
             sockets: Arc::default(),
             terminals: Arc::default(),
+            overviews: Arc::default(),
             shutdown: Shutdown::default(),
         };
         let state = Self {

@@ -143,8 +143,11 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
     let admin = admin().await;
     let mine = crate::kit::fresh_namespace(&admin, "home-mine").await;
     let secret = crate::kit::fresh_namespace(&admin, "home-secret").await;
+    // Where she may read Pods and events only (no Stacks, no workloads).
+    let pods_only = crate::kit::fresh_namespace(&admin, "home-pods").await;
     crash_looping(&admin, &mine).await;
     crash_looping(&admin, &secret).await;
+    crash_looping(&admin, &pods_only).await;
     let token = crate::kit::account_token(&admin, &mine, "ada").await;
     let reads = json!({
         "apiGroups": ["", "apps", "portico.dev"],
@@ -153,6 +156,37 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
     });
     crate::kit::grant_rule(&admin, &mine, "read-ada", reads, "ada").await;
     let user = crate::kit::account_user(&mine, "ada");
+    let pods_and_events = json!({
+        "apiGroups": [""], "resources": ["pods", "events"], "verbs": ["get", "list", "watch"],
+    });
+    let binding = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "ada-reads-pods", "namespace": pods_only},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pods-and-events"},
+        "subjects": [{"kind": "ServiceAccount", "name": "ada", "namespace": mine}],
+    });
+    let role = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "pods-and-events", "namespace": pods_only},
+        "rules": [pods_and_events],
+    });
+    portico_control_plane::apply::apply_all(
+        &admin,
+        vec![
+            serde_json::from_value(role).expect("role"),
+            serde_json::from_value(binding).expect("binding"),
+        ],
+    )
+    .await
+    .expect("RBAC applies");
+    crate::kit::until_subject_may(
+        &admin,
+        (&user, &[]),
+        "watch",
+        ("", "events"),
+        Some(&pods_only),
+    )
+    .await;
     crate::kit::until_subject_may(
         &admin,
         (&user, &[]),
@@ -186,6 +220,7 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
         |o| names_namespace(o, &secret),
     )
     .await;
+    assert_eq!((everywhere.pods_seen, everywhere.workloads_seen), (0, 0));
     assert_eq!(
         everywhere.unseen,
         [
@@ -219,6 +254,7 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
         |o| names_namespace(o, &secret),
     )
     .await;
+    assert_eq!((refused.pods_seen, refused.workloads_seen), (0, 0));
     assert_eq!(
         refused.unseen,
         [format!(
@@ -256,14 +292,23 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
         },
     )
     .await;
+    // Her namespaces are those where she reads any of it: the Pods-only one too.
+    let crashing_in = |o: &Overview, ns: &str| {
+        o.pods
+            .items
+            .iter()
+            .any(|i| i.namespace.as_deref() == Some(ns) && i.name.starts_with("web-"))
+    };
     let listed = until_overview(
         &mut socket,
         4,
-        |o| shows_the_trouble(o, &mine),
+        |o| shows_the_trouble(o, &mine) && crashing_in(o, &pods_only),
         |o| names_namespace(o, &secret),
     )
     .await;
     assert!(listed.unseen.is_empty(), "{:?}", listed.unseen);
+    // Only what she may read: two namespaces' Pods, one namespace's workloads.
+    assert_eq!(listed.workloads_seen, 1);
 
     // Her reading rights withdrawn: what the page showed of them goes.
     let bindings: Api<k8s_openapi::api::rbac::v1::RoleBinding> =
@@ -272,11 +317,20 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
         .delete("read-ada", &kube::api::DeleteParams::default())
         .await
         .expect("the binding is deleted");
-    until_overview(
+    let withdrawn = until_overview(
         &mut socket,
         4,
-        |o| o.workloads.items.is_empty() && o.pods.items.is_empty() && o.warnings.is_empty(),
+        |o| names_namespace(o, &mine).is_none() && o.workloads_seen == 0,
         |o| names_namespace(o, &secret),
     )
     .await;
+    assert!(
+        withdrawn.unseen.contains(&format!(
+            "Your permission to see Pods in {mine} was withdrawn: they are no longer shown."
+        )),
+        "{:?}",
+        withdrawn.unseen
+    );
+    // What she still reads stays.
+    assert!(crashing_in(&withdrawn, &pods_only), "{withdrawn:#?}");
 }
