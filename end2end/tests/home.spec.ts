@@ -49,4 +49,6 @@ test('the home page says what is wrong, live, and each row leads to its page', a
   await page.goBack();
   await warning.getByRole('link', { name: /pod\/web-/ }).click();
   await expect(page).toHaveURL(new RegExp(`/r/core/v1/pods/${ns}/web-`));
+  // A crash-looping container costs the node for as long as it runs.
+  await kube.ok('DELETE', `/apis/apps/v1/namespaces/${ns}/deployments/web`);
 });

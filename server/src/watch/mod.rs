@@ -21,6 +21,7 @@ pub mod log_lines;
 pub(crate) mod logs;
 pub mod memory;
 pub(crate) mod overview;
+pub(crate) mod overview_scope;
 pub mod owner_tree;
 pub(crate) mod socket;
 pub mod source;
@@ -62,6 +63,8 @@ pub struct LiveState {
     pub terminals: Arc<StreamCounter>,
     /// Home pages open now per identity.
     pub overviews: Arc<StreamCounter>,
+    /// People's namespaces, as the home page last found them.
+    pub their_namespaces: Arc<overview_scope::TheirNamespaces>,
     pub shutdown: Shutdown,
 }
 

@@ -92,6 +92,7 @@ impl AppState {
             sockets: Arc::default(),
             terminals: Arc::default(),
             overviews: Arc::default(),
+            their_namespaces: Arc::default(),
             shutdown: Shutdown::default(),
         };
         let state = Self {

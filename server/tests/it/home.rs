@@ -333,4 +333,9 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
     );
     // What she still reads stays.
     assert!(crashing_in(&withdrawn, &pods_only), "{withdrawn:#?}");
+
+    // Crash-looping containers cost the node for as long as they run.
+    for ns in [&mine, &secret, &pods_only] {
+        crate::kit::delete_namespace(&admin, ns).await;
+    }
 }

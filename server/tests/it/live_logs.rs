@@ -726,6 +726,8 @@ async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
         "resident memory grew by {grown:.0} MB, more than three times the {BUDGET_MIB} MiB budget"
     );
     portico.kill().await.expect("portico stops");
+    // `yes` at full speed costs the node for as long as it runs.
+    crate::kit::delete_namespace(&admin, &ns).await;
 }
 
 /// A workload's log (topic `workload_logs`): a Deployment of 3 replicas writing

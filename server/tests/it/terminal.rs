@@ -28,7 +28,7 @@ struct Setup {
 /// own, with its pid.
 enum Portal {
     InProcess {
-        _state: portico_server::web::state::AppState,
+        _state: Box<portico_server::web::state::AppState>,
     },
     Process {
         _child: tokio::process::Child,
@@ -49,7 +49,15 @@ async fn setup_limited(
     let admin = admin().await;
     let (ns, token) = prepare(&admin, prefix, exec_verbs).await;
     let (origin, portal) = token_mode_portal(&admin, limits).await;
-    signed_in(ns, token, origin, Portal::InProcess { _state: portal }).await
+    signed_in(
+        ns,
+        token,
+        origin,
+        Portal::InProcess {
+            _state: Box::new(portal),
+        },
+    )
+    .await
 }
 
 /// [`setup`], Portico a process of its own.

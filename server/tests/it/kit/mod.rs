@@ -220,6 +220,15 @@ pub async fn fresh_namespace(client: &kube::Client, prefix: &str) -> String {
         .expect("generated name")
 }
 
+/// Deletes namespace `ns` and what it holds, without waiting for it to go.
+pub async fn delete_namespace(client: &kube::Client, ns: &str) {
+    use k8s_openapi::api::core::v1::Namespace;
+    let api: kube::Api<Namespace> = kube::Api::all(client.clone());
+    api.delete(ns, &kube::api::DeleteParams::background())
+        .await
+        .expect("delete namespace");
+}
+
 /// Binds `group` to cluster-admin, so a test can show that claiming it gets nowhere.
 pub async fn bind_group_to_cluster_admin(client: &kube::Client, group: &str) {
     let binding = serde_json::json!({

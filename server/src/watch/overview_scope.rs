@@ -1,0 +1,244 @@
+//! Which lists the home page follows for a person: each kind across the cluster where
+//! they may watch it there, else in each of their namespaces (those they may list and,
+//! by a rules review, read any of the kinds in), each kind's access asked for; and a
+//! sentence for what they may not see. Their namespaces are kept a while
+//! ([`TheirNamespaces`]): a second tab asks nothing again.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::authorization::v1::{
+    ResourceRule, SelfSubjectRulesReview, SelfSubjectRulesReviewSpec,
+};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Api;
+use kube::api::{ListParams, PostParams};
+use portico_core::overview::Watched;
+use portico_core::resource::ResourceRef;
+
+use super::LiveState;
+use crate::cluster::caller::Caller;
+
+/// Namespaces looked in one by one, for a person who may not watch the whole
+/// cluster: each is a feed per kind, counted among their feeds.
+pub(super) const MAX_NAMESPACES: usize = 50;
+/// Namespaces asked about (whether the person reads there: a rules review each) at
+/// most, and reviews at once.
+const MAX_NAMESPACE_REVIEWS: usize = 500;
+pub(super) const REVIEWS_AT_ONCE: usize = 16;
+
+/// One list followed: a kind in one namespace, or in all.
+#[derive(Clone)]
+pub(super) struct Scope {
+    pub watched: Watched,
+    pub namespace: Option<String>,
+}
+
+/// What to follow, and a sentence for each kind the person may not see (somewhere).
+pub(super) async fn scopes(
+    state: &LiveState,
+    caller: &Caller,
+    client: &kube::Client,
+    namespace: Option<&str>,
+) -> (Vec<Scope>, Vec<String>) {
+    let may = |watched: Watched, namespace: Option<String>| {
+        let resource = watched.resource();
+        async move {
+            let ok = super::access::may_watch(
+                state,
+                caller,
+                &resource.group,
+                &resource.plural,
+                namespace.as_deref(),
+            )
+            .await;
+            (Scope { watched, namespace }, ok)
+        }
+    };
+    if let Some(ns) = namespace {
+        let asked = Watched::ALL.map(|w| may(w, Some(ns.to_string())));
+        let answers = futures::future::join_all(asked).await;
+        return split(answers, |kinds| {
+            format!("You may not see {kinds} in namespace {ns}.")
+        });
+    }
+    let whole = futures::future::join_all(Watched::ALL.map(|w| may(w, None))).await;
+    let (mut scopes, narrow): (Vec<_>, Vec<_>) = whole.into_iter().partition(|(_, ok)| *ok);
+    let mut unseen = Vec::new();
+    let narrow: Vec<Watched> = narrow.into_iter().map(|(s, _)| s.watched).collect();
+    if !narrow.is_empty() {
+        match namespaces(client).await {
+            Some(names) => {
+                let (readable, total, reviewed) =
+                    state.their_namespaces.of(caller, &narrow, state.limits.recheck, || {
+                        theirs(client, names, &narrow)
+                    })
+                    .await;
+                if readable.len() > MAX_NAMESPACES || total > reviewed {
+                    unseen.push(format!(
+                        "Portico looks in {MAX_NAMESPACES} of your namespaces for {}: pick a namespace to see another.",
+                        spoken(&narrow)
+                    ));
+                }
+                let asked = readable
+                    .iter()
+                    .take(MAX_NAMESPACES)
+                    .flat_map(|ns| narrow.iter().map(|w| may(*w, Some(ns.clone()))));
+                let answers = futures::future::join_all(asked).await;
+                let refused: Vec<Watched> = narrow
+                    .iter()
+                    .copied()
+                    .filter(|w| !answers.iter().any(|(s, ok)| *ok && s.watched == *w))
+                    .collect();
+                if !refused.is_empty() {
+                    unseen.push(format!("You may not see {} in any namespace.", spoken(&refused)));
+                }
+                scopes.extend(answers.into_iter().filter(|(_, ok)| *ok));
+            }
+            None => unseen.push(format!(
+                "You may not see {} across namespaces, nor list namespaces: pick your namespace to see them.",
+                spoken(&narrow)
+            )),
+        }
+    }
+    (scopes.into_iter().map(|(s, _)| s).collect(), unseen)
+}
+
+/// The allowed scopes, and one sentence for the refused kinds.
+fn split(
+    answers: Vec<(Scope, bool)>,
+    sentence: impl Fn(&str) -> String,
+) -> (Vec<Scope>, Vec<String>) {
+    let (allowed, refused): (Vec<_>, Vec<_>) = answers.into_iter().partition(|(_, ok)| *ok);
+    let refused: Vec<Watched> = refused.into_iter().map(|(s, _)| s.watched).collect();
+    let unseen = if refused.is_empty() {
+        vec![]
+    } else {
+        vec![sentence(&spoken(&refused))]
+    };
+    (allowed.into_iter().map(|(s, _)| s).collect(), unseen)
+}
+
+/// "Pods, Deployments and DaemonSets".
+fn spoken(kinds: &[Watched]) -> String {
+    let names: Vec<&str> = kinds.iter().map(|w| w.spoken()).collect();
+    match names.split_last() {
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// `namespace`, if `client`'s person may watch any of `kinds` there, as its rules
+/// review says (not the last word, which is each kind's access review: enough to tell
+/// a person's namespaces from the rest).
+async fn reads_any(client: &kube::Client, namespace: String, kinds: &[Watched]) -> Option<String> {
+    let api: Api<SelfSubjectRulesReview> = Api::all(client.clone());
+    let review = SelfSubjectRulesReview {
+        spec: SelfSubjectRulesReviewSpec {
+            namespace: Some(namespace.clone()),
+        },
+        ..Default::default()
+    };
+    let answer = api.create(&PostParams::default(), &review).await.ok()?;
+    let rules = answer.status?.resource_rules;
+    kinds
+        .iter()
+        .any(|kind| {
+            rules
+                .iter()
+                .any(|rule| grants_watch(rule, &kind.resource()))
+        })
+        .then_some(namespace)
+}
+
+/// Whether `rule` lets one watch every object of `resource`.
+fn grants_watch(rule: &ResourceRule, resource: &ResourceRef) -> bool {
+    let names = |list: &Option<Vec<String>>, wanted: &str| {
+        list.as_ref()
+            .is_some_and(|list| list.iter().any(|item| item == wanted || item == "*"))
+    };
+    rule.verbs.iter().any(|verb| verb == "watch" || verb == "*")
+        && names(&rule.api_groups, &resource.group)
+        && names(&rule.resources, &resource.plural)
+        && rule.resource_names.as_ref().is_none_or(Vec::is_empty)
+}
+
+/// The namespaces `client`'s person may list, sorted; `None` if they may not.
+async fn namespaces(client: &kube::Client) -> Option<Vec<String>> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let list = api.list_metadata(&ListParams::default()).await.ok()?;
+    let mut names: Vec<String> = list
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect();
+    names.sort();
+    Some(names)
+}
+
+/// Their namespaces among `names` (at most [`MAX_NAMESPACE_REVIEWS`] asked, a few at
+/// a time): those, how many there were, and how many were asked about.
+async fn theirs(
+    client: &kube::Client,
+    names: Vec<String>,
+    kinds: &[Watched],
+) -> (Vec<String>, usize, usize) {
+    let total = names.len();
+    let reviewed = total.min(MAX_NAMESPACE_REVIEWS);
+    let readable = futures::stream::iter(names.into_iter().take(reviewed))
+        .map(|ns| reads_any(client, ns, kinds))
+        .buffered(REVIEWS_AT_ONCE)
+        .filter_map(|ns| async move { ns })
+        .collect()
+        .await;
+    (readable, total, reviewed)
+}
+
+/// People's namespaces as last found, each kept for as long as an access answer is.
+#[derive(Default)]
+pub struct TheirNamespaces {
+    found: Mutex<HashMap<(Caller, Vec<Watched>), Found>>,
+}
+
+/// Their namespaces, how many they may list, how many were asked about; and when.
+type Found = ((Vec<String>, usize, usize), Instant);
+
+/// People kept at most (beyond that, the oldest answers go first).
+const KEPT: usize = 4096;
+
+impl TheirNamespaces {
+    /// `caller`'s namespaces for `kinds`, found by `find` unless found within `max_age`.
+    async fn of<F>(
+        &self,
+        caller: &Caller,
+        kinds: &[Watched],
+        max_age: Duration,
+        find: impl FnOnce() -> F,
+    ) -> (Vec<String>, usize, usize)
+    where
+        F: std::future::Future<Output = (Vec<String>, usize, usize)>,
+    {
+        let key = (caller.clone(), kinds.to_vec());
+        if let Some((found, at)) = self.lock().get(&key)
+            && at.elapsed() < max_age
+        {
+            return found.clone();
+        }
+        let found = find().await;
+        let mut kept = self.lock();
+        if kept.len() >= KEPT {
+            kept.retain(|_, (_, at)| at.elapsed() < max_age);
+        }
+        if kept.len() < KEPT {
+            kept.insert(key, (found.clone(), Instant::now()));
+        }
+        found
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Caller, Vec<Watched>), Found>> {
+        self.found.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
