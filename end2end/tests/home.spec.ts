@@ -1,10 +1,9 @@
 import { test, expect } from './fixtures';
 import { Kube } from './kube';
 
-// Needs a cluster whose node runs containers (serve.sh starts one with a real node).
-const image = 'portico.local/mariadb:10.11';
-
-const crashLooping = (name: string) => ({
+// Needs a cluster with a real node (serve.sh starts one): its kubelet reports the Pod.
+// Never ready, with the kubelet's Warning events, and no container running.
+const neverReady = (name: string) => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
   metadata: { name },
@@ -16,7 +15,7 @@ const crashLooping = (name: string) => ({
       spec: {
         automountServiceAccountToken: false,
         terminationGracePeriodSeconds: 1,
-        containers: [{ name: 'app', image, imagePullPolicy: 'Never', command: ['sh', '-c', 'echo starting; exit 1'] }],
+        containers: [{ name: 'app', image: 'portico.local/absent:1', imagePullPolicy: 'Never' }],
       },
     },
   },
@@ -33,13 +32,13 @@ test('the home page says what is wrong, live, and each row leads to its page', a
 
   // Trouble arrives while the page is open: it appears without a reload.
   await expect
-    .poll(async () => (await kube.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, crashLooping('web'))).status, { timeout: 20_000 })
+    .poll(async () => (await kube.request('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, neverReady('web'))).status, { timeout: 20_000 })
     .toBe(201);
   const workload = page.getByTestId('home-workloads').locator('li[data-kind="Deployment"]', { hasText: 'web' });
   await expect(workload).toContainText('0 of 1 ready', { timeout: 60_000 });
   await expect(page.getByTestId('home-pods').locator('li[data-kind="Pod"]', { hasText: 'web-' })).toContainText('0/1 ready');
   await expect(page.getByTestId('home-changes').locator('li[data-kind="Deployment"]', { hasText: 'web' })).toContainText('created');
-  const warning = page.getByTestId('warning-group').filter({ hasText: 'BackOff' });
+  const warning = page.getByTestId('warning-group').filter({ hasText: 'ErrImageNeverPull' });
   await expect(warning).toContainText(/pod\/web-/, { timeout: 180_000 });
   await page.screenshot({ path: 'test-results/home.png', fullPage: true });
 
@@ -49,6 +48,5 @@ test('the home page says what is wrong, live, and each row leads to its page', a
   await page.goBack();
   await warning.getByRole('link', { name: /pod\/web-/ }).click();
   await expect(page).toHaveURL(new RegExp(`/r/core/v1/pods/${ns}/web-`));
-  // A crash-looping container costs the node for as long as it runs.
   await kube.ok('DELETE', `/apis/apps/v1/namespaces/${ns}/deployments/web`);
 });

@@ -1,7 +1,7 @@
 //! The home page's live view (`Topic::Overview` on the tab's socket) on the real node,
-//! as a person: a crash-looping Deployment in their namespace shows as a workload
-//! short of its replicas, a Pod restarting and its Warning events, each linked to its
-//! page, while the same trouble in a namespace they may not read shows nowhere.
+//! as a person: a Deployment that never gets ready in their namespace shows as a
+//! workload short of its replicas, a Pod not ready and its Warning events, each linked
+//! to its page, while the same trouble in a namespace they may not read shows nowhere.
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -12,14 +12,15 @@ use portico_core::overview::{Overview, OverviewQuery};
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
-use super::{IMAGE, Socket, admin, connect, subscribe_to, token_mode_portal};
+use super::{Socket, admin, connect, subscribe_to, token_mode_portal};
 
-/// Real containers crash, restart and back off: the kubelet's first BackOff comes
-/// after a few restarts.
+/// The kubelet's first word on a Pod comes once it is placed and its image looked for.
 const TROUBLE_WAIT: Duration = Duration::from_secs(180);
 
-/// A Deployment of one replica whose container exits at once.
-async fn crash_looping(admin: &kube::Client, ns: &str) {
+/// A Deployment of one replica whose image the node does not hold and may not pull:
+/// never ready, the kubelet's Warning events, and no container running (a crash loop
+/// would cost the node beside the other tests).
+async fn never_ready(admin: &kube::Client, ns: &str) {
     let deployment: Deployment = serde_json::from_value(json!({
         "metadata": {"name": "web"},
         "spec": {
@@ -30,8 +31,7 @@ async fn crash_looping(admin: &kube::Client, ns: &str) {
                 "spec": {
                     "automountServiceAccountToken": false,
                     "terminationGracePeriodSeconds": 1,
-                    "containers": [{"name": "app", "image": IMAGE, "imagePullPolicy": "Never",
-                                    "command": ["sh", "-c", "echo starting; exit 1"]}],
+                    "containers": [{"name": "app", "image": "portico.local/absent:1", "imagePullPolicy": "Never"}],
                 },
             },
         },
@@ -107,7 +107,7 @@ fn names_namespace(overview: &Overview, ns: &str) -> Option<String> {
     })
 }
 
-/// Whether `overview` shows `ns`'s crash-looping `web` everywhere it belongs.
+/// Whether `overview` shows `ns`'s never-ready `web` everywhere it belongs.
 fn shows_the_trouble(overview: &Overview, ns: &str) -> bool {
     let mine = Some(ns.to_string());
     let workload = overview.workloads.items.iter().any(|i| {
@@ -128,7 +128,7 @@ fn shows_the_trouble(overview: &Overview, ns: &str) -> bool {
             && g.kind == "pod"
             && g.name.starts_with("web-")
             && g.href.as_deref() == Some(&format!("/r/core/v1/pods/{ns}/{}", g.name))
-            && g.warnings.iter().any(|w| w.reason == "BackOff")
+            && g.warnings.iter().any(|w| w.reason == "ErrImageNeverPull")
     });
     let changed = overview
         .changes
@@ -145,9 +145,9 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
     let secret = crate::kit::fresh_namespace(&admin, "home-secret").await;
     // Where she may read Pods and events only (no Stacks, no workloads).
     let pods_only = crate::kit::fresh_namespace(&admin, "home-pods").await;
-    crash_looping(&admin, &mine).await;
-    crash_looping(&admin, &secret).await;
-    crash_looping(&admin, &pods_only).await;
+    never_ready(&admin, &mine).await;
+    never_ready(&admin, &secret).await;
+    never_ready(&admin, &pods_only).await;
     let token = crate::kit::account_token(&admin, &mine, "ada").await;
     let reads = json!({
         "apiGroups": ["", "apps", "portico.dev"],
@@ -293,7 +293,7 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
     )
     .await;
     // Her namespaces are those where she reads any of it: the Pods-only one too.
-    let crashing_in = |o: &Overview, ns: &str| {
+    let failing_in = |o: &Overview, ns: &str| {
         o.pods
             .items
             .iter()
@@ -302,7 +302,7 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
     let listed = until_overview(
         &mut socket,
         4,
-        |o| shows_the_trouble(o, &mine) && crashing_in(o, &pods_only),
+        |o| shows_the_trouble(o, &mine) && failing_in(o, &pods_only),
         |o| names_namespace(o, &secret),
     )
     .await;
@@ -332,9 +332,8 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
         withdrawn.unseen
     );
     // What she still reads stays.
-    assert!(crashing_in(&withdrawn, &pods_only), "{withdrawn:#?}");
+    assert!(failing_in(&withdrawn, &pods_only), "{withdrawn:#?}");
 
-    // Crash-looping containers cost the node for as long as they run.
     for ns in [&mine, &secret, &pods_only] {
         crate::kit::delete_namespace(&admin, ns).await;
     }

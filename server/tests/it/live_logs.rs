@@ -637,6 +637,7 @@ async fn attack_a_deleted_service_accounts_views_end_and_its_session_with_them()
 #[tokio::test]
 async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
     const BUDGET_MIB: usize = 16;
+    let _heavy = crate::kit::REAL_NODE_HEAVY.lock().await;
     let admin = admin().await;
     let ns = crate::kit::fresh_namespace(&admin, "logs-budget").await;
     run_pod(&admin, &ns, "flood", "yes ''").await;

@@ -334,6 +334,7 @@ async fn signing_out_ends_an_open_terminal() {
 #[tokio::test]
 async fn ten_mb_of_output_reaches_the_page_whole_without_portico_holding_it() {
     const BYTES: usize = 10_000_000;
+    let _heavy = crate::kit::REAL_NODE_HEAVY.lock().await;
     // Its own process: the other tests' portals in this one would count too.
     let setup = setup_in_process_of_its_own("terminal-flood", &["create", "get"]).await;
     let Portal::Process { pid, .. } = &setup._portal else {

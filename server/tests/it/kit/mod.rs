@@ -220,6 +220,11 @@ pub async fn fresh_namespace(client: &kube::Client, prefix: &str) -> String {
         .expect("generated name")
 }
 
+/// Held by the tests that load the real node hardest (a `yes` log flood, 10 MB
+/// through a terminal): on 2 cores, two of them at once starve the kubelet's streams
+/// and each other's measures.
+pub static REAL_NODE_HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Deletes namespace `ns` and what it holds, without waiting for it to go.
 pub async fn delete_namespace(client: &kube::Client, ns: &str) {
     use k8s_openapi::api::core::v1::Namespace;
