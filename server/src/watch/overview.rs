@@ -17,7 +17,7 @@ use portico_core::table::wire::TableQuery;
 
 use super::LiveState;
 use super::overview_scope::{REVIEWS_AT_ONCE, Scope, scopes};
-use super::views::{Refusal, signed_in};
+use super::views::{Refusal, client_in, signed_in};
 use crate::cluster::caller::Caller;
 
 /// A burst of changes (a rollout, a node's Pods) is summarized once: the whole
@@ -41,19 +41,7 @@ pub async fn open(
     let home = state
         .overviews
         .acquire_overview(caller.person(), &state.limits)?;
-    let client = state
-        .auth
-        .pool
-        .for_caller(&caller)
-        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    if let Some(ns) = &query.namespace
-        && !super::access::namespace_exists(state, &client, caller.person().as_deref(), ns).await
-    {
-        return Err((
-            StatusCode::NOT_FOUND,
-            format!("Namespace {ns} does not exist."),
-        ));
-    }
+    let client = client_in(state, &caller, query.namespace.as_deref()).await?;
     let (scopes, mut unseen) = scopes(state, &caller, &client, query.namespace.as_deref()).await;
     let mut subscriptions = Vec::with_capacity(scopes.len());
     for scope in &scopes {

@@ -63,19 +63,7 @@ pub async fn table(
             format!("{} may not watch {}{scope}.", caller.name(), query.plural),
         ));
     }
-    let client = state
-        .auth
-        .pool
-        .for_caller(&caller)
-        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    if let Some(ns) = &query.namespace
-        && !super::access::namespace_exists(state, &client, caller.person().as_deref(), ns).await
-    {
-        return Err((
-            StatusCode::NOT_FOUND,
-            format!("Namespace {ns} does not exist."),
-        ));
-    }
+    let client = client_in(state, &caller, query.namespace.as_deref()).await?;
     let revoked = format!(
         "Your permission to watch {} here was withdrawn, or your sign-in ended; this view has stopped.",
         query.plural
@@ -180,24 +168,7 @@ pub async fn children(
         .zip(allowed)
         .filter_map(|(kind, ok)| ok.then_some(kind))
         .collect();
-    let client = state
-        .auth
-        .pool
-        .for_caller(&caller)
-        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    if !super::access::namespace_exists(
-        state,
-        &client,
-        caller.person().as_deref(),
-        &query.namespace,
-    )
-    .await
-    {
-        return Err((
-            StatusCode::NOT_FOUND,
-            format!("Namespace {} does not exist.", query.namespace),
-        ));
-    }
+    let client = client_in(state, &caller, Some(&query.namespace)).await?;
     let viewer = Viewer {
         client: &client,
         owner: caller.feed_owner(),
@@ -251,6 +222,28 @@ pub async fn children(
         }
     };
     Ok(updates.take_until(state.shutdown.begun()))
+}
+
+/// The client acting as `caller`, once `namespace` (if any) is known to exist.
+pub(super) async fn client_in(
+    state: &LiveState,
+    caller: &Caller,
+    namespace: Option<&str>,
+) -> Result<kube::Client, Refusal> {
+    let client = state
+        .auth
+        .pool
+        .for_caller(caller)
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    if let Some(ns) = namespace
+        && !super::access::namespace_exists(state, &client, caller.person().as_deref(), ns).await
+    {
+        return Err((
+            StatusCode::NOT_FOUND,
+            format!("Namespace {ns} does not exist."),
+        ));
+    }
+    Ok(client)
 }
 
 /// Whether the viewer's sign-in still holds: in token mode, the session the request
