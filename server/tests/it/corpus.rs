@@ -355,7 +355,7 @@ async fn a_crd_too_deep_to_decode_is_listed_with_its_reason_and_the_rest_load() 
         .expect("up");
     assert_eq!(ready.status(), 200);
     let home = http
-        .get(format!("{origin}/"))
+        .get(format!("{origin}/crds"))
         .send()
         .await
         .expect("up")
