@@ -60,10 +60,10 @@ go_builds() {
     components=(kube-apiserver kube-controller-manager kube-scheduler kwok)
     if $real_node; then
       # The real node: containerd, runc and the CNI plugins from Debian; kubelet,
-      # kube-proxy, CoreDNS and Traefik (the Ingress controller) built like the rest;
-      # its images built from Debian packages (end2end/images/build.sh: no registry is
-      # reachable).
-      components+=(kubelet kube-proxy coredns traefik)
+      # kube-proxy, CoreDNS, metrics-server (metrics.k8s.io) and Traefik (the Ingress
+      # controller) built like the rest; its images built from Debian packages
+      # (end2end/images/build.sh: no registry is reachable).
+      components+=(kubelet kube-proxy coredns metrics-server traefik)
     fi
     # The local cluster's components, built from source through the module proxy once
     # per pinned version (end2end/kubernetes/go.mod, end2end/kwok/go.mod,

@@ -16,6 +16,7 @@ use portico_core::payload::{
     StackData, StackOffer, StackPlace, SubmitOutcome,
 };
 use portico_core::resource::{ObjectKey, ResourceKind, ResourceRef};
+use portico_core::usage::{Usage, UsageTarget};
 
 #[cfg(feature = "ssr")]
 fn backend() -> Result<crate::backend::SharedBackend, BackendError> {
@@ -120,6 +121,10 @@ endpoints! {
     /// Deployments, StatefulSets and other Stacks, each with whether the caller may
     /// bind it (the rights admission asks of them), and the variables it would get.
     "binding-offer" => fn fetch_binding_offer(namespace: String, stack: String) -> BindingOffer;
+
+    /// What `target` uses now (CPU and memory from metrics.k8s.io) beside its requests
+    /// and limits, read as the caller; or why the cluster cannot say.
+    "usage" as Json => fn fetch_usage(target: UsageTarget) -> Usage;
 
     /// What the caller may do with `resource` in `namespace`, as the API server's
     /// authorizer says.

@@ -15,3 +15,4 @@ pub mod portico_kinds;
 pub mod resource;
 pub mod schema;
 pub mod table;
+pub mod usage;

@@ -9,6 +9,8 @@
 #   kubelet, kube-proxy: the real node's agents, from the same wrapper module.
 #   kwok: KWOK's controller (simulated nodes), pinned in ../kwok/go.mod.
 #   coredns: the cluster's DNS on the real node, pinned in ../coredns/go.mod.
+#   metrics-server: metrics.k8s.io from the real node's kubelet, pinned in
+#     ../metrics-server/go.mod.
 #   traefik: the local cluster's Ingress controller, pinned in ../traefik/go.mod.
 #   helm: installs deploy/chart in the in-cluster tests, pinned in ../helm/go.mod.
 #   dex: the tests' identity provider (OpenID Connect), pinned in ../dex/version and
@@ -41,6 +43,12 @@ case "$what" in
     version="$(pinned "$module/go.mod" github.com/coredns/coredns)"
     ldflags="-s -w"
     ;;
+  metrics-server)
+    module="$here/../metrics-server"
+    package=sigs.k8s.io/metrics-server/cmd/metrics-server
+    version="$(pinned "$module/go.mod" sigs.k8s.io/metrics-server)"
+    ldflags="-s -w -X k8s.io/client-go/pkg/version.gitVersion=$version"
+    ;;
   traefik)
     module="$here/../traefik"
     package=github.com/traefik/traefik/v3/cmd/traefik
@@ -56,7 +64,7 @@ case "$what" in
   dex)
     version="$(tr -d '[:space:]' < "$here/../dex/version")"
     ;;
-  *) echo "usage: build.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy|kwok|coredns|traefik|helm|dex]" >&2; exit 2 ;;
+  *) echo "usage: build.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy|kwok|coredns|metrics-server|traefik|helm|dex]" >&2; exit 2 ;;
 esac
 cache="${PORTICO_CACHE_DIR:-$HOME/.cache/portico}"
 out="$cache/$what-$version"

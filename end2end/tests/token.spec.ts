@@ -20,7 +20,8 @@ test('token mode: the token never appears in a page, a URL or the logs', async (
   try {
     const base = portico.origin;
     await page.goto(`${base}/crds`);
-    await expect(page).toHaveURL(`${base}/login`);
+    // Signing in comes back to the page asked for.
+    await expect(page).toHaveURL(`${base}/login?then=%2Fcrds`);
     await page.locator('#token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect(page).toHaveURL(`${base}/crds`);

@@ -14,4 +14,5 @@ pub mod namespace_picker;
 pub mod pod_logs;
 pub mod resource_nav;
 pub mod terminal;
+pub mod usage;
 pub mod workload_logs;

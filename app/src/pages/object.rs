@@ -14,6 +14,7 @@ use crate::components::live_badge::LiveBadge;
 use crate::components::live_table::LiveTable;
 use crate::components::pod_logs::{LogViews, PodLogs};
 use crate::components::terminal::{TerminalButton, TerminalDock, TerminalPanel};
+use crate::components::usage::UsagePanel;
 use crate::components::workload_logs::WorkloadLogs;
 use crate::error::BackendError;
 use crate::live::{ViewState, follow};
@@ -27,6 +28,7 @@ use portico_core::resource::ObjectKey;
 use portico_core::table::format::cell_text;
 use portico_core::table::state::SortKey;
 use portico_core::table::wire::TableQuery;
+use portico_core::usage::UsageTarget;
 
 #[component]
 pub fn ObjectPage() -> impl IntoView {
@@ -150,7 +152,24 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
         .as_ref()
         .filter(|_| detail.flags.is_stack)
         .map(|(_, selector)| (selector.clone(), detail.name.clone()));
-    let workload_logs = selected.filter(|_| !detail.flags.is_stack);
+    let workload_logs = selected.clone().filter(|_| !detail.flags.is_stack);
+    // What it uses: a Pod's containers, a node, or a workload's or Stack's Pods.
+    let usage_target = match (&pod_namespace, &selected) {
+        (Some(namespace), _) => Some(UsageTarget::Pod {
+            namespace: namespace.clone(),
+            name: detail.name.clone(),
+        }),
+        (None, Some((namespace, selector))) => Some(UsageTarget::Workload {
+            namespace: namespace.clone(),
+            selector: selector.clone(),
+        }),
+        (None, None) if target.resource.group.is_empty() && target.resource.plural == "nodes" => {
+            Some(UsageTarget::Node {
+                name: detail.name.clone(),
+            })
+        }
+        (None, None) => None,
+    };
     view! {
         <div class="page-head">
             <div>
@@ -181,6 +200,7 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
         </div>
         <DeletionNotice detail=detail.clone()/>
         {detail.pod.clone().map(|pod| view! { <PodSummaryPanel pod/> })}
+        {usage_target.map(|target| view! { <UsagePanel target/> })}
         <Owners owners=detail.owners.clone()/>
         <Mentions mentions=detail.mentions.clone()/>
         {stack_namespace.map(|ns| view! {

@@ -9,9 +9,11 @@ use leptos_router::hooks::{query_signal_with_options, use_navigate, use_params_m
 use crate::api::{fetch_permissions, list_namespaces, list_resources};
 use crate::components::live_table::LiveTable;
 use crate::components::namespace_picker::NamespacePicker;
+use crate::components::usage::{TableUsage, use_table_usage};
 use portico_core::resource::{ResourceKind, ResourceRef};
 use portico_core::table::state::SortKey;
 use portico_core::table::wire::TableQuery;
+use portico_core::usage::UsageTarget;
 
 fn quiet() -> NavigateOptions {
     NavigateOptions {
@@ -73,6 +75,13 @@ pub fn ResourcePage() -> impl IntoView {
             field_selector: None,
         }
     });
+    // A Pod table also shows what each Pod uses (kubectl top pod), asked as the person.
+    let usage = use_table_usage(Signal::derive(move || {
+        let r = resource.get();
+        (r.group.is_empty() && r.plural == "pods").then(|| UsageTarget::Table {
+            namespace: non_empty(ns.get()),
+        })
+    }));
     let sort_key = Signal::derive(move || sort.get().as_deref().and_then(SortKey::parse));
     let on_sort = Callback::new(move |column: String| {
         let next = SortKey::toggled(sort_key.get_untracked().as_ref(), column);
@@ -182,7 +191,12 @@ pub fn ResourcePage() -> impl IntoView {
             on_sort
             selected=row
             on_select=Callback::new(move |key| set_row.set(key))
+            usage
         />
+        {move || match usage.get() {
+            TableUsage::None(why) => Some(view! { <p class="subtle small" data-testid="usage-not-served">{why}</p> }),
+            _ => None,
+        }}
         </Transition>
     }
 }

@@ -28,6 +28,14 @@ pub fn pinned_coredns_version() -> &'static str {
     )
 }
 
+/// The metrics-server release that serves metrics.k8s.io on the real node.
+pub fn pinned_metrics_server_version() -> &'static str {
+    pinned(
+        include_str!("../../metrics-server/go.mod"),
+        "sigs.k8s.io/metrics-server",
+    )
+}
+
 /// The Dex build the identity provider runs (a pseudo-version: see end2end/dex).
 pub fn pinned_dex_version() -> &'static str {
     include_str!("../../dex/version").trim()
@@ -74,6 +82,7 @@ pub enum Built {
     Kubelet,
     KubeProxy,
     CoreDns,
+    MetricsServer,
     Dex,
 }
 
@@ -88,6 +97,7 @@ impl Built {
             Built::Kubelet => "kubelet",
             Built::KubeProxy => "kube-proxy",
             Built::CoreDns => "coredns",
+            Built::MetricsServer => "metrics-server",
             Built::Dex => "dex",
         }
     }
@@ -96,6 +106,7 @@ impl Built {
         match self {
             Built::Kwok => pinned_kwok_version(),
             Built::CoreDns => pinned_coredns_version(),
+            Built::MetricsServer => pinned_metrics_server_version(),
             Built::Dex => pinned_dex_version(),
             _ => pinned_kubernetes_version(),
         }
@@ -232,6 +243,7 @@ pub struct NodeBinaries {
     pub kubelet: PathBuf,
     pub kube_proxy: PathBuf,
     pub coredns: PathBuf,
+    pub metrics_server: PathBuf,
 }
 
 impl NodeBinaries {
@@ -240,6 +252,7 @@ impl NodeBinaries {
             kubelet: Built::Kubelet.cached_or_built()?,
             kube_proxy: Built::KubeProxy.cached_or_built()?,
             coredns: Built::CoreDns.cached_or_built()?,
+            metrics_server: Built::MetricsServer.cached_or_built()?,
         })
     }
 }
@@ -253,6 +266,7 @@ mod tests {
         assert!(pinned_kubernetes_version().starts_with("v1."));
         assert!(pinned_kwok_version().starts_with("v0."));
         assert!(pinned_coredns_version().starts_with("v1."));
+        assert!(pinned_metrics_server_version().starts_with("v0."));
         assert_eq!(
             pinned("require (\n\tfoo v1.2.3 // indirect\n)", "foo"),
             "v1.2.3"

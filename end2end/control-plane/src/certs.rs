@@ -27,12 +27,18 @@ pub struct CertificateAuthority {
 
 impl CertificateAuthority {
     pub fn new() -> Result<Self, CertError> {
+        Self::named("portico-local-ca")
+    }
+
+    /// A CA of its own name: the front proxy's is not the one that signs client
+    /// certificates, so no ordinary client may assert the X-Remote-* headers.
+    pub fn named(common_name: &str) -> Result<Self, CertError> {
         let key = KeyPair::generate()?;
         let mut params = CertificateParams::new(Vec::<String>::new())?;
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params
             .distinguished_name
-            .push(DnType::CommonName, "portico-local-ca");
+            .push(DnType::CommonName, common_name);
         params.key_usages = vec![
             KeyUsagePurpose::KeyCertSign,
             KeyUsagePurpose::CrlSign,

@@ -254,6 +254,13 @@ impl ControlPlane {
             sa_key: write("sa.key", &sa_private)?,
         };
         let sa_pub = write("sa.pub", &sa_public)?;
+        // API aggregation (metrics-server's metrics.k8s.io): the API server proxies to
+        // it as the front proxy, with a client certificate from a CA of its own.
+        let front_proxy_ca = CertificateAuthority::named("portico-front-proxy-ca")?;
+        let front_proxy = front_proxy_ca.client_cert("front-proxy-client", None)?;
+        let front_proxy_ca_file = write("front-proxy-ca.crt", &front_proxy_ca.cert_pem())?;
+        let front_proxy_cert = write("front-proxy-client.crt", &front_proxy.cert_pem)?;
+        let front_proxy_key = write("front-proxy-client.key", &front_proxy.key_pem)?;
 
         let mut processes = Processes::default();
         let [etcd_port, etcd_peer_port, port] = free_ports()?;
@@ -305,6 +312,19 @@ impl ControlPlane {
             format!("--tls-cert-file={}", files.tls_cert.display()),
             format!("--tls-private-key-file={}", files.tls_key.display()),
             format!("--client-ca-file={}", files.ca.display()),
+            format!(
+                "--requestheader-client-ca-file={}",
+                front_proxy_ca_file.display()
+            ),
+            "--requestheader-allowed-names=front-proxy-client".into(),
+            "--requestheader-username-headers=X-Remote-User".into(),
+            "--requestheader-group-headers=X-Remote-Group".into(),
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-".into(),
+            format!("--proxy-client-cert-file={}", front_proxy_cert.display()),
+            format!("--proxy-client-key-file={}", front_proxy_key.display()),
+            // The aggregator dials the Service's endpoint (the node's address), not its
+            // ClusterIP: the host has no kube-proxy rules.
+            "--enable-aggregator-routing=true".into(),
             format!("--service-cluster-ip-range={SERVICE_RANGE}"),
             "--allow-privileged=true".into(),
             format!("--service-account-issuer={server_url}"),

@@ -11,7 +11,8 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
 use super::AuthState;
-use super::sign_in_page::auth_page;
+use super::oidc::sign_in::local_path;
+use super::sign_in_page::{auth_page, escape};
 use super::token_review::{Unreachable, who_is};
 use crate::auth::identity::IdentityMode;
 use crate::auth::peer::Peer;
@@ -20,9 +21,13 @@ use crate::auth::session::MAX_COOKIE_VALUE;
 #[derive(Deserialize)]
 pub struct SignIn {
     token: String,
+    /// The page asked for before signing in (`?then=` of the sign-in page).
+    #[serde(default)]
+    then: Option<String>,
 }
 
-fn page_html(state: &AuthState, problem: Option<&str>) -> Html<String> {
+/// The token form; `then` (a path inside Portico) is where signing in leads.
+fn page_html(state: &AuthState, then: &str, problem: Option<&str>) -> Html<String> {
     let base = &state.base;
     auth_page(
         state,
@@ -32,10 +37,12 @@ fn page_html(state: &AuthState, problem: Option<&str>) -> Html<String> {
 <form method="post" action="{base}/auth/login" autocomplete="off">
 <label class="field-label" for="token">Token</label>
 <input id="token" name="token" type="password" required autofocus spellcheck="false"/>
+<input type="hidden" name="then" value="{then}"/>
 <div class="form-actions"><button type="submit" class="primary">Sign in</button></div>
 </form>
 <p class="subtle small">For a service account: <code>kubectl create token NAME -n NAMESPACE</code></p>"#,
-            base = base.as_str()
+            base = base.as_str(),
+            then = escape(then),
         ),
     )
 }
@@ -46,7 +53,7 @@ pub async fn page(
     query: axum::extract::Query<crate::auth::oidc::sign_in::Then>,
 ) -> Response {
     match state.identity.mode {
-        IdentityMode::Token => page_html(&state, None).into_response(),
+        IdentityMode::Token => page_html(&state, &query.path(), None).into_response(),
         IdentityMode::Oidc => crate::auth::oidc::sign_in::page(State(state), query).await,
         _ => Redirect::to(&state.base.url("/")).into_response(),
     }
@@ -63,11 +70,13 @@ pub async fn sign_in(
     else {
         return Redirect::to(&state.base.url("/")).into_response();
     };
+    // Back to the page asked for, if it is Portico's own (never another site).
+    let then = local_path(form.then.as_deref());
     let token = form.token.trim().to_string();
     if token.is_empty() {
         return (
             StatusCode::BAD_REQUEST,
-            page_html(&state, Some("Paste a token first.")),
+            page_html(&state, &then, Some("Paste a token first.")),
         )
             .into_response();
     }
@@ -82,6 +91,7 @@ pub async fn sign_in(
             StatusCode::TOO_MANY_REQUESTS,
             page_html(
                 &state,
+                &then,
                 Some("Too many sign-in attempts just now: wait a few seconds and try again."),
             ),
         )
@@ -92,9 +102,7 @@ pub async fn sign_in(
         Err(Unreachable) => {
             return (
                 StatusCode::SERVICE_UNAVAILABLE,
-                page_html(
-                    &state,
-                    Some("Portico could not reach the Kubernetes API server to check this token: try again shortly."),
+                page_html(&state, &then, Some("Portico could not reach the Kubernetes API server to check this token: try again shortly."),
                 ),
             )
                 .into_response();
@@ -104,28 +112,32 @@ pub async fn sign_in(
         tracing::info!(target: "portico::audit", verb = "sign-in", result = "refused", "audit");
         return (
             StatusCode::UNAUTHORIZED,
-            page_html(&state, Some("The API server did not accept this token.")),
+            page_html(
+                &state,
+                &then,
+                Some("The API server did not accept this token."),
+            ),
         )
             .into_response();
     };
     let Some((_, cookie)) = sessions.start(user.clone(), token) else {
         return (
             StatusCode::INTERNAL_SERVER_ERROR,
-            page_html(&state, Some("Portico could not start a session.")),
+            page_html(&state, &then, Some("Portico could not start a session.")),
         )
             .into_response();
     };
     if cookie.len() > MAX_COOKIE_VALUE {
         return (
             StatusCode::BAD_REQUEST,
-            page_html(&state, Some(
+            page_html(&state, &then, Some(
                 "This token is too long to keep in a browser cookie; use a shorter-lived or service-account token.",
             )),
         )
             .into_response();
     }
     tracing::info!(target: "portico::audit", user = ?user, verb = "sign-in", result = "ok", "audit");
-    let mut response = Redirect::to(&state.base.url("/")).into_response();
+    let mut response = Redirect::to(&state.base.url(&then)).into_response();
     if let Ok(value) = HeaderValue::from_str(&state.cookie_header(Some(&cookie))) {
         response.headers_mut().insert(header::SET_COOKIE, value);
     }

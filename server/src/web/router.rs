@@ -221,8 +221,12 @@ async fn identify(
             "Portico does not know who you are: sign in first.",
         )
             .into_response(),
-        // Single sign-on comes back to the page asked for.
-        None if state.auth.identity.mode == IdentityMode::Oidc => {
+        // Signing in (single sign-on or a token) comes back to the page asked for.
+        None if matches!(
+            state.auth.identity.mode,
+            IdentityMode::Oidc | IdentityMode::Token
+        ) =>
+        {
             let asked = request
                 .extensions()
                 .get::<OriginalUri>()
@@ -235,7 +239,7 @@ async fn identify(
             let then: String = form_urlencoded::byte_serialize(within.as_bytes()).collect();
             Redirect::to(&format!("{}?then={then}", state.base.url("/login"))).into_response()
         }
-        // Token mode (local mode identifies every request).
+        // Local mode identifies every request.
         None => Redirect::to(&state.base.url("/login")).into_response(),
     }
 }

@@ -269,25 +269,31 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
         .await
         .expect("page");
     assert_eq!(login.status().as_u16(), 303);
-    assert_eq!(login.headers()["location"], "/login");
+    // Signing in comes back to the page asked for.
+    assert_eq!(login.headers()["location"], "/login?then=%2Fcrds");
 
+    // Only to Portico's own pages: another site becomes the home page.
     let refused = http
         .post(format!("{}/auth/login", portal.base))
         .header("origin", &portal.base)
-        .form(&[("token", "not-a-token")])
+        .form(&[("token", "not-a-token"), ("then", "//evil.example/x")])
         .send()
         .await
         .expect("sign in");
     assert_eq!(refused.status().as_u16(), 401);
+    let again = refused.text().await.expect("the form again");
+    assert!(again.contains(r#"name="then" value="/""#), "{again}");
+    assert!(!again.contains("evil.example"), "{again}");
 
     let signed_in = http
         .post(format!("{}/auth/login", portal.base))
         .header("origin", &portal.base)
-        .form(&[("token", token.as_str())])
+        .form(&[("token", token.as_str()), ("then", "/crds")])
         .send()
         .await
         .expect("sign in");
     assert_eq!(signed_in.status().as_u16(), 303);
+    assert_eq!(signed_in.headers()["location"], "/crds");
     let cookie = signed_in.headers()["set-cookie"]
         .to_str()
         .expect("cookie")

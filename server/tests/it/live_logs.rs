@@ -16,11 +16,13 @@ use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-// Terminals and the home page run on the same real node: one cluster start for all.
+// Terminals, the home page and usage run on the same real node: one cluster start for all.
 #[path = "home.rs"]
 mod home;
 #[path = "terminal.rs"]
 mod terminal;
+#[path = "usage.rs"]
+mod usage;
 
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;

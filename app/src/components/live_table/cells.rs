@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use crate::components::usage::TableUsage;
 use portico_core::resource::ResourceRef;
 use portico_core::table::format::cell_text;
 use portico_core::table::state::SortKey;
@@ -56,7 +57,23 @@ pub fn LiveRow(
     link_rows: bool,
     selected: Signal<bool>,
     on_click: Callback<()>,
+    usage: Option<Memo<TableUsage>>,
 ) -> impl IntoView {
+    // kubectl top pod's figures, after kubectl get's columns (marked as extra).
+    let usage_cells = usage.map(|usage| {
+        let key = row_key(&row);
+        move || {
+            usage.with(|u| {
+                u.has_figures().then(|| {
+                    let (cpu, memory) = u.cells(&key);
+                    view! {
+                        <td data-extra="usage" class="mono">{cpu}</td>
+                        <td data-extra="usage" class="mono">{memory}</td>
+                    }
+                })
+            })
+        }
+    });
     let row = StoredValue::new(row);
     let href = move || {
         row.with_value(|r| {
@@ -138,6 +155,7 @@ pub fn LiveRow(
             data-name=row.with_value(|r| r.name.clone())
         >
             {cells}
+            {usage_cells}
         </tr>
     }
 }

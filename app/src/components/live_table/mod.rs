@@ -13,6 +13,7 @@ use leptos::prelude::*;
 
 use crate::components::clock::ticking_clock;
 use crate::components::live_badge::LiveBadge;
+use crate::components::usage::TableUsage;
 use crate::live::ViewState;
 use cells::{HeaderCell, LiveRow, row_key};
 use portico_core::table::state::{SortKey, TableState};
@@ -37,6 +38,9 @@ pub fn LiveTable(
     #[prop(optional, into)]
     selected: Option<Signal<Option<String>>>,
     #[prop(optional)] on_select: Option<Callback<Option<String>>>,
+    /// A Pod table's usage, shown in two columns after kubectl's once there are figures.
+    #[prop(optional)]
+    usage: Option<Memo<TableUsage>>,
 ) -> impl IntoView {
     let LiveRows {
         table,
@@ -163,6 +167,12 @@ pub fn LiveTable(
                         <For each=move || columns.get() key=|(i, c)| (*i, c.name.clone()) let:((_, column))>
                             <HeaderCell column sort on_sort/>
                         </For>
+                        {usage.map(|usage| view! {
+                            <Show when=move || usage.with(TableUsage::has_figures)>
+                                <th data-extra="usage" title="In use now, from the metrics API (kubectl top pod)">"CPU(CORES)"</th>
+                                <th data-extra="usage" title="In use now, from the metrics API (kubectl top pod)">"MEMORY(BYTES)"</th>
+                            </Show>
+                        })}
                     </tr>
                 </thead>
                 <tbody>
@@ -177,7 +187,7 @@ pub fn LiveTable(
                             let key_for_click = key.clone();
                             let is_selected = Signal::derive(move || cursor.with(|s| s.as_deref() == Some(key.as_str())));
                             view! {
-                                <LiveRow row columns=columns.into() now=now.into() resource link_rows
+                                <LiveRow row columns=columns.into() now=now.into() resource link_rows usage
                                     selected=is_selected on_click=Callback::new(move |()| selection.select(Some(key_for_click.clone())))/>
                             }
                         }

@@ -233,9 +233,29 @@ pub fn corefile(kubeconfig: &Path, node_ip: Ipv4Addr) -> String {
     )
 }
 
+/// The user metrics-server authenticates as (to the API server and to kubelet).
+pub const METRICS_SERVER_USER: &str = "portico:metrics-server";
+
+/// Where metrics-server serves on the node's address (kubelet holds 10250 there).
+pub const METRICS_SERVER_PORT: u16 = 4443;
+
 /// What CoreDNS may read (it authenticates as `portico:coredns`): the objects
-/// upstream's coredns ClusterRole names. As (API path, object) pairs to create.
-pub fn rbac() -> [(&'static str, serde_json::Value); 2] {
+/// upstream's coredns ClusterRole names; and what metrics-server needs (upstream's
+/// manifests: read nodes' metrics and Pods, delegate authentication and authorization,
+/// read the front proxy's CA), with metrics.k8s.io readable by view, edit and admin.
+/// As (API path, object) pairs to create.
+pub fn rbac() -> [(&'static str, serde_json::Value); 7] {
+    let cluster_binding = |name: &str, role: &str, user: &str| {
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+        })
+    };
+    const CLUSTER_ROLES: &str = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+    const CLUSTER_BINDINGS: &str = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings";
     [
         (
             "/apis/rbac.authorization.k8s.io/v1/clusterroles",
@@ -250,13 +270,119 @@ pub fn rbac() -> [(&'static str, serde_json::Value); 2] {
             }),
         ),
         (
-            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            CLUSTER_BINDINGS,
+            cluster_binding("portico:coredns", "portico:coredns", "portico:coredns"),
+        ),
+        (
+            CLUSTER_ROLES,
             json!({
                 "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": "portico:coredns"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "portico:coredns"},
-                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "portico:coredns"}],
+                "kind": "ClusterRole",
+                "metadata": {"name": "system:metrics-server"},
+                "rules": [
+                    {"apiGroups": [""], "resources": ["nodes/metrics"], "verbs": ["get"]},
+                    {"apiGroups": [""], "resources": ["pods", "nodes"], "verbs": ["get", "list", "watch"]},
+                ],
+            }),
+        ),
+        (
+            CLUSTER_BINDINGS,
+            cluster_binding(
+                "system:metrics-server",
+                "system:metrics-server",
+                METRICS_SERVER_USER,
+            ),
+        ),
+        (
+            CLUSTER_BINDINGS,
+            cluster_binding(
+                "metrics-server:system:auth-delegator",
+                "system:auth-delegator",
+                METRICS_SERVER_USER,
+            ),
+        ),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings",
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": {"name": "metrics-server-auth-reader", "namespace": "kube-system"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "extension-apiserver-authentication-reader"},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": METRICS_SERVER_USER}],
+            }),
+        ),
+        (
+            CLUSTER_ROLES,
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {
+                    "name": "system:aggregated-metrics-reader",
+                    "labels": {
+                        "rbac.authorization.k8s.io/aggregate-to-view": "true",
+                        "rbac.authorization.k8s.io/aggregate-to-edit": "true",
+                        "rbac.authorization.k8s.io/aggregate-to-admin": "true",
+                    },
+                },
+                "rules": [
+                    {"apiGroups": ["metrics.k8s.io"], "resources": ["pods", "nodes"], "verbs": ["get", "list", "watch"]},
+                ],
+            }),
+        ),
+    ]
+}
+
+/// How the API server finds metrics-server, which runs on the node's address: a
+/// Service without a selector, its EndpointSlice (the port named on both, or the
+/// aggregator skips it), and the APIService of metrics.k8s.io. Registered only once
+/// metrics-server answers: an unavailable APIService fails every discovery.
+pub fn metrics_aggregation(
+    node_ip: Ipv4Addr,
+    ca_pem: &str,
+) -> [(&'static str, serde_json::Value); 3] {
+    use base64::Engine as _;
+    [
+        (
+            "/api/v1/namespaces/kube-system/services",
+            json!({
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "metrics-server", "namespace": "kube-system"},
+                "spec": {"ports": [{"name": "https", "port": 443, "targetPort": METRICS_SERVER_PORT, "protocol": "TCP"}]},
+            }),
+        ),
+        (
+            "/apis/discovery.k8s.io/v1/namespaces/kube-system/endpointslices",
+            json!({
+                "apiVersion": "discovery.k8s.io/v1",
+                "kind": "EndpointSlice",
+                "metadata": {
+                    "name": "metrics-server-node",
+                    "namespace": "kube-system",
+                    "labels": {
+                        "kubernetes.io/service-name": "metrics-server",
+                        "endpointslice.kubernetes.io/managed-by": "portico.local/control-plane",
+                    },
+                },
+                "addressType": "IPv4",
+                "endpoints": [{"addresses": [node_ip.to_string()], "conditions": {"ready": true}, "nodeName": NODE_NAME}],
+                "ports": [{"name": "https", "port": METRICS_SERVER_PORT, "protocol": "TCP"}],
+            }),
+        ),
+        (
+            "/apis/apiregistration.k8s.io/v1/apiservices",
+            json!({
+                "apiVersion": "apiregistration.k8s.io/v1",
+                "kind": "APIService",
+                "metadata": {"name": "v1beta1.metrics.k8s.io"},
+                "spec": {
+                    "group": "metrics.k8s.io",
+                    "version": "v1beta1",
+                    "service": {"namespace": "kube-system", "name": "metrics-server", "port": 443},
+                    "caBundle": base64::engine::general_purpose::STANDARD.encode(ca_pem),
+                    "groupPriorityMinimum": 100,
+                    "versionPriority": 100,
+                },
             }),
         ),
     ]

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::binaries::NodeBinaries;
-use crate::certs::CertificateAuthority;
+use crate::certs::{CertPair, CertificateAuthority};
 use crate::readiness::{Waited, answers_ok, wait_until};
 use crate::{ControlPlaneError, POD_RANGE, Processes, io_err, kubeconfig, spawn_logged};
 use config::Layout;
@@ -116,6 +116,23 @@ impl RealNode {
             config::corefile(&dns_kubeconfig, node_ip),
         )?;
 
+        // metrics-server reads kubelet's summary as `portico:metrics-server` (the same
+        // client certificate kubelet's x509 authentication accepts) and serves
+        // metrics.k8s.io on the node's address, for the aggregator to reach.
+        let metrics_kubeconfig =
+            component_kubeconfig("metrics-server", config::METRICS_SERVER_USER, None)?;
+        let metrics_serving = link
+            .ca
+            .serving_cert(&[node_ip.to_string(), "metrics-server.kube-system.svc".into()])?;
+        let metrics_cert = write(
+            layout.dir.join("metrics-server.crt"),
+            metrics_serving.cert_pem,
+        )?;
+        let metrics_key = write(
+            layout.dir.join("metrics-server.key"),
+            metrics_serving.key_pem,
+        )?;
+
         let mut processes = Processes::default();
         // The API server, forwarded onto the node's network.
         let mut forwarder = Command::new("socat");
@@ -180,6 +197,29 @@ impl RealNode {
         let dns_log = layout.log("coredns");
         processes.0.push(("coredns", spawn_logged(dns, &dns_log)?));
 
+        let mut metrics = sandbox.command(&binaries.metrics_server);
+        for flag in [
+            "--kubeconfig",
+            "--authentication-kubeconfig",
+            "--authorization-kubeconfig",
+        ] {
+            metrics.arg(format!("{flag}={}", metrics_kubeconfig.display()));
+        }
+        metrics
+            .arg(format!("--bind-address={node_ip}"))
+            .arg(format!("--secure-port={}", config::METRICS_SERVER_PORT))
+            .arg(format!("--tls-cert-file={}", metrics_cert.display()))
+            .arg(format!("--tls-private-key-file={}", metrics_key.display()))
+            // The node's name does not resolve; its InternalIP is kubelet's serving name.
+            .arg("--kubelet-preferred-address-types=InternalIP")
+            // Its shortest (more than kubelet's 10 s request timeout): a new Pod's usage
+            // shows within half a minute.
+            .arg("--metric-resolution=15s");
+        let metrics_log = layout.log("metrics-server");
+        processes
+            .0
+            .push(("metrics-server", spawn_logged(metrics, &metrics_log)?));
+
         let provisioner = volumes::Provisioner::start(
             link.admin_kubeconfig.to_path_buf(),
             NODE_NAME.into(),
@@ -233,12 +273,72 @@ impl RealNode {
             None,
             answers_ok(format!("http://{node_ip}:{}/ready", config::DNS_READY_PORT)),
         )?;
+        Self::register_metrics(
+            &mut processes,
+            &metrics_log,
+            node_ip,
+            link.api_port,
+            &ca,
+            &admin,
+        )?;
         Ok(Self {
             processes,
             provisioner,
             sandbox,
             layout,
         })
+    }
+
+    /// Registers metrics.k8s.io once metrics-server answers (an APIService without a
+    /// live backend fails discovery for every client), then waits until the API server
+    /// serves it through the aggregator (front-proxy authentication and all). Not its
+    /// readiness: that waits for a Pod measured twice, and no Pod runs yet.
+    fn register_metrics(
+        processes: &mut Processes,
+        log: &Path,
+        node_ip: std::net::Ipv4Addr,
+        api_port: u16,
+        ca: &str,
+        admin: &CertPair,
+    ) -> Result<(), ControlPlaneError> {
+        wait_until(
+            Waited {
+                component: "metrics-server",
+                child: processes.get("metrics-server")?,
+                log,
+            },
+            Some(ca),
+            None,
+            answers_ok(format!(
+                "https://{node_ip}:{}/livez",
+                config::METRICS_SERVER_PORT
+            )),
+        )?;
+        let api = format!("https://127.0.0.1:{api_port}");
+        crate::readiness::with_client(Some(ca), Some(admin), |client| {
+            for (path, object) in config::metrics_aggregation(node_ip, ca) {
+                client
+                    .post(format!("{api}{path}"))
+                    .json(&object)
+                    .send()
+                    .and_then(reqwest::blocking::Response::error_for_status)
+                    .map_err(|e| ControlPlaneError::Setup {
+                        what: "registering metrics.k8s.io",
+                        message: e.to_string(),
+                    })?;
+            }
+            Ok(())
+        })?;
+        wait_until(
+            Waited {
+                component: "metrics-server",
+                child: processes.get("metrics-server")?,
+                log,
+            },
+            Some(ca),
+            Some(admin),
+            answers_ok(format!("{api}/apis/metrics.k8s.io/v1beta1/nodes")),
+        )
     }
 
     /// Imports an image archive into the node's containerd (an image built here,

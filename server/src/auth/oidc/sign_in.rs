@@ -88,7 +88,7 @@ const MAX_RETURN_PATH: usize = 1024;
 /// A path inside Portico to return to: relative to the base path, never another site.
 /// Control characters are refused too: a browser drops tabs and line breaks when it
 /// reads a URL, so `/\t/evil.example` would become `//evil.example`.
-fn local_path(then: Option<&str>) -> String {
+pub(crate) fn local_path(then: Option<&str>) -> String {
     match then {
         Some(p)
             if p.starts_with('/')
@@ -107,6 +107,13 @@ fn local_path(then: Option<&str>) -> String {
 #[derive(Deserialize)]
 pub struct Then {
     then: Option<String>,
+}
+
+impl Then {
+    /// Where to go once signed in: a path inside Portico, `/` when none is safe.
+    pub fn path(&self) -> String {
+        local_path(self.then.as_deref())
+    }
 }
 
 fn sign_in_body(base: &BasePath, issuer: &str, then: &str) -> String {

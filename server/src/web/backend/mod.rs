@@ -10,6 +10,7 @@ pub mod pod_summary;
 pub mod stack_change;
 pub mod stack_data;
 pub mod stack_places;
+pub mod usage;
 pub mod workload_selector;
 
 use app::backend::{Backend, BackendError};
@@ -20,6 +21,7 @@ use portico_core::payload::{
     StackData, StackOffer, StackPlace, SubmitOutcome,
 };
 use portico_core::resource::{ObjectKey, ResourceKind, ResourceRef};
+use portico_core::usage::{Usage, UsageTarget};
 use tracing::instrument;
 
 use self::objects::ObjectError;
@@ -84,6 +86,28 @@ impl Backend for ClusterBackend {
             .collect();
         names.sort();
         Ok(names)
+    }
+
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
+    async fn fetch_usage(&self, target: UsageTarget) -> Result<Usage, BackendError> {
+        let pods = ResourceRef::new("", "v1", "pods");
+        let (resource, namespace, name) = match &target {
+            UsageTarget::Pod { namespace, name } => (pods, Some(namespace.as_str()), name.as_str()),
+            UsageTarget::Node { name } => {
+                (ResourceRef::new("", "v1", "nodes"), None, name.as_str())
+            }
+            UsageTarget::Workload { namespace, .. } => (pods, Some(namespace.as_str()), "-"),
+            UsageTarget::Table { namespace } => (pods, namespace.as_deref(), "-"),
+        };
+        check_target(&resource, namespace, name)?;
+        let what = match &target {
+            UsageTarget::Pod { namespace, name } => format!("pod {namespace}/{name}"),
+            UsageTarget::Node { name } => format!("node {name}"),
+            _ => format!("pods in {}", namespace.unwrap_or("every namespace")),
+        };
+        usage::usage(&self.client, &target)
+            .await
+            .map_err(|e| user_error(e, &format!("read the usage of {what}"), &what))
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]

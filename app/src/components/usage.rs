@@ -1,0 +1,263 @@
+//! CPU and memory in use, from the cluster's metrics API: a panel for a Pod, a node,
+//! a workload or a Stack (figures beside requests and limits, the last minutes drawn
+//! small), and the usage a Pod table shows in two columns. metrics-server keeps only
+//! its latest figures, so the page asks again every [`EVERY_MS`] and keeps the
+//! history itself, while it is open.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use leptos::prelude::*;
+
+use portico_core::usage::{Amounts, Usage, UsageReport, UsageTarget, cpu_text, memory_text};
+
+/// How often the page asks: metrics-server's resolution on the local cluster.
+pub const EVERY_MS: u64 = 15_000;
+/// Samples kept per row: the last ten minutes at [`EVERY_MS`].
+const KEPT: usize = 40;
+
+/// What the page last heard: nothing yet, figures, or why there are none.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Heard {
+    Nothing,
+    Usage(Usage),
+    Failed(String),
+}
+
+/// Asks for `target`'s usage now and every [`EVERY_MS`] while the calling component
+/// lives (on the page only: nothing is asked while rendering on the server).
+pub fn use_usage(target: Signal<Option<UsageTarget>>) -> RwSignal<Heard> {
+    let heard = RwSignal::new(Heard::Nothing);
+    #[cfg(feature = "hydrate")]
+    {
+        use leptos_use_interval_fn::{UseIntervalFnOptions, use_interval_fn_with_options};
+        let ask = move || {
+            let Some(asked) = target.get_untracked() else {
+                return;
+            };
+            leptos::task::spawn_local(async move {
+                let answer = match crate::api::fetch_usage(asked.clone()).await {
+                    Ok(usage) => Heard::Usage(usage),
+                    Err(e) => Heard::Failed(e.to_string()),
+                };
+                // An answer for a target the page has left is dropped.
+                if target.get_untracked().as_ref() == Some(&asked) {
+                    heard.set(answer);
+                }
+            });
+        };
+        let _asking = use_interval_fn_with_options(
+            ask,
+            EVERY_MS,
+            UseIntervalFnOptions::default().immediate_callback(true),
+        );
+        // A new target (another namespace) is asked about at once.
+        Effect::new(move |previous: Option<Option<UsageTarget>>| {
+            let now = target.get();
+            if previous.is_some_and(|p| p != now) {
+                heard.set(Heard::Nothing);
+                ask();
+            }
+            now
+        });
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = target;
+    heard
+}
+
+/// A row's figures over time, newest last.
+type History = BTreeMap<String, VecDeque<(u64, u64)>>;
+
+/// A panel of usage: one row per container, Pod or node.
+#[component]
+pub fn UsagePanel(target: UsageTarget) -> impl IntoView {
+    let node = matches!(target, UsageTarget::Node { .. });
+    let heard = use_usage(Signal::stored(Some(target)));
+    let history = RwSignal::new(History::new());
+    let last_measured = StoredValue::new(None::<String>);
+    Effect::new(move |_| {
+        let Heard::Usage(Usage::Measured(report)) = heard.get() else {
+            return;
+        };
+        // The same measurement asked twice is one sample.
+        if report.measured_at.is_some() && last_measured.get_value() == report.measured_at {
+            return;
+        }
+        last_measured.set_value(report.measured_at.clone());
+        history.update(|h| {
+            h.retain(|name, _| report.rows.iter().any(|r| &r.name == name));
+            for row in &report.rows {
+                let kept = h.entry(row.name.clone()).or_default();
+                kept.push_back((row.cpu.used, row.memory.used));
+                while kept.len() > KEPT {
+                    kept.pop_front();
+                }
+            }
+        });
+    });
+    let ceiling = if node { "Allocatable" } else { "Limit" };
+    view! {
+        <section class="panel" data-testid="usage-panel">
+            <h2>"Usage"</h2>
+            {move || match heard.get() {
+                Heard::Nothing => view! { <p class="subtle">"Asking the metrics API…"</p> }.into_any(),
+                Heard::Failed(why) => view! { <p class="error" data-testid="usage-error">{why}</p> }.into_any(),
+                Heard::Usage(Usage::NotServed(why)) => {
+                    view! { <p class="subtle" data-testid="usage-not-served">{why}</p> }.into_any()
+                }
+                Heard::Usage(Usage::Measured(report)) => view! {
+                    <UsageTable report ceiling history/>
+                }.into_any(),
+            }}
+        </section>
+    }
+}
+
+#[component]
+fn UsageTable(
+    report: UsageReport,
+    ceiling: &'static str,
+    history: RwSignal<History>,
+) -> impl IntoView {
+    let measured = report
+        .measured_at
+        .clone()
+        .map(|at| format!("Measured at {at}; asked again every {} s.", EVERY_MS / 1000));
+    let missing = report.missing.clone();
+    let truncated = report.truncated.then(|| {
+        view! { <p class="subtle">"Only the first Pods are shown."</p> }
+    });
+    view! {
+        {(!report.rows.is_empty()).then(|| view! {
+            <table class="grid usage" data-testid="usage-table">
+                <thead><tr>
+                    <th>"Name"</th>
+                    <th>"CPU"</th><th>"Request"</th><th>{ceiling}</th><th>"Last minutes"</th>
+                    <th>"Memory"</th><th>"Request"</th><th>{ceiling}</th><th>"Last minutes"</th>
+                </tr></thead>
+                <tbody>
+                    {report.rows.iter().map(|row| {
+                        let name = row.name.clone();
+                        let series = move |pick: fn(&(u64, u64)) -> u64| {
+                            history.with(|h| {
+                                h.get(&name).map(|kept| kept.iter().map(pick).collect::<Vec<u64>>()).unwrap_or_default()
+                            })
+                        };
+                        let cpu_series = series.clone();
+                        let (cpu, memory) = (row.cpu, row.memory);
+                        view! {
+                            <tr data-usage-row=row.name.clone()>
+                                <td class="mono">{row.name.clone()}</td>
+                                <Figures amounts=cpu text=cpu_text/>
+                                <td><Sparkline values=Signal::derive(move || cpu_series(|s| s.0)) top=cpu.ceiling/></td>
+                                <Figures amounts=memory text=memory_text/>
+                                <td><Sparkline values=Signal::derive(move || series(|s| s.1)) top=memory.ceiling/></td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        })}
+        {missing.into_iter().map(|m| view! { <p class="subtle" data-testid="usage-missing">{m}</p> }).collect_view()}
+        {truncated}
+        {measured.map(|m| view! { <p class="subtle small">{m}</p> })}
+    }
+}
+
+/// In use (with its share of the ceiling), the request and the ceiling.
+#[component]
+fn Figures(amounts: Amounts, text: fn(u64) -> String) -> impl IntoView {
+    let share = amounts
+        .percent_of_ceiling()
+        .map(|p| format!(" ({p}%)"))
+        .unwrap_or_default();
+    let over_request = amounts.request.is_some_and(|r| amounts.used > r);
+    let or_none = |v: Option<u64>| v.map(text).unwrap_or_else(|| "none".into());
+    view! {
+        <td class="mono" class:warn=over_request data-testid="usage-used">{text(amounts.used)}{share}</td>
+        <td class="mono small">{or_none(amounts.request)}</td>
+        <td class="mono small">{or_none(amounts.ceiling)}</td>
+    }
+}
+
+const SPARK_WIDTH: f64 = 120.0;
+const SPARK_HEIGHT: f64 = 24.0;
+
+/// The kept samples as a line, scaled to the ceiling (or the highest sample).
+#[component]
+fn Sparkline(values: Signal<Vec<u64>>, top: Option<u64>) -> impl IntoView {
+    let points = move || {
+        values.with(|v| {
+            let high = v
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(0)
+                .max(top.unwrap_or(0))
+                .max(1) as f64;
+            let step = SPARK_WIDTH / (KEPT.saturating_sub(1)).max(1) as f64;
+            let start = KEPT.saturating_sub(v.len()) as f64 * step;
+            v.iter()
+                .enumerate()
+                .map(|(i, value)| {
+                    let x = start + i as f64 * step;
+                    let y = SPARK_HEIGHT - (*value as f64 / high) * (SPARK_HEIGHT - 2.0) - 1.0;
+                    format!("{x:.1},{y:.1}")
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    };
+    view! {
+        <svg class="sparkline" viewBox=format!("0 0 {SPARK_WIDTH} {SPARK_HEIGHT}") width="120" height="24"
+            role="img" aria-label=move || format!("{} samples", values.with(Vec::len))>
+            <polyline points=points fill="none" stroke="currentColor" stroke-width="1.5"/>
+        </svg>
+    }
+}
+
+/// A Pod table's usage: `namespace/name` → (millicores, bytes), or why there is
+/// none. Asked while `target` (a [`UsageTarget::Table`]) is `Some`: the page shows
+/// Pods.
+pub fn use_table_usage(target: Signal<Option<UsageTarget>>) -> Memo<TableUsage> {
+    let heard = use_usage(target);
+    Memo::new(move |_| match heard.get() {
+        _ if target.with(Option::is_none) => TableUsage::Waiting,
+        Heard::Nothing => TableUsage::Waiting,
+        Heard::Failed(why) | Heard::Usage(Usage::NotServed(why)) => TableUsage::None(why),
+        Heard::Usage(Usage::Measured(report)) => TableUsage::Figures(
+            report
+                .rows
+                .into_iter()
+                .map(|r| (r.name, (r.cpu.used, r.memory.used)))
+                .collect(),
+        ),
+    })
+}
+
+/// What a Pod table's usage columns show.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TableUsage {
+    Waiting,
+    /// Why there are no figures, in a sentence (the columns' title).
+    None(String),
+    Figures(BTreeMap<String, (u64, u64)>),
+}
+
+impl TableUsage {
+    pub fn has_figures(&self) -> bool {
+        matches!(self, TableUsage::Figures(_))
+    }
+
+    /// The CPU and memory cells of the Pod `key` (`namespace/name`), as `kubectl top
+    /// pod` prints them; empty while unknown.
+    pub fn cells(&self, key: &str) -> (String, String) {
+        match self {
+            TableUsage::Figures(f) => f
+                .get(key)
+                .map(|(cpu, mem)| (cpu_text(*cpu), memory_text(*mem)))
+                .unwrap_or_default(),
+            _ => Default::default(),
+        }
+    }
+}
