@@ -33,6 +33,9 @@ pub enum BackendError {
     Transport(String),
     #[error("Portico's server is misconfigured: {0}")]
     Internal(String),
+    /// The person already has as many of these requests running as Portico allows.
+    #[error("{0}")]
+    Busy(String),
 }
 
 impl BackendError {
@@ -48,6 +51,7 @@ impl BackendError {
             Self::Invalid(_) => 422,
             Self::BadRequest(_) => 400,
             Self::Transport(_) | Self::Internal(_) => 500,
+            Self::Busy(_) => 429,
         }
     }
 }

@@ -52,7 +52,7 @@ test('a Pod that burns a core shows about 1000m on its page, in its table and on
   // The Pod table: kubectl top pod's figures after kubectl get's columns.
   await page.goto(`/r/core/v1/pods?ns=${ns}`);
   const table = page.getByTestId('live-table');
-  await expect(table.locator('th[data-extra]')).toHaveText(['CPU(CORES)', 'MEMORY(BYTES)'], { timeout: 30_000 });
+  await expect(table.locator('th[data-extra]')).toHaveText(['CPU(cores)', 'MEMORY(bytes)'], { timeout: 30_000 });
   const cells = table.locator('tr[data-name="burn"] td[data-extra]');
   await expect.poll(async () => millicores(await cells.first().textContent() ?? '')).toBeGreaterThanOrEqual(700);
   await expect(cells.nth(1)).toHaveText(/^\d+Mi$/);

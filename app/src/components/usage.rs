@@ -39,9 +39,10 @@ pub fn use_usage(target: Signal<Option<UsageTarget>>) -> RwSignal<Heard> {
                     Ok(usage) => Heard::Usage(usage),
                     Err(e) => Heard::Failed(e.to_string()),
                 };
-                // An answer for a target the page has left is dropped.
-                if target.get_untracked().as_ref() == Some(&asked) {
-                    heard.set(answer);
+                // An answer for a target the page has left, or for a page gone, is
+                // dropped.
+                if target.try_get_untracked().flatten().as_ref() == Some(&asked) {
+                    heard.try_set(answer);
                 }
             });
         };
@@ -68,35 +69,71 @@ pub fn use_usage(target: Signal<Option<UsageTarget>>) -> RwSignal<Heard> {
 /// A row's figures over time, newest last.
 type History = BTreeMap<String, VecDeque<(u64, u64)>>;
 
-/// A panel of usage: one row per container, Pod or node.
-#[component]
-pub fn UsagePanel(target: UsageTarget) -> impl IntoView {
-    let node = matches!(target, UsageTarget::Node { .. });
-    let heard = use_usage(Signal::stored(Some(target)));
-    let history = RwSignal::new(History::new());
-    let last_measured = StoredValue::new(None::<String>);
-    Effect::new(move |_| {
-        let Heard::Usage(Usage::Measured(report)) = heard.get() else {
-            return;
-        };
-        // The same measurement asked twice is one sample.
-        if report.measured_at.is_some() && last_measured.get_value() == report.measured_at {
-            return;
-        }
-        last_measured.set_value(report.measured_at.clone());
-        history.update(|h| {
-            h.retain(|name, _| report.rows.iter().any(|r| &r.name == name));
-            for row in &report.rows {
-                let kept = h.entry(row.name.clone()).or_default();
-                kept.push_back((row.cpu.used, row.memory.used));
-                while kept.len() > KEPT {
-                    kept.pop_front();
-                }
+/// A page's usage and the figures kept since it opened. Provided by a page whose
+/// object redraws (its panel is rebuilt on every change of the object): the asking
+/// and the history outlive the panel.
+#[derive(Clone, Copy)]
+pub struct UsageFeed {
+    heard: RwSignal<Heard>,
+    history: RwSignal<History>,
+    node: Memo<bool>,
+}
+
+impl UsageFeed {
+    /// Asks about `target` while the calling component lives, keeps the last minutes,
+    /// and provides both to the [`UsagePanel`] below.
+    pub fn provide(target: Signal<Option<UsageTarget>>) {
+        let heard = use_usage(target);
+        let history = RwSignal::new(History::new());
+        let last_measured = StoredValue::new(None::<String>);
+        // Another target starts its own history.
+        Effect::new(move |previous: Option<Option<UsageTarget>>| {
+            let now = target.get();
+            if previous.is_some_and(|p| p != now) {
+                history.set(History::new());
+                last_measured.set_value(None);
             }
+            now
         });
-    });
-    let ceiling = if node { "Allocatable" } else { "Limit" };
-    view! {
+        Effect::new(move |_| {
+            let Heard::Usage(Usage::Measured(report)) = heard.get() else {
+                return;
+            };
+            // The same measurement asked twice is one sample.
+            if report.measured_at.is_some() && last_measured.get_value() == report.measured_at {
+                return;
+            }
+            last_measured.set_value(report.measured_at.clone());
+            history.update(|h| {
+                h.retain(|name, _| report.rows.iter().any(|r| &r.name == name));
+                for row in &report.rows {
+                    let kept = h.entry(row.name.clone()).or_default();
+                    kept.push_back((row.cpu.used, row.memory.used));
+                    while kept.len() > KEPT {
+                        kept.pop_front();
+                    }
+                }
+            });
+        });
+        let node = Memo::new(move |_| matches!(target.get(), Some(UsageTarget::Node { .. })));
+        provide_context(UsageFeed {
+            heard,
+            history,
+            node,
+        });
+    }
+}
+
+/// A panel of usage: one row per container, Pod or node, from the page's
+/// [`UsageFeed`] (nothing without one).
+#[component]
+pub fn UsagePanel() -> impl IntoView {
+    let UsageFeed {
+        heard,
+        history,
+        node,
+    } = use_context::<UsageFeed>()?;
+    Some(view! {
         <section class="panel" data-testid="usage-panel">
             <h2>"Usage"</h2>
             {move || match heard.get() {
@@ -105,12 +142,13 @@ pub fn UsagePanel(target: UsageTarget) -> impl IntoView {
                 Heard::Usage(Usage::NotServed(why)) => {
                     view! { <p class="subtle" data-testid="usage-not-served">{why}</p> }.into_any()
                 }
-                Heard::Usage(Usage::Measured(report)) => view! {
-                    <UsageTable report ceiling history/>
-                }.into_any(),
+                Heard::Usage(Usage::Measured(report)) => {
+                    let ceiling = if node.get_untracked() { "Allocatable" } else { "Limit" };
+                    view! { <UsageTable report ceiling history/> }.into_any()
+                }
             }}
         </section>
-    }
+    })
 }
 
 #[component]

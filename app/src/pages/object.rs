@@ -14,7 +14,7 @@ use crate::components::live_badge::LiveBadge;
 use crate::components::live_table::LiveTable;
 use crate::components::pod_logs::{LogViews, PodLogs};
 use crate::components::terminal::{TerminalButton, TerminalDock, TerminalPanel};
-use crate::components::usage::UsagePanel;
+use crate::components::usage::{UsageFeed, UsagePanel};
 use crate::components::workload_logs::WorkloadLogs;
 use crate::error::BackendError;
 use crate::live::{ViewState, follow};
@@ -24,7 +24,7 @@ use crate::pages::stack::deletion::StackDataNotice;
 use portico_core::live::protocol::{ServerMessage, Topic};
 use portico_core::owner_tree::{ChildEntry, ChildrenQuery};
 use portico_core::payload::{Condition, ObjectDetail, OwnerLink, StackData};
-use portico_core::resource::ObjectKey;
+use portico_core::resource::{ObjectKey, ResourceRef};
 use portico_core::table::format::cell_text;
 use portico_core::table::state::SortKey;
 use portico_core::table::wire::TableQuery;
@@ -69,6 +69,14 @@ fn ObjectView(target: ObjectKey) -> impl IntoView {
     // open delete dialog (with what was typed in it) are not.
     LogViews::provide();
     TerminalDock::provide();
+    // Usage is asked for here, so its history outlives the detail's redraws.
+    let usage_resource = target.resource.clone();
+    UsageFeed::provide(Signal::derive(move || {
+        detail
+            .get()
+            .and_then(Result::ok)
+            .and_then(|d| usage_target(&d, &usage_resource))
+    }));
     let deleting = DeleteDialog::new();
     let list_href = crate::base::url(&target.resource.page_path());
     let back = list_href.clone();
@@ -152,24 +160,8 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
         .as_ref()
         .filter(|_| detail.flags.is_stack)
         .map(|(_, selector)| (selector.clone(), detail.name.clone()));
-    let workload_logs = selected.clone().filter(|_| !detail.flags.is_stack);
-    // What it uses: a Pod's containers, a node, or a workload's or Stack's Pods.
-    let usage_target = match (&pod_namespace, &selected) {
-        (Some(namespace), _) => Some(UsageTarget::Pod {
-            namespace: namespace.clone(),
-            name: detail.name.clone(),
-        }),
-        (None, Some((namespace, selector))) => Some(UsageTarget::Workload {
-            namespace: namespace.clone(),
-            selector: selector.clone(),
-        }),
-        (None, None) if target.resource.group.is_empty() && target.resource.plural == "nodes" => {
-            Some(UsageTarget::Node {
-                name: detail.name.clone(),
-            })
-        }
-        (None, None) => None,
-    };
+    let workload_logs = selected.filter(|_| !detail.flags.is_stack);
+    let shows_usage = usage_target(&detail, &target.resource).is_some();
     view! {
         <div class="page-head">
             <div>
@@ -200,7 +192,7 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
         </div>
         <DeletionNotice detail=detail.clone()/>
         {detail.pod.clone().map(|pod| view! { <PodSummaryPanel pod/> })}
-        {usage_target.map(|target| view! { <UsagePanel target/> })}
+        {shows_usage.then(|| view! { <UsagePanel/> })}
         <Owners owners=detail.owners.clone()/>
         <Mentions mentions=detail.mentions.clone()/>
         {stack_namespace.map(|ns| view! {
@@ -247,6 +239,26 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
             <h2>"YAML"</h2>
             <pre class="yaml" data-testid="object-yaml">{detail.yaml.clone()}</pre>
         </section>
+    }
+}
+
+/// What an object's page shows the usage of: a Pod's containers, a node, or a
+/// workload's or Stack's Pods (its Pod selector); nothing for other kinds.
+fn usage_target(detail: &ObjectDetail, resource: &ResourceRef) -> Option<UsageTarget> {
+    let core = |plural: &str| resource.group.is_empty() && resource.plural == plural;
+    match (&detail.namespace, &detail.pod_selector) {
+        (Some(namespace), _) if core("pods") => Some(UsageTarget::Pod {
+            namespace: namespace.clone(),
+            name: detail.name.clone(),
+        }),
+        (Some(namespace), Some(selector)) => Some(UsageTarget::Workload {
+            namespace: namespace.clone(),
+            selector: selector.clone(),
+        }),
+        (None, _) if core("nodes") => Some(UsageTarget::Node {
+            name: detail.name.clone(),
+        }),
+        _ => None,
     }
 }
 

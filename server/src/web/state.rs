@@ -41,6 +41,8 @@ pub struct AppState {
     pub live: LiveState,
     /// The host names requests may name (DNS rebinding guard).
     pub hosts: Arc<AllowedHosts>,
+    /// Usage reads running, by person.
+    pub usage_reads: Arc<crate::web::backend::usage::UsageGate>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -105,6 +107,7 @@ impl AppState {
             auth,
             live,
             hosts: Arc::default(),
+            usage_reads: Arc::default(),
         };
         (state, driver)
     }
@@ -167,6 +170,7 @@ impl AppState {
             stacks: self.stacks.clone(),
             reviews: self.auth.reviews.clone(),
             who: caller.clone(),
+            usage_reads: self.usage_reads.clone(),
         }))
     }
 

@@ -169,8 +169,8 @@ pub fn LiveTable(
                         </For>
                         {usage.map(|usage| view! {
                             <Show when=move || usage.with(TableUsage::has_figures)>
-                                <th data-extra="usage" title="In use now, from the metrics API (kubectl top pod)">"CPU(CORES)"</th>
-                                <th data-extra="usage" title="In use now, from the metrics API (kubectl top pod)">"MEMORY(BYTES)"</th>
+                                <th data-extra="usage" title="In use now, from the metrics API (kubectl top pod)">"CPU(cores)"</th>
+                                <th data-extra="usage" title="In use now, from the metrics API (kubectl top pod)">"MEMORY(bytes)"</th>
                             </Show>
                         })}
                     </tr>

@@ -41,6 +41,8 @@ pub struct ClusterBackend {
     pub reviews: std::sync::Arc<AccessReviews>,
     /// Who is acting (audit lines, access checks, spans).
     pub who: Caller,
+    /// Usage reads running, by person (each may hold a whole list of figures).
+    pub usage_reads: std::sync::Arc<usage::UsageGate>,
 }
 
 impl ClusterBackend {
@@ -100,6 +102,20 @@ impl Backend for ClusterBackend {
             UsageTarget::Table { namespace } => (pods, namespace.as_deref(), "-"),
         };
         check_target(&resource, namespace, name)?;
+        if let UsageTarget::Workload { selector, .. } = &target
+            && selector.len() > portico_core::table::wire::MAX_SELECTOR_LEN
+        {
+            return Err(BackendError::BadRequest(format!(
+                "a label selector is at most {} bytes",
+                portico_core::table::wire::MAX_SELECTOR_LEN
+            )));
+        }
+        let Some(_pass) = self.usage_reads.enter(self.who.name()) else {
+            return Err(BackendError::Busy(format!(
+                "Portico is already reading usage for you {} times at once, or for everyone as often as it allows: it asks again shortly.",
+                usage::PER_PERSON
+            )));
+        };
         let what = match &target {
             UsageTarget::Pod { namespace, name } => format!("pod {namespace}/{name}"),
             UsageTarget::Node { name } => format!("node {name}"),

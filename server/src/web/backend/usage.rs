@@ -3,7 +3,7 @@
 //! the node's allocatable amounts. metrics-server keeps only its latest figures: the
 //! page asks again and keeps the last minutes itself.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use k8s_openapi::api::core::v1::{Container, Node, Pod};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -17,6 +17,70 @@ use serde_json::Value;
 use crate::cluster::error::{ApiError, Failure};
 
 const GROUP_VERSION: &str = "metrics.k8s.io/v1beta1";
+
+/// Usage reads one person may have running at once: a table's may hold every Pod's
+/// figures of the cluster (metrics-server answers whole lists) until it is cut.
+pub const PER_PERSON: usize = 2;
+/// Usage reads running at once, everyone's.
+pub const OVERALL: usize = 32;
+
+/// Counts the usage reads running, by person.
+#[derive(Debug, Default)]
+pub struct UsageGate {
+    open: std::sync::Mutex<HashMap<String, usize>>,
+}
+
+/// One read let through; it counts until dropped.
+pub struct UsagePass<'a> {
+    gate: &'a UsageGate,
+    who: String,
+}
+
+impl UsageGate {
+    /// A pass for `who`, or `None` past [`PER_PERSON`] or [`OVERALL`].
+    pub fn enter(&self, who: &str) -> Option<UsagePass<'_>> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let everyone: usize = open.values().sum();
+        let theirs = open.get(who).copied().unwrap_or(0);
+        if theirs >= PER_PERSON || everyone >= OVERALL {
+            return None;
+        }
+        *open.entry(who.to_string()).or_default() += 1;
+        Some(UsagePass {
+            gate: self,
+            who: who.to_string(),
+        })
+    }
+}
+
+impl Drop for UsagePass<'_> {
+    fn drop(&mut self) {
+        let mut open = self.gate.open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = open.get_mut(&self.who) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                open.remove(&self.who);
+            }
+        }
+    }
+}
+
+/// Why a target's usage could not be read: the object itself (say, a Pod that is
+/// gone), or the metrics API (maybe not served at all).
+enum Failed {
+    Target(ApiError),
+    Metrics(ApiError),
+}
+
+impl From<kube::Error> for Failed {
+    fn from(e: kube::Error) -> Self {
+        Failed::Metrics(e.into())
+    }
+}
+
+fn target_error(e: kube::Error) -> Failed {
+    Failed::Target(e.into())
+}
 
 /// What `target` uses now, or why the cluster cannot say.
 pub async fn usage(client: &kube::Client, target: &UsageTarget) -> Result<Usage, ApiError> {
@@ -39,17 +103,19 @@ pub async fn usage(client: &kube::Client, target: &UsageTarget) -> Result<Usage,
                 ..UsageReport::default()
             })),
         },
-        Err(e) if matches!(e.failure(), Failure::NotFound | Failure::Unavailable) => {
+        Err(Failed::Metrics(e))
+            if matches!(e.failure(), Failure::NotFound | Failure::Unavailable) =>
+        {
             match served(client).await? {
                 Some(why) => Ok(Usage::NotServed(why)),
                 None => Err(e),
             }
         }
-        Err(e) => Err(e),
+        Err(Failed::Metrics(e) | Failed::Target(e)) => Err(e),
     }
 }
 
-const NOT_YET: &str = "Not measured yet: metrics-server measures running Pods every 15 to 60 seconds, and a new one only from its second measurement.";
+const NOT_YET: &str = "No figures yet: metrics-server measures running containers only, every 15 to 60 seconds, a new one from its second measurement.";
 
 /// `None` when the cluster serves the metrics API; else why not, in a sentence.
 async fn served(client: &kube::Client) -> Result<Option<String>, ApiError> {
@@ -61,7 +127,9 @@ async fn served(client: &kube::Client) -> Result<Option<String>, ApiError> {
                 Failure::NotFound => Ok(Some(
                     "This cluster serves no metrics API (metrics.k8s.io), so there are no CPU or memory figures: installing metrics-server provides them.".into(),
                 )),
-                Failure::Unavailable => Ok(Some(format!(
+                // An answer (503: registered, but its backend is down), not a
+                // connection failure, which says nothing about the metrics API.
+                Failure::Unavailable if e.rejection().is_some() => Ok(Some(format!(
                     "The cluster's metrics API (metrics.k8s.io) does not answer now ({e}), so there are no CPU or memory figures."
                 ))),
                 _ => Err(e),
@@ -94,10 +162,11 @@ async fn pod(
     client: &kube::Client,
     namespace: &str,
     name: &str,
-) -> Result<Option<UsageReport>, ApiError> {
+) -> Result<Option<UsageReport>, Failed> {
     let spec = Api::<Pod>::namespaced(client.clone(), namespace)
         .get(name)
-        .await?
+        .await
+        .map_err(target_error)?
         .spec
         .unwrap_or_default();
     let Some(metrics) = metrics_api(client, Some(namespace), "PodMetrics")
@@ -106,28 +175,34 @@ async fn pod(
     else {
         return Ok(None);
     };
+    // Every container measured (sidecars among the init containers too), in the
+    // Pod's order; one of its containers not measured is said, not shown as zero.
     let used = container_usage(&metrics.data);
-    let rows = spec
-        .containers
-        .iter()
-        .map(|c| {
-            let (cpu, memory) = used.get(&c.name).copied().unwrap_or_default();
-            let (cpu, memory) = amounts(std::slice::from_ref(c), cpu, memory);
-            UsageRow {
-                name: c.name.clone(),
-                cpu,
-                memory,
-            }
-        })
-        .collect();
-    Ok(Some(UsageReport {
-        rows,
+    let mut report = UsageReport {
         measured_at: timestamp(&metrics.data),
         ..UsageReport::default()
-    }))
+    };
+    let declared = (spec.init_containers.iter().flatten()).chain(spec.containers.iter());
+    for c in declared {
+        match used.get(&c.name) {
+            Some(&(cpu, memory)) => {
+                let (cpu, memory) = amounts(std::slice::from_ref(c), cpu, memory);
+                report.rows.push(UsageRow {
+                    name: c.name.clone(),
+                    cpu,
+                    memory,
+                });
+            }
+            None if spec.containers.iter().any(|main| main.name == c.name) => {
+                report.missing.push(format!("{}: {NOT_YET}", c.name));
+            }
+            None => {}
+        }
+    }
+    Ok(Some(report))
 }
 
-async fn node(client: &kube::Client, name: &str) -> Result<Option<UsageReport>, ApiError> {
+async fn node(client: &kube::Client, name: &str) -> Result<Option<UsageReport>, Failed> {
     let Some(metrics) = metrics_api(client, None, "NodeMetrics")
         .get_opt(name)
         .await?
@@ -142,7 +217,7 @@ async fn node(client: &kube::Client, name: &str) -> Result<Option<UsageReport>, 
     {
         Ok(node) => node.status.and_then(|s| s.allocatable).unwrap_or_default(),
         Err(e) if e.failure() == Failure::Forbidden => BTreeMap::new(),
-        Err(e) => return Err(e),
+        Err(e) => return Err(Failed::Target(e)),
     };
     let usage = metrics.data.get("usage");
     let ceiling = |resource: &str, parse: fn(&str) -> Option<u64>| {
@@ -171,13 +246,14 @@ async fn workload(
     client: &kube::Client,
     namespace: &str,
     selector: &str,
-) -> Result<Option<UsageReport>, ApiError> {
+) -> Result<Option<UsageReport>, Failed> {
     let params = ListParams::default()
         .labels(selector)
         .limit(WORKLOAD_ROWS as u32);
     let pods = Api::<Pod>::namespaced(client.clone(), namespace)
         .list(&params)
-        .await?;
+        .await
+        .map_err(target_error)?;
     let metrics = metrics_api(client, Some(namespace), "PodMetrics")
         .list(&ListParams::default().labels(selector))
         .await?;
@@ -185,7 +261,9 @@ async fn workload(
     for m in &metrics.items {
         let (cpu, memory) = container_usage(&m.data)
             .values()
-            .fold((0, 0), |(c, m), (cpu, mem)| (c + cpu, m + mem));
+            .fold((0u64, 0u64), |(c, m), (cpu, mem)| {
+                (c.saturating_add(*cpu), m.saturating_add(*mem))
+            });
         let name = m.metadata.name.clone().unwrap_or_default();
         used.insert(name, (cpu, memory, timestamp(&m.data)));
     }
@@ -214,7 +292,7 @@ async fn workload(
 async fn table(
     client: &kube::Client,
     namespace: Option<&str>,
-) -> Result<Option<UsageReport>, ApiError> {
+) -> Result<Option<UsageReport>, Failed> {
     let metrics = metrics_api(client, namespace, "PodMetrics")
         .list(&ListParams::default().limit(TABLE_ROWS as u32))
         .await?;
@@ -231,7 +309,9 @@ async fn table(
     for m in metrics.items.iter().take(TABLE_ROWS) {
         let (cpu, memory) = container_usage(&m.data)
             .values()
-            .fold((0, 0), |(c, m), (cpu, mem)| (c + cpu, m + mem));
+            .fold((0u64, 0u64), |(c, m), (cpu, mem)| {
+                (c.saturating_add(*cpu), m.saturating_add(*mem))
+            });
         let name = format!(
             "{}/{}",
             m.metadata.namespace.as_deref().unwrap_or_default(),
@@ -286,7 +366,7 @@ fn amounts(containers: &[Container], cpu: u64, memory: u64) -> (Amounts, Amounts
                     .and_then(|m| m.get(resource))
                     .and_then(|q| parse(&q.0))
             })
-            .sum::<Option<u64>>()
+            .try_fold(0u64, |sum, amount| amount.map(|a| sum.saturating_add(a)))
             .filter(|_| !containers.is_empty())
     };
     fn requests(c: &Container) -> Option<&BTreeMap<String, Quantity>> {
@@ -324,7 +404,8 @@ fn timestamp(data: &Value) -> Option<String> {
 /// A CPU quantity (`1500m`, `2`, `1000234n`) in millicores.
 fn millicores(text: &str) -> Option<u64> {
     let cores = ParsedQuantity::try_from(text).ok()?.to_bytes_f64()?;
-    (cores.is_finite() && cores >= 0.0).then(|| (cores * 1000.0).round() as u64)
+    // Rounded up, as kubectl top prints it (a quantity's MilliValue).
+    (cores.is_finite() && cores >= 0.0).then(|| (cores * 1000.0).ceil() as u64)
 }
 
 /// A memory quantity (`12Mi`, `1G`, `2048Ki`) in bytes.
@@ -339,8 +420,25 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_person_gets_two_reads_at_once_and_a_pass_given_back_is_free_again() {
+        let gate = UsageGate::default();
+        let first = gate.enter("ada").expect("first");
+        let _second = gate.enter("ada").expect("second");
+        assert!(gate.enter("ada").is_none(), "a third at once");
+        assert!(gate.enter("bob").is_some(), "another person's own");
+        drop(first);
+        assert!(gate.enter("ada").is_some(), "given back");
+        let everyone: Vec<_> = (0..OVERALL)
+            .map_while(|i| gate.enter(&format!("p{i}")))
+            .collect();
+        assert_eq!(everyone.len(), OVERALL - 1, "ada's one still counts");
+        assert!(gate.enter("zoe").is_none());
+    }
+
+    #[test]
     fn quantities_read_as_the_api_writes_them() {
-        assert_eq!(millicores("1000234n"), Some(1));
+        assert_eq!(millicores("1000234n"), Some(2));
+        assert_eq!(millicores("1000000n"), Some(1));
         assert_eq!(millicores("998765432n"), Some(999));
         assert_eq!(millicores("1500m"), Some(1500));
         assert_eq!(millicores("2"), Some(2000));
