@@ -10,10 +10,11 @@ const image = 'portico.local/mariadb:10.11';
 const burner = {
   metadata: { name: 'burn', labels: { app: 'burn' } },
   spec: {
+    restartPolicy: 'Never',
     automountServiceAccountToken: false,
     terminationGracePeriodSeconds: 1,
     containers: [{
-      name: 'app', image, imagePullPolicy: 'Never', command: ['sh', '-c', 'while :; do :; done'],
+      name: 'app', image, imagePullPolicy: 'Never', command: ['timeout', '600', 'sh', '-c', 'while :; do :; done'],
       resources: { requests: { cpu: '100m', memory: '16Mi' }, limits: { cpu: '1500m', memory: '64Mi' } },
     }],
   },
@@ -68,5 +69,7 @@ test('a Pod that burns a core shows about 1000m on its page, in its table and on
     .toBeGreaterThanOrEqual(700);
   await expect(page.getByTestId('usage-panel').locator('th').nth(3)).toHaveText('Allocatable');
   await page.screenshot({ path: 'test-results/usage-node.png' });
+  // The core back to the node before the next spec.
+  await kube.request('DELETE', `${pods}/burn?gracePeriodSeconds=0`);
   await kube.request('DELETE', `/api/v1/namespaces/${ns}`);
 });

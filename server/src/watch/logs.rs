@@ -401,8 +401,11 @@ impl Following {
     /// log at once when the container was not running at the moment the request
     /// reached it (created, not started yet: a new Pod's first second), so a log
     /// that ends while its container runs is followed again (at most once a second;
-    /// lines already shown are not asked for again). `Ok` once the container stopped,
-    /// or why the log broke off.
+    /// lines already shown are not asked for again). A followed stream that breaks
+    /// off (the API server's connection to kubelet reset under load) is followed
+    /// again the same way; lines written in the gap may be missed. `Ok` once the
+    /// container stopped, or why the log broke off (unfollowed, or [`MAX_BREAKS`]
+    /// times in a row with nothing read between).
     pub(super) async fn run(
         mut self,
         first: impl AsyncBufRead,
@@ -412,7 +415,8 @@ impl Following {
         let tag = tag
             .as_ref()
             .map(|(pod, container)| (pod.as_str(), container.as_str()));
-        let mut shown = read(first, queue, tag).await?;
+        let mut breaks = Breaks::default();
+        let mut shown = breaks.count(read(first, queue, tag).await, self.params.follow)?;
         while self.params.follow && self.runs_or_is_starting().await {
             if shown > 0 {
                 self.params.tail_lines = Some(0);
@@ -426,7 +430,7 @@ impl Following {
                     other => return Err(other.to_string()),
                 },
             };
-            shown += read(reader, queue, tag).await?;
+            shown += breaks.count(read(reader, queue, tag).await, true)?;
         }
         Ok(())
     }
@@ -485,17 +489,50 @@ fn runs_or_is_starting(status: &k8s_openapi::api::core::v1::ContainerStatus) -> 
     state.is_some_and(|s| s.running.is_some()) || first_start
 }
 
+/// Breaks in a row, with nothing read between, after which a followed log ends.
+const MAX_BREAKS: u32 = 5;
+
+/// A followed log's breaks in a row.
+#[derive(Default)]
+struct Breaks(u32);
+
+impl Breaks {
+    /// The bytes `read` got; its break passed over while `follow`ing, unless it is
+    /// the [`MAX_BREAKS`]th in a row with nothing read between.
+    fn count(
+        &mut self,
+        read: Result<usize, (usize, String)>,
+        follow: bool,
+    ) -> Result<usize, String> {
+        match read {
+            Ok(bytes) => {
+                self.0 = 0;
+                Ok(bytes)
+            }
+            Err((bytes, why)) => {
+                self.0 = if bytes > 0 { 1 } else { self.0 + 1 };
+                if !follow || self.0 >= MAX_BREAKS {
+                    return Err(why);
+                }
+                tracing::debug!(%why, "a followed log broke off: following it again");
+                Ok(bytes)
+            }
+        }
+    }
+}
+
 /// How soon a log that ended while its container runs is followed again.
 const REFOLLOW_EVERY: Duration = Duration::from_secs(1);
 
 /// Reads the log as it comes, into `queue` (which drops what the page cannot take),
 /// so a slow page never holds up the API server's stream; each line tagged with
-/// `(pod, container)` when given. The bytes read, or why the stream broke off.
+/// `(pod, container)` when given. The bytes read, or those and why the stream broke
+/// off.
 async fn read(
     reader: impl AsyncBufRead,
     queue: &Queue,
     tag: Option<(&str, &str)>,
-) -> Result<usize, String> {
+) -> Result<usize, (usize, String)> {
     let tagged = |line: String| match tag {
         Some((pod, container)) => tagged_line::tag(&line, pod, container),
         None => line,
@@ -517,7 +554,7 @@ async fn read(
             Err(error) => {
                 tracing::debug!(%error, "log stream broke off");
                 queue.push(lines.finish().into_iter().map(tagged));
-                return Err(format!("The log stream broke off: {error}"));
+                return Err((total, format!("The log stream broke off: {error}")));
             }
         };
         reader.as_mut().consume(read);
@@ -578,6 +615,27 @@ impl Recheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_followed_log_outlives_breaks_until_five_in_a_row_read_nothing() {
+        let broke = |bytes| Err((bytes, "broke".to_string()));
+        let mut breaks = Breaks::default();
+        assert_eq!(breaks.count(Ok(10), true), Ok(10));
+        for _ in 0..MAX_BREAKS - 1 {
+            assert_eq!(breaks.count(broke(0), true), Ok(0));
+        }
+        // Something read resets the count.
+        assert_eq!(breaks.count(broke(7), true), Ok(7));
+        for _ in 0..MAX_BREAKS - 2 {
+            assert_eq!(breaks.count(broke(0), true), Ok(0));
+        }
+        assert_eq!(breaks.count(broke(0), true), Err("broke".into()));
+        // A log not followed ends at its first break.
+        assert_eq!(
+            Breaks::default().count(broke(3), false),
+            Err("broke".into())
+        );
+    }
 
     fn pod(json: serde_json::Value) -> Pod {
         serde_json::from_value(json).expect("a pod")

@@ -730,6 +730,7 @@ async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
     );
     portico.kill().await.expect("portico stops");
     // `yes` at full speed costs the node for as long as it runs.
+    crate::kit::stop_pods(&admin, &ns).await;
     crate::kit::delete_namespace(&admin, &ns).await;
 }
 

@@ -17,17 +17,18 @@ use super::{IMAGE, START_WAIT, admin, token_mode_portal, until_running};
 /// the figure is there within a minute; a slow machine gets twice that.
 const MEASURED_WAIT: Duration = Duration::from_secs(120);
 
-/// A Pod `burn` (label `app=burn`) whose one container spins a shell loop: one core.
+/// A Pod `burn` (label `app=burn`) whose one container spins a shell loop: one core,
+/// for 10 minutes at most (should the test stop before it stops the Pod).
 async fn burning_pod(client: &kube::Client, ns: &str) {
     let pod: Pod = serde_json::from_value(json!({
         "metadata": {"name": "burn", "labels": {"app": "burn"}},
         "spec": {
-            "restartPolicy": "Always",
+            "restartPolicy": "Never",
             "automountServiceAccountToken": false,
             "terminationGracePeriodSeconds": 1,
             "containers": [{
                 "name": "app", "image": IMAGE, "imagePullPolicy": "Never",
-                "command": ["sh", "-c", "while :; do :; done"],
+                "command": ["timeout", "600", "sh", "-c", "while :; do :; done"],
                 "resources": {
                     "requests": {"cpu": "100m", "memory": "16Mi"},
                     "limits": {"cpu": "1500m", "memory": "64Mi"},
@@ -183,5 +184,6 @@ async fn a_pod_that_burns_a_core_shows_about_1000m_as_the_person_everywhere_it_i
         );
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
+    crate::kit::stop_pods(&admin, &ns).await;
     crate::kit::delete_namespace(&admin, &ns).await;
 }

@@ -361,7 +361,7 @@ pub fn metrics_aggregation(
                     "namespace": "kube-system",
                     "labels": {
                         "kubernetes.io/service-name": "metrics-server",
-                        "endpointslice.kubernetes.io/managed-by": "portico.local/control-plane",
+                        "endpointslice.kubernetes.io/managed-by": "control-plane.portico.local",
                     },
                 },
                 "addressType": "IPv4",

@@ -225,6 +225,35 @@ pub async fn fresh_namespace(client: &kube::Client, prefix: &str) -> String {
 /// and each other's measures.
 pub static REAL_NODE_HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// Stops every Pod of `ns` at once (no grace) and waits until they are gone: a heavy
+/// test gives the node back before the next one holds [`REAL_NODE_HEAVY`]. (Deleting
+/// the namespace alone lets its Pods run on for a while.)
+pub async fn stop_pods(client: &kube::Client, ns: &str) {
+    use k8s_openapi::api::core::v1::Pod;
+    let pods: kube::Api<Pod> = kube::Api::namespaced(client.clone(), ns);
+    let now = kube::api::DeleteParams {
+        grace_period_seconds: Some(0),
+        ..Default::default()
+    };
+    pods.delete_collection(&now, &Default::default())
+        .await
+        .expect("delete the Pods");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !pods
+        .list_metadata(&Default::default())
+        .await
+        .expect("list the Pods")
+        .items
+        .is_empty()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the Pods of {ns} never went"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+}
+
 /// Deletes namespace `ns` and what it holds, without waiting for it to go.
 pub async fn delete_namespace(client: &kube::Client, ns: &str) {
     use k8s_openapi::api::core::v1::Namespace;
