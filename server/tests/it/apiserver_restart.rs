@@ -1,6 +1,7 @@
 //! A live table survives kube-apiserver restarting: the feed re-watches (or relists)
 //! by itself and its rows equal the API's list afterwards. Its own control plane,
-//! since restarting a shared one would disturb other tests.
+//! since restarting a shared one would disturb other tests. And a cluster without a
+//! metrics API (another plane of its own) is said to have none.
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -92,4 +93,40 @@ async fn a_live_table_recovers_after_the_api_server_restarts() {
     );
     drop(sub);
     drop(plane);
+}
+
+#[tokio::test]
+async fn a_cluster_without_a_metrics_api_says_so_in_one_sentence() {
+    use portico_core::usage::{Usage, UsageTarget};
+    // A cluster of its own, with simulated nodes and no metrics-server (a shared one
+    // may be an external cluster that serves metrics.k8s.io).
+    let plane = tokio::task::spawn_blocking(ControlPlane::start)
+        .await
+        .expect("join")
+        .expect("control plane starts");
+    let client = plane.admin_client().await.expect("client");
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(client.clone());
+    let node = nodes
+        .list(&Default::default())
+        .await
+        .expect("nodes")
+        .items
+        .into_iter()
+        .find_map(|n| n.metadata.name)
+        .expect("a simulated node");
+    for target in [
+        UsageTarget::Node { name: node },
+        UsageTarget::Table { namespace: None },
+    ] {
+        let usage = portico_server::web::backend::usage::usage(&client, &target)
+            .await
+            .expect("an answer, not an error");
+        let Usage::NotServed(why) = usage else {
+            panic!("{target:?}: no metrics API here, yet {usage:?}");
+        };
+        assert!(
+            why.contains("serves no metrics API (metrics.k8s.io)"),
+            "{why}"
+        );
+    }
 }

@@ -481,37 +481,3 @@ async fn the_api_server_is_the_kubernetes_version_under_test() {
     let version = client.apiserver_version().await.expect("/version");
     assert_eq!(version.minor.trim_end_matches('+'), expected, "{version:?}");
 }
-
-#[tokio::test]
-async fn a_cluster_without_a_metrics_api_says_so_in_one_sentence() {
-    use portico_core::usage::{Usage, UsageTarget};
-    // The simulated cluster runs no metrics-server: metrics.k8s.io is not served.
-    let client = TestCluster::shared()
-        .admin_client()
-        .await
-        .expect("admin client");
-    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(client.clone());
-    let node = nodes
-        .list(&Default::default())
-        .await
-        .expect("nodes")
-        .items
-        .into_iter()
-        .find_map(|n| n.metadata.name)
-        .expect("a simulated node");
-    for target in [
-        UsageTarget::Node { name: node },
-        UsageTarget::Table { namespace: None },
-    ] {
-        let usage = portico_server::web::backend::usage::usage(&client, &target)
-            .await
-            .expect("an answer, not an error");
-        let Usage::NotServed(why) = usage else {
-            panic!("{target:?}: no metrics API here, yet {usage:?}");
-        };
-        assert!(
-            why.contains("serves no metrics API (metrics.k8s.io)"),
-            "{why}"
-        );
-    }
-}
