@@ -168,28 +168,21 @@ fn UsageTable(
     view! {
         {(!report.rows.is_empty()).then(|| view! {
             <table class="grid usage" data-testid="usage-table">
-                <thead><tr>
-                    <th>"Name"</th>
-                    <th>"CPU"</th><th>"Request"</th><th>{ceiling}</th><th>"Last minutes"</th>
-                    <th>"Memory"</th><th>"Request"</th><th>{ceiling}</th><th>"Last minutes"</th>
-                </tr></thead>
+                <thead><tr><th>"Name"</th><th>"CPU"</th><th>"Memory"</th></tr></thead>
                 <tbody>
                     {report.rows.iter().map(|row| {
                         let name = row.name.clone();
                         let series = move |pick: fn(&(u64, u64)) -> u64| {
-                            history.with(|h| {
+                            Signal::derive(move || history.with(|h| {
                                 h.get(&name).map(|kept| kept.iter().map(pick).collect::<Vec<u64>>()).unwrap_or_default()
-                            })
+                            }))
                         };
-                        let cpu_series = series.clone();
-                        let (cpu, memory) = (row.cpu, row.memory);
+                        let (cpu_values, memory_values) = (series.clone()(|s| s.0), series(|s| s.1));
                         view! {
                             <tr data-usage-row=row.name.clone()>
                                 <td class="mono">{row.name.clone()}</td>
-                                <Figures amounts=cpu text=cpu_text/>
-                                <td><Sparkline values=Signal::derive(move || cpu_series(|s| s.0)) top=cpu.ceiling/></td>
-                                <Figures amounts=memory text=memory_text/>
-                                <td><Sparkline values=Signal::derive(move || series(|s| s.1)) top=memory.ceiling/></td>
+                                <Figures amounts=row.cpu text=cpu_text ceiling values=cpu_values/>
+                                <Figures amounts=row.memory text=memory_text ceiling values=memory_values/>
                             </tr>
                         }
                     }).collect_view()}
@@ -202,19 +195,39 @@ fn UsageTable(
     }
 }
 
-/// In use (with its share of the ceiling), the request and the ceiling.
+/// One resource of a row: in use (with its share of the ceiling) and the last
+/// minutes drawn, then the request and the ceiling (`ceiling` names it: a limit, or
+/// what a node can allocate).
 #[component]
-fn Figures(amounts: Amounts, text: fn(u64) -> String) -> impl IntoView {
+fn Figures(
+    amounts: Amounts,
+    text: fn(u64) -> String,
+    ceiling: &'static str,
+    values: Signal<Vec<u64>>,
+) -> impl IntoView {
     let share = amounts
         .percent_of_ceiling()
         .map(|p| format!(" ({p}%)"))
         .unwrap_or_default();
     let over_request = amounts.request.is_some_and(|r| amounts.used > r);
     let or_none = |v: Option<u64>| v.map(text).unwrap_or_else(|| "none".into());
+    // A node has no request of its own: only what it can allocate.
+    let bounds = match ceiling {
+        "Limit" => format!(
+            "request {} · limit {}",
+            or_none(amounts.request),
+            or_none(amounts.ceiling)
+        ),
+        other => format!("{} {}", other.to_lowercase(), or_none(amounts.ceiling)),
+    };
     view! {
-        <td class="mono" class:warn=over_request data-testid="usage-used">{text(amounts.used)}{share}</td>
-        <td class="mono small">{or_none(amounts.request)}</td>
-        <td class="mono small">{or_none(amounts.ceiling)}</td>
+        <td>
+            <div class="usage-figure">
+                <span class="mono" class:warn=over_request data-testid="usage-used">{text(amounts.used)}{share}</span>
+                <Sparkline values top=amounts.ceiling/>
+            </div>
+            <div class="mono small subtle" data-testid="usage-bounds">{bounds}</div>
+        </td>
     }
 }
 
@@ -224,7 +237,9 @@ const SPARK_HEIGHT: f64 = 24.0;
 /// The kept samples as a line, scaled to the ceiling (or the highest sample).
 #[component]
 fn Sparkline(values: Signal<Vec<u64>>, top: Option<u64>) -> impl IntoView {
-    let points = move || {
+    // Each sample's place: the newest at the right edge, a ceiling (or the highest
+    // sample) at the top.
+    let placed = move || {
         values.with(|v| {
             let high = v
                 .iter()
@@ -233,23 +248,31 @@ fn Sparkline(values: Signal<Vec<u64>>, top: Option<u64>) -> impl IntoView {
                 .unwrap_or(0)
                 .max(top.unwrap_or(0))
                 .max(1) as f64;
-            let step = SPARK_WIDTH / (KEPT.saturating_sub(1)).max(1) as f64;
+            let step = (SPARK_WIDTH - 2.0) / (KEPT.saturating_sub(1)).max(1) as f64;
             let start = KEPT.saturating_sub(v.len()) as f64 * step;
             v.iter()
                 .enumerate()
                 .map(|(i, value)| {
                     let x = start + i as f64 * step;
                     let y = SPARK_HEIGHT - (*value as f64 / high) * (SPARK_HEIGHT - 2.0) - 1.0;
-                    format!("{x:.1},{y:.1}")
+                    (x, y)
                 })
-                .collect::<Vec<_>>()
-                .join(" ")
+                .collect::<Vec<(f64, f64)>>()
         })
     };
+    let points = move || {
+        (placed().iter())
+            .map(|(x, y)| format!("{x:.1},{y:.1}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // The newest sample as a dot: one sample is no line yet.
+    let newest = move || placed().last().copied();
     view! {
         <svg class="sparkline" viewBox=format!("0 0 {SPARK_WIDTH} {SPARK_HEIGHT}") width="120" height="24"
             role="img" aria-label=move || format!("{} samples", values.with(Vec::len))>
             <polyline points=points fill="none" stroke="currentColor" stroke-width="1.5"/>
+            {move || newest().map(|(x, y)| view! { <circle cx=format!("{x:.1}") cy=format!("{y:.1}") r="2" fill="currentColor"/> })}
         </svg>
     }
 }
