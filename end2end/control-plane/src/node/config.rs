@@ -404,6 +404,34 @@ mod tests {
     }
 
     #[test]
+    fn metrics_server_is_found_by_a_named_port_and_valid_labels() {
+        let [(_, service), (_, slice), (_, api)] =
+            metrics_aggregation(Ipv4Addr::new(10, 200, 3, 2), "PEM");
+        // The aggregator skips a slice whose port has no name, or another name.
+        assert_eq!(service["spec"]["ports"][0]["name"], "https");
+        assert_eq!(slice["ports"][0]["name"], "https");
+        assert_eq!(slice["ports"][0]["port"], METRICS_SERVER_PORT);
+        assert_eq!(slice["endpoints"][0]["addresses"][0], "10.200.3.2");
+        // Label values: letters, digits, '-', '_', '.'; no '/'.
+        for value in slice["metadata"]["labels"]
+            .as_object()
+            .expect("labels")
+            .values()
+        {
+            let value = value.as_str().expect("a string");
+            assert!(
+                value.len() <= 63
+                    && value
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)),
+                "{value}"
+            );
+        }
+        assert_eq!(api["spec"]["service"]["name"], service["metadata"]["name"]);
+        assert_eq!(api["spec"]["caBundle"], "UEVN");
+    }
+
+    #[test]
     fn kubelet_uses_the_node_address_for_dns_and_serving() {
         let layout = Layout {
             dir: PathBuf::from("/n"),
