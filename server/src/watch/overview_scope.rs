@@ -69,7 +69,7 @@ pub(super) async fn scopes(
     let mut unseen = Vec::new();
     let narrow: Vec<Watched> = narrow.into_iter().map(|(s, _)| s.watched).collect();
     if !narrow.is_empty() {
-        match namespaces(client).await {
+        match namespaces(client).await.ok() {
             Some(names) => {
                 let (readable, total, reviewed) =
                     state.their_namespaces.of(caller, &narrow, state.limits.recheck, || {
@@ -166,17 +166,18 @@ fn grants_watch(rule: &ResourceRule, resource: &ResourceRef) -> bool {
         && rule.resource_names.as_ref().is_none_or(Vec::is_empty)
 }
 
-/// The namespaces `client`'s person may list, sorted; `None` if they may not.
-async fn namespaces(client: &kube::Client) -> Option<Vec<String>> {
+/// The namespaces `client`'s person may list, sorted (the Namespace picker's list
+/// too).
+pub(crate) async fn namespaces(client: &kube::Client) -> Result<Vec<String>, kube::Error> {
     let api: Api<Namespace> = Api::all(client.clone());
-    let list = api.list_metadata(&ListParams::default()).await.ok()?;
+    let list = api.list_metadata(&ListParams::default()).await?;
     let mut names: Vec<String> = list
         .items
         .into_iter()
         .filter_map(|n| n.metadata.name)
         .collect();
     names.sort();
-    Some(names)
+    Ok(names)
 }
 
 /// Their namespaces among `names` (at most [`MAX_NAMESPACE_REVIEWS`] asked, a few at

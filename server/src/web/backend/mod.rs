@@ -14,8 +14,8 @@ pub mod usage;
 pub mod workload_selector;
 
 use app::backend::{Backend, BackendError};
-use k8s_openapi::api::core::v1::{Namespace, Secret};
-use kube::api::{Api, ListParams};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
 use portico_core::payload::{
     BindingOffer, CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview,
     StackData, StackOffer, StackPlace, SubmitOutcome,
@@ -76,18 +76,9 @@ impl Backend for ClusterBackend {
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn list_namespaces(&self) -> Result<Vec<String>, BackendError> {
-        let api: Api<Namespace> = Api::all(self.client.clone());
-        let list = api
-            .list_metadata(&ListParams::default())
+        crate::watch::overview_scope::namespaces(&self.client)
             .await
-            .map_err(|e| user_error(e.into(), "list namespaces", "Namespaces"))?;
-        let mut names: Vec<String> = list
-            .items
-            .into_iter()
-            .filter_map(|n| n.metadata.name)
-            .collect();
-        names.sort();
-        Ok(names)
+            .map_err(|e| user_error(e.into(), "list namespaces", "Namespaces"))
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
