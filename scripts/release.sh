@@ -37,7 +37,28 @@ esac
 # carry the last build's hashed files into the bundle.
 export LEPTOS_SITE_ROOT=target/release-site
 rm -rf "$LEPTOS_SITE_ROOT"
-cargo leptos build --release --split --precompress --cargo-locked
+# The site and the server at once: cargo-leptos builds them one after the other when
+# files are hashed, for servers that embed the site, which this one does not (it reads
+# the site and hash.txt at run time). Each half has long stretches on one core (the
+# wasm's single-unit LTO and wasm-opt; the server crate's front end), so together they
+# fill both. They share no cargo target directory (target/front, target/release); the
+# server's half gets a site root of its own because cargo-leptos empties it first.
+rm -f target/release/hash.txt
+front_log="$(mktemp)"
+cargo leptos build --release --split --precompress --cargo-locked --frontend-only >"$front_log" 2>&1 &
+front=$!
+trap 'rm -f "$front_log"' EXIT
+server_status=0
+LEPTOS_SITE_ROOT=target/release-server-site cargo leptos build --release --cargo-locked --server-only \
+  || server_status=$?
+front_status=0
+wait "$front" || front_status=$?
+cat "$front_log" >&2
+if [ "$server_status" -ne 0 ] || [ "$front_status" -ne 0 ]; then
+  echo "release: the server's build exited $server_status, the site's $front_status" >&2
+  exit 1
+fi
+test -s target/release/hash.txt || { echo "release: the site's build wrote no target/release/hash.txt" >&2; exit 1; }
 
 # cargo-leptos' gzip copies use a fast level; browsers without brotli (plain HTTP) get
 # level 9 instead (the wasm: about 740 KB rather than 860 KB).

@@ -2,15 +2,18 @@
 // release build, on one control plane, in Debian's Chromium.
 //
 //   cargo build --workspace && cargo leptos build --frontend-only --split && bash scripts/release.sh
-//   target/debug/portico-control-plane --apply deploy/crds --apply end2end/fixtures/seeds \
+//   target/debug/portico-control-plane --nodes simulated --apply deploy/crds --apply end2end/fixtures/seeds \
 //     --apply end2end/fixtures/large exec -- node end2end/bench/page_load.mjs   # BENCH_BUILDS=release
 //
 // Prints, per build: each bundle file's size raw / gzip / brotli (the app, and the parts
-// split off for pages loaded later); per route, the bytes on the wire (Chromium's
+// split off for pages loaded later); per route (a Deployment of 3 simulated Pods is
+// created first, for the Pod, workload and node pages), the bytes on the wire (Chromium's
 // encodedDataLength, headers included) for a cold first visit in a fresh browser context
 // and a warm second one, all of it and the code alone (the .wasm and .js under /pkg/);
-// and the time from navigation start to hydrated (the App's effect has run) on the home
+// what opening a Pod's terminal adds (xterm.js and its glue, fetched only then); and the
+// time from navigation start to hydrated (the App's effect has run) on the home
 // page, the CRD page and the largest form, median and worst of BENCH_RUNS (default 7).
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync, constants } from 'node:zlib';
@@ -23,6 +26,26 @@ const pages = {
   'CRD page': '/crds',
   'largest form (DatabaseCluster, 377 fields)': '/r/data.example.com/v1/databaseclusters/new?ns=default',
 };
+if (!process.env.KUBECONFIG) {
+  console.error('KUBECONFIG is not set: run this under portico-control-plane exec (see the top of this file)');
+  process.exit(2);
+}
+
+// A workload whose Pods (simulated: nothing runs) give the Pod, workload and node pages.
+const root = join(import.meta.dirname, '..', '..');
+const kubectlPath = execFileSync('bash', [join(root, 'end2end', 'kubernetes', 'build.sh'), 'kubectl'], { encoding: 'utf8' }).trim();
+const kubectl = (args, input) => execFileSync(kubectlPath, args, { encoding: 'utf8', input });
+kubectl(['apply', '-f', '-'], JSON.stringify({
+  apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'bench-web', namespace: 'default' },
+  spec: {
+    replicas: 3, selector: { matchLabels: { app: 'bench-web' } },
+    template: { metadata: { labels: { app: 'bench-web' } }, spec: { containers: [{ name: 'web', image: 'bench/web:1' }] } },
+  },
+}));
+kubectl(['wait', '--for=condition=Available', '--timeout=180s', '-n', 'default', 'deployment/bench-web']);
+const [pod, node] = kubectl(['get', 'pods', '-n', 'default', '-l', 'app=bench-web', '-o',
+  'jsonpath={.items[0].metadata.name} {.items[0].spec.nodeName}']).trim().split(' ');
+
 // Every kind of page, for what each downloads.
 const routes = {
   'home': '/',
@@ -31,12 +54,10 @@ const routes = {
   'object (At)': '/r/cnat.study.jayground8/v1alpha1/ats/default/example-at',
   'provision': '/provision',
   'largest form': pages['largest form (DatabaseCluster, 377 fields)'],
+  'object (Pod: containers, log, usage)': `/r/core/v1/pods/default/${pod}`,
+  'object (Deployment: its Pods, merged log)': '/r/apps/v1/deployments/default/bench-web',
+  'object (Node: usage)': `/r/core/v1/nodes/_/${node}`,
 };
-
-if (!process.env.KUBECONFIG) {
-  console.error('KUBECONFIG is not set: run this under portico-control-plane exec (see the top of this file)');
-  process.exit(2);
-}
 
 /** Sizes of the bundle files: raw, and compressed at the levels a server would use. */
 function bundleSizes(site) {
@@ -125,6 +146,32 @@ try {
         await context.close();
         result.routes[label] = { cold, warm };
       }
+      {
+        // A Pod's page, then its terminal opened: what the terminal adds on the wire.
+        const { context, page, cdp } = await newWatchedContext(browser);
+        await visit(page, cdp, `${server.origin}${routes['object (Pod: containers, log, usage)']}`);
+        let bytes = 0;
+        const urls = new Map();
+        const wanted = ['/portico-terminal.js', '/xterm/xterm.mjs', '/xterm/addon-fit.mjs', '/xterm/xterm.css'];
+        const finished = new Set();
+        let allFinished;
+        const done = new Promise((resolve) => { allFinished = resolve; });
+        const onResponse = (e) => urls.set(e.requestId, new URL(e.response.url).pathname);
+        const onFinished = (e) => {
+          bytes += e.encodedDataLength;
+          const path = urls.get(e.requestId) ?? '';
+          for (const w of wanted) if (path.endsWith(w)) finished.add(w);
+          if (finished.size === wanted.length) allFinished();
+        };
+        cdp.on('Network.responseReceived', onResponse);
+        cdp.on('Network.loadingFinished', onFinished);
+        await page.getByTestId('terminal-open').first().click();
+        await done;
+        cdp.off('Network.loadingFinished', onFinished);
+        cdp.off('Network.responseReceived', onResponse);
+        await context.close();
+        result.terminal = bytes;
+      }
       for (const [label, path] of Object.entries(pages)) {
         const times = [];
         for (let i = 0; i < runs; i++) {
@@ -160,6 +207,9 @@ for (const [build, r] of Object.entries(results)) {
   for (const [label, { cold, warm }] of Object.entries(r.routes)) {
     console.log(`| ${build} | ${label} | ${kb(cold.bytes)} / ${kb(cold.code)} | ${kb(warm.bytes)} / ${kb(warm.code)} |`);
   }
+}
+for (const [build, r] of Object.entries(results)) {
+  console.log(`| ${build} | opening a Pod's terminal (xterm.js and its glue) | ${kb(r.terminal)} | |`);
 }
 console.log('\nThe code each first visit fetched, in order (on the wire):\n');
 for (const [build, r] of Object.entries(results)) {
