@@ -122,6 +122,11 @@ endpoints! {
     /// bind it (the rights admission asks of them), and the variables it would get.
     "binding-offer" => fn fetch_binding_offer(namespace: String, stack: String) -> BindingOffer;
 
+    /// Makes `binding` (a StackBinding) as the caller, its workload first accepting
+    /// the binding's variables (the annotation `portico.dev/binding-prefixes`, without
+    /// which the reconciler may put none there): the picker's Bind button.
+    "bind" as Json => fn bind_workload(binding: serde_json::Value) -> SubmitOutcome;
+
     /// What `target` uses now (CPU and memory from metrics.k8s.io) beside its requests
     /// and limits, read as the caller; or why the cluster cannot say.
     "usage" as Json => fn fetch_usage(target: UsageTarget) -> Usage;

@@ -318,11 +318,15 @@ test('binding a Stack to a Deployment from the Stack page hands it the details, 
   await expect(page.getByTestId('bind-confirm')).toBeDisabled();
   await choice.check();
   await expect(page.getByTestId('bind-name')).toContainText('app-web');
+  await expect(page.getByTestId('bind-name')).toContainText('Deployment app is marked, as you, as accepting them');
   await page.screenshot({ path: 'test-results/binding-picker.png', fullPage: true });
   await page.getByTestId('bind-confirm').click();
   const done = page.getByTestId('bind-done');
   await expect(done).toContainText('Bound: app-web');
   await expect(picker).toBeHidden();
+  // The Deployment accepts TOMCAT_ variables now, written as the person: without it
+  // the reconciler's admission lets no variable in.
+  expect((await kube.ok('GET', deployment)).metadata.annotations?.['portico.dev/binding-prefixes']).toBe('TOMCAT_');
   // The Stack's own table lists it, live; its name leads to the binding's page.
   await expect(page.getByTestId('stack-bindings').locator('tbody')).toContainText('app-web');
   await expect(page.getByTestId('stack-bindings').locator('[data-cell-link="Workload"]'))

@@ -890,10 +890,22 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
         dry_run: true,
         ..Default::default()
     };
-    // Someone's own Deployment, which a StackBinding may add variables to and nothing else.
+    // Someone's own Deployment, which a StackBinding may add variables to (under the
+    // prefix it accepts) and nothing else; and one that accepts none.
+    let theirs_plain: k8s_openapi::api::apps::v1::Deployment =
+        serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "plain"},
+        "spec": {"selector": {"matchLabels": {"app": "plain"}},
+            "template": {"metadata": {"labels": {"app": "plain"}},
+                "spec": {"containers": [{"name": "app", "image": "example/app:1"}]}}}}))
+        .expect("deployment");
+    Api::<k8s_openapi::api::apps::v1::Deployment>::namespaced(admin.clone(), &team)
+        .create(&PostParams::default(), &theirs_plain)
+        .await
+        .expect("someone's Deployment that accepts no binding");
     let theirs_app: k8s_openapi::api::apps::v1::Deployment =
         serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "app"},
+        "metadata": {"name": "app", "annotations": {"portico.dev/binding-prefixes": "MYSQL_"}},
         "spec": {"selector": {"matchLabels": {"app": "app"}},
             "template": {"metadata": {"labels": {"app": "app"}},
                 "spec": {"containers": [{"name": "app", "image": "example/app:1",
@@ -1068,6 +1080,47 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             .await
             .map(|_| ()),
             "only its own variables",
+        ),
+        (
+            "a binding's variables into a Deployment that accepts none",
+            apps.patch(
+                "plain",
+                &as_binding,
+                &kube::api::Patch::Apply(serde_json::json!({
+                    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "plain"},
+                    "spec": {"template": {"spec": {"containers": [
+                        {"name": "app", "env": variables}]}}}})),
+            )
+            .await
+            .map(|_| ()),
+            "under a prefix the workload accepts",
+        ),
+        (
+            "a binding's variables under a prefix the Deployment does not accept (CACHE_HOST)",
+            apps.patch(
+                "app",
+                &as_binding,
+                &bound(
+                    serde_json::json!({"name": "app", "env": [{"name": "CACHE_HOST",
+                        "value": "evil.example"}]}),
+                    serde_json::json!({}),
+                ),
+            )
+            .await
+            .map(|_| ()),
+            "under a prefix the workload accepts",
+        ),
+        (
+            "a binding accepting variables for itself (the Deployment's annotation)",
+            apps.patch(
+                "app",
+                &dry_patch,
+                &kube::api::Patch::Merge(serde_json::json!({"metadata": {"annotations":
+                    {"portico.dev/binding-prefixes": "MYSQL_,CACHE_"}}})),
+            )
+            .await
+            .map(|_| ()),
+            "only a workload's environment",
         ),
         (
             "a binding pausing someone's Deployment",

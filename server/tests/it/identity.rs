@@ -850,6 +850,18 @@ async fn refused_saying(
     }
 }
 
+/// `portico-stackbinding-access`, the policy a person's binding passes at admission.
+async fn apply_binding_policy(admin: &kube::Client) {
+    let policy = apply::read_documents(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../deploy/base/binding-policy.yaml"),
+    )
+    .expect("policy");
+    apply::apply_all(admin, policy)
+        .await
+        .expect("policy applies");
+}
+
 #[tokio::test]
 async fn a_binding_needs_the_right_to_change_the_workload_and_to_read_the_password() {
     let admin = crate::kit::admin_with_stack_crd().await;
@@ -864,14 +876,7 @@ async fn a_binding_needs_the_right_to_change_the_workload_and_to_read_the_passwo
         "binder",
     )
     .await;
-    let policy = apply::read_documents(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../deploy/base/binding-policy.yaml"),
-    )
-    .expect("policy");
-    apply::apply_all(&admin, policy)
-        .await
-        .expect("policy applies");
+    apply_binding_policy(&admin).await;
     let portal = serve(&admin, None).await;
     let session = portal.person(&admin, &team, "binder").await;
     let binder = with_session(&session);
@@ -920,6 +925,131 @@ async fn a_binding_needs_the_right_to_change_the_workload_and_to_read_the_passwo
     assert!(outcome.get("Accepted").is_some(), "{outcome}");
 }
 
+/// Calls the Bind button's server function as whoever `headers` say.
+async fn bind_button(
+    portal: &Portal,
+    headers: &[(&str, &str)],
+    binding: &serde_json::Value,
+) -> (u16, serde_json::Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{}/api/bind", portal.base))
+        .header("origin", &portal.base)
+        .json(&json!({"binding": binding}));
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    let response = request.send().await.expect("bind");
+    let status = response.status().as_u16();
+    let body = response.text().await.expect("body");
+    (status, serde_json::from_str(&body).unwrap_or(json!(body)))
+}
+
+/// The Bind button: the workload first accepts the binding's variables (its annotation
+/// `portico.dev/binding-prefixes`, written as the person: without it the reconciler's
+/// admission lets no variable in), then the binding is made. Refused at either step,
+/// it leaves nothing behind.
+#[tokio::test]
+async fn the_bind_button_has_the_workload_accept_the_variables_as_the_person_and_leaves_nothing_when_refused()
+ {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use kube::api::PostParams;
+    use portico_server::reconcile::binding::kind::StackBinding;
+    use portico_server::reconcile::stack::Stack;
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let team = crate::kit::fresh_namespace(&admin, "bind-button").await;
+    apply_binding_policy(&admin).await;
+    let stack: Stack = serde_json::from_value(json!({"apiVersion": "portico.dev/v1alpha1",
+        "kind": "Stack", "metadata": {"name": "db"}, "spec": {"choice": "mysql"}}))
+    .expect("a Stack");
+    Api::<Stack>::namespaced(admin.clone(), &team)
+        .create(&PostParams::default(), &stack)
+        .await
+        .expect("the Stack");
+    let app: Deployment = serde_json::from_value(json!({"metadata": {"name": "app"},
+        "spec": {"selector": {"matchLabels": {"app": "app"}},
+            "template": {"metadata": {"labels": {"app": "app"}},
+                "spec": {"containers": [{"name": "app", "image": "example/app:1"}]}}}}))
+    .expect("a Deployment");
+    let deployments = Api::<Deployment>::namespaced(admin.clone(), &team);
+    deployments
+        .create(&PostParams::default(), &app)
+        .await
+        .expect("someone's Deployment");
+    for (role, resource, verbs) in [
+        (
+            "binding-creator",
+            ("portico.dev", "stackbindings"),
+            &["get", "list", "watch", "create"][..],
+        ),
+        ("stack-reader", ("portico.dev", "stacks"), &["get"][..]),
+        ("app-reader", ("apps", "deployments"), &["get"][..]),
+    ] {
+        crate::kit::grant(&admin, &team, role, resource, verbs, "binder").await;
+    }
+    let portal = serve(&admin, None).await;
+    let session = portal.person(&admin, &team, "binder").await;
+    let binder = with_session(&session);
+    let binding = json!({"apiVersion": "portico.dev/v1alpha1", "kind": "StackBinding",
+        "metadata": {"name": "app-db", "namespace": team},
+        "spec": {"stack": "db", "workload": {"kind": "Deployment", "name": "app"}}});
+    let accepts = || async {
+        deployments
+            .get("app")
+            .await
+            .expect("the Deployment")
+            .metadata
+            .annotations
+            .and_then(|a| a.get("portico.dev/binding-prefixes").cloned())
+    };
+    let bindings = Api::<StackBinding>::namespaced(admin.clone(), &team);
+
+    // May not change the Deployment: refused at its first step, in words.
+    let (status, body) = bind_button(&portal, &binder, &binding).await;
+    assert!(
+        status >= 400
+            && body
+                .to_string()
+                .contains("to accept the binding's variables"),
+        "{status} {body}"
+    );
+    assert_eq!(accepts().await, None);
+    assert!(bindings.get_opt("app-db").await.expect("read").is_none());
+
+    // May change it, may not read the password: the binding is refused (admission,
+    // once the policy is in force) and the acceptance it made first is undone.
+    crate::kit::grant(
+        &admin,
+        &team,
+        "app-editor",
+        ("apps", "deployments"),
+        &["get", "update"],
+        "binder",
+    )
+    .await;
+    let unreadable = format!("you may not read Secret db-credentials in namespace {team}");
+    refused_saying(&portal, &binder, &binding.to_string(), &unreadable).await;
+    let (_, outcome) = bind_button(&portal, &binder, &binding).await;
+    let message = outcome["Rejected"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(&unreadable), "{outcome}");
+    assert_eq!(accepts().await, None, "the acceptance is undone");
+    assert!(bindings.get_opt("app-db").await.expect("read").is_none());
+
+    // Both: the Deployment accepts MYSQL_ variables, and the binding is made.
+    crate::kit::grant(
+        &admin,
+        &team,
+        "password-reader",
+        ("", "secrets"),
+        &["get"],
+        "binder",
+    )
+    .await;
+    let (_, outcome) = bind_button(&portal, &binder, &binding).await;
+    assert!(outcome.get("Accepted").is_some(), "{outcome}");
+    assert_eq!(accepts().await.as_deref(), Some("MYSQL_"));
+    assert!(bindings.get_opt("app-db").await.expect("read").is_some());
+}
+
 /// The attack of a moved binding (`scripts/attack.sh`): Bob may edit and delete the
 /// namespace's StackBindings and change his own Deployment, not Alice's. Repointing
 /// her binding from her `app` to his `bob-app` would have the reconciler take the
@@ -931,14 +1061,7 @@ async fn attack_moving_or_deleting_someone_elses_binding_needs_the_right_to_chan
     use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
     let admin = crate::kit::admin_with_stack_crd().await;
     let team = crate::kit::fresh_namespace(&admin, "moved").await;
-    let policy = apply::read_documents(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../deploy/base/binding-policy.yaml"),
-    )
-    .expect("policy");
-    apply::apply_all(&admin, policy)
-        .await
-        .expect("policy applies");
+    apply_binding_policy(&admin).await;
     let token = crate::kit::account_token(&admin, &team, "bob").await;
     let rbac = json!([
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",

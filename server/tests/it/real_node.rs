@@ -455,7 +455,8 @@ until MYSQL_PWD="$MYSQL_PASSWORD" mariadb -h "$MYSQL_HOST" -P "$MYSQL_PORT" -u "
 do sleep 2; done
 exec sleep 100000"#;
     let deployment: Deployment = serde_json::from_value(json!({
-        "metadata": {"name": "app"},
+        // Accepting a binding's MYSQL_ variables, as the Bind button has it do.
+        "metadata": {"name": "app", "annotations": {"portico.dev/binding-prefixes": "MYSQL_"}},
         "spec": {
             "selector": {"matchLabels": {"app": "app"}},
             "template": {

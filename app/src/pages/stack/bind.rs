@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use serde_json::json;
 
-use crate::api::{fetch_binding_offer, submit_object};
+use crate::api::{bind_workload, fetch_binding_offer};
 use crate::components::error_banner::ErrorBanner;
 use portico_core::encode::percent_encode;
 use portico_core::payload::{BindingTarget, SubmitOutcome};
@@ -94,7 +94,7 @@ pub fn BindPicker(namespace: String, stack: String) -> impl IntoView {
             "spec": {"stack": stack, "workload": {"kind": kind, "name": name}},
         });
         async move {
-            match submit_object(object, false).await {
+            match bind_workload(object).await {
                 Ok(SubmitOutcome::Accepted { name, .. }) => {
                     refusal.set(None);
                     bound.set(Some(name));
@@ -160,9 +160,15 @@ pub fn BindPicker(namespace: String, stack: String) -> impl IntoView {
                     }
                 })}
             </Transition>
-            {move || chosen.get().map(|(_, name)| {
+            {move || chosen.get().map(|(kind, name)| {
                 let stack = target.get_value().1;
-                view! { <p class="subtle small" data-testid="bind-name">"The binding will be called "<span class="mono">{binding_name(&name, &stack)}</span>"."</p> }
+                // Someone's own workload is marked as accepting the variables first:
+                // without it the reconciler may write none there.
+                let accepts = (kind != "Stack").then(|| view! {
+                    " "{kind.clone()}" "<span class="mono">{name.clone()}</span>" is marked, as you, as accepting them (its annotation "
+                    <span class="mono">"portico.dev/binding-prefixes"</span>")."
+                });
+                view! { <p class="subtle small" data-testid="bind-name">"The binding will be called "<span class="mono">{binding_name(&name, &stack)}</span>"."{accepts}</p> }
             })}
             {move || refusal.get().map(|why| view! { <p class="field-error" role="alert" data-testid="bind-refused">{why}</p> })}
             <div class="form-actions">

@@ -5,7 +5,9 @@
 //!
 //! Who may bind what is decided at admission, for the person making the binding
 //! (`deploy/base/binding-policy.yaml`); what the reconciler may change in a workload
-//! that is not a Stack's, by `deploy/base/reconciler-policy.yaml`.
+//! that is not a Stack's, by `deploy/base/reconciler-policy.yaml`: only variables under
+//! a prefix the workload's own annotation accepts ([`projection::ACCEPTED_PREFIXES`]),
+//! which this controller checks first to say so in the binding's status.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -204,7 +206,7 @@ async fn bind(binding: &StackBinding, ctx: &Context) -> Result<Action, BindingEr
         remove_from(ctx, &namespace, &old, &binding.name_any()).await?;
     }
     let owner = into_stack.as_ref().and_then(|s| s.metadata.uid.clone());
-    let Some(containers) = containers_of(ctx, &namespace, &target, owner.as_deref()).await? else {
+    let Some(found) = workload_of(ctx, &namespace, &target, owner.as_deref()).await? else {
         let message = match owner {
             Some(_) => format!(
                 "Stack {} has no {} of its own yet.",
@@ -220,9 +222,32 @@ async fn bind(binding: &StackBinding, ctx: &Context) -> Result<Action, BindingEr
         return Ok(Action::requeue(LOOK_AGAIN));
     };
     let prefix = projection::prefix(binding, &details.choice);
+    // Someone's own workload takes variables only under a prefix its owner accepted
+    // (admission holds the reconciler to the same); a Stack's own needs no offer.
+    if into_stack.is_none() && !projection::accepts(found.accepted.as_deref(), &prefix) {
+        let message = format!(
+            "{} {} does not accept variables starting with {prefix}: whoever may change it \
+             accepts them with the annotation {}={prefix} (Portico's Bind button does so \
+             as you).",
+            target.kind,
+            target.name,
+            projection::ACCEPTED_PREFIXES
+        );
+        // Accepted before and no longer: what the binding put there comes out.
+        if bound_before.as_deref() == Some(target.label().as_str()) {
+            remove_from(ctx, &namespace, &target, &binding.name_any()).await?;
+        }
+        write_status(
+            binding,
+            ctx,
+            Outcome::not_ready("NotAccepted", message, None),
+        )
+        .await?;
+        return Ok(Action::requeue(LOOK_AGAIN));
+    }
     let env = projection::variables(&prefix, &details);
     let names: Vec<String> = env.iter().map(|e| e.name.clone()).collect();
-    let body = projection::bind(&target, &containers, &env);
+    let body = projection::bind(&target, &found.containers, &env);
     let params = PatchParams::apply(&projection::manager(&binding.name_any()));
     let applied = match target.kind {
         "StatefulSet" => Api::<StatefulSet>::namespaced(ctx.client.clone(), &namespace)
@@ -310,7 +335,7 @@ async fn remove_from(
     name: &str,
 ) -> Result<(), BindingError> {
     // An apply to a missing object would create it (and be refused): nothing to do.
-    if containers_of(ctx, namespace, target, None).await?.is_none() {
+    if workload_of(ctx, namespace, target, None).await?.is_none() {
         return Ok(());
     }
     let params = PatchParams::apply(&projection::manager(name));
@@ -332,14 +357,22 @@ async fn remove_from(
     }
 }
 
-/// The names of `target`'s containers, or `None` when it does not exist (or, with
-/// `owner`, when that Stack does not control it).
-async fn containers_of(
+/// What a binding needs to know of its workload.
+struct Workload {
+    /// Its containers' names.
+    containers: Vec<String>,
+    /// Its annotation of accepted prefixes ([`projection::ACCEPTED_PREFIXES`]).
+    accepted: Option<String>,
+}
+
+/// `target` as a binding sees it, or `None` when it does not exist (or, with `owner`,
+/// when that Stack does not control it).
+async fn workload_of(
     ctx: &Context,
     namespace: &str,
     target: &Target,
     owner: Option<&str>,
-) -> Result<Option<Vec<String>>, kube::Error> {
+) -> Result<Option<Workload>, kube::Error> {
     let controlled = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
         owner.is_none_or(|uid| {
             meta.owner_references
@@ -348,24 +381,30 @@ async fn containers_of(
                 .any(|o| o.controller == Some(true) && o.uid == uid)
         })
     };
-    let template = match target.kind {
+    let accepted = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        meta.annotations
+            .as_ref()
+            .and_then(|a| a.get(projection::ACCEPTED_PREFIXES))
+            .cloned()
+    };
+    let found = match target.kind {
         "StatefulSet" => Api::<StatefulSet>::namespaced(ctx.client.clone(), namespace)
             .get_opt(&target.name)
             .await?
             .filter(|s| controlled(&s.metadata))
-            .and_then(|s| s.spec)
-            .map(|s| s.template),
+            .and_then(|s| Some((accepted(&s.metadata), s.spec?.template))),
         _ => Api::<Deployment>::namespaced(ctx.client.clone(), namespace)
             .get_opt(&target.name)
             .await?
             .filter(|d| controlled(&d.metadata))
-            .and_then(|d| d.spec)
-            .map(|s| s.template),
+            .and_then(|d| Some((accepted(&d.metadata), d.spec?.template))),
     };
-    Ok(template.map(|t| {
-        t.spec
+    Ok(found.map(|(accepted, template)| Workload {
+        containers: template
+            .spec
             .map(|s| s.containers.into_iter().map(|c| c.name).collect())
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        accepted,
     }))
 }
 

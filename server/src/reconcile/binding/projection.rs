@@ -94,6 +94,33 @@ pub fn default_prefix(choice: &str) -> String {
     prefix
 }
 
+/// The annotation on a workload listing the prefixes its owner accepts a binding's
+/// variables under (`MYSQL_,CACHE_`). Written by someone who may change the workload
+/// (Portico's Bind button, as the person), never by the reconciler, whose admission
+/// policy lets a binding add variables only under these prefixes: the reconciler's
+/// account alone cannot put a variable into a workload nobody offered.
+pub const ACCEPTED_PREFIXES: &str = "portico.dev/binding-prefixes";
+
+/// The prefixes `value` (the annotation's) lists, as admission reads them.
+fn accepted(value: &str) -> impl Iterator<Item = &str> {
+    value.split(',').map(str::trim).filter(|p| !p.is_empty())
+}
+
+/// Whether a workload annotated `value` accepts variables under `prefix`.
+pub fn accepts(value: Option<&str>, prefix: &str) -> bool {
+    value.is_some_and(|v| accepted(v).any(|p| p == prefix))
+}
+
+/// The annotation's value once `prefix` is accepted too; `None` when it already is.
+pub fn accepting(value: Option<&str>, prefix: &str) -> Option<String> {
+    if accepts(value, prefix) {
+        return None;
+    }
+    let mut prefixes: Vec<&str> = value.map(|v| accepted(v).collect()).unwrap_or_default();
+    prefixes.push(prefix);
+    Some(prefixes.join(","))
+}
+
 fn plain(name: String, value: String) -> EnvVar {
     EnvVar {
         name,
@@ -343,6 +370,22 @@ mod tests {
         assert_eq!(prefix(&binding, "9db"), "_9DB_");
         binding.spec.env_prefix = Some("DB_".into());
         assert_eq!(prefix(&binding, "mysql"), "DB_");
+    }
+
+    #[test]
+    fn a_workload_accepts_exactly_the_prefixes_its_annotation_lists() {
+        assert!(!accepts(None, "MYSQL_"));
+        assert!(!accepts(Some(""), "MYSQL_"));
+        assert!(accepts(Some("MYSQL_"), "MYSQL_"));
+        assert!(accepts(Some(" CACHE_ , MYSQL_ "), "MYSQL_"));
+        assert!(!accepts(Some("MYSQL"), "MYSQL_"), "a prefix is whole");
+        assert!(!accepts(Some("MYSQL_X_"), "MYSQL_"));
+        assert_eq!(accepting(None, "MYSQL_").as_deref(), Some("MYSQL_"));
+        assert_eq!(
+            accepting(Some("CACHE_,"), "MYSQL_").as_deref(),
+            Some("CACHE_,MYSQL_")
+        );
+        assert_eq!(accepting(Some("CACHE_, MYSQL_"), "MYSQL_"), None);
     }
 
     #[test]

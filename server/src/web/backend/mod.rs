@@ -3,6 +3,7 @@
 //! server's failures to the UI's typed errors in one place ([`user_error`]).
 
 pub mod asker;
+pub mod bind;
 pub mod binding_offer;
 pub mod detail;
 pub mod objects;
@@ -288,6 +289,67 @@ impl Backend for ClusterBackend {
             })
     }
 
+    #[instrument(skip(self, binding), fields(caller = self.who.name()), err(level = "info", Display))]
+    async fn bind_workload(
+        &self,
+        binding: serde_json::Value,
+    ) -> Result<SubmitOutcome, BackendError> {
+        let obj = dynamic_object(binding.clone())?;
+        let typed: crate::reconcile::binding::kind::StackBinding = serde_json::from_value(binding)
+            .map_err(|e| {
+                BackendError::Invalid(format!("The binding is not a StackBinding: {e}"))
+            })?;
+        let namespace = obj.metadata.namespace.clone().unwrap_or_default();
+        let workload = &typed.spec.workload;
+        check_target(&stack_resource(), Some(&namespace), &typed.spec.stack)?;
+        if !portico_core::resource::is_object_name(&workload.name) {
+            return Err(BackendError::NotFound(format!(
+                "{:?} {}",
+                workload.kind, workload.name
+            )));
+        }
+        let what = format!("{:?} {namespace}/{}", workload.kind, workload.name);
+        let accepted = bind::accept(&self.client, &namespace, &typed).await;
+        self.audit(
+            "accept-binding",
+            &what,
+            &accepted
+                .as_ref()
+                .map(|a| {
+                    if a.is_some() {
+                        "accepted"
+                    } else {
+                        "already accepted"
+                    }
+                    .to_string()
+                })
+                .map_err(|e| BackendError::Invalid(e.to_string())),
+        );
+        let accepted = accepted.map_err(|e| {
+            user_error(
+                e,
+                &format!("change {what} to accept the binding's variables"),
+                &what,
+            )
+        })?;
+        let result = outcome(objects::create(&self.client, &self.kinds, &obj, false).await);
+        self.audit(
+            "create",
+            &format!(
+                "StackBinding {namespace}/{}",
+                obj.metadata.name.as_deref().unwrap_or("")
+            ),
+            &result,
+        );
+        if let (Some(accepted), false) = (
+            accepted,
+            matches!(result, Ok(SubmitOutcome::Accepted { .. })),
+        ) {
+            accepted.undo().await;
+        }
+        result
+    }
+
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn stack_places(&self) -> Result<Vec<StackPlace>, BackendError> {
         stack_places::places(&self.asker()).await.map_err(|e| {
@@ -349,7 +411,16 @@ impl Backend for ClusterBackend {
         object: serde_json::Value,
         dry_run: bool,
     ) -> Result<SubmitOutcome, BackendError> {
-        let obj = dynamic_object(object)?;
+        let obj = dynamic_object(object.clone())?;
+        // A StackBinding made from a form is made as the Bind button makes it: its
+        // workload accepts the variables first, or the reconciler could write none.
+        let binding = obj.types.as_ref().is_some_and(|t| {
+            t.api_version == portico_core::portico_kinds::API_VERSION
+                && t.kind == portico_core::portico_kinds::BINDING_KIND
+        });
+        if binding && !dry_run {
+            return self.bind_workload(object).await;
+        }
         let result = outcome(objects::create(&self.client, &self.kinds, &obj, dry_run).await);
         if !dry_run {
             let what = format!(

@@ -8,10 +8,22 @@ use portico_server::reconcile::binding::kind::StackBinding;
 use portico_server::reconcile::stack::Stack;
 use serde_json::json;
 
-/// A Deployment of someone's own, with a variable of theirs.
-async fn own_deployment(client: &kube::Client, ns: &str, name: &str, env: serde_json::Value) {
+/// A Deployment of someone's own, with a variable of theirs, accepting a binding's
+/// variables under the prefixes `accepts` lists (its annotation, as the Bind button
+/// writes it), if any.
+async fn own_deployment(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    env: serde_json::Value,
+    accepts: Option<&str>,
+) {
+    let annotations = match accepts {
+        Some(prefixes) => json!({"portico.dev/binding-prefixes": prefixes}),
+        None => json!({}),
+    };
     let deployment: Deployment = serde_json::from_value(json!({
-        "metadata": {"name": name},
+        "metadata": {"name": name, "annotations": annotations},
         "spec": {
             "selector": {"matchLabels": {"app": name}},
             "template": {
@@ -88,6 +100,7 @@ async fn a_binding_hands_a_stack_to_a_deployment_and_unbinding_takes_out_exactly
         &ns,
         "app",
         json!([{"name": "OWN", "value": "mine"}]),
+        Some("MYSQL_"),
     )
     .await;
     let generation = Api::<Deployment>::namespaced(client.clone(), &ns)
@@ -162,12 +175,14 @@ async fn a_binding_hands_a_stack_to_a_deployment_and_unbinding_takes_out_exactly
 #[tokio::test]
 async fn a_binding_says_why_it_cannot_bind_and_binds_once_it_can() {
     let (client, ns, reconciler) = one_reconciler("stk-bind-not").await;
-    // A variable of the person's own under a name the binding would set.
+    // A variable of the person's own under a name the binding would set, and no
+    // acceptance of the binding's variables yet.
     own_deployment(
         &client,
         &ns,
         "app",
         json!([{"name": "WEB_HOST", "value": "mine"}]),
+        None,
     )
     .await;
     create_binding(
@@ -184,13 +199,48 @@ async fn a_binding_says_why_it_cannot_bind_and_binds_once_it_can() {
     );
     assert_eq!(message, "Stack web does not exist in this namespace.");
 
-    // The Stack appears and gets an endpoint: the binding tries, and the variable the
-    // person set is not taken from them.
+    // The Stack appears and gets an endpoint: the Deployment has not accepted WEB_
+    // variables, so nothing is written, and the binding says how to accept them.
     create_stack(&client, &ns, "web", json!({"choice": "tomcat"})).await;
-    until::<StackBinding>(&client, &ns, "app-web", "refused for WEB_HOST", |b| {
-        b.and_then(|b| b.status.as_ref())
-            .is_some_and(|s| s.conditions.iter().any(|c| c.reason == "VariableTaken"))
-    })
+    let has_reason = |reason: &'static str| {
+        move |b: Option<&StackBinding>| {
+            b.and_then(|b| b.status.as_ref())
+                .is_some_and(|s| s.conditions.iter().any(|c| c.reason == reason))
+        }
+    };
+    until::<StackBinding>(
+        &client,
+        &ns,
+        "app-web",
+        "not accepted",
+        has_reason("NotAccepted"),
+    )
+    .await;
+    let (_, _, message) = binding_ready(&client, &ns, "app-web").await;
+    assert_eq!(
+        message,
+        "Deployment app does not accept variables starting with WEB_: whoever may change it \
+         accepts them with the annotation portico.dev/binding-prefixes=WEB_ (Portico's Bind \
+         button does so as you)."
+    );
+    // The person accepts them (the binding looks again within 30 s): it tries, and
+    // the variable the person set is not taken from them.
+    let accept = json!({"metadata": {"annotations": {"portico.dev/binding-prefixes": "WEB_"}}});
+    Api::<Deployment>::namespaced(client.clone(), &ns)
+        .patch(
+            "app",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&accept),
+        )
+        .await
+        .expect("accept WEB_ variables");
+    until::<StackBinding>(
+        &client,
+        &ns,
+        "app-web",
+        "refused for WEB_HOST",
+        has_reason("VariableTaken"),
+    )
     .await;
     let (_, _, message) = binding_ready(&client, &ns, "app-web").await;
     assert!(
