@@ -49,7 +49,6 @@ timed "clippy (browser side)" cargo clippy -p app --features hydrate --target wa
 # compiles the server again (two minutes).
 integration_tests() {
   cargo test --workspace --locked --no-run
-  start_release_build
   local others=() file area
   for file in end2end/control-plane/tests/*.rs; do others+=(--test "$(basename "$file" .rs)"); done
   cargo test --workspace --locked --lib --bins "${others[@]}"
@@ -57,29 +56,6 @@ integration_tests() {
     timed "integration: $area" cargo test --workspace --locked --test it -- "$area::"
   done
 }
-# The release build (below) starts once the tests are compiled and runs beside them at
-# the lowest CPU and I/O priority: the tests mostly wait (on containers, watches, the
-# API server), and the build takes the cores they leave idle. It builds in
-# target/release and target/front, the tests in target/debug: no cargo lock between them.
-release_log="target/release-build.log"
-start_release_build() {
-  release_started=$SECONDS
-  # A session of its own, so that stopping the suite stops every process of the build;
-  # a session is also a scheduling group of its own (autogroup), which shares the CPU
-  # with the tests' evenly whatever the processes' nice values, so the group itself is
-  # made nice 19 too.
-  setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null || true
-    exec nice -n 19 ionice -c 3 bash scripts/release.sh' >"$release_log" 2>&1 &
-  release_pid=$!
-}
-finish_release_build() {
-  local status=0
-  wait "$release_pid" || status=$?
-  cat "$release_log"
-  printf 'release build: %ss from its start, beside the tests\n' "$((SECONDS - release_started))"
-  return "$status"
-}
-trap '[ -n "${release_pid:-}" ] && kill -- "-$release_pid" 2>/dev/null; true' EXIT
 timed "unit and integration tests" integration_tests
 # The same areas' API-level checks against the oldest supported minor (1.32).
 timed "compatibility run, Kubernetes 1.32 (scripts/compat.sh)" bash scripts/compat.sh
@@ -89,7 +65,7 @@ timed "compatibility run, Kubernetes 1.32 (scripts/compat.sh)" bash scripts/comp
 # feature set without dev-dependencies (tokio's test-util, reqwest's stream), which the
 # release build compiles anyway. What ships is the release server and site, built by
 # the script the Dockerfile runs; the whole browser suite runs against that directory.
-timed "release build (scripts/release.sh), started beside the tests" finish_release_build
+timed "release build (scripts/release.sh)" bash scripts/release.sh
 timed "browser tests, release build (Playwright + Chromium)" \
   bash -c 'cd end2end && PORTICO_E2E_BUILD=release npx playwright test'
 # The debug build checks what the release build compiles out (integer overflow, debug

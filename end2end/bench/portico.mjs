@@ -25,11 +25,12 @@ function freePort() {
   });
 }
 
-/** Starts `binary` serving `site` against $KUBECONFIG's cluster; resolves once ready. */
-export async function startPortico({ binary, site }) {
+/** Starts `binary` serving `site` against $KUBECONFIG's cluster (`env` added to its
+ *  environment); resolves once ready. */
+export async function startPortico({ binary, site }, env = {}) {
   const port = await freePort();
   const child = spawn(binary, [], {
-    env: { ...process.env, PORTICO_LISTEN: `127.0.0.1:${port}`, PORTICO_SITE_ROOT: site, PORTICO_RECONCILER: 'off', PORTICO_LOG: 'warn' },
+    env: { ...process.env, PORTICO_LISTEN: `127.0.0.1:${port}`, PORTICO_SITE_ROOT: site, PORTICO_RECONCILER: 'off', PORTICO_LOG: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const origin = `http://127.0.0.1:${port}`;
