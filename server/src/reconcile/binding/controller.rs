@@ -225,22 +225,22 @@ async fn bind(binding: &StackBinding, ctx: &Context) -> Result<Action, BindingEr
     // Someone's own workload takes variables only under a prefix its owner accepted
     // (admission holds the reconciler to the same); a Stack's own needs no offer.
     if into_stack.is_none() && !projection::accepts(found.accepted.as_deref(), &prefix) {
+        let value = projection::accepting(found.accepted.as_deref(), &prefix).unwrap_or_default();
         let message = format!(
             "{} {} does not accept variables starting with {prefix}: whoever may change it \
-             accepts them with the annotation {}={prefix} (Portico's Bind button does so \
-             as you).",
+             accepts them with the annotation {}={value}.",
             target.kind,
             target.name,
             projection::ACCEPTED_PREFIXES
         );
-        // Accepted before and no longer: what the binding put there comes out.
-        if bound_before.as_deref() == Some(target.label().as_str()) {
-            remove_from(ctx, &namespace, &target, &binding.name_any()).await?;
-        }
+        // Variables it wrote before (a workload bound before acceptances existed, or one
+        // whose acceptance was withdrawn) stay until the binding goes: nothing is taken
+        // from a running app unasked, and unbinding still takes them out.
+        let still = bound_before.filter(|b| *b == target.label());
         write_status(
             binding,
             ctx,
-            Outcome::not_ready("NotAccepted", message, None),
+            Outcome::not_ready("NotAccepted", message, still),
         )
         .await?;
         return Ok(Action::requeue(LOOK_AGAIN));

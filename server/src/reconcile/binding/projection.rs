@@ -121,6 +121,14 @@ pub fn accepting(value: Option<&str>, prefix: &str) -> Option<String> {
     Some(prefixes.join(","))
 }
 
+/// The annotation's value without `prefix` (`None`: nothing left to accept).
+pub fn without(value: Option<&str>, prefix: &str) -> Option<String> {
+    let left: Vec<&str> = value
+        .map(|v| accepted(v).filter(|p| *p != prefix).collect())
+        .unwrap_or_default();
+    (!left.is_empty()).then(|| left.join(","))
+}
+
 fn plain(name: String, value: String) -> EnvVar {
     EnvVar {
         name,
@@ -386,6 +394,11 @@ mod tests {
             Some("CACHE_,MYSQL_")
         );
         assert_eq!(accepting(Some("CACHE_, MYSQL_"), "MYSQL_"), None);
+        assert_eq!(
+            without(Some("CACHE_,MYSQL_"), "MYSQL_").as_deref(),
+            Some("CACHE_")
+        );
+        assert_eq!(without(Some("MYSQL_"), "MYSQL_"), None);
     }
 
     #[test]

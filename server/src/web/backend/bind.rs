@@ -16,7 +16,7 @@ use crate::reconcile::stack::Stack;
 pub struct Accepted {
     workloads: Api<DynamicObject>,
     name: String,
-    before: Option<String>,
+    prefix: String,
 }
 
 /// Has `binding`'s workload accept the binding's prefix, as `client`. `None` when
@@ -54,24 +54,27 @@ pub async fn accept(
     let workloads = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource);
     let name = binding.spec.workload.name.clone();
     let workload = workloads.get(&name).await?;
-    let before = accepted(&workload);
-    let Some(after) = projection::accepting(before.as_deref(), &prefix) else {
+    let Some(after) = projection::accepting(accepted(&workload).as_deref(), &prefix) else {
         return Ok(None);
     };
     write(&workloads, workload, Some(after)).await?;
     Ok(Some(Accepted {
         workloads,
         name,
-        before,
+        prefix,
     }))
 }
 
 impl Accepted {
-    /// Puts the annotation back as it was (the binding was refused): best effort, as
-    /// an acceptance without a binding changes nothing by itself.
+    /// Takes the prefix it added out again (the binding was refused), leaving whatever
+    /// else the annotation holds by now: best effort, as an acceptance without a
+    /// binding changes nothing by itself.
     pub async fn undo(self) {
         let undone = match self.workloads.get(&self.name).await {
-            Ok(workload) => write(&self.workloads, workload, self.before).await,
+            Ok(workload) => {
+                let left = projection::without(accepted(&workload).as_deref(), &self.prefix);
+                write(&self.workloads, workload, left).await
+            }
             Err(error) => Err(error),
         };
         if let Err(error) = undone {

@@ -18,8 +18,8 @@ use app::backend::{Backend, BackendError};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use portico_core::payload::{
-    BindingOffer, CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview,
-    StackData, StackOffer, StackPlace, SubmitOutcome,
+    ApiRejection, BindingOffer, CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions,
+    StackChangePreview, StackData, StackOffer, StackPlace, SubmitOutcome,
 };
 use portico_core::resource::{ObjectKey, ResourceKind, ResourceRef};
 use portico_core::usage::{Usage, UsageTarget};
@@ -341,10 +341,14 @@ impl Backend for ClusterBackend {
             ),
             &result,
         );
-        if let (Some(accepted), false) = (
-            accepted,
-            matches!(result, Ok(SubmitOutcome::Accepted { .. })),
-        ) {
+        // Refused: the acceptance goes again. Made, or made already (the binding the
+        // person meant is there, and now works): it stays.
+        let stays = matches!(
+            &result,
+            Ok(SubmitOutcome::Accepted { .. })
+                | Ok(SubmitOutcome::Rejected(ApiRejection { code: 409, .. }))
+        );
+        if let (Some(accepted), false) = (accepted, stays) {
             accepted.undo().await;
         }
         result

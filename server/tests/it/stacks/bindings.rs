@@ -220,8 +220,7 @@ async fn a_binding_says_why_it_cannot_bind_and_binds_once_it_can() {
     assert_eq!(
         message,
         "Deployment app does not accept variables starting with WEB_: whoever may change it \
-         accepts them with the annotation portico.dev/binding-prefixes=WEB_ (Portico's Bind \
-         button does so as you)."
+         accepts them with the annotation portico.dev/binding-prefixes=WEB_."
     );
     // The person accepts them (the binding looks again within 30 s): it tries, and
     // the variable the person set is not taken from them.
