@@ -37,14 +37,26 @@ const deployment = (ns, name, replicas, pod = {}) => ({
     template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'web', image: 'bench/web:1' }], ...pod } },
   },
 });
-const items = [
+// Simulated nodes enough for every Pod (110 each, as a kubelet takes by default).
+const nodeCount = Math.ceil((namespaces * podsEach) / 110);
+const capacity = { cpu: '16', memory: '32Gi', pods: '110', 'ephemeral-storage': '100Gi' };
+const items = Array.from({ length: nodeCount }, (_, i) => ({
+  apiVersion: 'v1', kind: 'Node',
+  metadata: {
+    name: `home-bench-node-${i}`,
+    annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+    labels: { type: 'kwok', 'kubernetes.io/hostname': `home-bench-node-${i}`, 'kubernetes.io/os': 'linux' },
+  },
+  status: { allocatable: capacity, capacity, phase: 'Running' },
+}));
+items.push(
   { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'reader', namespace: 'default' } },
   { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'bench-home-namespaces' },
     rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] }] },
   { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'bench-home-namespaces' },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'bench-home-namespaces' },
     subjects: [{ kind: 'ServiceAccount', name: 'reader', namespace: 'default' }] },
-];
+);
 for (const ns of names) {
   items.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
 }
