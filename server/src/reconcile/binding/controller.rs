@@ -381,23 +381,17 @@ async fn workload_of(
                 .any(|o| o.controller == Some(true) && o.uid == uid)
         })
     };
-    let accepted = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
-        meta.annotations
-            .as_ref()
-            .and_then(|a| a.get(projection::ACCEPTED_PREFIXES))
-            .cloned()
-    };
     let found = match target.kind {
         "StatefulSet" => Api::<StatefulSet>::namespaced(ctx.client.clone(), namespace)
             .get_opt(&target.name)
             .await?
             .filter(|s| controlled(&s.metadata))
-            .and_then(|s| Some((accepted(&s.metadata), s.spec?.template))),
+            .and_then(|s| Some((projection::acceptance(&s.metadata), s.spec?.template))),
         _ => Api::<Deployment>::namespaced(ctx.client.clone(), namespace)
             .get_opt(&target.name)
             .await?
             .filter(|d| controlled(&d.metadata))
-            .and_then(|d| Some((accepted(&d.metadata), d.spec?.template))),
+            .and_then(|d| Some((projection::acceptance(&d.metadata), d.spec?.template))),
     };
     Ok(found.map(|(accepted, template)| Workload {
         containers: template

@@ -101,6 +101,16 @@ pub fn default_prefix(choice: &str) -> String {
 /// account alone cannot put a variable into a workload nobody offered.
 pub const ACCEPTED_PREFIXES: &str = "portico.dev/binding-prefixes";
 
+/// The annotation's value on a workload, as read from its metadata.
+pub fn acceptance(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> Option<String> {
+    meta.annotations
+        .as_ref()
+        .and_then(|a| a.get(ACCEPTED_PREFIXES))
+        .cloned()
+}
+
 /// The prefixes `value` (the annotation's) lists, as admission reads them.
 fn accepted(value: &str) -> impl Iterator<Item = &str> {
     value.split(',').map(str::trim).filter(|p| !p.is_empty())

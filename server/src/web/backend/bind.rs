@@ -12,7 +12,8 @@ use crate::reconcile::binding::kind::{StackBinding, WorkloadKind};
 use crate::reconcile::binding::projection;
 use crate::reconcile::stack::Stack;
 
-/// A workload's acceptance as it was before the Bind button added to it.
+/// The prefix the Bind button added to a workload's acceptance, to take out again if
+/// the binding is refused.
 pub struct Accepted {
     workloads: Api<DynamicObject>,
     name: String,
@@ -54,7 +55,10 @@ pub async fn accept(
     let workloads = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource);
     let name = binding.spec.workload.name.clone();
     let workload = workloads.get(&name).await?;
-    let Some(after) = projection::accepting(accepted(&workload).as_deref(), &prefix) else {
+    let Some(after) = projection::accepting(
+        projection::acceptance(&workload.metadata).as_deref(),
+        &prefix,
+    ) else {
         return Ok(None);
     };
     write(&workloads, workload, Some(after)).await?;
@@ -72,7 +76,10 @@ impl Accepted {
     pub async fn undo(self) {
         let undone = match self.workloads.get(&self.name).await {
             Ok(workload) => {
-                let left = projection::without(accepted(&workload).as_deref(), &self.prefix);
+                let left = projection::without(
+                    projection::acceptance(&workload.metadata).as_deref(),
+                    &self.prefix,
+                );
                 write(&self.workloads, workload, left).await
             }
             Err(error) => Err(error),
@@ -81,15 +88,6 @@ impl Accepted {
             tracing::info!(%error, workload = %self.name, "the acceptance of a refused binding stays");
         }
     }
-}
-
-fn accepted(workload: &DynamicObject) -> Option<String> {
-    workload
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(projection::ACCEPTED_PREFIXES))
-        .cloned()
 }
 
 /// Writes the annotation as `value` (`None`: without it) with an update, the verb
