@@ -47,8 +47,10 @@ async fn deployments(client: &kube::Client, ns: &str, count: usize) {
             let api = api.clone();
             async move {
                 let name = format!("app-{i}");
+                // Accepting the binding's MYSQL_ variables, as the Bind button has it do.
                 let d: Deployment = serde_json::from_value(json!({
-                    "metadata": {"name": name},
+                    "metadata": {"name": name,
+                        "annotations": {projection::ACCEPTED_PREFIXES: "MYSQL_"}},
                     "spec": {"replicas": 0, "selector": {"matchLabels": {"app": name}},
                         "template": {"metadata": {"labels": {"app": name}},
                             "spec": {"containers": [{"name": "app", "image": "example/app:1"}]}}}}))
