@@ -46,7 +46,8 @@ rm -rf "$LEPTOS_SITE_ROOT"
 rm -f target/release/hash.txt
 front_log="$(mktemp)"
 front=""
-trap '[ -n "$front" ] && kill "$front" 2>/dev/null; rm -f "$front_log"' EXIT
+# (The trap must not fail: under `set -e` a failing command in it becomes the script's status.)
+trap 'if [ -n "$front" ]; then kill "$front" 2>/dev/null || true; fi; rm -f "$front_log"' EXIT
 cargo leptos build --release --split --precompress --cargo-locked --frontend-only >"$front_log" 2>&1 &
 front=$!
 server_status=0
@@ -54,6 +55,7 @@ LEPTOS_SITE_ROOT=target/release-server-site cargo leptos build --release --cargo
   || server_status=$?
 front_status=0
 wait "$front" || front_status=$?
+front=""
 cat "$front_log" >&2
 if [ "$server_status" -ne 0 ] || [ "$front_status" -ne 0 ]; then
   echo "release: the server's build exited $server_status, the site's $front_status" >&2
