@@ -11,6 +11,8 @@ use leptos::server_fn::codec::Json;
 
 use crate::codec::JsonText;
 use crate::error::BackendError;
+use portico_core::access::NamespaceAccess;
+use portico_core::find::FoundObjects;
 use portico_core::payload::{
     BindingOffer, CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions, StackChangePreview,
     StackData, StackOffer, StackPlace, SubmitOutcome,
@@ -134,4 +136,13 @@ endpoints! {
     /// What the caller may do with `resource` in `namespace`, as the API server's
     /// authorizer says.
     "permissions" => fn fetch_permissions(resource: ResourceRef, namespace: Option<String>) -> Permissions;
+
+    /// The objects the caller may list whose names match `query` (words; `ns/` asks for
+    /// a namespace too), best first. `namespace` is where to look when they may not
+    /// list namespaces.
+    "find" => fn find_objects(query: String, namespace: Option<String>) -> FoundObjects;
+
+    /// What the caller may do in `namespace`: every kind by verb, as their
+    /// SelfSubjectRulesReview there says.
+    "access" => fn fetch_namespace_access(namespace: String) -> NamespaceAccess;
 }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod last_namespace;
 pub mod live;
 pub mod pages;
+pub mod recent;
 pub mod shell;
 pub mod yaml;
 

@@ -9,7 +9,10 @@ use leptos_router::{
 };
 
 use crate::base::url;
+use crate::components::palette::Palette;
 use crate::components::resource_nav::ResourceNav;
+use crate::components::theme::ThemeToggle;
+use crate::pages::access::AccessPage;
 use crate::pages::crds::CrdsPage;
 use crate::pages::home::HomePage;
 use crate::pages::lazy::{CreateRoute, EditRoute, ObjectRoute, ProvisionFormRoute, ProvisionRoute};
@@ -22,7 +25,7 @@ const FAVICON: &str = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/s
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     view! {
         <!DOCTYPE html>
-        <html lang="en">
+        <html lang="en" data-theme=crate::components::theme::chosen().attribute()>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
@@ -74,6 +77,8 @@ pub fn App() -> impl IntoView {
                     <A href=url("/crds")>"Resource types"</A>
                     <A href=url("/provision")>"Provision"</A>
                 </nav>
+                <Palette/>
+                <ThemeToggle/>
                 <SignedIn/>
             </header>
             <div class="frame">
@@ -82,6 +87,7 @@ pub fn App() -> impl IntoView {
                     <Routes fallback=|| view! { <p class="empty">"Page not found."</p> }>
                         <Route path=StaticSegment("") view=HomePage/>
                         <Route path=StaticSegment("crds") view=CrdsPage/>
+                        <Route path=StaticSegment("access") view=AccessPage/>
                         // Lists are in the app; the rest comes when first opened.
                         <Route path=StaticSegment("provision") view={Lazy::<ProvisionRoute>::new()}/>
                         <Route path=path!("/provision/new") view={Lazy::<ProvisionFormRoute>::new()}/>

@@ -5,8 +5,10 @@
 //! [`table`]). It knows nothing of Leptos or of a Kubernetes client, as `kube-core`
 //! knows nothing of `kube-client`.
 
+pub mod access;
 pub mod base_path;
 pub mod encode;
+pub mod find;
 pub mod live;
 pub mod overview;
 pub mod owner_tree;

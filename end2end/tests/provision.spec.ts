@@ -17,7 +17,7 @@ test('provision a MySQL from the catalog, watch it reach Ready and connect with 
   await expect(page.locator('.offer')).toHaveCount(2);
   await expect(page.locator('.offer[data-choice="mysql"]')).toContainText('portico.local/mariadb:10.11');
   await page.screenshot({ path: 'test-results/provision.png' });
-  await page.locator('.offer[data-choice="mysql"]').getByRole('link').click();
+  await page.locator('.offer[data-choice="mysql"]').getByRole('link', { name: 'Provision MySQL (MariaDB)' }).click();
 
   // The Provision form: the catalog's fields in words; what the link chose is on it.
   await expect(page).toHaveURL(/\/provision\/new\?spec.choice=mysql$/);

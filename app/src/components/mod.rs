@@ -1,5 +1,5 @@
-//! Components receive data; they never fetch it (the navigation, which is the whole
-//! app's frame, is the one exception).
+//! Components receive data; they never fetch it (the navigation and the palette, which
+//! are the whole app's frame, are the exceptions).
 
 pub mod bindings;
 pub mod clock;
@@ -11,8 +11,10 @@ pub mod kept_view;
 pub mod live_badge;
 pub mod live_table;
 pub mod namespace_picker;
+pub mod palette;
 pub mod pod_logs;
 pub mod resource_nav;
 pub mod terminal;
+pub mod theme;
 pub mod usage;
 pub mod workload_logs;

@@ -1,5 +1,6 @@
 //! One module per page. Pages fetch data through server functions and hand it to components.
 
+pub mod access;
 pub mod crds;
 pub mod create;
 pub mod home;

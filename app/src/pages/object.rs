@@ -78,6 +78,16 @@ fn ObjectView(target: ObjectKey) -> impl IntoView {
             .and_then(|d| usage_target(&d, &usage_resource))
     }));
     let deleting = DeleteDialog::new();
+    crate::recent::remember(crate::recent::Opened {
+        name: target.name.clone(),
+        place: match &target.namespace {
+            Some(ns) => format!("{} · {ns}", target.resource.plural),
+            None => target.resource.plural.clone(),
+        },
+        path: target
+            .resource
+            .object_path(target.namespace.as_deref(), &target.name),
+    });
     let list_href = crate::base::url(&target.resource.page_path());
     let back = list_href.clone();
     view! {
@@ -112,6 +122,9 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
             .resource
             .object_path(target.namespace.as_deref(), &target.name)
     );
+    let access_href = crate::base::url(&portico_core::access::page_path(
+        target.namespace.as_deref(),
+    ));
     let perms_target = target.clone();
     let may = Resource::new(
         || (),
@@ -181,6 +194,7 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
                             view! {
                                 <span class="button disabled" data-testid="edit-link" aria-disabled="true"
                                     title="Your Kubernetes permissions do not allow editing this.">"Edit"</span>
+                                <a class="small access-link" href=access_href.clone()>"Why?"</a>
                             }.into_any()
                         })
                     }}

@@ -131,12 +131,12 @@ fn OfferCard(offer: StackOffer) -> impl IntoView {
                 <dt>"Storage"</dt><dd>{if offer.stateful { "persistent volume per replica" } else { "none" }}</dd>
             </dl>
             {(!plans.is_empty()).then(|| view! {
-                <div class="plans" role="list" aria-label=format!("{title} plans")>
+                <div class="plans" role="group" aria-label=format!("{title} plans")>
                     {plans.into_iter().map(|p| {
                         let plan_href = format!("{href}&spec.plan={}", percent_encode(&p.name));
                         let is_default = default_plan.as_deref() == Some(p.name.as_str());
                         view! {
-                            <a class="plan" role="listitem" href=crate::base::url(&plan_href) data-plan=p.name.clone()>
+                            <a class="plan" href=crate::base::url(&plan_href) data-plan=p.name.clone()>
                                 <span class="plan-name">{p.name.clone()}{is_default.then(|| view! { <span class="pill">"default"</span> })}</span>
                                 <span class="small">{p.description.clone()}</span>
                                 <span class="mono small subtle">{plan_size(&p)}</span>

@@ -169,6 +169,7 @@ pub fn ResourcePage() -> impl IntoView {
                             view! {
                                 <span class="button primary disabled" data-testid="create-link" aria-disabled="true"
                                     title="Your Kubernetes permissions do not allow creating these here.">"Create"</span>
+                                <a class="small access-link" data-testid="create-why" href=crate::base::url(&portico_core::access::page_path(ns.get().as_deref()))>"Why?"</a>
                             }.into_any()
                         }
                     })}

@@ -9,6 +9,7 @@ pub mod identity;
 pub(crate) mod login;
 pub mod oidc;
 pub mod peer;
+pub mod rules;
 pub mod session;
 pub mod sign_in_limit;
 pub(crate) mod sign_in_page;

@@ -9,16 +9,13 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use k8s_openapi::api::authorization::v1::{
-    ResourceRule, SelfSubjectRulesReview, SelfSubjectRulesReviewSpec,
-};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
-use kube::api::{ListParams, PostParams};
+use kube::api::ListParams;
 use portico_core::overview::Watched;
-use portico_core::resource::ResourceRef;
 
 use super::LiveState;
+use crate::auth::rules::{grants, rules_in};
 use crate::cluster::caller::Caller;
 
 /// Namespaces looked in one by one, for a person who may not watch the whole
@@ -135,35 +132,15 @@ fn spoken(kinds: &[Watched]) -> String {
 /// review says (not the last word, which is each kind's access review: enough to tell
 /// a person's namespaces from the rest).
 async fn reads_any(client: &kube::Client, namespace: String, kinds: &[Watched]) -> Option<String> {
-    let api: Api<SelfSubjectRulesReview> = Api::all(client.clone());
-    let review = SelfSubjectRulesReview {
-        spec: SelfSubjectRulesReviewSpec {
-            namespace: Some(namespace.clone()),
-        },
-        ..Default::default()
-    };
-    let answer = api.create(&PostParams::default(), &review).await.ok()?;
-    let rules = answer.status?.resource_rules;
+    let rules = rules_in(client, &namespace).await?;
     kinds
         .iter()
         .any(|kind| {
             rules
                 .iter()
-                .any(|rule| grants_watch(rule, &kind.resource()))
+                .any(|rule| grants(rule, &kind.resource(), "watch"))
         })
         .then_some(namespace)
-}
-
-/// Whether `rule` lets one watch every object of `resource`.
-fn grants_watch(rule: &ResourceRule, resource: &ResourceRef) -> bool {
-    let names = |list: &Option<Vec<String>>, wanted: &str| {
-        list.as_ref()
-            .is_some_and(|list| list.iter().any(|item| item == wanted || item == "*"))
-    };
-    rule.verbs.iter().any(|verb| verb == "watch" || verb == "*")
-        && names(&rule.api_groups, &resource.group)
-        && names(&rule.resources, &resource.plural)
-        && rule.resource_names.as_ref().is_none_or(Vec::is_empty)
 }
 
 /// The namespaces `client`'s person may list, sorted (the Namespace picker's list

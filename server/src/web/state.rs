@@ -43,6 +43,8 @@ pub struct AppState {
     pub hosts: Arc<AllowedHosts>,
     /// Usage reads running, by person.
     pub usage_reads: Arc<crate::web::backend::usage::UsageGate>,
+    /// The names of what people may list, kept while they search (the palette).
+    pub object_names: Arc<crate::web::backend::find::ObjectNames>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -108,6 +110,7 @@ impl AppState {
             live,
             hosts: Arc::default(),
             usage_reads: Arc::default(),
+            object_names: Arc::default(),
         };
         (state, driver)
     }
@@ -171,6 +174,7 @@ impl AppState {
             reviews: self.auth.reviews.clone(),
             who: caller.clone(),
             usage_reads: self.usage_reads.clone(),
+            object_names: self.object_names.clone(),
         }))
     }
 

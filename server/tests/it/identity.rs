@@ -1341,3 +1341,214 @@ async fn the_provision_form_offers_first_the_namespaces_the_person_may_create_a_
             .expect("the test's cluster-wide grant is removed");
     }
 }
+
+/// The palette's search, as the person: objects in the namespaces whose rules let them
+/// list the kind, never others; where they may not list namespaces, in the one their
+/// browser names; a query past the bound refused.
+#[tokio::test]
+async fn the_palette_finds_only_what_the_person_may_list() {
+    use portico_core::find::{FoundObjects, MAX_QUERY_LEN};
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let team = crate::kit::fresh_namespace(&admin, "find-team").await;
+    let other = crate::kit::fresh_namespace(&admin, "find-other").await;
+    for ns in [&team, &other] {
+        let map: k8s_openapi::api::core::v1::ConfigMap =
+            serde_json::from_value(json!({"metadata": {"name": format!("needle-{ns}")}}))
+                .expect("configmap");
+        Api::namespaced(admin.clone(), ns)
+            .create(&Default::default(), &map)
+            .await
+            .expect("a ConfigMap");
+    }
+    let listing = ["get", "list"];
+    for account in ["finder", "lister"] {
+        let role = format!("{account}-configmaps");
+        crate::kit::grant(&admin, &team, &role, ("", "configmaps"), &listing, account).await;
+    }
+    let portal = serve(&admin, None).await;
+    let find = |session: String, form: Vec<(&'static str, String)>| {
+        let base = portal.base.clone();
+        async move {
+            let response = reqwest::Client::new()
+                .post(format!("{base}/api/find"))
+                .header("cookie", session)
+                .form(&form)
+                .send()
+                .await
+                .expect("find");
+            let status = response.status().as_u16();
+            (status, response.text().await.expect("body"))
+        }
+    };
+    let found = |(status, body): (u16, String)| -> Vec<String> {
+        assert_eq!(status, 200, "{body}");
+        let found: FoundObjects = serde_json::from_str(&body).expect("found objects");
+        found
+            .objects
+            .iter()
+            .map(|o| {
+                format!(
+                    "{} {}/{}",
+                    o.kind,
+                    o.namespace.as_deref().unwrap_or("-"),
+                    o.name
+                )
+            })
+            .collect()
+    };
+
+    // The finder may not list namespaces: without one named, nothing, and why.
+    let finder = portal.person(&admin, &team, "finder").await;
+    let (status, body) = find(finder.clone(), vec![("query", "needle".into())]).await;
+    assert_eq!(status, 200, "{body}");
+    let nothing: FoundObjects = serde_json::from_str(&body).expect("found objects");
+    assert_eq!(nothing.objects, []);
+    assert!(
+        nothing
+            .unseen
+            .iter()
+            .any(|s| s.contains("nor list namespaces")),
+        "{nothing:?}"
+    );
+    let in_team = vec![("query", "needle".into()), ("namespace", team.clone())];
+    assert_eq!(
+        found(find(finder.clone(), in_team).await),
+        [format!("ConfigMap {team}/needle-{team}")]
+    );
+    let in_other = vec![("query", "needle".into()), ("namespace", other.clone())];
+    assert_eq!(
+        found(find(finder.clone(), in_other).await),
+        Vec::<String>::new()
+    );
+    let long = vec![("query", "n".repeat(MAX_QUERY_LEN + 1))];
+    assert_eq!(find(finder.clone(), long).await.0, 400);
+    let crafted = vec![
+        ("query", "needle".into()),
+        ("namespace", "../kube-system".into()),
+    ];
+    assert_eq!(find(finder, crafted).await.0, 400);
+
+    // The lister may list namespaces: each one's rules decide where it looks.
+    let lister_user = crate::kit::account_user(&team, "lister");
+    let rbac = |doc: serde_json::Value| serde_json::from_value(doc).expect("RBAC object");
+    let name = format!("portico-test-find-namespaces-{team}");
+    apply::apply_all(
+        &admin,
+        vec![
+            rbac(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": name},
+                "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list"]}]})),
+            rbac(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": name},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                "subjects": [{"kind": "ServiceAccount", "name": "lister", "namespace": team}]})),
+        ],
+    )
+    .await
+    .expect("RBAC applies");
+    crate::kit::until_subject_may(
+        &admin,
+        (&lister_user, &[]),
+        "list",
+        ("", "namespaces"),
+        None,
+    )
+    .await;
+    let lister = portal.person(&admin, &team, "lister").await;
+    assert_eq!(
+        found(find(lister, vec![("query", "needle".into())]).await),
+        [format!("ConfigMap {team}/needle-{team}")]
+    );
+}
+
+/// "What may I do here": the person's own rules in a namespace, each kind by verb,
+/// grants on some names apart, subresources; nothing of another namespace.
+#[tokio::test]
+async fn what_may_i_do_here_answers_each_kind_by_verb_as_the_person() {
+    use portico_core::access::NamespaceAccess;
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let team = crate::kit::fresh_namespace(&admin, "access-team").await;
+    let other = crate::kit::fresh_namespace(&admin, "access-other").await;
+    crate::kit::grant_rule(
+        &admin,
+        &team,
+        "asker-web",
+        json!({"apiGroups": ["apps"], "resources": ["deployments"],
+            "resourceNames": ["web"], "verbs": ["get", "update"]}),
+        "asker",
+    )
+    .await;
+    crate::kit::grant_rule(
+        &admin,
+        &team,
+        "asker-exec",
+        json!({"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]}),
+        "asker",
+    )
+    .await;
+    crate::kit::grant(
+        &admin,
+        &team,
+        "asker-pods",
+        ("", "pods"),
+        &["get", "list", "watch"],
+        "asker",
+    )
+    .await;
+    let portal = serve(&admin, None).await;
+    let session = portal.person(&admin, &team, "asker").await;
+    let ask = |namespace: String| {
+        let (base, session) = (portal.base.clone(), session.clone());
+        async move {
+            let response = reqwest::Client::new()
+                .post(format!("{base}/api/access"))
+                .header("cookie", session)
+                .form(&[("namespace", namespace)])
+                .send()
+                .await
+                .expect("access");
+            let status = response.status().as_u16();
+            (status, response.text().await.expect("body"))
+        }
+    };
+    let read = |(status, body): (u16, String)| -> NamespaceAccess {
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str(&body).expect("namespace access")
+    };
+    let access = read(ask(team.clone()).await);
+    let row = |kind: &str| {
+        access
+            .kinds
+            .iter()
+            .find(|k| k.kind == kind)
+            .map(|k| (k.allowed.clone(), k.by_name.clone()))
+            .unwrap_or_else(|| panic!("{kind} is listed: {access:?}"))
+    };
+    assert_eq!(
+        row("Pod"),
+        (vec![true, true, true, false, false, false, false], vec![])
+    );
+    assert_eq!(
+        row("Deployment"),
+        (vec![false; 7], vec!["get, update: web".to_string()])
+    );
+    assert_eq!(row("Secret"), (vec![false; 7], vec![]));
+    assert!(
+        access
+            .subresources
+            .contains(&"create pods/exec".to_string()),
+        "{access:?}"
+    );
+    assert!(
+        access.kinds.iter().all(|k| k.kind != "Node"),
+        "cluster-scoped kinds are not a namespace's"
+    );
+
+    let elsewhere = read(ask(other).await);
+    assert_eq!(
+        elsewhere.kinds.iter().filter(|k| k.any()).count(),
+        0,
+        "{elsewhere:?}"
+    );
+    assert_eq!(ask("../kube-system".into()).await.0, 400);
+}

@@ -41,7 +41,7 @@ pub fn HeaderCell(
         column.description.clone()
     };
     view! {
-        <th class="sortable" title=title data-column=name.clone() on:click=move |_| on_sort.run(name_for_click.clone())>
+        <th role="columnheader" class="sortable" title=title data-column=name.clone() on:click=move |_| on_sort.run(name_for_click.clone())>
             {name.to_uppercase()}
             <span class="sort-mark">{mark}</span>
         </th>
@@ -67,8 +67,8 @@ pub fn LiveRow(
                 u.has_figures().then(|| {
                     let (cpu, memory) = u.cells(&key);
                     view! {
-                        <td data-extra="usage" class="mono">{cpu}</td>
-                        <td data-extra="usage" class="mono">{memory}</td>
+                        <td role="gridcell" data-extra="usage" class="mono">{cpu}</td>
+                        <td role="gridcell" data-extra="usage" class="mono">{memory}</td>
                     }
                 })
             })
@@ -128,17 +128,17 @@ pub fn LiveRow(
                 let text =
                     move || cell_text(&value, &column.kind, if is_date { now.get() } else { 0 });
                 if is_name && link_rows {
-                    view! { <td class="name"><a href=href>{text}</a></td> }.into_any()
+                    view! { <td role="gridcell" class="name"><a href=href>{text}</a></td> }.into_any()
                 } else if let Some(link) = links_cells
                     .then(|| cell_link(&column.name, i, kind_at))
                     .flatten()
                 {
-                    view! { <td><a href=link data-cell-link=column.name.clone()>{text}</a></td> }
+                    view! { <td role="gridcell"><a href=link data-cell-link=column.name.clone()>{text}</a></td> }
                         .into_any()
                 } else {
                     // Long cells are cut to the row's one line; the title shows all.
                     let title = text.clone();
-                    view! { <td title=title>{text}</td> }.into_any()
+                    view! { <td role="gridcell" title=title>{text}</td> }.into_any()
                 }
             })
             .collect_view()
@@ -146,6 +146,7 @@ pub fn LiveRow(
     let deleting = row.with_value(|r| r.deleting);
     view! {
         <tr
+            role="row"
             class="row"
             class:deleting=deleting
             class:selected=move || selected.get()

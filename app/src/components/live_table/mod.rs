@@ -158,24 +158,29 @@ pub fn LiveTable(
             role="grid"
             aria-label="Objects; arrow keys move the selection, Enter opens it"
             aria-rowcount=move || window.range.get().2
+            // Until the columns arrive its rows are empty: say it is loading.
+            aria-busy=move || columns.with(Vec::is_empty).to_string()
             on:scroll=move |_| window.scrolled()
             on:keydown=on_key
         >
-            <table class="grid live" data-testid="live-table">
-                <thead>
-                    <tr>
+            // The scroller is the grid (it scrolls, takes focus and the keys); the table
+            // only lays it out, so its rows and cells say their grid roles themselves.
+            <table class="grid live" data-testid="live-table" role="presentation">
+                // No header row is a row until it has cells.
+                <thead role=move || (!columns.with(Vec::is_empty)).then_some("rowgroup")>
+                    <tr role=move || (!columns.with(Vec::is_empty)).then_some("row")>
                         <For each=move || columns.get() key=|(i, c)| (*i, c.name.clone()) let:((_, column))>
                             <HeaderCell column sort on_sort/>
                         </For>
                         {usage.map(|usage| view! {
                             <Show when=move || usage.with(TableUsage::has_figures)>
-                                <th data-extra="usage" title="In use now, from the metrics API (kubectl top pod)">"CPU(cores)"</th>
-                                <th data-extra="usage" title="In use now, from the metrics API (kubectl top pod)">"MEMORY(bytes)"</th>
+                                <th role="columnheader" data-extra="usage" title="In use now, from the metrics API (kubectl top pod)">"CPU(cores)"</th>
+                                <th role="columnheader" data-extra="usage" title="In use now, from the metrics API (kubectl top pod)">"MEMORY(bytes)"</th>
                             </Show>
                         })}
                     </tr>
                 </thead>
-                <tbody>
+                <tbody role="rowgroup">
                     <tr class="spacer" aria-hidden="true" style=move || window.space_above()></tr>
                     <For
                         each=move || rows.get()

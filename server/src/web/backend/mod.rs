@@ -6,6 +6,8 @@ pub mod asker;
 pub mod bind;
 pub mod binding_offer;
 pub mod detail;
+pub mod find;
+pub mod namespace_access;
 pub mod objects;
 pub mod pod_summary;
 pub mod stack_change;
@@ -17,6 +19,8 @@ pub mod workload_selector;
 use app::backend::{Backend, BackendError};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
+use portico_core::access::NamespaceAccess;
+use portico_core::find::FoundObjects;
 use portico_core::payload::{
     ApiRejection, BindingOffer, CrdSummary, DataVolume, FormSpec, ObjectDetail, Permissions,
     StackChangePreview, StackData, StackOffer, StackPlace, SubmitOutcome,
@@ -44,6 +48,8 @@ pub struct ClusterBackend {
     pub who: Caller,
     /// Usage reads running, by person (each may hold a whole list of figures).
     pub usage_reads: std::sync::Arc<usage::UsageGate>,
+    /// The names of what people may list, kept while they search.
+    pub object_names: std::sync::Arc<find::ObjectNames>,
 }
 
 impl ClusterBackend {
@@ -73,6 +79,69 @@ impl Backend for ClusterBackend {
             return Err(BackendError::NotReady);
         }
         Ok(self.kinds.kinds())
+    }
+
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
+    async fn fetch_namespace_access(
+        &self,
+        namespace: String,
+    ) -> Result<NamespaceAccess, BackendError> {
+        if !portico_core::resource::is_path_segment(&namespace) {
+            return Err(BackendError::BadRequest(
+                "namespace must be a DNS-style name".into(),
+            ));
+        }
+        if !self.kinds.is_loaded() {
+            return Err(BackendError::NotReady);
+        }
+        let status = crate::auth::rules::review_in(&self.client, &namespace)
+            .await
+            .map_err(|e| {
+                user_error(
+                    e.into(),
+                    &format!("review your permissions in namespace {namespace}"),
+                    "Your permissions",
+                )
+            })?;
+        Ok(namespace_access::summarize(
+            &namespace,
+            &status,
+            &self.kinds.kinds(),
+        ))
+    }
+
+    #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
+    async fn find_objects(
+        &self,
+        query: String,
+        namespace: Option<String>,
+    ) -> Result<FoundObjects, BackendError> {
+        find::check_query(&query).map_err(BackendError::BadRequest)?;
+        let hint = namespace.filter(|ns| !ns.is_empty());
+        if hint
+            .as_deref()
+            .is_some_and(|ns| !portico_core::resource::is_path_segment(ns))
+        {
+            return Err(BackendError::BadRequest(
+                "namespace must be a DNS-style name".into(),
+            ));
+        }
+        // A namespace typed in the query (`team/web`) is looked in first.
+        let hint = find::asked_namespace(&query).map(str::to_string).or(hint);
+        if !self.kinds.is_loaded() {
+            return Err(BackendError::NotReady);
+        }
+        // Names read with one token answer only that token's keystrokes.
+        let owner = self.who.feed_owner().unwrap_or_else(|| "portal".into());
+        Ok(find::find(
+            &self.object_names,
+            owner,
+            &self.client,
+            self.kinds.kinds(),
+            hint,
+            &query,
+        )
+        .await)
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
