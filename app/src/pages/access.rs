@@ -5,7 +5,6 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::NavigateOptions;
 use leptos_router::hooks::query_signal_with_options;
 
 use crate::api::{fetch_namespace_access, list_namespaces};
@@ -15,12 +14,7 @@ use portico_core::access::{NamespaceAccess, VERBS};
 
 #[component]
 pub fn AccessPage() -> impl IntoView {
-    let quiet = NavigateOptions {
-        replace: true,
-        scroll: false,
-        ..Default::default()
-    };
-    let (ns, set_ns) = query_signal_with_options::<String>("ns", quiet);
+    let (ns, set_ns) = query_signal_with_options::<String>("ns", super::quiet());
     let ns = Signal::derive(move || ns.get().filter(|n| !n.is_empty()));
     // Without one named, the namespace last worked in (once in the browser).
     Effect::new(move |_| {

@@ -6,7 +6,6 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::NavigateOptions;
 use leptos_router::hooks::query_signal_with_options;
 
 use crate::api::list_namespaces;
@@ -21,12 +20,7 @@ use portico_core::table::format::cell_text;
 
 #[component]
 pub fn HomePage() -> impl IntoView {
-    let quiet = NavigateOptions {
-        replace: true,
-        scroll: false,
-        ..Default::default()
-    };
-    let (ns, set_ns) = query_signal_with_options::<String>("ns", quiet);
+    let (ns, set_ns) = query_signal_with_options::<String>("ns", super::quiet());
     let namespaces = Resource::new(|| (), |_| list_namespaces());
     let overview = RwSignal::new(None::<Overview>);
     let status = RwSignal::new(ViewState::Waiting);

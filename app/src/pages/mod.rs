@@ -11,9 +11,20 @@ pub mod provision;
 pub mod resource;
 pub mod stack;
 
+use leptos_router::NavigateOptions;
 use leptos_router::params::ParamsMap;
 
 use portico_core::resource::{ObjectKey, ResourceRef};
+
+/// How a page writes its query string (`?ns=`, `?q=`…): in place of the current
+/// history entry, without scrolling.
+pub fn quiet() -> NavigateOptions {
+    NavigateOptions {
+        replace: true,
+        scroll: false,
+        ..Default::default()
+    }
+}
 
 /// The resource named by the `:group/:version/:plural` segments of a route.
 pub fn resource_from_params(params: &ParamsMap) -> ResourceRef {

@@ -3,7 +3,6 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::NavigateOptions;
 use leptos_router::hooks::{query_signal_with_options, use_navigate, use_params_map};
 
 use crate::api::{fetch_permissions, list_namespaces, list_resources};
@@ -15,14 +14,6 @@ use portico_core::table::state::SortKey;
 use portico_core::table::wire::TableQuery;
 use portico_core::usage::UsageTarget;
 
-fn quiet() -> NavigateOptions {
-    NavigateOptions {
-        replace: true,
-        scroll: false,
-        ..Default::default()
-    }
-}
-
 fn non_empty(s: Option<String>) -> Option<String> {
     s.filter(|s| !s.trim().is_empty())
 }
@@ -31,13 +22,13 @@ fn non_empty(s: Option<String>) -> Option<String> {
 pub fn ResourcePage() -> impl IntoView {
     let params = use_params_map();
     let resource = Memo::new(move |_| params.with(super::resource_from_params));
-    let (ns, set_ns) = query_signal_with_options::<String>("ns", quiet());
-    let (wide, set_wide) = query_signal_with_options::<bool>("wide", quiet());
-    let (filter, set_filter) = query_signal_with_options::<String>("q", quiet());
-    let (sort, set_sort) = query_signal_with_options::<String>("sort", quiet());
-    let (selector, set_selector) = query_signal_with_options::<String>("selector", quiet());
+    let (ns, set_ns) = query_signal_with_options::<String>("ns", super::quiet());
+    let (wide, set_wide) = query_signal_with_options::<bool>("wide", super::quiet());
+    let (filter, set_filter) = query_signal_with_options::<String>("q", super::quiet());
+    let (sort, set_sort) = query_signal_with_options::<String>("sort", super::quiet());
+    let (selector, set_selector) = query_signal_with_options::<String>("selector", super::quiet());
     // The selected row (`namespace/name`): a link to it opens the table scrolled there.
-    let (row, set_row) = query_signal_with_options::<String>("row", quiet());
+    let (row, set_row) = query_signal_with_options::<String>("row", super::quiet());
 
     // The namespace looked at is where the person works: a form starts there.
     Effect::new(move |_| {

@@ -46,19 +46,26 @@ pub fn grants(rule: &ResourceRule, resource: &ResourceRef, verb: &str) -> bool {
         && rule.resource_names.as_ref().is_none_or(Vec::is_empty)
 }
 
+/// A rule for tests: `names` empty means every object.
+#[cfg(test)]
+pub(crate) fn rule(
+    groups: &[&str],
+    resources: &[&str],
+    verbs: &[&str],
+    names: &[&str],
+) -> ResourceRule {
+    let owned = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    ResourceRule {
+        api_groups: Some(owned(groups)),
+        resources: Some(owned(resources)),
+        verbs: owned(verbs),
+        resource_names: (!names.is_empty()).then(|| owned(names)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rule(groups: &[&str], resources: &[&str], verbs: &[&str], names: &[&str]) -> ResourceRule {
-        let owned = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        ResourceRule {
-            api_groups: Some(owned(groups)),
-            resources: Some(owned(resources)),
-            verbs: owned(verbs),
-            resource_names: (!names.is_empty()).then(|| owned(names)),
-        }
-    }
 
     #[test]
     fn a_rule_grants_its_verbs_on_its_resources_and_wildcards() {

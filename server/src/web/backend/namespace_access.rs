@@ -87,6 +87,7 @@ fn subresources_of(rule: &ResourceRule) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::rules::rule;
     use portico_core::resource::KindFlags;
 
     fn kind(group: &str, kind: &str, plural: &str, namespaced: bool) -> ResourceKind {
@@ -98,16 +99,6 @@ mod tests {
             namespaced,
             versions: vec!["v1".into()],
             flags: KindFlags::default(),
-        }
-    }
-
-    fn rule(groups: &[&str], resources: &[&str], verbs: &[&str], names: &[&str]) -> ResourceRule {
-        let owned = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        ResourceRule {
-            api_groups: Some(owned(groups)),
-            resources: Some(owned(resources)),
-            verbs: owned(verbs),
-            resource_names: (!names.is_empty()).then(|| owned(names)),
         }
     }
 
