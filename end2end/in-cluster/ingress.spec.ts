@@ -71,7 +71,7 @@ test('a MySQL provisioned from the form through the Ingress turns Ready on the r
   await signIn(page, token);
   await page.goto('/provision');
   await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
-  await page.locator('.offer[data-choice="mysql"]').getByRole('link').click();
+  await page.locator('.offer[data-choice="mysql"]').getByRole('link', { name: 'Provision MySQL (MariaDB)' }).click();
   await page.locator('#f-metadata-name').fill('shop-db');
   // A person with access to their namespace only may not list namespaces: they type it.
   await expect(page.getByTestId('namespace-typed')).toBeVisible();
