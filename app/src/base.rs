@@ -26,3 +26,18 @@ pub fn get() -> String {
 pub fn url(path: &str) -> String {
     current().url(path)
 }
+
+/// A browser path (`location.pathname`) as Portico's own, without the base path.
+pub fn strip(path: &str) -> String {
+    let base = get();
+    match path.strip_prefix(base.as_str()) {
+        Some(rest) if !base.is_empty() && (rest.is_empty() || rest.starts_with('/')) => {
+            if rest.is_empty() {
+                "/".into()
+            } else {
+                rest.into()
+            }
+        }
+        _ => path.to_string(),
+    }
+}

@@ -7,6 +7,7 @@ pub mod api;
 #[cfg(feature = "ssr")]
 pub mod backend;
 pub mod base;
+pub mod browser_store;
 pub mod codec;
 pub mod components;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod last_namespace;
 pub mod live;
 pub mod pages;
 pub mod recent;
+pub mod saved;
 pub mod shell;
 pub mod yaml;
 

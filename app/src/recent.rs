@@ -1,12 +1,12 @@
 //! The objects a person opened last, kept in this browser (local storage) for the
-//! palette: nothing leaves the browser, and only pages the person opened are kept.
+//! palette and the home page: nothing leaves the browser, only pages the person
+//! opened are kept, and "Forget" on the home page clears them.
 
 use serde::{Deserialize, Serialize};
 
 /// Objects kept, the latest first.
 pub const KEPT: usize = 10;
 
-#[cfg(feature = "hydrate")]
 const KEY: &str = "portico.recent";
 
 /// One object page opened.
@@ -29,28 +29,17 @@ pub fn with(mut kept: Vec<Opened>, opened: Opened) -> Vec<Opened> {
 
 /// Keeps `opened` as the latest object opened.
 pub fn remember(opened: Opened) {
-    #[cfg(feature = "hydrate")]
-    if let Some(storage) = web_sys::window().and_then(|w| w.local_storage().ok().flatten())
-        && let Ok(text) = serde_json::to_string(&with(recall(), opened))
-    {
-        let _ = storage.set_item(KEY, &text);
-    }
-    #[cfg(not(feature = "hydrate"))]
-    let _ = opened;
+    crate::browser_store::store(KEY, &with(recall(), opened));
 }
 
 /// The objects opened last, the latest first; none on the server.
 pub fn recall() -> Vec<Opened> {
-    #[cfg(feature = "hydrate")]
-    {
-        web_sys::window()
-            .and_then(|w| w.local_storage().ok().flatten())
-            .and_then(|s| s.get_item(KEY).ok().flatten())
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default()
-    }
-    #[cfg(not(feature = "hydrate"))]
-    Vec::new()
+    crate::browser_store::load(KEY)
+}
+
+/// Forgets every object opened.
+pub fn forget() {
+    crate::browser_store::store::<Opened>(KEY, &[]);
 }
 
 #[cfg(test)]

@@ -455,6 +455,7 @@ mod tests {
                 format: String::new(),
                 description: String::new(),
                 priority: 0,
+                ..Default::default()
             })
             .collect()
     }

@@ -67,6 +67,7 @@ pub fn table(
         namespace,
         label_selector: None,
         field_selector,
+        columns: None,
     }
 }
 

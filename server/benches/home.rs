@@ -187,6 +187,7 @@ async fn floor(plane: &ControlPlane, token: &str, namespaces: usize) -> (Duratio
                     namespace: Some(ns),
                     label_selector: None,
                     field_selector: watched.field_selector().map(str::to_string),
+                    columns: None,
                 };
                 // Stacks' CRD is not installed here: a 404, as Portico gets.
                 portico_server::watch::table_api::list(&client, &query, 100_000, None)

@@ -316,6 +316,7 @@ async fn portico_viewer(
                     namespace: Some(namespace),
                     label_selector: None,
                     field_selector: None,
+                    columns: None,
                 },
             },
             resume: None,
@@ -651,6 +652,7 @@ async fn charged_mib(admin: &kube::Client) -> f64 {
         namespace: Some(namespace.into()),
         label_selector: None,
         field_selector: None,
+        columns: None,
     };
     let mut bytes = 0;
     for namespace in [SHARED.to_string(), own_namespace(0)] {

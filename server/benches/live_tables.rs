@@ -314,6 +314,7 @@ async fn main() {
         namespace: Some("default".into()),
         label_selector: None,
         field_selector: None,
+        columns: None,
     };
 
     // 1. Complete table.

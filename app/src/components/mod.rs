@@ -14,6 +14,7 @@ pub mod namespace_picker;
 pub mod palette;
 pub mod pod_logs;
 pub mod resource_nav;
+pub mod star;
 pub mod terminal;
 pub mod theme;
 pub mod usage;

@@ -9,7 +9,8 @@ use leptos::prelude::*;
 use crate::api::find_objects;
 use crate::api::{list_resources, stack_offers};
 use crate::recent::Opened;
-use portico_core::find::{FoundObjects, rank, rank_kind};
+use crate::saved::Saved;
+use portico_core::find::{FoundObject, FoundObjects, rank, rank_kind};
 use portico_core::payload::StackOffer;
 use portico_core::resource::ResourceKind;
 
@@ -17,6 +18,7 @@ use portico_core::resource::ResourceKind;
 const KINDS_SHOWN: usize = 8;
 const ACTIONS_SHOWN: usize = 6;
 const OBJECTS_SHOWN: usize = 20;
+const LOG_ACTIONS_SHOWN: usize = 3;
 /// Typing settles this long before the server is asked (the server keeps the names it
 /// read, so each question is cheap; this only spares the requests of fast typing).
 #[cfg(feature = "hydrate")]
@@ -86,29 +88,72 @@ fn actions(kinds: &[ResourceKind], offers: &[StackOffer]) -> Vec<Choice> {
     all
 }
 
-/// Everything offered for `query`, in the order shown: with nothing typed, the objects
-/// opened last and the first actions; else kinds, objects, then actions, each best
-/// first.
+/// Whether a found object has logs on its page (a Pod's, or every Pod's of a workload).
+fn has_logs(o: &FoundObject) -> bool {
+    matches!(
+        (o.resource.group.as_str(), o.resource.plural.as_str()),
+        ("", "pods")
+            | (
+                "apps",
+                "deployments" | "statefulsets" | "daemonsets" | "replicasets"
+            )
+            | ("batch", "jobs")
+    )
+}
+
+/// A saved view or starred object as a choice.
+fn saved_choice(s: &Saved) -> Choice {
+    Choice {
+        section: if s.starred { "Starred" } else { "Saved views" },
+        label: s.name.clone(),
+        detail: s.place.clone(),
+        path: s.path.clone(),
+    }
+}
+
+/// Everything offered for `query`, in the order shown: with nothing typed, what the
+/// person starred and saved, the objects opened last and the first actions; else what
+/// they saved, kinds, objects, then actions, each best first.
 pub fn choices(
     query: &str,
     kinds: &[ResourceKind],
     offers: &[StackOffer],
     found: Option<&FoundObjects>,
+    saved: &[Saved],
     recent: &[Opened],
 ) -> Vec<Choice> {
     let actions = actions(kinds, offers);
     if query.split_whitespace().next().is_none() {
-        return recent
+        return saved
             .iter()
-            .map(|o| Choice {
+            .map(saved_choice)
+            .chain(recent.iter().map(|o| Choice {
                 section: "Recent",
                 label: o.name.clone(),
                 detail: o.place.clone(),
                 path: o.path.clone(),
-            })
+            }))
             .chain(actions.into_iter().take(3))
             .collect();
     }
+    let mut ranked_saved: Vec<(u32, &Saved)> = saved
+        .iter()
+        .filter_map(|s| rank(query, None, &s.name).map(|r| (r, s)))
+        .collect();
+    ranked_saved.sort_by_key(|(r, s)| (!s.starred, *r));
+    // "Logs of deployment/web" for the first workloads found, in the order found.
+    let logs: Vec<Choice> = found
+        .into_iter()
+        .flat_map(|f| f.objects.iter())
+        .filter(|o| has_logs(o))
+        .take(LOG_ACTIONS_SHOWN)
+        .map(|o| Choice {
+            section: "Actions",
+            label: format!("Logs of {}/{}", o.kind.to_lowercase(), o.name),
+            detail: o.namespace.clone().unwrap_or_default(),
+            path: format!("{}#logs", o.page_path()),
+        })
+        .collect();
     let mut ranked_kinds: Vec<(u32, &ResourceKind)> = kinds
         .iter()
         .filter_map(|k| rank_kind(query, k).map(|r| (r, k)))
@@ -145,8 +190,12 @@ pub fn choices(
             },
             path: o.page_path(),
         });
-    kinds
+    ranked_saved
+        .into_iter()
+        .map(|(_, s)| saved_choice(s))
+        .chain(kinds)
         .chain(objects)
+        .chain(logs)
         .chain(
             ranked_actions
                 .into_iter()
@@ -189,6 +238,7 @@ pub fn Palette() -> impl IntoView {
     let selected = RwSignal::new(0usize);
     let objects = RwSignal::new(Objects::Idle);
     let recent = RwSignal::new(Vec::<Opened>::new());
+    let saved = RwSignal::new(Vec::<Saved>::new());
     let input = NodeRef::<leptos::html::Input>::new();
     // Kinds and offers are asked for once, the first time the palette opens.
     let wanted = RwSignal::new(false);
@@ -206,6 +256,7 @@ pub fn Palette() -> impl IntoView {
     let show = move || {
         help.set(false);
         recent.set(crate::recent::recall());
+        saved.set(crate::saved::recall());
         selected.set(0);
         open.set(true);
         if !wanted.get_untracked() {
@@ -298,7 +349,7 @@ pub fn Palette() -> impl IntoView {
                 Objects::Found(asked, found) if *asked == typed => Some(found),
                 _ => None,
             };
-            choices(&typed, &kinds, &offers, found, &recent.get())
+            choices(&typed, &kinds, &offers, found, &saved.get(), &recent.get())
         })
     });
     let navigate = leptos_router::hooks::use_navigate();
@@ -469,7 +520,7 @@ mod tests {
             }],
             ..FoundObjects::default()
         };
-        let listed = choices("cert", &kinds, &[], Some(&found), &[]);
+        let listed = choices("cert", &kinds, &[], Some(&found), &[], &[]);
         let shown: Vec<(&str, &str, &str)> = listed
             .iter()
             .map(|c| (c.section, c.label.as_str(), c.path.as_str()))
@@ -499,8 +550,40 @@ mod tests {
             place: "deployments · team".into(),
             path: "/r/apps/v1/deployments/team/web".into(),
         }];
-        let listed = choices(" ", &[], &[], None, &recent);
-        assert_eq!(listed.first().map(|c| c.section), Some("Recent"));
-        assert_eq!(listed.len(), 1 + 3);
+        let saved = [Saved {
+            name: "broken pods".into(),
+            place: "pods".into(),
+            path: "/r/v1/pods?f.STATUS=!Running".into(),
+            starred: true,
+        }];
+        let listed = choices(" ", &[], &[], None, &saved, &recent);
+        let sections: Vec<&str> = listed.iter().map(|c| c.section).collect();
+        assert_eq!(sections[..2], ["Starred", "Recent"]);
+        assert_eq!(listed.len(), 2 + 3);
+        // Typed, a saved view comes first when its name matches.
+        let listed = choices("broken", &[], &[], None, &saved, &recent);
+        assert_eq!(
+            listed.first().map(|c| c.path.as_str()),
+            Some(saved[0].path.as_str())
+        );
+    }
+
+    #[test]
+    fn a_workload_found_offers_its_logs() {
+        let found = FoundObjects {
+            objects: vec![FoundObject {
+                resource: ResourceRef::new("apps", "v1", "deployments"),
+                kind: "Deployment".into(),
+                namespace: Some("team".into()),
+                name: "web".into(),
+            }],
+            ..FoundObjects::default()
+        };
+        let listed = choices("web", &[], &[], Some(&found), &[], &[]);
+        let logs = listed.iter().find(|c| c.label == "Logs of deployment/web");
+        assert_eq!(
+            logs.map(|c| c.path.as_str()),
+            Some("/r/apps/v1/deployments/team/web#logs")
+        );
     }
 }

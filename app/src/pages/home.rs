@@ -68,6 +68,7 @@ pub fn HomePage() -> impl IntoView {
                 </label>
             </div>
         </div>
+        <KeptPanel/>
         {move || overview.with(|o| o.as_ref().map(|o| o.unseen.clone())).unwrap_or_default()
             .into_iter().map(|sentence| view! {
                 <p class="notice" data-testid="home-unseen">{sentence}</p>
@@ -102,6 +103,63 @@ pub fn HomePage() -> impl IntoView {
                 </ItemPanel>
             </div>
         </Show>
+    }
+}
+
+/// What the person starred and saved, and the objects they opened last: kept in this
+/// browser (see `saved` and `recent`), so read once hydrated; each can be forgotten.
+#[component]
+fn KeptPanel() -> impl IntoView {
+    let saved = RwSignal::new(Vec::<crate::saved::Saved>::new());
+    let recent = RwSignal::new(Vec::<crate::recent::Opened>::new());
+    Effect::new(move |_| {
+        saved.set(crate::saved::recall());
+        recent.set(crate::recent::recall());
+    });
+    let forget = move |path: String| {
+        crate::saved::forget(&path);
+        saved.set(crate::saved::recall());
+    };
+    let forget_recent = move |_| {
+        crate::recent::forget();
+        recent.set(Vec::new());
+    };
+    view! {
+        <div class="home-kept">
+            <section class="panel" data-testid="home-saved">
+                <h2>"Starred and saved"</h2>
+                <Show when=move || !saved.with(Vec::is_empty)
+                    fallback=|| view! { <p class="subtle small">"Star a page (☆ beside its title) or save a table's view to keep it here. Kept in this browser only."</p> }>
+                    <ul class="saved-list">
+                        <For each=move || saved.get() key=|s| (s.path.clone(), s.name.clone(), s.starred) let:kept>
+                            {
+                                let path = kept.path.clone();
+                                view! {
+                                    <li data-testid="saved-item">
+                                        <span aria-label=if kept.starred { "starred" } else { "saved" }>{if kept.starred { "★" } else { "·" }}</span>
+                                        <a href=url(&kept.path)>{kept.name.clone()}</a>
+                                        <span class="place">{kept.place.clone()}</span>
+                                        <button type="button" class="small-btn forget" aria-label=format!("Forget {}", kept.name)
+                                            on:click=move |_| forget(path.clone())>"Forget"</button>
+                                    </li>
+                                }
+                            }
+                        </For>
+                    </ul>
+                </Show>
+            </section>
+            <Show when=move || !recent.with(Vec::is_empty)>
+                <section class="panel" data-testid="home-recent">
+                    <h2>"Opened lately"</h2>
+                    <ul class="saved-list">
+                        <For each=move || recent.get() key=|o| o.path.clone() let:opened>
+                            <li><a href=url(&opened.path)>{opened.name.clone()}</a><span class="place">{opened.place.clone()}</span></li>
+                        </For>
+                    </ul>
+                    <button type="button" class="small-btn" data-testid="forget-recent" on:click=forget_recent>"Forget these"</button>
+                </section>
+            </Show>
+        </div>
     }
 }
 

@@ -26,6 +26,24 @@ pub fn quiet() -> NavigateOptions {
     }
 }
 
+/// Sets (or, with `None`, removes) one parameter of the page's query string, as
+/// [`quiet`] writes it: for parameters whose names are not known in advance
+/// (a column's filter, `f.<column>`).
+pub fn use_query_writer() -> impl Fn(String, Option<String>) + Clone + Send + Sync + 'static {
+    let location = leptos_router::hooks::use_location();
+    let navigate = leptos_router::hooks::use_navigate();
+    move |key: String, value: Option<String>| {
+        use leptos::prelude::GetUntracked;
+        let mut query = location.query.get_untracked();
+        query.remove(&key);
+        if let Some(value) = value {
+            query.insert(key, value);
+        }
+        let path = location.pathname.get_untracked();
+        navigate(&format!("{path}{}", query.to_query_string()), quiet());
+    }
+}
+
 /// The resource named by the `:group/:version/:plural` segments of a route.
 pub fn resource_from_params(params: &ParamsMap) -> ResourceRef {
     ResourceRef::from_url(

@@ -13,6 +13,7 @@ use crate::components::error_banner::ErrorBanner;
 use crate::components::live_badge::LiveBadge;
 use crate::components::live_table::LiveTable;
 use crate::components::pod_logs::{LogViews, PodLogs};
+use crate::components::star::StarButton;
 use crate::components::terminal::{TerminalButton, TerminalDock, TerminalPanel};
 use crate::components::usage::{UsageFeed, UsagePanel};
 use crate::components::workload_logs::WorkloadLogs;
@@ -52,6 +53,7 @@ fn ObjectView(target: ObjectKey) -> impl IntoView {
         namespace: target.namespace.clone(),
         label_selector: None,
         field_selector: Some(format!("metadata.name={}", target.name)),
+        columns: None,
     };
     // Snapshots too: a change between the page's first fetch and this subscription
     // arrives in the snapshot, not as a delta.
@@ -80,13 +82,27 @@ fn ObjectView(target: ObjectKey) -> impl IntoView {
     let deleting = DeleteDialog::new();
     crate::recent::remember(crate::recent::Opened {
         name: target.name.clone(),
-        place: match &target.namespace {
-            Some(ns) => format!("{} · {ns}", target.resource.plural),
-            None => target.resource.plural.clone(),
-        },
+        place: place(&target),
         path: target
             .resource
             .object_path(target.namespace.as_deref(), &target.name),
+    });
+    // A link to `#logs` (the palette's "Logs of …") scrolls there once, when the
+    // detail has first drawn it (not on each redraw).
+    let scrolled_to_hash = StoredValue::new(false);
+    Effect::new(move |_| {
+        if detail.with(|d| d.as_ref().is_some_and(Result::is_ok)) && !scrolled_to_hash.get_value() {
+            scrolled_to_hash.set_value(true);
+            #[cfg(feature = "hydrate")]
+            request_animation_frame(|| {
+                let hash = window().location().hash().unwrap_or_default();
+                if let Some(target) = hash.strip_prefix('#').filter(|h| !h.is_empty())
+                    && let Some(element) = document().get_element_by_id(target)
+                {
+                    element.scroll_into_view();
+                }
+            });
+        }
     });
     let list_href = crate::base::url(&target.resource.page_path());
     let back = list_href.clone();
@@ -110,6 +126,14 @@ fn ObjectView(target: ObjectKey) -> impl IntoView {
             })}
         </Transition>
         <TerminalPanel/>
+    }
+}
+
+/// Where an object is, as the palette and the home page show it beside its name.
+fn place(target: &ObjectKey) -> String {
+    match &target.namespace {
+        Some(ns) => format!("{} · {ns}", target.resource.plural),
+        None => target.resource.plural.clone(),
     }
 }
 
@@ -142,6 +166,7 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
         namespace: detail.namespace.clone(),
         label_selector: None,
         field_selector: Some(format!("involvedObject.uid={}", detail.uid)),
+        columns: None,
     };
     let events_sort = RwSignal::new(None::<SortKey>);
     let on_events_sort = Callback::new(move |column: String| {
@@ -178,7 +203,13 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
     view! {
         <div class="page-head">
             <div>
-                <h1 data-testid="object-name">{detail.name.clone()}</h1>
+                <div class="title-row">
+                    <h1 data-testid="object-name">{detail.name.clone()}</h1>
+                    <StarButton
+                        path=target.resource.object_path(target.namespace.as_deref(), &target.name)
+                        name=detail.name.clone()
+                        place=place(&target)/>
+                </div>
                 <p class="subtle mono">{format!("{} · {}{namespace}", detail.kind, detail.api_version)}</p>
             </div>
             <div class="head-actions">
@@ -219,13 +250,13 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
         })}
         <Labels labels=detail.labels.clone()/>
         {workload_logs.map(|(ns, selector)| view! {
-            <section class="panel" data-testid="workload-log-panel">
+            <section class="panel" id="logs" data-testid="workload-log-panel">
                 <h2>"Logs of every Pod"</h2>
                 <WorkloadLogs namespace=ns selector name=detail.name.clone()/>
             </section>
         })}
         {pod_namespace.map(|ns| view! {
-            <section class="panel">
+            <section class="panel" id="logs">
                 <h2>"Logs"</h2>
                 <PodLogs namespace=ns pod=detail.name.clone()/>
             </section>
@@ -476,7 +507,7 @@ fn StackLogs(
     move || {
         let (namespace, merged) = (namespace.clone(), merged.clone());
         (!pods.with(Vec::is_empty)).then(move || view! {
-            <section class="panel" data-testid="stack-logs">
+            <section class="panel" id="logs" data-testid="stack-logs">
                 <h2>"Logs"</h2>
                 <div class="log-tabs pod-tabs" role="tablist">
                     {merged.is_some().then(|| view! {

@@ -1,15 +1,21 @@
 //! One resource type's live table. The URL holds everything the view shows
-//! (`?ns=&wide=&q=&sort=&selector=`), so a view can be shared and reloaded.
+//! (`?ns=&wide=&q=&sort=&selector=&columns=&f.<column>=`), so a view can be shared,
+//! reloaded, starred and saved under a name.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::{query_signal_with_options, use_navigate, use_params_map};
+use leptos_router::hooks::{
+    query_signal_with_options, use_location, use_navigate, use_params_map, use_query_map,
+};
 
 use crate::api::{fetch_permissions, list_namespaces, list_resources};
 use crate::components::live_table::LiveTable;
 use crate::components::namespace_picker::NamespacePicker;
+use crate::components::star::StarButton;
 use crate::components::usage::{TableUsage, use_table_usage};
 use portico_core::resource::{ResourceKind, ResourceRef};
+use portico_core::table::added_columns::{self, AddedColumn};
+use portico_core::table::column_filters::{self, ColumnFilter};
 use portico_core::table::state::SortKey;
 use portico_core::table::wire::TableQuery;
 use portico_core::usage::UsageTarget;
@@ -29,6 +35,31 @@ pub fn ResourcePage() -> impl IntoView {
     let (selector, set_selector) = query_signal_with_options::<String>("selector", super::quiet());
     // The selected row (`namespace/name`): a link to it opens the table scrolled there.
     let (row, set_row) = query_signal_with_options::<String>("row", super::quiet());
+    // Columns added after kubectl's (`kubectl get -o custom-columns`'s spec).
+    let (columns, set_columns) = query_signal_with_options::<String>("columns", super::quiet());
+    let query_map = use_query_map();
+    let by_column = Memo::new(move |_| {
+        query_map
+            .with(|q| column_filters::from_params(q.latest_values().map(|(k, v)| (k.as_ref(), v))))
+    });
+    let write_query = super::use_query_writer();
+    let on_column_filter = Callback::new(move |(column, text): (String, String)| {
+        write_query(ColumnFilter::param(&column), non_empty(Some(text)));
+    });
+    let added = Memo::new(move |_| {
+        columns
+            .get()
+            .map(|c| added_columns::parse(&c))
+            .unwrap_or_default()
+    });
+    let set_added = move |next: Vec<AddedColumn>| {
+        set_columns.set(non_empty(Some(added_columns::to_spec(&next))));
+    };
+    let on_remove_column = Callback::new(move |name: String| {
+        let mut next = added.get_untracked();
+        next.retain(|c| c.name != name);
+        set_added(next);
+    });
 
     // The namespace looked at is where the person works: a form starts there.
     Effect::new(move |_| {
@@ -64,6 +95,7 @@ pub fn ResourcePage() -> impl IntoView {
             },
             label_selector: non_empty(selector.get()),
             field_selector: None,
+            columns: non_empty(columns.get()),
         }
     });
     // A Pod table also shows what each Pod uses (kubectl top pod), asked as the person.
@@ -84,6 +116,25 @@ pub fn ResourcePage() -> impl IntoView {
             .map(|k| k.kind)
             .unwrap_or_else(|| resource.get().plural)
     });
+    // This view as a starred or saved page: its path and query (not the row chosen).
+    let location = use_location();
+    let view_path = Signal::derive(move || {
+        let mut query = location.query.get();
+        query.remove("row");
+        format!(
+            "{}{}",
+            crate::base::strip(&location.pathname.get()),
+            query.to_query_string()
+        )
+    });
+    let view_place = Signal::derive(move || match ns.get() {
+        Some(n) => format!("{} · {n}", resource.get().plural),
+        None => resource.get().plural,
+    });
+    let view_name = Signal::derive(move || match ns.get() {
+        Some(n) => format!("{} in {n}", title.get()),
+        None => title.get(),
+    });
 
     // The kind (title, scope, versions) comes from a resource: read it inside Transition.
     view! {
@@ -91,7 +142,10 @@ pub fn ResourcePage() -> impl IntoView {
         <Title text=title/>
         <div class="page-head">
             <div>
-                <h1 data-testid="resource-title">{title}</h1>
+                <div class="title-row">
+                    <h1 data-testid="resource-title">{title}</h1>
+                    <StarButton path=view_path name=view_name place=view_place/>
+                </div>
                 <p class="subtle mono">{move || format!("{} · {}", resource.get().api_version(), resource.get().plural)}</p>
             </div>
             <div class="controls">
@@ -175,8 +229,12 @@ pub fn ResourcePage() -> impl IntoView {
                 />
             </div>
         </div>
+        <ViewTools added set_added=Callback::new(set_added) view_path view_name view_place/>
         <LiveTable
             query
+            column_filters=by_column
+            on_column_filter
+            on_remove_column
             wide=Signal::derive(move || wide.get().unwrap_or(false))
             filter=Signal::derive(move || filter.get().unwrap_or_default())
             sort=sort_key
@@ -190,5 +248,115 @@ pub fn ResourcePage() -> impl IntoView {
             _ => None,
         }}
         </Transition>
+    }
+}
+
+/// Under the page's head: adding a column by JSONPath, and saving the view under a
+/// name (kept in this browser, see `saved`).
+#[component]
+fn ViewTools(
+    added: Memo<Vec<AddedColumn>>,
+    set_added: Callback<Vec<AddedColumn>>,
+    view_path: Signal<String>,
+    view_name: Signal<String>,
+    view_place: Signal<String>,
+) -> impl IntoView {
+    let adding = RwSignal::new(false);
+    let name = RwSignal::new(String::new());
+    let path = RwSignal::new(String::new());
+    let problem = RwSignal::new(None::<String>);
+    let add = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let mut next = added.get_untracked();
+        let existing: Vec<&str> = next.iter().map(|c| c.name.as_str()).collect();
+        let why = added_columns::name_problem(&name.get_untracked(), &existing)
+            .or_else(|| {
+                (next.len() >= added_columns::MAX_ADDED_COLUMNS).then(|| {
+                    format!(
+                        "A table adds at most {} columns.",
+                        added_columns::MAX_ADDED_COLUMNS
+                    )
+                })
+            })
+            .or_else(|| {
+                path.with_untracked(|p| p.trim().is_empty())
+                    .then(|| "A column needs a JSONPath, such as .status.phase".to_string())
+            });
+        if let Some(why) = why {
+            problem.set(Some(why));
+            return;
+        }
+        next.push(AddedColumn {
+            name: name.get_untracked().trim().to_string(),
+            path: path.get_untracked().trim().to_string(),
+        });
+        set_added.run(next);
+        name.set(String::new());
+        path.set(String::new());
+        problem.set(None);
+        adding.set(false);
+    };
+    let saving = RwSignal::new(false);
+    let saved_name = RwSignal::new(String::new());
+    let saved_note = RwSignal::new(None::<String>);
+    let save = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let chosen = saved_name.get_untracked();
+        let chosen = chosen.trim();
+        let chosen = if chosen.is_empty() {
+            view_name.get_untracked()
+        } else {
+            chosen.to_string()
+        };
+        let path = view_path.get_untracked();
+        crate::saved::save(crate::saved::Saved {
+            name: chosen.clone(),
+            place: view_place.get_untracked(),
+            path: path.clone(),
+            starred: crate::saved::find(&path).is_some_and(|s| s.starred),
+        });
+        saved_note.set(Some(format!(
+            "Saved as “{chosen}”: on the home page and in Go to…"
+        )));
+        saving.set(false);
+    };
+    view! {
+        <div class="view-tools">
+            <button type="button" class="small-btn" data-testid="add-column-open" aria-expanded=move || adding.get().to_string()
+                on:click=move |_| adding.update(|a| *a = !*a)>"Add column"</button>
+            <button type="button" class="small-btn" data-testid="save-view-open" aria-expanded=move || saving.get().to_string()
+                on:click=move |_| {
+                    saved_name.set(view_name.get_untracked());
+                    saving.update(|s| *s = !*s);
+                }>"Save view"</button>
+            <span class="subtle small" role="status" data-testid="saved-note">{move || saved_note.get()}</span>
+        </div>
+        <Show when=move || adding.get()>
+            <form class="add-column" data-testid="add-column" on:submit=add>
+                <label class="control">
+                    "Column name"
+                    <input type="text" data-testid="add-column-name" placeholder="IMAGE"
+                        prop:value=move || name.get() on:input:target=move |ev| name.set(ev.target().value())/>
+                </label>
+                <label class="control">
+                    "JSONPath (as kubectl get -o custom-columns takes it)"
+                    <input type="text" class="path" data-testid="add-column-path" placeholder=".spec.containers[*].image"
+                        prop:value=move || path.get() on:input:target=move |ev| path.set(ev.target().value())/>
+                </label>
+                <button type="submit" class="button primary" data-testid="add-column-submit">"Add"</button>
+                {move || problem.get().map(|why| view! { <p class="field-error" role="alert" data-testid="add-column-problem">{why}</p> })}
+            </form>
+        </Show>
+        <Show when=move || saving.get()>
+            <form class="add-column" data-testid="save-view" on:submit=save>
+                <label class="control">
+                    "Name of this view"
+                    <input type="text" data-testid="save-view-name"
+                        prop:value=move || saved_name.get() on:input:target=move |ev| saved_name.set(ev.target().value())/>
+                </label>
+                <button type="submit" class="button primary" data-testid="save-view-submit">"Save"</button>
+                <span class="subtle small">"Kept in this browser only."</span>
+            </form>
+        </Show>
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::column_filters::ColumnFilter;
 use super::format::{cell_text, parse_timestamp};
 use crate::table::wire::{Column, Row, TableDelta, TableSnapshot};
 
@@ -122,9 +123,42 @@ impl TableState {
     /// row's sort value is computed once, not per comparison: 50,000 rows sort in
     /// tens of milliseconds in the browser.
     pub fn view(&self, filter: &str, sort: Option<&SortKey>, wide: bool, now: i64) -> Vec<&Row> {
+        self.view_filtered(filter, &[], sort, wide, now)
+    }
+
+    /// [`Self::view`], also keeping only rows whose visible cells pass `by_column`.
+    pub fn view_filtered(
+        &self,
+        filter: &str,
+        by_column: &[ColumnFilter],
+        sort: Option<&SortKey>,
+        wide: bool,
+        now: i64,
+    ) -> Vec<&Row> {
         let visible = self.visible_columns(wide);
         let words: Vec<String> = filter.split_whitespace().map(str::to_lowercase).collect();
+        // Each filter with its column's index, when that column is shown.
+        let column_tests: Vec<(usize, &str, &ColumnFilter)> = by_column
+            .iter()
+            .filter_map(|f| {
+                let i = visible
+                    .iter()
+                    .copied()
+                    .find(|&i| self.columns.get(i).is_some_and(|c| c.name == f.column))?;
+                Some((i, self.columns.get(i)?.kind.as_str(), f))
+            })
+            .collect();
         let matches = |row: &Row| {
+            let passes_columns = column_tests.iter().all(|(i, kind, f)| {
+                f.matches(&cell_text(
+                    row.cells.get(*i).unwrap_or(&Value::Null),
+                    kind,
+                    now,
+                ))
+            });
+            if !passes_columns {
+                return false;
+            }
             if words.is_empty() {
                 return true;
             }
@@ -290,6 +324,7 @@ mod tests {
             format: String::new(),
             description: String::new(),
             priority,
+            ..Column::default()
         }
     }
 
@@ -408,6 +443,44 @@ mod tests {
         // replicas is a wide column: 7 matches only in the wide view.
         assert!(s.view("7", None, false, 0).is_empty());
         assert_eq!(names(s.view("7", None, true, 0)), ["pod-1"]);
+    }
+
+    #[test]
+    fn column_filters_test_their_own_visible_column() {
+        let s = state();
+        let on = |column: &str, text: &str| {
+            vec![ColumnFilter {
+                column: column.into(),
+                text: text.into(),
+            }]
+        };
+        let tomcat = on("DBorWAS", "TOM");
+        assert_eq!(
+            names(s.view_filtered("", &tomcat, None, false, 0)),
+            ["pod-2"]
+        );
+        let not_mysql = on("DBorWAS", "!mysql");
+        assert_eq!(
+            names(s.view_filtered("", &not_mysql, None, false, 0)),
+            ["pod-1", "pod-2"]
+        );
+        // "pod" is in every Name cell, not in any DBorWAS cell.
+        assert!(
+            s.view_filtered("", &on("DBorWAS", "pod"), None, false, 0)
+                .is_empty()
+        );
+        // A hidden column's filter holds nothing back; shown, it applies.
+        assert_eq!(
+            s.view_filtered("", &on("replicas", "7"), None, false, 0)
+                .len(),
+            3
+        );
+        assert_eq!(
+            names(s.view_filtered("", &on("replicas", "7"), None, true, 0)),
+            ["pod-1"]
+        );
+        // Filters and the text filter both apply.
+        assert!(s.view_filtered("mysql", &tomcat, None, false, 0).is_empty());
     }
 
     #[test]

@@ -6,8 +6,8 @@ use crate::encode::percent_encode;
 use crate::resource::{ResourceRef, is_path_segment};
 use serde::{Deserialize, Serialize};
 
-/// A column as the Table API defines it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A column as the Table API defines it, or one a person added.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Column {
     pub name: String,
     /// `string`, `integer`, `number`, `boolean` or `date`.
@@ -20,6 +20,12 @@ pub struct Column {
     /// Columns with priority above 0 appear only in the wide view, as in `kubectl get -o wide`.
     #[serde(default)]
     pub priority: i32,
+    /// An added column's JSONPath (see [`crate::table::added_columns`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Why an added column's path cannot be read; its cells are empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// One object's row: its cells exactly as the Table API sent them, plus the metadata
@@ -77,7 +83,7 @@ pub mod sse_event {
 pub const MAX_SELECTOR_LEN: usize = 4096;
 
 /// Query parameters of the live table stream (`/api/live/table`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TableQuery {
     pub group: String,
     pub version: String,
@@ -89,6 +95,9 @@ pub struct TableQuery {
     pub label_selector: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field_selector: Option<String>,
+    /// Columns added after kubectl's, as `kubectl get -o custom-columns` takes them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub columns: Option<String>,
 }
 
 impl TableQuery {
@@ -104,6 +113,18 @@ impl TableQuery {
             && self.namespace.as_deref().is_none_or(is_path_segment)
             && short(&self.label_selector)
             && short(&self.field_selector)
+            && self
+                .columns
+                .as_deref()
+                .is_none_or(crate::table::added_columns::is_within_bounds)
+    }
+
+    /// The columns it adds, if any.
+    pub fn added_columns(&self) -> Vec<crate::table::added_columns::AddedColumn> {
+        self.columns
+            .as_deref()
+            .map(crate::table::added_columns::parse)
+            .unwrap_or_default()
     }
 
     /// The URL query string of the live stream for this query.
@@ -121,6 +142,9 @@ impl TableQuery {
         }
         if let Some(sel) = &self.field_selector {
             pairs.push(("field_selector", sel));
+        }
+        if let Some(columns) = &self.columns {
+            pairs.push(("columns", columns));
         }
         pairs
             .iter()
@@ -143,6 +167,7 @@ mod tests {
             namespace: Some("default".into()),
             label_selector: Some("app in (a,b)".into()),
             field_selector: Some("involvedObject.uid=1-2".into()),
+            columns: None,
         };
         assert_eq!(
             q.to_query_string(),

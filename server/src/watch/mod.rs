@@ -9,6 +9,7 @@
 //! access is reviewed before a feed is joined) and `kube`.
 
 pub(crate) mod access;
+pub mod added_columns;
 pub(crate) mod coalesce;
 pub(crate) mod event_lines;
 pub mod feed;

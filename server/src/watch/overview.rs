@@ -53,6 +53,7 @@ pub async fn open(
             namespace: scope.namespace.clone(),
             label_selector: None,
             field_selector: scope.watched.field_selector().map(str::to_string),
+            columns: None,
         };
         match state
             .hub

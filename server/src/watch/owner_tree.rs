@@ -48,6 +48,7 @@ pub fn children_stream(
                 namespace: Some(namespace.clone()),
                 label_selector: None,
                 field_selector: None,
+                columns: None,
             };
             let sub = hub.subscribe_as(
                 query,
@@ -350,6 +351,7 @@ mod tests {
             format: format.into(),
             description: String::new(),
             priority: 0,
+            ..Default::default()
         };
         // As the API server describes a Pod: its Age is text, not a date.
         let state = TableState::from_snapshot(TableSnapshot {

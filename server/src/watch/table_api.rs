@@ -10,6 +10,7 @@ use portico_core::payload::ApiRejection;
 use portico_core::table::wire::{Column, Row, TableQuery, TableSnapshot};
 use serde::Deserialize;
 
+use super::added_columns::AddedColumns;
 use crate::cluster::error::{ApiError, Failure};
 use crate::watch::event_lines::{LinesError, event_lines};
 
@@ -68,7 +69,7 @@ struct RawListMeta {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-struct RawObject {
+pub struct RawObject {
     #[serde(default)]
     metadata: RawMeta,
 }
@@ -107,17 +108,21 @@ struct RawOwner {
     uid: String,
 }
 
+/// A row with its object's metadata (`O` = [`RawObject`]), or with the whole
+/// object (`serde_json::Value`) when the table has added columns.
 #[derive(Debug, Clone, Deserialize)]
-struct RawRow {
+#[serde(bound(deserialize = "O: Deserialize<'de>"))]
+struct RawRow<O = RawObject> {
     #[serde(default, deserialize_with = "null_as_default")]
     cells: Vec<serde_json::Value>,
-    #[serde(default)]
-    object: Option<RawObject>,
+    #[serde(default = "Option::default")]
+    object: Option<O>,
 }
 
 /// A Table as the API server sends it, for a list or inside one watch event.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub struct RawTable {
+#[serde(bound(deserialize = "O: Deserialize<'de>"))]
+pub struct RawTable<O = RawObject> {
     #[serde(default)]
     metadata: RawListMeta,
     #[serde(
@@ -126,8 +131,39 @@ pub struct RawTable {
         deserialize_with = "null_as_default"
     )]
     column_definitions: Vec<Column>,
-    #[serde(default, deserialize_with = "null_as_default")]
-    rows: Vec<RawRow>,
+    #[serde(default = "Vec::new", deserialize_with = "null_as_default")]
+    rows: Vec<RawRow<O>>,
+}
+
+/// A Table of whole objects, for a table with added columns.
+type WholeTable = RawTable<serde_json::Value>;
+
+impl WholeTable {
+    /// The Table as if asked for metadata only, with the added columns' definitions
+    /// (when it has columns) and cells.
+    fn with_added(self, added: &AddedColumns) -> RawTable {
+        let mut column_definitions = self.column_definitions;
+        if !column_definitions.is_empty() {
+            column_definitions.extend(added.definitions());
+        }
+        let rows = self
+            .rows
+            .into_iter()
+            .map(|row| {
+                let mut cells = row.cells;
+                let object = row.object.map(|object| {
+                    cells.extend(added.cells(&object));
+                    RawObject::deserialize(&object).unwrap_or_default()
+                });
+                RawRow { cells, object }
+            })
+            .collect();
+        RawTable {
+            metadata: self.metadata,
+            column_definitions,
+            rows,
+        }
+    }
 }
 
 impl RawTable {
@@ -235,7 +271,13 @@ fn request(
     extra: &[(&str, &str)],
 ) -> Result<http::Request<Vec<u8>>, TableError> {
     let mut qs = form_urlencoded::Serializer::new(String::new());
-    qs.append_pair("includeObject", "Metadata");
+    // Added columns read anything in the object; kubectl's need its metadata only.
+    let include = if query.columns.is_some() {
+        "Object"
+    } else {
+        "Metadata"
+    };
+    qs.append_pair("includeObject", include);
     if let Some(sel) = query.label_selector.as_deref().filter(|s| !s.is_empty()) {
         qs.append_pair("labelSelector", sel);
     }
@@ -272,7 +314,13 @@ pub async fn list(
         extra.push(("continue", token));
     }
     let request = request(query, &extra)?;
-    let mut table: RawTable = client.request(request).await?;
+    let mut table: RawTable = match AddedColumns::of(query) {
+        Some(added) => client
+            .request::<WholeTable>(request)
+            .await?
+            .with_added(&added),
+        None => client.request(request).await?,
+    };
     let next = table.metadata.next.take().filter(|t| !t.is_empty());
     let resource_version = table.resource_version().unwrap_or_default().to_string();
     let columns = read_columns(&std::mem::take(&mut table.column_definitions));
@@ -326,13 +374,16 @@ pub async fn watch(
     if !status.is_success() {
         return Err(refusal(status, response.into_body()).await.into());
     }
-    Ok(event_lines(response.into_body()).filter_map(|line| std::future::ready(watch_event(line))))
+    let added = AddedColumns::of(query).map(Arc::new);
+    Ok(event_lines(response.into_body())
+        .filter_map(move |line| std::future::ready(watch_event(line, added.as_deref()))))
 }
 
 /// The event on a watch's `line`, or `None` for what ends a watch quietly (the
 /// connection ended mid-event: the feed watches again) and an incomplete last line.
 fn watch_event(
     line: Result<bytes::Bytes, LinesError>,
+    added: Option<&AddedColumns>,
 ) -> Option<Result<WatchEvent<RawTable>, TableError>> {
     let line = match line {
         Ok(line) => line,
@@ -344,7 +395,12 @@ fn watch_event(
             });
         }
     };
-    match serde_json::from_slice::<WatchEvent<RawTable>>(&line) {
+    let parsed = match added {
+        None => serde_json::from_slice::<WatchEvent<RawTable>>(&line),
+        Some(added) => serde_json::from_slice::<WatchEvent<WholeTable>>(&line)
+            .map(|event| with_added(event, added)),
+    };
+    match parsed {
         Ok(event) => Some(Ok(event)),
         Err(error) if error.is_eof() => None,
         // An error the API server wrote in place of an event, else not a Table.
@@ -354,6 +410,17 @@ fn watch_event(
                 Err(_) => TableError::Decode,
             },
         )),
+    }
+}
+
+/// A watch event of whole objects as one of metadata, with the added columns.
+fn with_added(event: WatchEvent<WholeTable>, added: &AddedColumns) -> WatchEvent<RawTable> {
+    match event {
+        WatchEvent::Added(t) => WatchEvent::Added(t.with_added(added)),
+        WatchEvent::Modified(t) => WatchEvent::Modified(t.with_added(added)),
+        WatchEvent::Deleted(t) => WatchEvent::Deleted(t.with_added(added)),
+        WatchEvent::Bookmark(b) => WatchEvent::Bookmark(b),
+        WatchEvent::Error(e) => WatchEvent::Error(e),
     }
 }
 

@@ -118,6 +118,7 @@ fn query() -> TableQuery {
         namespace: Some("default".into()),
         label_selector: None,
         field_selector: None,
+        columns: None,
     }
 }
 
@@ -128,6 +129,7 @@ fn column(name: &str) -> Column {
         format: String::new(),
         description: String::new(),
         priority: 0,
+        ..Default::default()
     }
 }
 

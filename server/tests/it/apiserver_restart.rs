@@ -38,6 +38,7 @@ async fn a_live_table_recovers_after_the_api_server_restarts() {
         namespace: Some("default".into()),
         label_selector: None,
         field_selector: None,
+        columns: None,
     };
     let mut sub = hub.subscribe(query).expect("within the hub's limits");
     let mut state = TableState::default();

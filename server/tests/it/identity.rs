@@ -139,6 +139,7 @@ async fn each_person_acts_as_themselves() {
             namespace: Some(other.clone()),
             label_selector: None,
             field_selector: None,
+            columns: None,
         })
         .expect("within the hub's limits");
     assert_eq!(live_table(&portal, &viewer, &other).await, 403);
@@ -359,6 +360,7 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
                 namespace: Some(team.clone()),
                 label_selector: None,
                 field_selector: None,
+                columns: None,
             },
         },
         resume: None,

@@ -111,6 +111,7 @@ async fn subscribe_pods_table(socket: &mut Socket, id: u32, ns: &str) {
         namespace: Some(ns.to_string()),
         label_selector: None,
         field_selector: None,
+        columns: None,
     };
     subscribe_to(socket, id, Topic::Table { query }).await;
 }

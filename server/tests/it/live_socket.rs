@@ -55,6 +55,7 @@ fn config_maps(ns: &str) -> TableQuery {
         namespace: Some(ns.into()),
         label_selector: None,
         field_selector: None,
+        columns: None,
     }
 }
 

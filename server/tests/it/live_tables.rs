@@ -57,6 +57,7 @@ fn ats_query(ns: &str) -> TableQuery {
         namespace: Some(ns.to_string()),
         label_selector: None,
         field_selector: None,
+        columns: None,
     }
 }
 
@@ -255,6 +256,7 @@ async fn every_seed_table_has_kubectls_columns_with_and_without_wide() {
             namespace: Some("default".into()),
             label_selector: None,
             field_selector: None,
+            columns: None,
         };
         let snapshot: TableSnapshot = table_api::list(&client, &query, 10_000, None)
             .await

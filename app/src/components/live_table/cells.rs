@@ -21,6 +21,8 @@ pub fn HeaderCell(
     column: Column,
     sort: Signal<Option<SortKey>>,
     on_sort: Callback<String>,
+    /// Offered on a column the person added: removes it.
+    on_remove: Option<Callback<String>>,
 ) -> impl IntoView {
     let name = column.name.clone();
     let name_for_click = name.clone();
@@ -40,10 +42,54 @@ pub fn HeaderCell(
     } else {
         column.description.clone()
     };
+    let added = column.path.is_some();
+    let remove = on_remove.filter(|_| added).map(|on_remove| {
+        let name = name.clone();
+        view! {
+            <button type="button" class="remove-column" aria-label=format!("Remove column {name}")
+                data-testid="remove-column"
+                on:click=move |ev| {
+                    // Not a click on the header: it would sort.
+                    ev.stop_propagation();
+                    on_remove.run(name.clone());
+                }>"✕"</button>
+        }
+    });
+    let problem = column.problem.clone().map(|why| {
+        view! { <span class="column-problem" data-testid="column-problem">{why}</span> }
+    });
     view! {
-        <th role="columnheader" class="sortable" title=title data-column=name.clone() on:click=move |_| on_sort.run(name_for_click.clone())>
+        <th role="columnheader" class="sortable" title=title data-column=name.clone() data-added=added.then_some("true")
+            on:click=move |_| on_sort.run(name_for_click.clone())>
             {name.to_uppercase()}
             <span class="sort-mark">{mark}</span>
+            {remove}
+            {problem}
+        </th>
+    }
+}
+
+/// A column's filter field, under its header: `text` matches inside a cell, `!text`
+/// keeps the rows without it.
+#[component]
+pub fn FilterCell(
+    name: String,
+    text: Signal<String>,
+    on_filter: Callback<(String, String)>,
+) -> impl IntoView {
+    let label = format!("Filter {name} (text, or !text for rows without it)");
+    view! {
+        <th role="columnheader">
+            <input
+                type="search"
+                class="column-filter"
+                class:active=move || !text.with(String::is_empty)
+                data-column=name.clone()
+                aria-label=label
+                placeholder="filter"
+                prop:value=move || text.get()
+                on:input:target=move |ev| on_filter.run((name.clone(), ev.target().value()))
+            />
         </th>
     }
 }

@@ -15,7 +15,8 @@ use crate::components::clock::ticking_clock;
 use crate::components::live_badge::LiveBadge;
 use crate::components::usage::TableUsage;
 use crate::live::ViewState;
-use cells::{HeaderCell, LiveRow, row_key};
+use cells::{FilterCell, HeaderCell, LiveRow, row_key};
+use portico_core::table::column_filters::ColumnFilter;
 use portico_core::table::state::{SortKey, TableState};
 use portico_core::table::wire::{Column, Row, TableQuery};
 use rows::{LiveRows, use_live_rows};
@@ -41,7 +42,16 @@ pub fn LiveTable(
     /// A Pod table's usage, shown in two columns after kubectl's once there are figures.
     #[prop(optional)]
     usage: Option<Memo<TableUsage>>,
+    /// Filters on single columns; with `on_column_filter`, a row of fields under the
+    /// headers sets them (called with the column and its text).
+    #[prop(optional, into)]
+    column_filters: Option<Signal<Vec<ColumnFilter>>>,
+    #[prop(optional)] on_column_filter: Option<Callback<(String, String)>>,
+    /// Called with an added column's name when its remove button is pressed.
+    #[prop(optional)]
+    on_remove_column: Option<Callback<String>>,
 ) -> impl IntoView {
+    let column_filters = column_filters.unwrap_or_else(|| Signal::derive(Vec::new));
     let LiveRows {
         table,
         complete,
@@ -64,8 +74,9 @@ pub fn LiveTable(
         let f = filter.get();
         let s = sort.get();
         let w = wide.get();
+        let by_column = column_filters.get();
         table.with(|t| {
-            t.view(&f, s.as_ref(), w, now.get_untracked())
+            t.view_filtered(&f, &by_column, s.as_ref(), w, now.get_untracked())
                 .into_iter()
                 .map(|r| (r.uid.clone(), row_key(r)))
                 .collect::<Vec<(String, String)>>()
@@ -104,6 +115,10 @@ pub fn LiveTable(
 
     let navigate = leptos_router::hooks::use_navigate();
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        // Keys typed into a column's filter are its text.
+        if typed_in_field(&ev) {
+            return;
+        }
         let len = order.with(Vec::len);
         if len == 0 {
             return;
@@ -170,7 +185,7 @@ pub fn LiveTable(
                 <thead role=move || (!columns.with(Vec::is_empty)).then_some("rowgroup")>
                     <tr role=move || (!columns.with(Vec::is_empty)).then_some("row")>
                         <For each=move || columns.get() key=|(i, c)| (*i, c.name.clone()) let:((_, column))>
-                            <HeaderCell column sort on_sort/>
+                            <HeaderCell column sort on_sort on_remove=on_remove_column/>
                         </For>
                         {usage.map(|usage| view! {
                             <Show when=move || usage.with(TableUsage::has_figures)>
@@ -179,6 +194,29 @@ pub fn LiveTable(
                             </Show>
                         })}
                     </tr>
+                    {on_column_filter.map(|on_filter| view! {
+                        <Show when=move || !columns.with(Vec::is_empty)>
+                            <tr role="row" class="column-filters" data-testid="column-filters">
+                                <For each=move || columns.get() key=|(i, c)| (*i, c.name.clone()) let:((_, column))>
+                                    <FilterCell
+                                        name=column.name.clone()
+                                        text=Signal::derive({
+                                            let name = column.name.clone();
+                                            move || column_filters.with(|all| {
+                                                all.iter().find(|f| f.column == name).map(|f| f.text.clone()).unwrap_or_default()
+                                            })
+                                        })
+                                        on_filter/>
+                                </For>
+                                {usage.map(|usage| view! {
+                                    <Show when=move || usage.with(TableUsage::has_figures)>
+                                        <th role="columnheader" data-extra="usage"></th>
+                                        <th role="columnheader" data-extra="usage"></th>
+                                    </Show>
+                                })}
+                            </tr>
+                        </Show>
+                    })}
                 </thead>
                 <tbody role="rowgroup">
                     <tr class="spacer" aria-hidden="true" style=move || window.space_above()></tr>
@@ -206,5 +244,21 @@ pub fn LiveTable(
                 {move || if total.get() == 0 { "No objects." } else { "No object matches the filter." }}
             </p>
         </Show>
+    }
+}
+
+/// Whether a key was pressed in a text field inside the table (a column's filter).
+fn typed_in_field(ev: &leptos::ev::KeyboardEvent) -> bool {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        ev.target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .is_some_and(|e| matches!(e.tag_name().as_str(), "INPUT" | "SELECT" | "TEXTAREA"))
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = ev;
+        false
     }
 }
