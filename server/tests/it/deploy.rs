@@ -40,23 +40,6 @@ fn kustomization_files() -> Vec<PathBuf> {
     listed(&deploy_dir().join("base"))
 }
 
-/// A pinned tool of the local cluster's (kubectl, whose kustomize is what `kubectl
-/// apply -k` runs; helm), built once and cached by end2end/kubernetes/build.sh.
-fn tool(name: &str) -> PathBuf {
-    let script = deploy_dir().join("../end2end/kubernetes/build.sh");
-    let out = std::process::Command::new("bash")
-        .arg(script)
-        .arg(name)
-        .output()
-        .unwrap_or_else(|e| panic!("build.sh {name}: {e}"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
-
 /// The objects a command prints as YAML documents.
 fn rendered(command: &mut std::process::Command) -> Vec<DynamicObject> {
     let out = command.output().expect("the renderer runs");
@@ -74,7 +57,7 @@ fn rendered(command: &mut std::process::Command) -> Vec<DynamicObject> {
 
 fn kustomized(dir: &str) -> Vec<DynamicObject> {
     rendered(
-        std::process::Command::new(tool("kubectl"))
+        std::process::Command::new(crate::kit::tool("kubectl"))
             .arg("kustomize")
             .arg(deploy_dir().join(dir)),
     )
@@ -130,7 +113,7 @@ fn every_kustomization_renders_the_base_with_its_changes_only() {
 
 /// `helm template portico deploy/chart --namespace portico` with `extra` arguments.
 fn helm_template(extra: &[&str]) -> std::process::Command {
-    let mut command = std::process::Command::new(tool("helm"));
+    let mut command = std::process::Command::new(crate::kit::tool("helm"));
     command
         .args(["template", "portico", "--namespace", "portico"])
         .args(extra)

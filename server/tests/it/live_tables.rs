@@ -199,6 +199,128 @@ async fn viewers_share_one_watch_and_see_create_status_change_and_delete() {
     );
 }
 
+/// The cells of `name`'s row in the columns named `columns`, as text.
+fn cells_of(state: &TableState, name: &str, columns: &[&str]) -> Vec<serde_json::Value> {
+    let rows = state.view("", None, true, 0);
+    let Some(row) = rows.into_iter().find(|r| r.name == name) else {
+        return Vec::new();
+    };
+    columns
+        .iter()
+        .map(|column| {
+            state
+                .columns
+                .iter()
+                .position(|c| c.name == *column)
+                .and_then(|i| row.cells.get(i).cloned())
+                .unwrap_or(serde_json::Value::Null)
+        })
+        .collect()
+}
+
+/// Added columns: kubectl's `-o custom-columns` spec read as kubectl reads it (the
+/// same text kubectl prints, asked of kubectl in the same test), live as status
+/// changes, a bad path saying why in its column alone, and a table with other
+/// columns a watch of its own.
+#[tokio::test]
+async fn added_columns_print_what_kubectl_custom_columns_prints_and_stay_live() {
+    let client = client_with_seed_crds().await;
+    let ns = crate::kit::fresh_namespace(&client, "added").await;
+    let ats = ats_api(&client, &ns);
+    ats.create(&PostParams::default(), &at("nightly"))
+        .await
+        .expect("create At");
+    let spec = r#"WHEN:.spec.schedule,PHASE:{.status.phase},WHO:metadata.name,KEYS:.metadata.labels.app\.kubernetes\.io/name"#;
+    let bad = "BAD:.spec[?(@.a ==)]";
+    let hub = WatchHub::new(client.clone(), Duration::from_millis(200));
+    let mut plain = hub.subscribe(ats_query(&ns)).expect("plain table");
+    let mut sub = hub
+        .subscribe(TableQuery {
+            columns: Some(format!("{spec},{bad}")),
+            ..ats_query(&ns)
+        })
+        .expect("table with added columns");
+    assert_eq!(hub.upstream_watches(), 2, "other columns, another watch");
+    let mut state = TableState::default();
+    until(&mut sub, &mut state, |s| s.len() == 1).await;
+    let names: Vec<&str> = state.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "Name", "schedule", "command", "phase", "WHEN", "PHASE", "WHO", "KEYS", "BAD"
+        ]
+    );
+    let bad_column = state.columns.iter().find(|c| c.name == "BAD");
+    assert!(
+        bad_column
+            .and_then(|c| c.problem.as_deref())
+            .is_some_and(|p| p.starts_with("Not a JSONPath")),
+        "{bad_column:?}"
+    );
+    let added = ["WHEN", "PHASE", "WHO", "KEYS"];
+    let kubectl = |spec: &str| {
+        let out = std::process::Command::new(crate::kit::tool("kubectl"))
+            .arg("--kubeconfig")
+            .arg(TestCluster::shared().admin_kubeconfig())
+            .args([
+                "get",
+                "ats.cnat.study.jayground8",
+                "-n",
+                &ns,
+                "--no-headers",
+            ])
+            .arg(format!("-o=custom-columns={spec}"))
+            .output()
+            .expect("kubectl runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .map(|word| serde_json::Value::String(word.to_string()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(cells_of(&state, "nightly", &added), kubectl(spec));
+    assert_eq!(cells_of(&state, "nightly", &["PHASE"]), ["<none>"]);
+    assert_eq!(
+        cells_of(&state, "nightly", &["BAD"]),
+        [serde_json::Value::Null]
+    );
+
+    // A status change and a label arrive as deltas, the added cells recomputed.
+    ats.patch_status(
+        "nightly",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"status": {"phase": "DONE"}})),
+    )
+    .await
+    .expect("patch status");
+    ats.patch(
+        "nightly",
+        &PatchParams::default(),
+        &Patch::Merge(
+            serde_json::json!({"metadata": {"labels": {"app.kubernetes.io/name": "cron"}}}),
+        ),
+    )
+    .await
+    .expect("label");
+    until(&mut sub, &mut state, |s| {
+        cells_of(s, "nightly", &["PHASE", "KEYS"]) == ["DONE", "cron"]
+    })
+    .await;
+    assert_eq!(cells_of(&state, "nightly", &added), kubectl(spec));
+    // The plain table goes on with kubectl's columns alone.
+    let mut plain_state = TableState::default();
+    until(&mut plain, &mut plain_state, |s| {
+        phase_of(s, "nightly") == Some("DONE".into())
+    })
+    .await;
+    assert_eq!(plain_state.columns.len(), 4);
+    crate::kit::delete_namespace(&client, &ns).await;
+}
+
 /// (group, version, plural, columns of `kubectl get`, columns of `kubectl get -o wide`)
 type ColumnCase = (
     &'static str,

@@ -617,3 +617,21 @@ pub fn pid_of(program: &str, also: &str) -> Option<u32> {
             (cmdline.contains(program) && cmdline.contains(also)).then_some(pid)
         })
 }
+
+/// A pinned tool of the local cluster's (kubectl, whose kustomize is what `kubectl
+/// apply -k` runs; helm), built once and cached by end2end/kubernetes/build.sh.
+pub fn tool(name: &str) -> std::path::PathBuf {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../end2end/kubernetes/build.sh");
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .arg(name)
+        .output()
+        .unwrap_or_else(|e| panic!("build.sh {name}: {e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
