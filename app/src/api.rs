@@ -139,8 +139,9 @@ endpoints! {
 
     /// The objects the caller may list whose names match `query` (words; `ns/` asks for
     /// a namespace too), best first. `namespace` is where to look when they may not
-    /// list namespaces.
-    "find" => fn find_objects(query: String, namespace: Option<String>) -> FoundObjects;
+    /// list namespaces; `opened` marks the first question since the palette opened
+    /// (names kept from a few seconds ago are read again: what was just made shows).
+    "find" => fn find_objects(query: String, namespace: Option<String>, opened: Option<bool>) -> FoundObjects;
 
     /// What the caller may do in `namespace`: every kind by verb, as their
     /// SelfSubjectRulesReview there says.

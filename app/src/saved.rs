@@ -20,6 +20,9 @@ pub struct Saved {
     pub path: String,
     #[serde(default)]
     pub starred: bool,
+    /// Saved under a name ("Save view"), not only starred: unstarring keeps it.
+    #[serde(default)]
+    pub named: bool,
 }
 
 /// `saved` first, in place of one of the same path or name; the oldest unstarred go
@@ -63,16 +66,22 @@ pub fn forget(path: &str) {
     crate::browser_store::store(KEY, &kept);
 }
 
-/// Stars `path` (saving it as `name` and `place` when it was not kept), or unstars it.
+/// Stars `path` (keeping it as `name` and `place` when it was not kept), or unstars
+/// it: one only starred is then forgotten, a view saved under a name stays saved.
 pub fn toggle_star(path: &str, name: &str, place: &str) -> bool {
-    let starred = !find(path).is_some_and(|s| s.starred);
-    let saved = find(path).unwrap_or_else(|| Saved {
-        name: name.to_string(),
-        place: place.to_string(),
-        path: path.to_string(),
-        starred,
-    });
-    save(Saved { starred, ..saved });
+    let kept = find(path);
+    let starred = !kept.as_ref().is_some_and(|s| s.starred);
+    match kept {
+        Some(saved) if !starred && !saved.named => forget(path),
+        Some(saved) => save(Saved { starred, ..saved }),
+        None => save(Saved {
+            name: name.to_string(),
+            place: place.to_string(),
+            path: path.to_string(),
+            starred,
+            named: false,
+        }),
+    }
     starred
 }
 
@@ -86,6 +95,7 @@ mod tests {
             place: String::new(),
             path: format!("/{name}"),
             starred,
+            named: true,
         }
     }
 

@@ -59,6 +59,8 @@ for (const theme of ['light', 'dark']) {
       ['home', `/?ns=${ns}`],
       ['resource types', '/crds'],
       ['a live table', `/r/cnat.study.jayground8/v1alpha1/ats?ns=${ns}`],
+      // With a column added by JSONPath, one that cannot be read, and a column's filter.
+      ['a kept view', `/r/cnat.study.jayground8/v1alpha1/ats?ns=${ns}&columns=${encodeURIComponent('CMD:.spec.command,BAD:.spec[?(@ ==)]')}&f.CMD=echo`],
       ['an object', `/r/cnat.study.jayground8/v1alpha1/ats/${ns}/first`],
       ['a create form', `/r/iksoon.test.com/v1/crdplural/new?ns=${ns}`],
       ['the catalog', '/provision'],
@@ -71,6 +73,10 @@ for (const theme of ['light', 'dark']) {
       await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
       await expect(page.locator('html')).toHaveAttribute('data-theme', theme);
       if (name === 'a live table') await expect(page.locator('td.name', { hasText: 'first' })).toBeVisible();
+      if (name === 'a kept view') {
+        await expect(page.locator('td.name', { hasText: 'first' })).toBeVisible();
+        await expect(page.getByTestId('column-problem')).toBeVisible();
+      }
       if (name === 'an object') await expect(page.getByTestId('object-name')).toHaveText('first');
       if (name === 'what may I do here') {
         // Local mode acts as the portal's own identity, which may list Ats there.

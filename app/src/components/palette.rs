@@ -237,6 +237,8 @@ pub fn Palette() -> impl IntoView {
     let query = RwSignal::new(String::new());
     let selected = RwSignal::new(0usize);
     let objects = RwSignal::new(Objects::Idle);
+    // Until the first question after opening is asked (see `find_objects`).
+    let just_opened = StoredValue::new(false);
     let recent = RwSignal::new(Vec::<Opened>::new());
     let saved = RwSignal::new(Vec::<Saved>::new());
     let input = NodeRef::<leptos::html::Input>::new();
@@ -257,6 +259,7 @@ pub fn Palette() -> impl IntoView {
         help.set(false);
         recent.set(crate::recent::recall());
         saved.set(crate::saved::recall());
+        just_opened.set_value(true);
         selected.set(0);
         open.set(true);
         if !wanted.get_untracked() {
@@ -325,10 +328,12 @@ pub fn Palette() -> impl IntoView {
                     }
                     leptos::task::spawn_local(async move {
                         let namespace = crate::last_namespace::recall();
-                        let answer = match find_objects(typed.clone(), namespace).await {
-                            Ok(found) => Objects::Found(typed, found),
-                            Err(e) => Objects::Failed(e.to_string()),
-                        };
+                        let opened = std::mem::take(&mut *just_opened.write_value());
+                        let answer =
+                            match find_objects(typed.clone(), namespace, Some(opened)).await {
+                                Ok(found) => Objects::Found(typed, found),
+                                Err(e) => Objects::Failed(e.to_string()),
+                            };
                         // The list changes under the choice: the best match is chosen.
                         if asked.try_get_value() == Some(this) {
                             let _ = objects.try_set(answer);
@@ -555,6 +560,7 @@ mod tests {
             place: "pods".into(),
             path: "/r/v1/pods?f.STATUS=!Running".into(),
             starred: true,
+            named: true,
         }];
         let listed = choices(" ", &[], &[], None, &saved, &recent);
         let sections: Vec<&str> = listed.iter().map(|c| c.section).collect();

@@ -314,6 +314,7 @@ fn ViewTools(
             place: view_place.get_untracked(),
             path: path.clone(),
             starred: crate::saved::find(&path).is_some_and(|s| s.starred),
+            named: true,
         });
         saved_note.set(Some(format!(
             "Saved as “{chosen}”: on the home page and in Go to…"

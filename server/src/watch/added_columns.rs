@@ -96,11 +96,30 @@ fn read_path(path: &str) -> Result<JpQuery, String> {
             "The path nests brackets more than {MAX_NESTING} deep."
         ));
     }
-    parse_json_path(&to_rfc9535(path)).map_err(|error| {
-        let said = error.to_string();
-        let first = said.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        format!("Not a JSONPath: {}", first.trim())
+    let read = to_rfc9535(path);
+    parse_json_path(&read).map_err(|error| match stopped_at(&error.to_string(), &read) {
+        Some(rest) => format!("Not a JSONPath: it cannot be read from “{rest}”."),
+        None => "Not a JSONPath: write it as kubectl takes it, such as .status.phase".into(),
     })
+}
+
+/// Where the parser stopped (its message's `--> line:column`), as the rest of `read`
+/// from there (a few characters of it).
+fn stopped_at(message: &str, read: &str) -> Option<String> {
+    let (_, at) = message.split_once("--> ")?;
+    let column: usize = at
+        .split_whitespace()
+        .next()?
+        .split(':')
+        .nth(1)?
+        .parse()
+        .ok()?;
+    let rest: String = read
+        .chars()
+        .skip(column.saturating_sub(1))
+        .take(16)
+        .collect();
+    (!rest.is_empty()).then_some(rest)
 }
 
 fn nesting(path: &str) -> usize {
@@ -295,7 +314,7 @@ mod tests {
             defs[0]
                 .problem
                 .as_deref()
-                .is_some_and(|p| p.starts_with("Not a JSONPath"))
+                .is_some_and(|p| p == "Not a JSONPath: it cannot be read from “)]”.")
         );
         assert!(
             defs[1]

@@ -79,7 +79,7 @@ pub fn FilterCell(
 ) -> impl IntoView {
     let label = format!("Filter {name} (text, or !text for rows without it)");
     view! {
-        <th role="columnheader">
+        <td role="gridcell">
             <input
                 type="search"
                 class="column-filter"
@@ -90,7 +90,7 @@ pub fn FilterCell(
                 prop:value=move || text.get()
                 on:input:target=move |ev| on_filter.run((name.clone(), ev.target().value()))
             />
-        </th>
+        </td>
     }
 }
 

@@ -210,8 +210,8 @@ pub fn LiveTable(
                                 </For>
                                 {usage.map(|usage| view! {
                                     <Show when=move || usage.with(TableUsage::has_figures)>
-                                        <th role="columnheader" data-extra="usage"></th>
-                                        <th role="columnheader" data-extra="usage"></th>
+                                        <td role="gridcell" data-extra="usage"></td>
+                                        <td role="gridcell" data-extra="usage"></td>
                                     </Show>
                                 })}
                             </tr>
@@ -222,7 +222,7 @@ pub fn LiveTable(
                     <tr class="spacer" aria-hidden="true" style=move || window.space_above()></tr>
                     <For
                         each=move || rows.get()
-                        key=|row| (row.uid.clone(), row.resource_version.clone())
+                        key=|row| (row.uid.clone(), row.resource_version.clone(), cells_digest(row))
                         let:row
                     >
                         {
@@ -261,4 +261,15 @@ fn typed_in_field(ev: &leptos::ev::KeyboardEvent) -> bool {
         let _ = ev;
         false
     }
+}
+
+/// A digest of a row's cells: one object at one version has other cells in another
+/// table (columns added or removed, another API version), and is redrawn there.
+fn cells_digest(row: &Row) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_string(&row.cells)
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    hasher.finish()
 }

@@ -115,6 +115,7 @@ impl Backend for ClusterBackend {
         &self,
         query: String,
         namespace: Option<String>,
+        opened: Option<bool>,
     ) -> Result<FoundObjects, BackendError> {
         find::check_query(&query).map_err(BackendError::BadRequest)?;
         let hint = namespace.filter(|ns| !ns.is_empty());
@@ -140,6 +141,7 @@ impl Backend for ClusterBackend {
             self.kinds.kinds(),
             hint,
             &query,
+            opened.unwrap_or(false),
         )
         .await)
     }

@@ -18,6 +18,9 @@ use lists::Names;
 /// How long names read for a person answer their keystrokes before being read again
 /// (an object made since shows up at most this late).
 pub const FRESH_FOR: Duration = Duration::from_secs(20);
+/// Names older than this are read again for the first question after the palette
+/// opens (a person looking for what they just made finds it; typing stays cheap).
+pub const REREAD_ON_OPEN: Duration = Duration::from_secs(5);
 /// People whose names are kept at once; the one who typed longest ago goes first.
 pub const KEPT: usize = 32;
 
@@ -45,11 +48,13 @@ impl Kept {
 }
 
 impl ObjectNames {
-    /// `owner`'s names for `hint`, read by `read` unless read within [`FRESH_FOR`].
+    /// `owner`'s names for `hint`, read by `read` unless read within [`FRESH_FOR`]
+    /// (within [`REREAD_ON_OPEN`] when `opened`).
     async fn of<F>(
         &self,
         owner: String,
         hint: Option<String>,
+        opened: bool,
         read: impl FnOnce() -> F,
     ) -> Arc<Names>
     where
@@ -59,7 +64,16 @@ impl ObjectNames {
             let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
             let now = Instant::now();
             kept.retain(|_, k| k.fresh(now));
-            if kept.get(&owner).is_some_and(|k| k.hint != hint) {
+            let stale_on_open = |k: &Kept| {
+                opened
+                    && k.names
+                        .get()
+                        .is_some_and(|(_, read_at)| now.duration_since(*read_at) >= REREAD_ON_OPEN)
+            };
+            if kept
+                .get(&owner)
+                .is_some_and(|k| k.hint != hint || stale_on_open(k))
+            {
                 kept.remove(&owner);
             }
             if !kept.contains_key(&owner) && kept.len() >= KEPT {
@@ -102,12 +116,15 @@ pub async fn find(
     kinds: Vec<ResourceKind>,
     hint: Option<String>,
     query: &str,
+    opened: bool,
 ) -> FoundObjects {
     if query.split_whitespace().next().is_none() {
         return FoundObjects::default();
     }
     let read = names
-        .of(owner, hint.clone(), || lists::read(client, kinds, hint))
+        .of(owner, hint.clone(), opened, || {
+            lists::read(client, kinds, hint)
+        })
         .await;
     ranked(&read, query)
 }
@@ -217,14 +234,15 @@ mod tests {
             names(&[("a", "web")])
         };
         let (one, two) = tokio::join!(
-            kept.of("ada".into(), None, read),
-            kept.of("ada".into(), None, read)
+            kept.of("ada".into(), None, false, read),
+            kept.of("ada".into(), None, true, read)
         );
         assert_eq!(one.objects.len(), two.objects.len());
-        kept.of("bob".into(), None, read).await;
+        kept.of("bob".into(), None, false, read).await;
         assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 2);
         // Another namespace hinted replaces the token's names rather than adding more.
-        kept.of("bob".into(), Some("team".into()), read).await;
+        kept.of("bob".into(), Some("team".into()), false, read)
+            .await;
         assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 3);
         assert_eq!(kept.kept.lock().map(|k| k.len()).unwrap_or(0), 2);
     }
