@@ -9,6 +9,7 @@ use futures::{Stream, StreamExt};
 use portico_core::live::protocol::Position;
 use portico_core::owner_tree::{ChildEntry, ChildrenQuery};
 use portico_core::resource::ResourceRef;
+use portico_core::table::added_columns::{MAX_ADDED_COLUMNS, MAX_SPEC_LEN};
 use portico_core::table::wire::{MAX_SELECTOR_LEN, TableQuery};
 
 use super::LiveState;
@@ -38,7 +39,7 @@ pub async fn table(
         return Err((
             StatusCode::BAD_REQUEST,
             format!(
-                "group, version, plural and namespace must be DNS-style names, and selectors at most {MAX_SELECTOR_LEN} bytes"
+                "group, version, plural and namespace must be DNS-style names, selectors at most {MAX_SELECTOR_LEN} bytes, and added columns at most {MAX_ADDED_COLUMNS} in {MAX_SPEC_LEN} bytes"
             ),
         ));
     }

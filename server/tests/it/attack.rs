@@ -350,6 +350,40 @@ async fn in_token_mode_forged_identities_floods_and_guesses_are_refused() {
     );
     let s = status(http.get(long).header("cookie", &greedy)).await;
     report.expect("token", "a 10,000-byte selector", s, &[400, 414, 431]);
+    // Added columns: more than 8 is refused; a path nested far deeper than a parser's
+    // stack is fit for opens a table whose column says why.
+    let stacks_table = format!(
+        "{base}/api/live/table?group=portico.dev&version=v1alpha1&plural=stacks&namespace={ns}"
+    );
+    let nine = (0..9)
+        .map(|i| format!("C{i}:.a"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let s = status(
+        http.get(&stacks_table)
+            .query(&[("columns", nine.as_str())])
+            .header("cookie", &greedy),
+    )
+    .await;
+    report.expect("token", "a table with 9 added columns", s, &[400]);
+    let deep = format!("DEEP:.a{}", "[?(@".repeat(120));
+    let opened = http
+        .get(&stacks_table)
+        .query(&[("columns", deep.as_str())])
+        .header("cookie", &greedy)
+        .send()
+        .await;
+    let answered = match opened {
+        Ok(r) if r.status().as_u16() == 200 => until_event(r, "snapshot").await,
+        _ => false,
+    };
+    report.record(
+        "token",
+        "an added column's path 120 brackets deep",
+        "the table opens (the column says why), the portal stays up",
+        format!("snapshot received: {answered}"),
+        answered,
+    );
     let mut limited = 0;
     let mut other = Vec::new();
     for _ in 0..60 {
