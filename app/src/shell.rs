@@ -16,6 +16,7 @@ use crate::pages::access::AccessPage;
 use crate::pages::crds::CrdsPage;
 use crate::pages::home::HomePage;
 use crate::pages::lazy::{CreateRoute, EditRoute, ObjectRoute, ProvisionFormRoute, ProvisionRoute};
+use crate::pages::many::ManyPage;
 use crate::pages::resource::ResourcePage;
 
 /// Portico's mark: a blue tile with a white arch.
@@ -76,6 +77,7 @@ pub fn App() -> impl IntoView {
                     <A href=url("/") exact=true>"Home"</A>
                     <A href=url("/crds")>"Resource types"</A>
                     <A href=url("/provision")>"Provision"</A>
+                    <A href=url("/many?not_ready=true")>"Not Ready"</A>
                 </nav>
                 <Palette/>
                 <ThemeToggle/>
@@ -88,6 +90,7 @@ pub fn App() -> impl IntoView {
                         <Route path=StaticSegment("") view=HomePage/>
                         <Route path=StaticSegment("crds") view=CrdsPage/>
                         <Route path=StaticSegment("access") view=AccessPage/>
+                        <Route path=StaticSegment("many") view=ManyPage/>
                         // Lists are in the app; the rest comes when first opened.
                         <Route path=StaticSegment("provision") view={Lazy::<ProvisionRoute>::new()}/>
                         <Route path=path!("/provision/new") view={Lazy::<ProvisionFormRoute>::new()}/>

@@ -14,6 +14,7 @@ pub mod overview;
 pub mod owner_tree;
 pub mod payload;
 pub mod portico_kinds;
+pub mod readiness;
 pub mod resource;
 pub mod schema;
 pub mod table;

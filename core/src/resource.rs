@@ -137,6 +137,11 @@ pub struct KindFlags {
     pub is_stack: bool,
     /// Objects of this kind commonly own others: their page looks for children.
     pub can_own: bool,
+    /// Its objects say whether they are ready (a CRD whose schema has
+    /// `status.conditions`, or a built-in kind with readiness): "everything not Ready"
+    /// looks at it.
+    #[serde(default)]
+    pub readiness: bool,
 }
 
 impl ResourceKind {

@@ -66,6 +66,7 @@ for (const theme of ['light', 'dark']) {
       ['the catalog', '/provision'],
       ['a Stack form', `/provision/new?ns=${ns}&spec.choice=mysql`],
       ['what may I do here', `/access?ns=${ns}`],
+      ['several kinds', `/many?kinds=ats,pods&ns=${ns}`],
     ];
     const found: string[] = [];
     for (const [name, path] of pages) {
@@ -77,6 +78,7 @@ for (const theme of ['light', 'dark']) {
         await expect(page.locator('td.name', { hasText: 'first' })).toBeVisible();
         await expect(page.getByTestId('column-problem')).toBeVisible();
       }
+      if (name === 'several kinds') await expect(page.locator('tr[data-kind="At"][data-name="first"]')).toBeVisible();
       if (name === 'an object') await expect(page.getByTestId('object-name')).toHaveText('first');
       if (name === 'what may I do here') {
         // Local mode acts as the portal's own identity, which may list Ats there.

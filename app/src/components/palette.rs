@@ -62,6 +62,11 @@ fn actions(kinds: &[ResourceKind], offers: &[StackOffer]) -> Vec<Choice> {
             "/provision".into(),
         ),
         action(
+            "Everything not Ready".into(),
+            "every kind that says whether it is ready",
+            "/many?not_ready=true".into(),
+        ),
+        action(
             "What may I do here".into(),
             "your permissions in a namespace",
             portico_core::access::page_path(None),

@@ -5,6 +5,7 @@ pub mod crds;
 pub mod create;
 pub mod home;
 pub mod lazy;
+pub mod many;
 pub mod object;
 pub mod pod_summary;
 pub mod provision;

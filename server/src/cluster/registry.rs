@@ -197,9 +197,13 @@ impl KindRegistry {
         let mut kinds: Vec<ResourceKind> = self
             .served_crds(&builtins)
             .iter()
-            .map(|c| summarize(&c.crd))
-            .filter(|c| c.established)
-            .map(|c| self.crd_kind(c))
+            .map(|c| (summarize(&c.crd), has_status_conditions(&c.crd)))
+            .filter(|(c, _)| c.established)
+            .map(|(c, readiness)| {
+                let mut kind = self.crd_kind(c);
+                kind.flags.readiness = readiness;
+                kind
+            })
             .filter(|k| !k.versions.is_empty())
             .collect();
         let from_crds: Vec<(String, String)> = kinds
@@ -343,9 +347,29 @@ impl KindRegistry {
                 builtin: false,
                 is_stack,
                 can_own: true,
+                readiness: false,
             },
         }
     }
+}
+
+/// Whether a served version's schema has `status.conditions`: its objects can say
+/// whether they are Ready.
+fn has_status_conditions(crd: &CustomResourceDefinition) -> bool {
+    crd.spec.versions.iter().filter(|v| v.served).any(|v| {
+        v.schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+            .and_then(|s| {
+                s.properties
+                    .as_ref()?
+                    .get("status")?
+                    .properties
+                    .as_ref()?
+                    .get("conditions")
+            })
+            .is_some()
+    })
 }
 
 /// A group's last two labels (`acme.io` of `db.acme.io`): operators commonly put
@@ -477,6 +501,8 @@ fn builtin_kinds(lists: [APIGroupDiscoveryList; 2]) -> Vec<ResourceKind> {
                 }
                 order.push(key.clone());
                 let can_own = BUILTIN_OWNERS.contains(&(name.as_str(), plural.as_str()));
+                let readiness = portico_core::readiness::BUILTIN_READINESS
+                    .contains(&(name.as_str(), plural.as_str()));
                 by_resource.insert(
                     key,
                     ResourceKind {
@@ -490,6 +516,7 @@ fn builtin_kinds(lists: [APIGroupDiscoveryList; 2]) -> Vec<ResourceKind> {
                             builtin: true,
                             is_stack: false,
                             can_own,
+                            readiness,
                         },
                     },
                 );

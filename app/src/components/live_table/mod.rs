@@ -19,7 +19,7 @@ use cells::{FilterCell, HeaderCell, LiveRow, row_key};
 use portico_core::table::column_filters::ColumnFilter;
 use portico_core::table::state::{SortKey, TableState};
 use portico_core::table::wire::{Column, Row, TableQuery};
-use rows::{LiveRows, use_live_rows};
+pub use rows::{LiveRows, use_live_rows};
 use selection::use_selection;
 use window::use_virtual_window;
 
