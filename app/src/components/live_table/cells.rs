@@ -86,7 +86,7 @@ pub fn FilterCell(
                 class:active=move || !text.with(String::is_empty)
                 data-column=name.clone()
                 aria-label=label
-                placeholder="filter"
+                placeholder="text or !text"
                 prop:value=move || text.get()
                 on:input:target=move |ev| on_filter.run((name.clone(), ev.target().value()))
             />
