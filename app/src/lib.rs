@@ -11,6 +11,7 @@ pub mod browser_store;
 pub mod codec;
 pub mod components;
 pub mod error;
+pub mod keys;
 pub mod last_namespace;
 pub mod live;
 pub mod pages;

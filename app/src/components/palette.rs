@@ -210,20 +210,6 @@ pub fn choices(
         .collect()
 }
 
-/// Whether a key pressed in `event` was typed into a field (so `/` and `?` are text).
-#[cfg(feature = "hydrate")]
-fn typing(event: &leptos::ev::KeyboardEvent) -> bool {
-    use wasm_bindgen::JsCast;
-    event
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok())
-        .is_some_and(|e| {
-            matches!(e.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT")
-                || e.is_content_editable()
-                || e.closest(".xterm").ok().flatten().is_some()
-        })
-}
-
 /// Scrolls the list to the `i`-th choice when it is out of view.
 fn reveal(i: usize) {
     #[cfg(feature = "hydrate")]
@@ -297,7 +283,8 @@ pub fn Palette() -> impl IntoView {
                 }
             } else if ev.key() == "Escape" && (open.get_untracked() || help.get_untracked()) {
                 close();
-            } else if !typing(&ev) && !ev.ctrl_key() && !ev.meta_key() && !ev.alt_key() {
+            } else if !crate::keys::typing(&ev) && !ev.ctrl_key() && !ev.meta_key() && !ev.alt_key()
+            {
                 match ev.key().as_str() {
                     "/" if !open.get_untracked() => {
                         ev.prevent_default();

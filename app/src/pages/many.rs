@@ -45,10 +45,6 @@ struct Chosen {
     more: usize,
 }
 
-fn non_empty(s: Option<String>) -> Option<String> {
-    s.filter(|s| !s.trim().is_empty())
-}
-
 #[component]
 pub fn ManyPage() -> impl IntoView {
     let (kinds_param, set_kinds) = query_signal_with_options::<String>("kinds", super::quiet());
@@ -61,8 +57,8 @@ pub fn ManyPage() -> impl IntoView {
 
     let chosen = Memo::new(move |_| {
         let all = all_kinds.get().and_then(Result::ok).unwrap_or_default();
-        let namespace = non_empty(ns.get());
-        match non_empty(kinds_param.get()) {
+        let namespace = super::non_empty(ns.get());
+        match super::non_empty(kinds_param.get()) {
             Some(spec) => {
                 let (kinds, unknown) = resolve_kinds(&spec, &all);
                 Chosen {
@@ -140,7 +136,7 @@ pub fn ManyPage() -> impl IntoView {
         rows
     });
     let title = move || {
-        if non_empty(kinds_param.get()).is_none() && not_ready.get().unwrap_or(false) {
+        if super::non_empty(kinds_param.get()).is_none() && not_ready.get().unwrap_or(false) {
             "Everything not Ready"
         } else {
             "Several kinds"
@@ -169,7 +165,7 @@ pub fn ManyPage() -> impl IntoView {
                     <input type="text" class="selector" data-testid="many-kinds" aria-label="Kinds"
                         placeholder="pods,deployments.apps"
                         prop:value=move || kinds_param.get().unwrap_or_default()
-                        on:change:target=move |ev| set_kinds.set(non_empty(Some(ev.target().value())))/>
+                        on:change:target=move |ev| set_kinds.set(super::non_empty(Some(ev.target().value())))/>
                 </label>
                 <label class="control checkbox">
                     <input type="checkbox" data-testid="many-not-ready" aria-label="Only not Ready"
@@ -179,11 +175,11 @@ pub fn ManyPage() -> impl IntoView {
                 </label>
                 <input class="filter" type="search" placeholder="Filter rows…" aria-label="Filter rows"
                     prop:value=move || filter.get().unwrap_or_default()
-                    on:input:target=move |ev| set_filter.set(non_empty(Some(ev.target().value())))/>
+                    on:input:target=move |ev| set_filter.set(super::non_empty(Some(ev.target().value())))/>
             </div>
         </div>
         <For each=move || chosen.get().kinds key=kind_name let:kind>
-            <KindFeed kind namespace=Signal::derive(move || non_empty(ns.get())) feeds/>
+            <KindFeed kind namespace=Signal::derive(move || super::non_empty(ns.get())) feeds/>
         </For>
         <p class="count" data-testid="many-count">
             {move || {

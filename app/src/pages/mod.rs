@@ -45,6 +45,11 @@ pub fn use_query_writer() -> impl Fn(String, Option<String>) + Clone + Send + Sy
     }
 }
 
+/// A query parameter's text, or `None` when it is blank (as the URL leaves it out).
+pub fn non_empty(s: Option<String>) -> Option<String> {
+    s.filter(|s| !s.trim().is_empty())
+}
+
 /// The resource named by the `:group/:version/:plural` segments of a route.
 pub fn resource_from_params(params: &ParamsMap) -> ResourceRef {
     ResourceRef::from_url(

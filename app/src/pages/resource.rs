@@ -20,10 +20,6 @@ use portico_core::table::state::SortKey;
 use portico_core::table::wire::TableQuery;
 use portico_core::usage::UsageTarget;
 
-fn non_empty(s: Option<String>) -> Option<String> {
-    s.filter(|s| !s.trim().is_empty())
-}
-
 #[component]
 pub fn ResourcePage() -> impl IntoView {
     let params = use_params_map();
@@ -44,7 +40,7 @@ pub fn ResourcePage() -> impl IntoView {
     });
     let write_query = super::use_query_writer();
     let on_column_filter = Callback::new(move |(column, text): (String, String)| {
-        write_query(ColumnFilter::param(&column), non_empty(Some(text)));
+        write_query(ColumnFilter::param(&column), super::non_empty(Some(text)));
     });
     let added = Memo::new(move |_| {
         columns
@@ -53,7 +49,7 @@ pub fn ResourcePage() -> impl IntoView {
             .unwrap_or_default()
     });
     let set_added = move |next: Vec<AddedColumn>| {
-        set_columns.set(non_empty(Some(added_columns::to_spec(&next))));
+        set_columns.set(super::non_empty(Some(added_columns::to_spec(&next))));
     };
     let on_remove_column = Callback::new(move |name: String| {
         let mut next = added.get_untracked();
@@ -89,20 +85,20 @@ pub fn ResourcePage() -> impl IntoView {
             version: r.version,
             plural: r.plural,
             namespace: if namespaced.get() {
-                non_empty(ns.get())
+                super::non_empty(ns.get())
             } else {
                 None
             },
-            label_selector: non_empty(selector.get()),
+            label_selector: super::non_empty(selector.get()),
             field_selector: None,
-            columns: non_empty(columns.get()),
+            columns: super::non_empty(columns.get()),
         }
     });
     // A Pod table also shows what each Pod uses (kubectl top pod), asked as the person.
     let usage = use_table_usage(Signal::derive(move || {
         let r = resource.get();
         (r.group.is_empty() && r.plural == "pods").then(|| UsageTarget::Table {
-            namespace: non_empty(ns.get()),
+            namespace: super::non_empty(ns.get()),
         })
     }));
     let sort_key = Signal::derive(move || sort.get().as_deref().and_then(SortKey::parse));
@@ -187,7 +183,7 @@ pub fn ResourcePage() -> impl IntoView {
                         placeholder="app=web,tier!=db"
                         aria-label="Label selector"
                         prop:value=move || selector.get().unwrap_or_default()
-                        on:change:target=move |ev| set_selector.set(non_empty(Some(ev.target().value())))
+                        on:change:target=move |ev| set_selector.set(super::non_empty(Some(ev.target().value())))
                     />
                 </label>
                 <label class="control checkbox">
@@ -225,7 +221,7 @@ pub fn ResourcePage() -> impl IntoView {
                     placeholder="Filter rows…"
                     aria-label="Filter rows"
                     prop:value=move || filter.get().unwrap_or_default()
-                    on:input:target=move |ev| set_filter.set(non_empty(Some(ev.target().value())))
+                    on:input:target=move |ev| set_filter.set(super::non_empty(Some(ev.target().value())))
                 />
             </div>
         </div>

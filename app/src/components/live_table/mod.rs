@@ -116,7 +116,7 @@ pub fn LiveTable(
     let navigate = leptos_router::hooks::use_navigate();
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
         // Keys typed into a column's filter are its text.
-        if typed_in_field(&ev) {
+        if crate::keys::typing(&ev) {
             return;
         }
         let len = order.with(Vec::len);
@@ -244,22 +244,6 @@ pub fn LiveTable(
                 {move || if total.get() == 0 { "No objects." } else { "No object matches the filter." }}
             </p>
         </Show>
-    }
-}
-
-/// Whether a key was pressed in a text field inside the table (a column's filter).
-fn typed_in_field(ev: &leptos::ev::KeyboardEvent) -> bool {
-    #[cfg(feature = "hydrate")]
-    {
-        use wasm_bindgen::JsCast;
-        ev.target()
-            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-            .is_some_and(|e| matches!(e.tag_name().as_str(), "INPUT" | "SELECT" | "TEXTAREA"))
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        let _ = ev;
-        false
     }
 }
 
