@@ -25,10 +25,10 @@ pub struct Saved {
     pub named: bool,
 }
 
-/// `saved` first, in place of one of the same path or name; the oldest unstarred go
-/// beyond [`KEPT`].
+/// `saved` first, in place of one of the same path (two views may share a name);
+/// the oldest unstarred go beyond [`KEPT`].
 pub fn with(mut kept: Vec<Saved>, saved: Saved) -> Vec<Saved> {
-    kept.retain(|s| s.path != saved.path && s.name != saved.name);
+    kept.retain(|s| s.path != saved.path);
     kept.insert(0, saved);
     while kept.len() > KEPT {
         match kept.iter().rposition(|s| !s.starred) {
@@ -100,7 +100,7 @@ mod tests {
     }
 
     #[test]
-    fn a_name_or_path_saved_again_replaces_the_old_and_stars_survive_the_cut() {
+    fn a_path_saved_again_replaces_the_old_and_stars_survive_the_cut() {
         let mut kept = vec![saved("old", true)];
         for i in 0..KEPT {
             kept = with(kept, saved(&format!("v{i}"), false));
@@ -118,6 +118,18 @@ mod tests {
         let kept = with(kept, renamed);
         assert_eq!(kept.iter().filter(|s| s.path == "/v3").count(), 1);
         assert_eq!(kept[0].name, "three");
-        assert_eq!(ordered(kept)[0].name, "old");
+        assert_eq!(ordered(kept.clone())[0].name, "old");
+        // Another view under a name already used keeps both.
+        let same_name = Saved {
+            path: "/other".into(),
+            ..saved("three", false)
+        };
+        assert_eq!(
+            with(kept, same_name)
+                .iter()
+                .filter(|s| s.name == "three")
+                .count(),
+            2
+        );
     }
 }

@@ -53,8 +53,9 @@ pub fn name_problem(name: &str, existing: &[&str]) -> Option<String> {
     if name.is_empty() {
         return Some("A column needs a name.".into());
     }
-    if name.contains([',', ':']) {
-        return Some("A column's name cannot hold ',' or ':'.".into());
+    // Each of these would end or swallow the columns after it in the spec.
+    if name.contains([',', ':', '"', '\'', '[', ']', '(', ')', '{', '}']) {
+        return Some("A column's name is letters, digits, spaces, '-', '_' or '.'.".into());
     }
     existing
         .iter()
@@ -125,6 +126,7 @@ mod tests {
         assert!(!is_within_bounds(&"x".repeat(MAX_SPEC_LEN + 1)));
         assert!(name_problem("ready", &["Name", "READY"]).is_some());
         assert!(name_problem("a:b", &[]).is_some());
+        assert!(name_problem("A(", &[]).is_some());
         assert!(name_problem(" ", &[]).is_some());
         assert_eq!(name_problem("IMAGE", &["Name"]), None);
     }

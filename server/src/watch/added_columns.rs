@@ -17,6 +17,10 @@ const MAX_PATH_LEN: usize = 512;
 const MAX_NESTING: usize = 8;
 /// What kubectl prints for a path that finds nothing.
 const NONE: &str = "<none>";
+/// The longest cell kept: `$` would print the whole object into every row.
+const MAX_CELL_BYTES: usize = 1024;
+/// Filters one path may hold: each runs once per item it is asked of.
+const MAX_FILTERS: usize = 2;
 
 /// A feed's added columns, their paths read.
 #[derive(Debug)]
@@ -27,11 +31,17 @@ pub struct AddedColumns {
 impl AddedColumns {
     /// The columns `query` adds; `None` when it adds none.
     pub fn of(query: &TableQuery) -> Option<Self> {
+        // A Secret's values never leave the server (as on its page).
+        let secrets = query.group.is_empty() && query.plural == "secrets";
         let columns: Vec<_> = query
             .added_columns()
             .into_iter()
             .map(|column| {
-                let read = read_path(&column.path);
+                let read = if secrets {
+                    Err("Columns are not added to Secrets: their values stay on the server.".into())
+                } else {
+                    read_path(&column.path)
+                };
                 (column, read)
             })
             .collect();
@@ -74,10 +84,18 @@ fn print(query: &JpQuery, object: &Value) -> String {
         })
         .collect();
     if texts.is_empty() {
-        NONE.into()
-    } else {
-        texts.join(",")
+        return NONE.into();
     }
+    let mut joined = texts.join(",");
+    if joined.len() > MAX_CELL_BYTES {
+        let mut end = MAX_CELL_BYTES;
+        while !joined.is_char_boundary(end) {
+            end -= 1;
+        }
+        joined.truncate(end);
+        joined.push('…');
+    }
+    joined
 }
 
 /// Reads a path as kubectl takes it (`.spec.x`, `{.spec.x}`, `spec.x`,
@@ -90,6 +108,9 @@ fn read_path(path: &str) -> Result<JpQuery, String> {
         return Err(format!(
             "The path is longer than {MAX_PATH_LEN} characters."
         ));
+    }
+    if let Some(why) = costly(path) {
+        return Err(why);
     }
     if nesting(path) > MAX_NESTING {
         return Err(format!(
@@ -120,6 +141,36 @@ fn stopped_at(message: &str, read: &str) -> Option<String> {
         .take(16)
         .collect();
     (!rest.is_empty()).then_some(rest)
+}
+
+/// Why a path would cost far more per object than it reads, if it would: a filter
+/// that goes back to the root (`$`) or descends (`..`) runs over the whole object for
+/// every item it tests, and regular expressions are built per item. kubectl reads
+/// none of these in a column.
+fn costly(path: &str) -> Option<String> {
+    let filters = path.matches("[?").count();
+    if filters > MAX_FILTERS {
+        return Some(format!(
+            "A path holds at most {MAX_FILTERS} filters ([?…])."
+        ));
+    }
+    // The text of every filter: from `[?` to the end of the path.
+    let in_filters = path.match_indices("[?").any(|(at, _)| {
+        let filter = path.get(at..).unwrap_or_default();
+        filter.contains('$') || filter.contains("..")
+    });
+    if in_filters {
+        return Some(
+            "A filter may look only below the item it tests (@.field), not at $ or ..".into(),
+        );
+    }
+    if path.contains("match(") || path.contains("search(") {
+        return Some(
+            "Regular expressions (match, search) are not read in a column, as kubectl reads none."
+                .into(),
+        );
+    }
+    None
 }
 
 fn nesting(path: &str) -> usize {
@@ -330,10 +381,45 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_refused_before_the_parser_recurses() {
-        let deep = format!("D:.a{}", "[?(".repeat(50));
+        let deep = format!("D:.a{}", "[(".repeat(30));
         let added = column(&deep);
         let problem = added.definitions().next().and_then(|d| d.problem);
         assert!(problem.is_some_and(|p| p.contains("nests")));
+    }
+
+    #[test]
+    fn costly_paths_are_refused_and_cells_are_bounded() {
+        for path in [
+            ".a[?$..x]",
+            "..[?@..a]",
+            r#".a[?match(@.b, "x+")]"#,
+            ".a[?@.b][?@.c][?@.d]",
+        ] {
+            let added = column(&format!("C:{path}"));
+            let problem = added.definitions().next().and_then(|d| d.problem);
+            assert!(problem.is_some(), "{path} is read");
+        }
+        // Two filters below the item, and `..` before a filter, are fine.
+        let added = column(r#"C:..conditions[?(@.type=="Ready")].status"#);
+        assert_eq!(added.definitions().next().and_then(|d| d.problem), None);
+        let big = json!({"spec": {"blob": "x".repeat(5000)}});
+        let cells: Vec<Value> = column("B:.spec.blob").cells(&big).collect();
+        let text = cells[0].as_str().unwrap_or_default();
+        assert!(text.len() <= MAX_CELL_BYTES + '…'.len_utf8() && text.ends_with('…'));
+    }
+
+    #[test]
+    fn secrets_get_no_added_columns() {
+        let added = AddedColumns::of(&TableQuery {
+            version: "v1".into(),
+            plural: "secrets".into(),
+            columns: Some("V:.data.password".into()),
+            ..TableQuery::default()
+        })
+        .expect("a column");
+        assert!(added.definitions().next().and_then(|d| d.problem).is_some());
+        let secret = json!({"data": {"password": "c2VjcmV0"}});
+        assert_eq!(added.cells(&secret).collect::<Vec<_>>(), [Value::Null]);
     }
 
     #[test]

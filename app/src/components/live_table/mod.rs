@@ -184,7 +184,7 @@ pub fn LiveTable(
                 // No header row is a row until it has cells.
                 <thead role=move || (!columns.with(Vec::is_empty)).then_some("rowgroup")>
                     <tr role=move || (!columns.with(Vec::is_empty)).then_some("row")>
-                        <For each=move || columns.get() key=|(i, c)| (*i, c.name.clone()) let:((_, column))>
+                        <For each=move || columns.get() key=|(i, c)| (*i, c.name.clone(), c.path.clone(), c.problem.clone()) let:((_, column))>
                             <HeaderCell column sort on_sort on_remove=on_remove_column/>
                         </For>
                         {usage.map(|usage| view! {
