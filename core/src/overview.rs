@@ -351,16 +351,8 @@ fn restarts_of(text: &str) -> u64 {
 /// The longest event message shown: a stack trace in an event stays a line or two.
 const MAX_MESSAGE: usize = 512;
 
-fn shortened(mut message: String) -> String {
-    if message.len() > MAX_MESSAGE {
-        let mut cut = MAX_MESSAGE;
-        while !message.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        message.truncate(cut);
-        message.push('…');
-    }
-    message
+fn shortened(message: String) -> String {
+    crate::table::format::shortened(message, MAX_MESSAGE)
 }
 
 /// The events grouped by the object they name, the group with the newest first.

@@ -138,6 +138,19 @@ fn go_float(f: f64) -> String {
     }
 }
 
+/// `text` cut to at most `max` bytes at a character's boundary, with `…` when cut.
+pub fn shortened(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut cut = max;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

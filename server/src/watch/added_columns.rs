@@ -86,16 +86,7 @@ fn print(query: &JpQuery, object: &Value) -> String {
     if texts.is_empty() {
         return NONE.into();
     }
-    let mut joined = texts.join(",");
-    if joined.len() > MAX_CELL_BYTES {
-        let mut end = MAX_CELL_BYTES;
-        while !joined.is_char_boundary(end) {
-            end -= 1;
-        }
-        joined.truncate(end);
-        joined.push('…');
-    }
-    joined
+    portico_core::table::format::shortened(texts.join(","), MAX_CELL_BYTES)
 }
 
 /// Reads a path as kubectl takes it (`.spec.x`, `{.spec.x}`, `spec.x`,
