@@ -36,3 +36,21 @@ pub fn NamespacePicker(
         .into_any(),
     }
 }
+
+/// A page head's Namespace control: the picker under its label, offering the
+/// namespaces of `namespaces` once they arrive.
+#[component]
+pub fn NamespaceControl(
+    namespaces: Resource<Result<Vec<String>, crate::error::BackendError>>,
+    ns: Signal<Option<String>>,
+    set_ns: Callback<Option<String>>,
+) -> impl IntoView {
+    view! {
+        <label class="control">
+            "Namespace"
+            <Transition>
+                <NamespacePicker names=Signal::derive(move || namespaces.get().and_then(Result::ok)) ns set_ns/>
+            </Transition>
+        </label>
+    }
+}

@@ -9,7 +9,7 @@ use leptos_router::hooks::query_signal_with_options;
 
 use crate::api::{fetch_namespace_access, list_namespaces};
 use crate::components::error_banner::ErrorBanner;
-use crate::components::namespace_picker::NamespacePicker;
+use crate::components::namespace_picker::NamespaceControl;
 use portico_core::access::{NamespaceAccess, VERBS};
 
 #[component]
@@ -43,15 +43,7 @@ pub fn AccessPage() -> impl IntoView {
                 <p class="subtle">"Your Kubernetes permissions in a namespace, as the API server answers for you."</p>
             </div>
             <div class="controls">
-                <label class="control">
-                    "Namespace"
-                    <Transition>
-                        <NamespacePicker
-                            names=Signal::derive(move || namespaces.get().and_then(Result::ok))
-                            ns=ns
-                            set_ns=Callback::new(move |next| set_ns.set(next))/>
-                    </Transition>
-                </label>
+                <NamespaceControl namespaces ns=ns set_ns=Callback::new(move |next| set_ns.set(next))/>
                 <label class="control checkbox">
                     <input type="checkbox" data-testid="access-everything" bind:checked=everything/>
                     "Show kinds I may not use"

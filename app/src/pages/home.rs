@@ -12,7 +12,7 @@ use crate::api::list_namespaces;
 use crate::base::url;
 use crate::components::clock::ticking_clock;
 use crate::components::live_badge::LiveBadge;
-use crate::components::namespace_picker::NamespacePicker;
+use crate::components::namespace_picker::NamespaceControl;
 use crate::live::{ViewState, follow_signal};
 use portico_core::live::protocol::{ServerMessage, Topic};
 use portico_core::overview::{Item, Overview, OverviewQuery, Section, WarningGroup};
@@ -57,15 +57,7 @@ pub fn HomePage() -> impl IntoView {
                 <p class="subtle">"What is yours and what is wrong, as it happens."</p>
             </div>
             <div class="controls">
-                <label class="control">
-                    "Namespace"
-                    <Transition>
-                        <NamespacePicker
-                            names=Signal::derive(move || namespaces.get().and_then(Result::ok))
-                            ns=ns.into()
-                            set_ns=Callback::new(move |next| set_ns.set(next))/>
-                    </Transition>
-                </label>
+                <NamespaceControl namespaces ns=ns.into() set_ns=Callback::new(move |next| set_ns.set(next))/>
             </div>
         </div>
         <KeptPanel/>

@@ -13,7 +13,7 @@ use crate::base::url;
 use crate::components::clock::ticking_clock;
 use crate::components::live_badge::LiveBadge;
 use crate::components::live_table::{LiveRows, use_live_rows};
-use crate::components::namespace_picker::NamespacePicker;
+use crate::components::namespace_picker::NamespaceControl;
 use portico_core::readiness::{
     self, MAX_KINDS, READY_COLUMNS, Readiness, kind_name, kinds_with_readiness, resolve_kinds,
 };
@@ -151,15 +151,7 @@ pub fn ManyPage() -> impl IntoView {
                 <p class="subtle">"Several kinds in one live table, as you may list them."</p>
             </div>
             <div class="controls">
-                <label class="control">
-                    "Namespace"
-                    <Transition>
-                        <NamespacePicker
-                            names=Signal::derive(move || namespaces.get().and_then(Result::ok))
-                            ns=ns.into()
-                            set_ns=Callback::new(move |next| set_ns.set(next))/>
-                    </Transition>
-                </label>
+                <NamespaceControl namespaces ns=ns.into() set_ns=Callback::new(move |next| set_ns.set(next))/>
                 <label class="control">
                     "Kinds (as kubectl get takes them)"
                     <input type="text" class="selector" data-testid="many-kinds" aria-label="Kinds"

@@ -10,7 +10,7 @@ use leptos_router::hooks::{
 
 use crate::api::{fetch_permissions, list_namespaces, list_resources};
 use crate::components::live_table::LiveTable;
-use crate::components::namespace_picker::NamespacePicker;
+use crate::components::namespace_picker::NamespaceControl;
 use crate::components::star::StarButton;
 use crate::components::usage::{TableUsage, use_table_usage};
 use portico_core::resource::{ResourceKind, ResourceRef};
@@ -146,15 +146,7 @@ pub fn ResourcePage() -> impl IntoView {
             </div>
             <div class="controls">
                 <Show when=move || namespaced.get()>
-                    <label class="control">
-                        "Namespace"
-                        <Transition>
-                            <NamespacePicker
-                                names=Signal::derive(move || namespaces.get().and_then(Result::ok))
-                                ns=ns.into()
-                                set_ns=Callback::new(move |next| set_ns.set(next))/>
-                        </Transition>
-                    </label>
+                    <NamespaceControl namespaces ns=ns.into() set_ns=Callback::new(move |next| set_ns.set(next))/>
                 </Show>
                 <label class="control">
                     "Version"
