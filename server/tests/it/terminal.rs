@@ -220,6 +220,49 @@ async fn until_line(socket: &mut Socket, wanted: &str) {
     }
 }
 
+/// How many times [`until_size`] asks.
+const SIZE_QUESTIONS: usize = 20;
+
+/// Types `stty size` until it answers `wanted`. A resize travels apart from the keys
+/// (the exec protocol's own channel, then the runtime's resize call), so a question
+/// typed just after it may still be answered with the old size; a size that never
+/// comes fails after [`SIZE_QUESTIONS`] answers.
+async fn until_size(socket: &mut Socket, wanted: &str) {
+    let mut shown = String::new();
+    let mut answers: Vec<String> = Vec::new();
+    while answers.len() < SIZE_QUESTIONS {
+        type_in(socket, "stty size\r").await;
+        loop {
+            // Whole lines only: the last piece may be half an answer.
+            let mut lines: Vec<String> = shown
+                .split(['\r', '\n'])
+                .map(|line| portico_server::terminal::clean(line).trim().to_string())
+                .collect();
+            lines.pop();
+            let sizes: Vec<String> = lines
+                .into_iter()
+                .filter(|line| {
+                    let parts: Vec<&str> = line.split(' ').collect();
+                    parts.len() == 2 && parts.iter().all(|part| part.parse::<u16>().is_ok())
+                })
+                .collect();
+            if sizes.len() > answers.len() {
+                answers = sizes;
+                break;
+            }
+            match next(socket).await {
+                Some(Next::Output(bytes)) => shown.push_str(&String::from_utf8_lossy(&bytes)),
+                Some(Next::Event(event)) => panic!("{event:?} before {wanted:?}; shown: {shown:?}"),
+                None => panic!("closed before {wanted:?}; shown: {shown:?}"),
+            }
+        }
+        if answers.last().map(String::as_str) == Some(wanted) {
+            return;
+        }
+    }
+    panic!("the terminal never said {wanted:?}; it said {answers:?}");
+}
+
 async fn type_in(socket: &mut Socket, keys: &str) {
     socket
         .send(Message::binary(keys.as_bytes().to_vec()))
@@ -242,17 +285,14 @@ async fn what_is_typed_runs_in_the_container_as_the_person_and_its_exit_code_is_
     // The answer on a line of its own: the echo of what was typed shows `$((6*7))`.
     type_in(&mut socket, "echo $((6*7))\r").await;
     until_line(&mut socket, "42").await;
-    // The terminal has the page's size.
-    type_in(&mut socket, "stty size\r").await;
-    until_line(&mut socket, "30 100").await;
+    // The terminal has the page's size from its start.
+    until_size(&mut socket, "30 100").await;
     // The page's window grows: so does the terminal.
     resize(&mut socket, 120, 40).await;
-    type_in(&mut socket, "stty size\r").await;
-    until_line(&mut socket, "40 120").await;
+    until_size(&mut socket, "40 120").await;
     // Larger than a terminal may be: the largest, and the session goes on.
     resize(&mut socket, 5000, 3000).await;
-    type_in(&mut socket, "stty size\r").await;
-    until_line(&mut socket, "1000 1000").await;
+    until_size(&mut socket, "1000 1000").await;
     type_in(&mut socket, "exit 3\r").await;
     let ended = event(&mut socket, &mut String::new()).await;
     assert_eq!(
