@@ -38,7 +38,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <HydrationScripts options root=crate::base::get()/>
                 <MetaTags/>
             </head>
-            <body data-base=crate::base::get()>
+            <body data-base=crate::base::get() data-kept-for=crate::browser_store::kept_for()>
                 <App/>
             </body>
         </html>

@@ -76,11 +76,7 @@ fn actions(kinds: &[ResourceKind], offers: &[StackOffer]) -> Vec<Choice> {
         action(
             format!("Provision {}", o.title),
             "a new Stack",
-            format!(
-                "{}?spec.choice={}",
-                crate::pages::provision::PROVISION_FORM,
-                o.choice
-            ),
+            crate::pages::provision::offer_path(&o.choice),
         )
     }));
     all.extend(kinds.iter().filter(|k| !k.flags.builtin).map(|k| {
@@ -473,6 +469,8 @@ pub fn Palette() -> impl IntoView {
                     <dt><kbd>"ns/name"</kbd></dt><dd>"Look in one namespace"</dd>
                     <dt><kbd>"↑"</kbd>" "<kbd>"↓"</kbd>" "<kbd>"Home"</kbd>" "<kbd>"End"</kbd>" "<kbd>"PgUp"</kbd>" "<kbd>"PgDn"</kbd></dt><dd>"In a table (click it or Tab to it first): choose a row"</dd>
                     <dt><kbd>"Enter"</kbd></dt><dd>"In a table: open the chosen row"</dd>
+                    <dt><kbd>"f"</kbd></dt><dd>"In a table: go to its first column's filter (Tab to the next)"</dd>
+                    <dt><kbd>"Esc"</kbd></dt><dd>"In a column's filter: back to the rows"</dd>
                     <dt><kbd>"Alt ←"</kbd></dt><dd>"Back (the browser's own)"</dd>
                     <dt><kbd>"?"</kbd></dt><dd>"These keys"</dd>
                 </dl>

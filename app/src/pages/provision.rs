@@ -18,6 +18,11 @@ use portico_core::table::state::SortKey;
 /// The Provision form's path: a Stack's create form made for people.
 pub const PROVISION_FORM: &str = "/provision/new";
 
+/// The Provision form with the catalog's `choice` chosen.
+pub fn offer_path(choice: &str) -> String {
+    format!("{PROVISION_FORM}?spec.choice={}", percent_encode(choice))
+}
+
 #[component]
 pub fn ProvisionPage() -> impl IntoView {
     let offers = Resource::new(|| (), |_| stack_offers());
@@ -112,10 +117,7 @@ fn OwnStacks() -> impl IntoView {
 
 #[component]
 fn OfferCard(offer: StackOffer) -> impl IntoView {
-    let href = format!(
-        "{PROVISION_FORM}?spec.choice={}",
-        percent_encode(&offer.choice)
-    );
+    let href = offer_path(&offer.choice);
     let versions = offer.versions.join(", ");
     let plans = offer.plans.clone();
     let default_plan = offer.default_plan.clone();

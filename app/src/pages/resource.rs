@@ -278,6 +278,14 @@ fn ViewTools(
             name: name.get_untracked().trim().to_string(),
             path: path.get_untracked().trim().to_string(),
         });
+        // The server refuses the whole table past the bounds: say it here instead.
+        if !added_columns::is_within_bounds(&added_columns::to_spec(&next)) {
+            problem.set(Some(format!(
+                "The added columns would be longer than {} characters: shorten a path or remove a column.",
+                added_columns::MAX_SPEC_LEN
+            )));
+            return;
+        }
         set_added.run(next);
         name.set(String::new());
         path.set(String::new());

@@ -48,16 +48,34 @@ impl AddedColumns {
         (!columns.is_empty()).then_some(Self { columns })
     }
 
-    /// Their definitions, after kubectl's columns.
-    pub fn definitions(&self) -> impl Iterator<Item = Column> + '_ {
-        self.columns.iter().map(|(column, read)| Column {
-            name: column.name.clone(),
-            kind: "string".into(),
-            description: format!("Added column (JSONPath): {}", column.path),
-            path: Some(column.path.clone()),
-            problem: read.as_ref().err().cloned(),
-            ..Column::default()
-        })
+    /// Their definitions, to follow `kubectl_columns`. A name kubectl's columns
+    /// already use is said under the header: a filter or a removal by that name
+    /// would reach kubectl's column first.
+    pub fn definitions_beside(&self, kubectl_columns: &[Column]) -> Vec<Column> {
+        self.columns
+            .iter()
+            .map(|(column, read)| {
+                let taken = kubectl_columns
+                    .iter()
+                    .any(|shown| shown.name.eq_ignore_ascii_case(&column.name));
+                let problem = if taken {
+                    Some(format!(
+                        "kubectl's columns already have {}: give this one another name.",
+                        column.name
+                    ))
+                } else {
+                    read.as_ref().err().cloned()
+                };
+                Column {
+                    name: column.name.clone(),
+                    kind: "string".into(),
+                    description: format!("Added column (JSONPath): {}", column.path),
+                    path: Some(column.path.clone()),
+                    problem,
+                    ..Column::default()
+                }
+            })
+            .collect()
     }
 
     /// Their cells for `object`, as kubectl prints them: every value found, joined
@@ -351,7 +369,7 @@ mod tests {
     #[test]
     fn a_bad_path_says_why_and_leaves_the_other_columns_alone() {
         let added = column("BAD:.spec[?(@.a ==)],NONE,GOOD:.metadata.name");
-        let defs: Vec<Column> = added.definitions().collect();
+        let defs = added.definitions_beside(&[]);
         assert!(
             defs[0]
                 .problem
@@ -371,10 +389,31 @@ mod tests {
     }
 
     #[test]
+    fn a_name_kubectl_already_shows_is_said_under_the_header() {
+        let added = column("status:.status.phase,PHASE:.status.phase");
+        let kubectl = [Column {
+            name: "STATUS".into(),
+            ..Column::default()
+        }];
+        let defs = added.definitions_beside(&kubectl);
+        assert!(
+            defs[0]
+                .problem
+                .as_deref()
+                .is_some_and(|p| p.contains("already have status"))
+        );
+        assert_eq!(defs[1].problem, None);
+    }
+
+    #[test]
     fn deep_nesting_is_refused_before_the_parser_recurses() {
         let deep = format!("D:.a{}", "[(".repeat(30));
         let added = column(&deep);
-        let problem = added.definitions().next().and_then(|d| d.problem);
+        let problem = added
+            .definitions_beside(&[])
+            .into_iter()
+            .next()
+            .and_then(|d| d.problem);
         assert!(problem.is_some_and(|p| p.contains("nests")));
     }
 
@@ -387,12 +426,23 @@ mod tests {
             ".a[?@.b][?@.c][?@.d]",
         ] {
             let added = column(&format!("C:{path}"));
-            let problem = added.definitions().next().and_then(|d| d.problem);
+            let problem = added
+                .definitions_beside(&[])
+                .into_iter()
+                .next()
+                .and_then(|d| d.problem);
             assert!(problem.is_some(), "{path} is read");
         }
         // Two filters below the item, and `..` before a filter, are fine.
         let added = column(r#"C:..conditions[?(@.type=="Ready")].status"#);
-        assert_eq!(added.definitions().next().and_then(|d| d.problem), None);
+        assert_eq!(
+            added
+                .definitions_beside(&[])
+                .into_iter()
+                .next()
+                .and_then(|d| d.problem),
+            None
+        );
         let big = json!({"spec": {"blob": "x".repeat(5000)}});
         let cells: Vec<Value> = column("B:.spec.blob").cells(&big).collect();
         let text = cells[0].as_str().unwrap_or_default();
@@ -408,7 +458,14 @@ mod tests {
             ..TableQuery::default()
         })
         .expect("a column");
-        assert!(added.definitions().next().and_then(|d| d.problem).is_some());
+        assert!(
+            added
+                .definitions_beside(&[])
+                .into_iter()
+                .next()
+                .and_then(|d| d.problem)
+                .is_some()
+        );
         let secret = json!({"data": {"password": "c2VjcmV0"}});
         assert_eq!(added.cells(&secret).collect::<Vec<_>>(), [Value::Null]);
     }

@@ -38,6 +38,10 @@ const HISTORY_SLOT: usize = 8;
 /// `kubectl get` asks for per page), and the pages after it.
 const FIRST_PAGE: usize = 500;
 const LATER_PAGES: usize = 5000;
+/// The pages after the first of a table with added columns, which lists whole objects
+/// (each up to the API server's 1.5 MB; a Table row of metadata is well under 1 KB):
+/// a page is parsed before the memory budget charges its rows, so it stays small.
+const LATER_WHOLE_OBJECT_PAGES: usize = 500;
 /// Later pages read at once, all feeds together.
 pub(crate) const LATER_PAGES_AT_ONCE: usize = 4;
 const RETRY_MIN: Duration = Duration::from_millis(200);
@@ -429,7 +433,12 @@ async fn list(
             let Some(permits) = feed.upgrade().map(|f| f.later_pages.clone()) else {
                 return Listing::Stop;
             };
-            (LATER_PAGES, Some(permits))
+            let limit = if query.added_columns().is_empty() {
+                LATER_PAGES
+            } else {
+                LATER_WHOLE_OBJECT_PAGES
+            };
+            (limit, Some(permits))
         };
         let permit = match &permits {
             Some(permits) => permits.acquire().await.ok(),

@@ -144,7 +144,8 @@ impl WholeTable {
     fn with_added(self, added: &AddedColumns) -> RawTable {
         let mut column_definitions = self.column_definitions;
         if !column_definitions.is_empty() {
-            column_definitions.extend(added.definitions());
+            let added_definitions = added.definitions_beside(&column_definitions);
+            column_definitions.extend(added_definitions);
         }
         let rows = self
             .rows

@@ -145,6 +145,11 @@ async fn page_handler(State(state): State<AppState>, mut request: Request<Body>)
         Ok(b) => b,
         Err(refusal) => return refusal.into_response(),
     };
+    // What the page keeps in the browser is kept per person (app::browser_store).
+    let kept_for = match request.extensions().get::<Caller>() {
+        Some(Caller::Bearer { name, .. }) => name.clone(),
+        _ => String::new(),
+    };
     let options = state.leptos_options.clone();
     let base = state.base.clone();
     let nonce = leptos::nonce::Nonce::new();
@@ -155,6 +160,7 @@ async fn page_handler(State(state): State<AppState>, mut request: Request<Body>)
             move || {
                 provide_context(backend.clone());
                 provide_context(options.clone());
+                provide_context(app::browser_store::KeptFor(kept_for.clone()));
                 app::base::provide(base.clone());
                 // Overrides the one leptos_axum provides, so the header can name it.
                 provide_context(nonce.clone());

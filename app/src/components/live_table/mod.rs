@@ -115,8 +115,27 @@ pub fn LiveTable(
 
     let navigate = leptos_router::hooks::use_navigate();
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
-        // Keys typed into a column's filter are its text.
+        // Keys typed into a column's filter are its text; Escape goes back to the
+        // rows, where the arrow keys choose again.
         if crate::keys::typing(&ev) {
+            if ev.key() == "Escape"
+                && let Some(grid) = window.scroller.get_untracked()
+            {
+                ev.prevent_default();
+                let _ = grid.focus();
+            }
+            return;
+        }
+        // `f` goes to the first column's filter (Tab to the others).
+        if ev.key() == "f" && !(ev.ctrl_key() || ev.meta_key() || ev.alt_key()) {
+            #[cfg(feature = "hydrate")]
+            if let Some(grid) = window.scroller.get_untracked()
+                && let Ok(Some(field)) = grid.query_selector("input.column-filter")
+                && let Ok(field) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(field)
+            {
+                ev.prevent_default();
+                let _ = field.focus();
+            }
             return;
         }
         let len = order.with(Vec::len);
@@ -171,7 +190,7 @@ pub fn LiveTable(
             node_ref=window.scroller
             tabindex="0"
             role="grid"
-            aria-label="Objects; arrow keys move the selection, Enter opens it"
+            aria-label="Objects; arrow keys move the selection, Enter opens it, f filters"
             aria-rowcount=move || window.range.get().2
             // Until the columns arrive its rows are empty: say it is loading.
             aria-busy=move || columns.with(Vec::is_empty).to_string()

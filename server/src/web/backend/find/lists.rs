@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject, ListParams};
@@ -118,12 +119,16 @@ pub async fn read(client: &kube::Client, kinds: Vec<ResourceKind>, hint: Option<
 /// cluster are returned, other failures said in `names.unseen`.
 async fn list_all(client: &kube::Client, names: &mut Names, places: Vec<Place>) -> Vec<u16> {
     let kinds = names.kinds.clone();
+    // Names read so far by every list, those still running included: AT_ONCE lists
+    // each stopping at MAX_OBJECTS alone would hold AT_ONCE times as many.
+    let read = AtomicUsize::new(0);
+    let read = &read;
     let mut lists = futures::stream::iter(places)
         .map(|place| {
             let resource = kinds.get(usize::from(place.kind)).map(|(r, _)| r.clone());
             async move {
                 let found = match &resource {
-                    Some(r) => list_names(client, r, place.namespace.as_deref()).await,
+                    Some(r) => list_names(client, r, place.namespace.as_deref(), read).await,
                     None => Ok(vec![]),
                 };
                 (place, found)
@@ -175,7 +180,8 @@ async fn list_all(client: &kube::Client, names: &mut Names, places: Vec<Place>) 
             break;
         }
     }
-    if full {
+    // A list cut short by the others' names is as full as one cut here.
+    if full || read.load(Ordering::Relaxed) >= MAX_OBJECTS {
         names.unseen.push(format!(
             "Portico looked through the first {MAX_OBJECTS} objects you may list."
         ));
@@ -184,11 +190,12 @@ async fn list_all(client: &kube::Client, names: &mut Names, places: Vec<Place>) 
 }
 
 /// The namespace and name of every object of `resource` (in `namespace`, or
-/// everywhere).
+/// everywhere), until `read` (the names every list has read) reaches [`MAX_OBJECTS`].
 async fn list_names(
     client: &kube::Client,
     resource: &ResourceRef,
     namespace: Option<&str>,
+    read: &AtomicUsize,
 ) -> Result<Vec<(Option<String>, String)>, ApiError> {
     let ar = super::super::objects::api_resource(resource);
     let api: Api<DynamicObject> = match namespace {
@@ -198,13 +205,18 @@ async fn list_names(
     let mut names = Vec::new();
     let mut params = ListParams::default().limit(PAGE);
     loop {
+        if read.load(Ordering::Relaxed) >= MAX_OBJECTS {
+            return Ok(names);
+        }
         let page = api.list_metadata(&params).await?;
+        let before = names.len();
         names.extend(page.items.into_iter().filter_map(|o| {
             let name = o.metadata.name?;
             Some((o.metadata.namespace, name))
         }));
+        let all = read.fetch_add(names.len() - before, Ordering::Relaxed) + names.len() - before;
         match page.metadata.continue_ {
-            Some(token) if !token.is_empty() && names.len() < MAX_OBJECTS => {
+            Some(token) if !token.is_empty() && all < MAX_OBJECTS => {
                 params = params.continue_token(&token);
             }
             _ => return Ok(names),

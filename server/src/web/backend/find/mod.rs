@@ -7,7 +7,10 @@ pub mod lists;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// Tokio's clock, which the tests can move.
+use tokio::time::Instant;
 
 use portico_core::find::{FoundObject, FoundObjects, MAX_QUERY_LEN, MAX_RESULTS, rank};
 use portico_core::resource::ResourceKind;
@@ -245,6 +248,32 @@ mod tests {
             .await;
         assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), 3);
         assert_eq!(kept.kept.lock().map(|k| k.len()).unwrap_or(0), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn opening_the_palette_reads_names_older_than_a_moment_again() {
+        let kept = ObjectNames::default();
+        let reads = std::sync::atomic::AtomicUsize::new(0);
+        let read = || async {
+            reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            names(&[("a", "web")])
+        };
+        let count = || reads.load(std::sync::atomic::Ordering::SeqCst);
+        kept.of("ada".into(), None, true, read).await;
+        assert_eq!(count(), 1);
+        tokio::time::advance(REREAD_ON_OPEN + Duration::from_secs(1)).await;
+        // Typing keeps the names read until they are FRESH_FOR old.
+        kept.of("ada".into(), None, false, read).await;
+        assert_eq!(count(), 1);
+        // Opening again reads them afresh, once.
+        kept.of("ada".into(), None, true, read).await;
+        assert_eq!(count(), 2);
+        tokio::time::advance(REREAD_ON_OPEN / 2).await;
+        kept.of("ada".into(), None, true, read).await;
+        assert_eq!(count(), 2);
+        tokio::time::advance(FRESH_FOR).await;
+        kept.of("ada".into(), None, false, read).await;
+        assert_eq!(count(), 3);
     }
 
     #[test]
