@@ -227,6 +227,72 @@ fn the_chart_wires_single_sign_on_and_says_what_is_missing() {
     );
 }
 
+#[test]
+fn the_chart_passes_helm_lint_strict() {
+    let out = std::process::Command::new(crate::kit::tool("helm"))
+        .args(["lint", "--strict"])
+        .arg(deploy_dir().join("chart"))
+        .output()
+        .expect("helm runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_chart_refuses_values_it_does_not_know_and_drains_a_single_replica() {
+    let template = |sets: &[&str]| {
+        let args: Vec<&str> = sets.iter().flat_map(|set| ["--set", *set]).collect();
+        helm_template(&args).output().expect("helm runs")
+    };
+    // A typo and a wrong type are refused by the schema, with the value named.
+    for (set, said) in [
+        ("portal.replica=1", "additional properties 'replica' not allowed"),
+        ("portal.replicas=two", "/portal/replicas"),
+        ("portal.identity=ldap", "/portal/identity"),
+        ("image.pullPolicy=Sometimes", "/image/pullPolicy"),
+    ] {
+        let out = template(&[set]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{set} installs");
+        assert!(stderr.contains(said), "{set}: {stderr}");
+    }
+    // One replica: no PodDisruptionBudget, which would block every drain.
+    let budgets = |docs: &[DynamicObject]| {
+        docs.iter()
+            .filter(|d| kind(d) == "PodDisruptionBudget")
+            .count()
+    };
+    assert_eq!(budgets(&rendered(&mut helm_template(&[]))), 1);
+    let single = rendered(&mut helm_template(&["--set", "portal.replicas=1"]));
+    assert_eq!(budgets(&single), 0);
+    // Scheduling and pull secrets reach both Deployments' Pods.
+    let placed = rendered(&mut helm_template(&[
+        "--set",
+        "scheduling.nodeSelector.pool=web",
+        "--set",
+        "imagePullSecrets[0]=regcred",
+        "--set",
+        "scheduling.tolerations[0].key=dedicated",
+        "--set",
+        "scheduling.tolerations[0].operator=Exists",
+    ]));
+    let pods: Vec<&serde_json::Value> = placed
+        .iter()
+        .filter(|d| kind(d) == "Deployment")
+        .map(|d| &d.data["spec"]["template"]["spec"])
+        .collect();
+    assert_eq!(pods.len(), 2);
+    for pod in pods {
+        assert_eq!(pod["nodeSelector"]["pool"], "web");
+        assert_eq!(pod["imagePullSecrets"][0]["name"], "regcred");
+        assert_eq!(pod["tolerations"][0]["key"], "dedicated");
+    }
+}
+
 fn portal_env(docs: &[DynamicObject], name: &str) -> Option<String> {
     let portal = docs
         .iter()

@@ -318,6 +318,27 @@ async fn added_columns_print_what_kubectl_custom_columns_prints_and_stay_live() 
     })
     .await;
     assert_eq!(plain_state.columns.len(), 4);
+
+    // Paths of many values, a list's every item and a filter's matches, joined by
+    // commas as kubectl joins them (three writers by now: the create and two patches).
+    let many = r#"MANAGERS:.metadata.managedFields[*].manager,OPS:.metadata.managedFields[?(@.subresource=="status")].operation"#;
+    let mut listed = hub
+        .subscribe(TableQuery {
+            columns: Some(many.into()),
+            ..ats_query(&ns)
+        })
+        .expect("table with many-valued columns");
+    let mut many_state = TableState::default();
+    until(&mut listed, &mut many_state, |s| s.len() == 1).await;
+    let printed = kubectl(many);
+    assert_eq!(cells_of(&many_state, "nightly", &["MANAGERS", "OPS"]), printed);
+    assert!(
+        printed
+            .first()
+            .and_then(|v| v.as_str())
+            .is_some_and(|managers| managers.contains(',')),
+        "several managers: {printed:?}"
+    );
     crate::kit::delete_namespace(&client, &ns).await;
 }
 
