@@ -293,6 +293,56 @@ fn the_chart_refuses_values_it_does_not_know_and_drains_a_single_replica() {
     }
 }
 
+#[test]
+fn the_chart_serves_through_a_gateway_and_offers_a_pod_monitor_when_asked() {
+    let kinds = |docs: &[DynamicObject]| -> Vec<String> {
+        docs.iter().map(|d| kind(d).to_string()).collect()
+    };
+    let default = kinds(&rendered(&mut helm_template(&[])));
+    assert!(default.iter().any(|k| k == "Ingress"));
+    assert!(!default.iter().any(|k| k == "HTTPRoute" || k == "PodMonitor"));
+
+    let docs = rendered(&mut helm_template(&[
+        "--set",
+        "ingress.enabled=false",
+        "--set",
+        "httpRoute.enabled=true",
+        "--set",
+        "httpRoute.parentRefs[0].name=public",
+        "--set",
+        "httpRoute.parentRefs[0].namespace=gateways",
+        "--set",
+        "portal.basePath=/portico",
+        "--set",
+        "podMonitor.enabled=true",
+        "--set",
+        "podMonitor.labels.release=prometheus",
+    ]));
+    assert!(!kinds(&docs).iter().any(|k| k == "Ingress"));
+    let route = docs
+        .iter()
+        .find(|d| kind(d) == "HTTPRoute")
+        .expect("an HTTPRoute");
+    assert_eq!(route.data["spec"]["parentRefs"][0]["name"], "public");
+    assert_eq!(route.data["spec"]["hostnames"][0], "portico.example.com");
+    let rule = &route.data["spec"]["rules"][0];
+    assert_eq!(rule["matches"][0]["path"]["value"], "/portico");
+    assert_eq!(rule["backendRefs"][0]["name"], "portico");
+    let monitor = docs
+        .iter()
+        .find(|d| kind(d) == "PodMonitor")
+        .expect("a PodMonitor");
+    assert_eq!(monitor.metadata.labels.as_ref().and_then(|l| l.get("release")).map(String::as_str), Some("prometheus"));
+    assert_eq!(monitor.data["spec"]["podMetricsEndpoints"][0]["port"], "metrics");
+
+    // A route attached to nothing is refused with the value named.
+    let out = helm_template(&["--set", "httpRoute.enabled=true"])
+        .output()
+        .expect("helm runs");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("httpRoute.parentRefs is required"));
+}
+
 fn portal_env(docs: &[DynamicObject], name: &str) -> Option<String> {
     let portal = docs
         .iter()
