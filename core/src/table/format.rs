@@ -59,10 +59,42 @@ pub fn human_duration(seconds: i64) -> String {
     format!("{}y", hours / 24 / 365)
 }
 
-/// Seconds since the Unix epoch of an RFC 3339 UTC timestamp as the API server writes
-/// them (`2024-01-02T03:04:05Z`, optionally with fractional seconds). None otherwise.
+/// Seconds since the Unix epoch of an RFC 3339 timestamp: in UTC as the API server
+/// writes them (`2024-01-02T03:04:05Z`, optionally with fractional seconds), or with
+/// an offset (`+02:00`), as a CRD's own date fields may hold and kubectl reads. None
+/// otherwise.
 pub fn parse_timestamp(text: &str) -> Option<i64> {
-    let text = text.strip_suffix('Z')?;
+    let (text, offset) = match text.strip_suffix(['Z', 'z']) {
+        Some(utc) => (utc, 0),
+        None => split_offset(text)?,
+    };
+    Some(utc_seconds(text)? - offset)
+}
+
+/// `text` without its `±HH:MM` offset, and the offset in seconds.
+fn split_offset(text: &str) -> Option<(&str, i64)> {
+    let cut = text.len().checked_sub(6)?;
+    let (rest, offset) = (text.get(..cut)?, text.get(cut..)?);
+    let sign = match offset.as_bytes().first()? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let (hours, minutes) = offset.get(1..)?.split_once(':')?;
+    if !(hours.len() == 2 && minutes.len() == 2)
+        || !(hours.bytes().chain(minutes.bytes())).all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let (hours, minutes) = (hours.parse::<i64>().ok()?, minutes.parse::<i64>().ok()?);
+    if hours > 23 || minutes > 59 {
+        return None;
+    }
+    Some((rest, sign * (hours * 3600 + minutes * 60)))
+}
+
+/// Seconds since the epoch of `DATE T TIME` read as UTC.
+fn utc_seconds(text: &str) -> Option<i64> {
     let (date, time) = text.split_once('T')?;
     let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
     let (year, month, day) = (d.next()??, d.next()??, d.next()??);
@@ -193,7 +225,18 @@ mod tests {
         );
         assert_eq!(parse_timestamp("not a date"), None);
         assert_eq!(parse_timestamp("2026-13-01T00:00:00Z"), None);
-        assert_eq!(parse_timestamp("2026-11-22T02:14:26+01:00"), None);
+        assert_eq!(
+            parse_timestamp("2026-11-22T02:14:26+01:00"),
+            parse_timestamp("2026-11-22T01:14:26Z")
+        );
+        assert_eq!(
+            parse_timestamp("2026-11-22T02:14:26.5-05:30"),
+            parse_timestamp("2026-11-22T07:44:26Z")
+        );
+        assert_eq!(parse_timestamp("2026-11-22T02:14:26+1:00"), None);
+        assert_eq!(parse_timestamp("2026-11-22T02:14:26+24:00"), None);
+        assert_eq!(parse_timestamp("+01:00"), None);
+        assert_eq!(parse_timestamp("2026-11-22T02:14:26"), None);
     }
 
     #[test]

@@ -250,7 +250,10 @@ fn the_chart_refuses_values_it_does_not_know_and_drains_a_single_replica() {
     };
     // A typo and a wrong type are refused by the schema, with the value named.
     for (set, said) in [
-        ("portal.replica=1", "additional properties 'replica' not allowed"),
+        (
+            "portal.replica=1",
+            "additional properties 'replica' not allowed",
+        ),
         ("portal.replicas=two", "/portal/replicas"),
         ("portal.identity=ldap", "/portal/identity"),
         ("image.pullPolicy=Sometimes", "/image/pullPolicy"),
@@ -300,7 +303,11 @@ fn the_chart_serves_through_a_gateway_and_offers_a_pod_monitor_when_asked() {
     };
     let default = kinds(&rendered(&mut helm_template(&[])));
     assert!(default.iter().any(|k| k == "Ingress"));
-    assert!(!default.iter().any(|k| k == "HTTPRoute" || k == "PodMonitor"));
+    assert!(
+        !default
+            .iter()
+            .any(|k| k == "HTTPRoute" || k == "PodMonitor")
+    );
 
     let docs = rendered(&mut helm_template(&[
         "--set",
@@ -332,8 +339,19 @@ fn the_chart_serves_through_a_gateway_and_offers_a_pod_monitor_when_asked() {
         .iter()
         .find(|d| kind(d) == "PodMonitor")
         .expect("a PodMonitor");
-    assert_eq!(monitor.metadata.labels.as_ref().and_then(|l| l.get("release")).map(String::as_str), Some("prometheus"));
-    assert_eq!(monitor.data["spec"]["podMetricsEndpoints"][0]["port"], "metrics");
+    assert_eq!(
+        monitor
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("release"))
+            .map(String::as_str),
+        Some("prometheus")
+    );
+    assert_eq!(
+        monitor.data["spec"]["podMetricsEndpoints"][0]["port"],
+        "metrics"
+    );
 
     // A route attached to nothing is refused with the value named.
     let out = helm_template(&["--set", "httpRoute.enabled=true"])

@@ -331,7 +331,10 @@ async fn added_columns_print_what_kubectl_custom_columns_prints_and_stay_live() 
     let mut many_state = TableState::default();
     until(&mut listed, &mut many_state, |s| s.len() == 1).await;
     let printed = kubectl(many);
-    assert_eq!(cells_of(&many_state, "nightly", &["MANAGERS", "OPS"]), printed);
+    assert_eq!(
+        cells_of(&many_state, "nightly", &["MANAGERS", "OPS"]),
+        printed
+    );
     assert!(
         printed
             .first()
