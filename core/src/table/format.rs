@@ -81,9 +81,8 @@ fn split_offset(text: &str) -> Option<(&str, i64)> {
         _ => return None,
     };
     let (hours, minutes) = offset.get(1..)?.split_once(':')?;
-    if !(hours.len() == 2 && minutes.len() == 2)
-        || !(hours.bytes().chain(minutes.bytes())).all(|b| b.is_ascii_digit())
-    {
+    let two_digits = |part: &str| part.len() == 2 && part.bytes().all(|b| b.is_ascii_digit());
+    if !(two_digits(hours) && two_digits(minutes)) {
         return None;
     }
     let (hours, minutes) = (hours.parse::<i64>().ok()?, minutes.parse::<i64>().ok()?);
