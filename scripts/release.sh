@@ -15,11 +15,15 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 out="$(realpath -m "${1:-target/bundle}")"
-# DIR is emptied first: never the repository, a folder holding it, or the root.
-holder="${out%/}"
-case "$root/" in
-  "$holder"/*) echo "release: refusing to replace $out (it holds the repository)" >&2; exit 2 ;;
-esac
+# What it empties (DIR, the sources' copy) is never the repository, a folder holding
+# it, or the root.
+refuse_holder() {
+  if [ "$1" = / ] || [[ "$root/" == "${1%/}/"* ]]; then
+    echo "release: refusing to replace $1 (it holds the repository)" >&2
+    exit 2
+  fi
+}
+refuse_holder "$out"
 
 bash scripts/install.sh --for-build
 export PATH="$root/scripts/binaryen/node_modules/.bin:$HOME/.cargo/bin:$PATH"
@@ -60,7 +64,9 @@ server_status=0
 # tested is what ships either way: CI runs its browser suite against this very
 # binary, and the image copies it.
 build_dir="${PORTICO_RELEASE_SOURCES:-${PORTICO_CACHE_DIR:-$HOME/.cache/portico}/release-sources}"
+build_dir="$(realpath -m "$build_dir")"
 target_dir="$(realpath -m "${CARGO_TARGET_DIR:-target}")"
+refuse_holder "$build_dir"
 rm -rf "$build_dir" && mkdir -p "$build_dir"
 # tar keeps the files' times, so cargo sees the copy as new as the checkout.
 tar -C "$root" --exclude=./target --exclude=./.git --exclude=./.portico \
