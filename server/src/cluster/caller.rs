@@ -39,9 +39,14 @@ impl Caller {
     /// The person, for per-person limits: a signed-in user by the name the API server
     /// gave their token (so new tokens do not make a new person). `None` for the portal.
     pub fn person(&self) -> Option<String> {
+        self.user_name().map(|name| format!("token-user:{name}"))
+    }
+
+    /// The name the API server gave a signed-in person's token; `None` for the portal.
+    pub fn user_name(&self) -> Option<&str> {
         match self {
             Caller::Portal => None,
-            Caller::Bearer { name, .. } => Some(format!("token-user:{name}")),
+            Caller::Bearer { name, .. } => Some(name),
         }
     }
 

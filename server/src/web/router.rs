@@ -146,10 +146,12 @@ async fn page_handler(State(state): State<AppState>, mut request: Request<Body>)
         Err(refusal) => return refusal.into_response(),
     };
     // What the page keeps in the browser is kept per person (app::browser_store).
-    let kept_for = match request.extensions().get::<Caller>() {
-        Some(Caller::Bearer { name, .. }) => name.clone(),
-        _ => String::new(),
-    };
+    let kept_for = request
+        .extensions()
+        .get::<Caller>()
+        .and_then(Caller::user_name)
+        .unwrap_or_default()
+        .to_string();
     let options = state.leptos_options.clone();
     let base = state.base.clone();
     let nonce = leptos::nonce::Nonce::new();

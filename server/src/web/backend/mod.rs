@@ -241,10 +241,7 @@ impl Backend for ClusterBackend {
     }
 
     async fn signed_in_as(&self) -> Result<Option<String>, BackendError> {
-        Ok(match &self.who {
-            Caller::Bearer { name, .. } => Some(name.clone()),
-            _ => None,
-        })
+        Ok(self.who.user_name().map(str::to_string))
     }
 
     #[instrument(skip(self), fields(caller = self.who.name()))]

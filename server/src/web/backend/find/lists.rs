@@ -180,8 +180,9 @@ async fn list_all(client: &kube::Client, names: &mut Names, places: Vec<Place>) 
             break;
         }
     }
-    // A list cut short by the others' names is as full as one cut here.
-    if full || read.load(Ordering::Relaxed) >= MAX_OBJECTS {
+    // Every name pushed was counted in `read`, so this also covers a list cut short
+    // by the others' names.
+    if read.load(Ordering::Relaxed) >= MAX_OBJECTS {
         names.unseen.push(format!(
             "Portico looked through the first {MAX_OBJECTS} objects you may list."
         ));
@@ -214,7 +215,8 @@ async fn list_names(
             let name = o.metadata.name?;
             Some((o.metadata.namespace, name))
         }));
-        let all = read.fetch_add(names.len() - before, Ordering::Relaxed) + names.len() - before;
+        let this_page = names.len() - before;
+        let all = read.fetch_add(this_page, Ordering::Relaxed) + this_page;
         match page.metadata.continue_ {
             Some(token) if !token.is_empty() && all < MAX_OBJECTS => {
                 params = params.continue_token(&token);
