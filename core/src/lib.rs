@@ -6,6 +6,7 @@
 //! knows nothing of `kube-client`.
 
 pub mod access;
+pub mod backoff;
 pub mod base_path;
 pub mod encode;
 pub mod find;

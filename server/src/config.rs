@@ -85,9 +85,9 @@ pub struct Config {
     #[arg(long, env = "PORTICO_RECONCILE_CONCURRENCY", default_value_t = crate::reconcile::controller::CONCURRENCY)]
     pub reconcile_concurrency: u16,
 
-    /// Where to serve the Stack reconciler's Prometheus metrics (`/metrics`), e.g.
-    /// 0.0.0.0:9090: a listener of its own, never the portal's port (which the Ingress
-    /// exposes). Off when unset.
+    /// Where to serve Prometheus metrics (`/metrics`: the portal's, the reconciler's and
+    /// the process'; docs/metrics.md), e.g. 0.0.0.0:9090: a listener of its own, never
+    /// the portal's port (which the Ingress exposes). Off when unset.
     #[arg(long, env = "PORTICO_METRICS_LISTEN")]
     pub metrics_listen: Option<std::net::SocketAddr>,
 

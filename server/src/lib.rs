@@ -21,13 +21,14 @@
 //!
 //! `watch` may use `auth` (a viewer's access is reviewed); `exec` uses `watch` for what
 //! every live thing shares (places, memory budget, shutdown) and `auth`; `reconcile` uses neither
-//! `watch` nor `auth`. `terminal` (plain text of what programs print) is a leaf any
-//! layer may use. `config` and `telemetry` belong to the binary's edge.
+//! `watch` nor `auth`. `terminal` (plain text of what programs print) and
+//! `portal_metrics` (what the portal counts) are leaves any layer may use. `config` and `telemetry` belong to the binary's edge.
 
 pub mod auth;
 pub mod cluster;
 pub mod config;
 pub mod exec;
+pub mod portal_metrics;
 pub mod reconcile;
 pub mod telemetry;
 pub mod terminal;

@@ -9,6 +9,7 @@ use portico_server::config::{self, Config, ReconcilerMode};
 use portico_server::reconcile::catalog::{Catalog, LiveCatalog};
 use portico_server::reconcile::metrics::Metrics;
 use portico_server::reconcile::{self, leader::LeaseSettings};
+use portico_server::web::metrics_route;
 use portico_server::web::router as http;
 use portico_server::web::state::AppState;
 use portico_server::{cluster::config as kube_client, telemetry};
@@ -53,7 +54,11 @@ async fn run() -> anyhow::Result<()> {
     let kube_config = kube_client::config(config.kubeconfig.as_deref(), config.context.as_deref())
         .await
         .context("reading the Kubernetes configuration")?;
-    let client = kube::Client::try_from(kube_config.clone()).context("connecting to Kubernetes")?;
+    // The portal's own requests are counted in its /metrics, as people's are.
+    let client = kube::client::ClientBuilder::try_from(kube_config.clone())
+        .context("connecting to Kubernetes")?
+        .with_layer(&portico_server::portal_metrics::PORTAL.api_layer())
+        .build();
     let first_catalog =
         Catalog::load(config.stack_catalog.as_deref()).context("loading the stack catalog")?;
     // A mounted ConfigMap changes under the running pod: follow the file.
@@ -96,15 +101,8 @@ async fn run() -> anyhow::Result<()> {
             shutdown,
         )))
     };
-    if let Some(addr) = config.metrics_listen {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("listening for metrics on {addr}"))?;
-        tracing::info!(%addr, "serving the reconciler's /metrics");
-        let app = reconcile::metrics::router(metrics.clone());
-        tokio::spawn(async move { axum::serve(listener, app).await });
-    }
     if config.reconciler == ReconcilerMode::Only {
+        serve_metrics(config.metrics_listen, metrics, None).await?;
         shutdown_signal().await;
         stop_reconciler.send_replace(true);
         if let Some(task) = reconciler {
@@ -129,6 +127,7 @@ async fn run() -> anyhow::Result<()> {
         .with_base_path(base_path)
         .with_allowed_hosts(&config.allowed_hosts);
     let watch_task = tokio::spawn(watches);
+    serve_metrics(config.metrics_listen, metrics, Some(state.live.clone())).await?;
 
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -147,6 +146,25 @@ async fn run() -> anyhow::Result<()> {
         task.await.context("the reconciler task")?;
     }
     tracing::info!("stopped");
+    Ok(())
+}
+
+/// Serves `/metrics` on `addr` (when given): the reconciler's, the portal's with what
+/// `live` holds (none with `--reconciler only`), and the process'.
+async fn serve_metrics(
+    addr: Option<std::net::SocketAddr>,
+    reconciler: Arc<Metrics>,
+    live: Option<portico_server::watch::LiveState>,
+) -> anyhow::Result<()> {
+    let Some(addr) = addr else {
+        return Ok(());
+    };
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("listening for metrics on {addr}"))?;
+    tracing::info!(%addr, "serving /metrics");
+    let app = metrics_route::router(metrics_route::Scraped { reconciler, live });
+    tokio::spawn(async move { axum::serve(listener, app).await });
     Ok(())
 }
 

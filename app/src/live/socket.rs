@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::time::Duration;
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -14,8 +15,8 @@ use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
 use super::SocketState;
 use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic};
 
-const RETRY_MIN_MS: f64 = 500.0;
-const RETRY_MAX_MS: f64 = 10_000.0;
+const RETRY_MIN_MS: u64 = 500;
+const RETRY_MAX_MS: u64 = 10_000;
 /// How long a socket may take to open before it is given up and tried again: behind a
 /// proxy a handshake can hang (sent to a Pod that is going away while the proxy still
 /// lists it), and a browser waits for the proxy's own timeout, 30 s or more.
@@ -248,7 +249,8 @@ fn renew() {
     connect();
 }
 
-/// The socket closed (or never opened): retry after a backoff that doubles.
+/// The socket closed (or never opened): retry after a backoff that doubles, spread at
+/// random so that tabs closed together (a rolling restart) do not come back together.
 fn lost() {
     let (attempt, since) = CONNECTION.with(|c| {
         let mut c = c.borrow_mut();
@@ -259,13 +261,17 @@ fn lost() {
         (c.attempt, since)
     });
     set_state(SocketState::Reconnecting { attempt, since });
-    let wait =
-        (RETRY_MIN_MS * 2f64.powi(attempt.saturating_sub(1).min(10) as i32)).min(RETRY_MAX_MS);
+    let wait = portico_core::backoff::jittered(
+        attempt,
+        Duration::from_millis(RETRY_MIN_MS),
+        Duration::from_millis(RETRY_MAX_MS),
+        js_sys::Math::random(),
+    );
     let retry = move || {
         CONNECTION.with(|c| c.borrow_mut().retry_pending = false);
         connect();
     };
-    if set_timeout_with_handle(retry, std::time::Duration::from_millis(wait as u64)).is_err() {
+    if set_timeout_with_handle(retry, wait).is_err() {
         CONNECTION.with(|c| c.borrow_mut().retry_pending = false);
     }
 }

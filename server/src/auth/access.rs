@@ -1,8 +1,9 @@
 //! Access reviews: whether a caller may do something, as the API server's authorizer
-//! decides (a SelfSubjectAccessReview made as that caller), cached briefly.
+//! decides (a SelfSubjectAccessReview made as that caller), cached briefly. Asked at
+//! once by many (every tab of a person reconnecting after a restart), a question goes
+//! to the API server once: the others wait for its answer.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::authorization::v1::{
@@ -15,6 +16,8 @@ use crate::cluster::pool::ClientPool;
 
 /// How long an access decision is reused.
 const ACCESS_TTL: Duration = Duration::from_secs(30);
+/// Decisions kept at most; past it the least used go first.
+const MAX_DECISIONS: u64 = 10_000;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AccessQuestion {
@@ -31,14 +34,18 @@ pub struct AccessQuestion {
 /// Access reviews made through the callers' own clients.
 pub struct AccessReviews {
     pool: Arc<ClientPool>,
-    decisions: Mutex<HashMap<(Caller, AccessQuestion), (bool, Instant)>>,
+    /// Each answer with when the API server gave it.
+    decisions: moka::future::Cache<(Caller, AccessQuestion), (bool, Instant)>,
 }
 
 impl AccessReviews {
     pub fn new(pool: Arc<ClientPool>) -> Self {
         Self {
             pool,
-            decisions: Mutex::default(),
+            decisions: moka::future::Cache::builder()
+                .max_capacity(MAX_DECISIONS)
+                .time_to_live(ACCESS_TTL)
+                .build(),
         }
     }
 
@@ -59,17 +66,37 @@ impl AccessReviews {
         question: &AccessQuestion,
         max_age: Duration,
     ) -> Result<bool, kube::Error> {
-        let max_age = max_age.min(ACCESS_TTL);
         let key = (caller.clone(), question.clone());
-        if let Some((allowed, at)) = self
-            .decisions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-            && at.elapsed() < max_age
-        {
-            return Ok(*allowed);
+        let fresh = |(allowed, at): (bool, Instant)| (at.elapsed() < max_age).then_some(allowed);
+        if let Some(allowed) = self.decisions.get(&key).await.and_then(fresh) {
+            return Ok(allowed);
         }
+        // One review per question at a time: a caller that waited here finds the
+        // answer the one before it got, fresh, and asks nothing.
+        let answer = self
+            .decisions
+            .entry(key)
+            .and_try_compute_with(|cached| async move {
+                if cached.is_some_and(|entry| fresh(entry.into_value()).is_some()) {
+                    return Ok(moka::ops::compute::Op::Nop);
+                }
+                let allowed = self.review(caller, question).await?;
+                Ok::<_, kube::Error>(moka::ops::compute::Op::Put((allowed, Instant::now())))
+            })
+            .await?;
+        match answer.into_entry() {
+            Some(entry) => Ok(entry.into_value().0),
+            // Not reachable (an answer was kept or put), but never a yes by default.
+            None => Ok(false),
+        }
+    }
+
+    /// The API server's answer, asked now as `caller`.
+    async fn review(
+        &self,
+        caller: &Caller,
+        question: &AccessQuestion,
+    ) -> Result<bool, kube::Error> {
         let review = SelfSubjectAccessReview {
             spec: SelfSubjectAccessReviewSpec {
                 resource_attributes: Some(ResourceAttributes {
@@ -87,16 +114,6 @@ impl AccessReviews {
         };
         let api: Api<SelfSubjectAccessReview> = Api::all(self.pool.for_caller(caller)?);
         let answer = api.create(&PostParams::default(), &review).await?;
-        let allowed = answer.status.is_some_and(|s| s.allowed);
-        let mut decisions = self.decisions.lock().unwrap_or_else(|p| p.into_inner());
-        if decisions.len() > 10_000 {
-            decisions.retain(|_, (_, at)| at.elapsed() < ACCESS_TTL);
-            if decisions.len() > 10_000 {
-                // A flood of distinct questions: start over rather than grow.
-                decisions.clear();
-            }
-        }
-        decisions.insert(key, (allowed, Instant::now()));
-        Ok(allowed)
+        Ok(answer.status.is_some_and(|s| s.allowed))
     }
 }

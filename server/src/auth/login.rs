@@ -87,6 +87,7 @@ pub async fn sign_in(
         .client(peer.as_ref().map(|p| &p.0.0), &headers);
     if let Err(limited) = state.sign_ins.check(client, &token) {
         tracing::info!(target: "portico::audit", verb = "sign-in", result = "rate-limited", ?limited, client = ?client, "audit");
+        crate::portal_metrics::PORTAL.sign_in("token", "rate-limited");
         return (
             StatusCode::TOO_MANY_REQUESTS,
             page_html(
@@ -110,6 +111,7 @@ pub async fn sign_in(
     };
     let Some(user) = user else {
         tracing::info!(target: "portico::audit", verb = "sign-in", result = "refused", "audit");
+        crate::portal_metrics::PORTAL.sign_in("token", "refused");
         return (
             StatusCode::UNAUTHORIZED,
             page_html(
@@ -137,6 +139,7 @@ pub async fn sign_in(
             .into_response();
     }
     tracing::info!(target: "portico::audit", user = ?user, verb = "sign-in", result = "ok", "audit");
+    crate::portal_metrics::PORTAL.sign_in("token", "ok");
     let mut response = Redirect::to(&state.base.url(&then)).into_response();
     if let Ok(value) = HeaderValue::from_str(&state.cookie_header(Some(&cookie))) {
         response.headers_mut().insert(header::SET_COOKIE, value);

@@ -1,21 +1,21 @@
 //! A kube client per caller, so that every read and write a person triggers is made
 //! with their own Kubernetes identity: their own token, never the portal's credentials.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::OnceLock;
+use std::time::Duration;
 
 use kube::config::AuthInfo;
 
 use super::caller::Caller;
 use super::connections::{ApiProtocol, Connections, Connector};
+use super::request_metrics::ApiRequestsLayer;
 
 /// How long a built client is reused.
 const CLIENT_TTL: Duration = Duration::from_secs(600);
-/// Bound on cached clients (oldest dropped first). A client holds only its person's
-/// token (the connections are shared), and rebuilding one for every request of a
-/// thousand people was most of their sign-in checks' work.
-const MAX_CLIENTS: usize = 4096;
+/// Bound on cached clients (the least used dropped first). A client holds only its
+/// person's token (the connections are shared), and rebuilding one for every request
+/// of a thousand people was most of their sign-in checks' work.
+const MAX_CLIENTS: u64 = 4096;
 /// How large the read buffer of a person's HTTP/1.1 connection may grow. hyper
 /// doubles it, up to 400 KB, each time a read fills it, as a watch's does when the
 /// portal reads it late; at a thousand people each with two watches that was most of
@@ -27,10 +27,13 @@ pub struct ClientPool {
     /// Without it only the portal's own identity is available (local mode).
     base: Option<kube::Config>,
     portal: kube::Client,
-    clients: Mutex<HashMap<Caller, (kube::Client, Instant)>>,
+    /// Built once per caller however many ask at once.
+    clients: moka::sync::Cache<Caller, kube::Client>,
     protocol: ApiProtocol,
     /// Built with the first person's client.
     transport: OnceLock<Transport>,
+    /// Counts people's requests (the portal's metrics; a test's own families).
+    counted: ApiRequestsLayer,
 }
 
 impl ClientPool {
@@ -38,10 +41,20 @@ impl ClientPool {
         Self {
             base,
             portal,
-            clients: Mutex::default(),
+            clients: moka::sync::Cache::builder()
+                .max_capacity(MAX_CLIENTS)
+                .time_to_live(CLIENT_TTL)
+                .build(),
             protocol: ApiProtocol::default(),
             transport: OnceLock::new(),
+            counted: crate::portal_metrics::PORTAL.api_layer(),
         }
+    }
+
+    /// People's requests counted into `layer`'s families instead of the portal's.
+    pub fn with_api_layer(mut self, layer: ApiRequestsLayer) -> Self {
+        self.counted = layer;
+        self
     }
 
     /// People's requests reach the API server by `protocol`.
@@ -87,26 +100,13 @@ impl ClientPool {
                 "Portico has no configuration to act as a user".into(),
             ));
         };
-        let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((client, at)) = clients.get(caller)
-            && at.elapsed() < CLIENT_TTL
-        {
-            return Ok(client.clone());
-        }
-        let client = self.person_client(config)?;
-        if clients.len() >= MAX_CLIENTS {
-            clients.retain(|_, (_, at)| at.elapsed() < CLIENT_TTL);
-            if clients.len() >= MAX_CLIENTS
-                && let Some(oldest) = clients
-                    .iter()
-                    .min_by_key(|(_, (_, at))| *at)
-                    .map(|(k, _)| k.clone())
-            {
-                clients.remove(&oldest);
-            }
-        }
-        clients.insert(caller.clone(), (client.clone(), Instant::now()));
-        Ok(client)
+        self.clients
+            .try_get_with_by_ref(caller, || self.person_client(config))
+            // Shared with whoever waited for the same build: theirs is its text.
+            .map_err(|shared| {
+                std::sync::Arc::try_unwrap(shared)
+                    .unwrap_or_else(|shared| kube::Error::Service(shared.to_string().into()))
+            })
     }
 
     /// A client acting as `caller` for a terminal: a connection of its own (a
@@ -144,7 +144,7 @@ impl ClientPool {
                 self.transport.get_or_init(|| built).clone()
             }
         };
-        client_over(shared, config)
+        client_over(shared, config, &self.counted)
     }
 }
 
@@ -221,13 +221,20 @@ fn with_timeouts(
 
 /// A client for one person's token over `transport`, as kube builds one (the API
 /// server's address, retries of 429/503/504, the token).
-fn client_over(transport: Transport, config: kube::Config) -> Result<kube::Client, kube::Error> {
+fn client_over(
+    transport: Transport,
+    config: kube::Config,
+    counted: &ApiRequestsLayer,
+) -> Result<kube::Client, kube::Error> {
     use kube::client::ConfigExt;
     use kube::client::retry::RetryPolicy;
     let retry = config
         .default_retry
         .then(|| tower::retry::RetryLayer::new(RetryPolicy::server_retry()));
+    // Counted outermost, as kube's `with_layer` places it: one count per request as
+    // made, after retries, with its path before the server's address is prepended.
     let service = tower::ServiceBuilder::new()
+        .layer(counted.clone())
         .layer(config.base_uri_layer())
         .option_layer(retry)
         .option_layer(config.auth_layer()?)

@@ -272,9 +272,21 @@ fn error_policy(stack: Arc<Stack>, error: &ReconcileError, ctx: Arc<Context>) ->
         *n = n.saturating_add(1);
         *n
     };
-    let delay = Duration::from_secs(1 << attempt.min(8)).min(Duration::from_secs(300));
+    let delay = retry_wait(attempt);
     tracing::warn!(stack = %key(&stack), %error, attempt, retry_in = ?delay, "reconcile failed");
     Action::requeue(delay)
+}
+
+/// The wait before a failed Stack's next try: 2 s doubling to 5 minutes, spread at
+/// random so that Stacks that failed together (an API server restart) are not all
+/// tried again in the same second.
+fn retry_wait(attempt: u32) -> Duration {
+    portico_core::backoff::jittered(
+        attempt.saturating_add(1),
+        Duration::from_secs(1),
+        Duration::from_secs(300),
+        fastrand::f64(),
+    )
 }
 
 async fn reconcile(stack: Arc<Stack>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {

@@ -2,16 +2,13 @@
 //! took, failures and blocks by reason, the Stacks still owed a reconcile, whether this
 //! replica leads, and every request the reconciler's Kubernetes client makes.
 //!
-//! Served in the OpenMetrics text format by [`router`] on a listener of its own
+//! Served in the OpenMetrics text format by `web::metrics_route` on a listener of its own
 //! (`--metrics-listen`), never on the portal's router: nothing routes it through the
 //! Ingress, and the reconciler-only pods have no other listener.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
-use axum::extract::State;
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use kube::runtime::reflector::Store;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
@@ -276,9 +273,16 @@ impl Metrics {
 
     /// Every family in the OpenMetrics text format, `# EOF` included.
     pub fn encode(&self) -> Result<String, MetricsError> {
+        let mut text = self.encode_families()?;
+        prometheus_client::encoding::text::encode_eof(&mut text)?;
+        Ok(text)
+    }
+
+    /// Every family, without the final `# EOF` (for a scrape that adds others').
+    pub fn encode_families(&self) -> Result<String, std::fmt::Error> {
         self.pending.set(self.count_pending());
         let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
+        prometheus_client::encoding::text::encode_registry(&mut text, &self.registry)?;
         Ok(text)
     }
 
@@ -370,30 +374,11 @@ impl Drop for CountingPending<'_> {
     }
 }
 
-/// `/metrics` alone, for a listener of its own: no identity, CSRF or site layers,
-/// which are the portal's and would refuse or redirect Prometheus.
-pub fn router(metrics: Arc<Metrics>) -> axum::Router {
-    axum::Router::new()
-        .route("/metrics", axum::routing::get(scrape))
-        .with_state(metrics)
-}
-
-/// The handler behind `/metrics`.
-pub async fn scrape(State(metrics): State<Arc<Metrics>>) -> Response {
-    match metrics.encode() {
-        Ok(text) => ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response(),
-        Err(error) => {
-            tracing::error!(%error, "cannot encode the metrics");
-            StatusCode::INTERNAL_SERVER_ERROR.into_response()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::task::{Context, Poll};
 
-    use http::Request;
+    use http::{Request, StatusCode};
     use k8s_openapi::api::coordination::v1::Lease;
     use kube::Api;
     use kube::client::Body;

@@ -97,7 +97,7 @@ async fn watch_review(
 
 /// How long the portal's answer about a namespace is reused.
 const NAMESPACE_ANSWER_TTL: std::time::Duration = std::time::Duration::from_secs(10);
-/// Answers kept at most (beyond that, expired ones are dropped, then all).
+/// Answers kept at most (the least used dropped first), and people counted for lookups.
 const NAMESPACE_ANSWERS: usize = 4096;
 /// Lookups made as the portal per person per second, and in a burst.
 const PORTAL_LOOKUPS_PER_SECOND: u32 = 5;
@@ -107,7 +107,8 @@ const PORTAL_LOOKUP_BURST: u32 = 20;
 /// asked per person: subscribing names a namespace, and a person who may not read
 /// Namespaces would otherwise make the portal ask the API server once per message.
 pub struct NamespaceAnswers {
-    answers: std::sync::Mutex<std::collections::HashMap<String, (bool, std::time::Instant)>>,
+    /// Asked once at a time per namespace: others asking meanwhile wait for its answer.
+    answers: moka::future::Cache<String, bool>,
     lookups: governor::RateLimiter<
         String,
         governor::state::keyed::HashMapStateStore<String>,
@@ -122,7 +123,10 @@ impl Default for NamespaceAnswers {
         let burst =
             std::num::NonZeroU32::new(PORTAL_LOOKUP_BURST).unwrap_or(std::num::NonZeroU32::MIN);
         Self {
-            answers: std::sync::Mutex::default(),
+            answers: moka::future::Cache::builder()
+                .max_capacity(NAMESPACE_ANSWERS as u64)
+                .time_to_live(NAMESPACE_ANSWER_TTL)
+                .build(),
             lookups: governor::RateLimiter::hashmap(
                 governor::Quota::per_second(per_second).allow_burst(burst),
             ),
@@ -131,25 +135,6 @@ impl Default for NamespaceAnswers {
 }
 
 impl NamespaceAnswers {
-    fn recent(&self, namespace: &str) -> Option<bool> {
-        let answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
-        answers
-            .get(namespace)
-            .filter(|(_, at)| at.elapsed() < NAMESPACE_ANSWER_TTL)
-            .map(|(exists, _)| *exists)
-    }
-
-    fn remember(&self, namespace: &str, exists: bool) {
-        let mut answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
-        if answers.len() >= NAMESPACE_ANSWERS {
-            answers.retain(|_, (_, at)| at.elapsed() < NAMESPACE_ANSWER_TTL);
-            if answers.len() >= NAMESPACE_ANSWERS {
-                answers.clear();
-            }
-        }
-        answers.insert(namespace.to_string(), (exists, std::time::Instant::now()));
-    }
-
     /// Whether `person` may make the portal ask once more just now.
     fn may_ask(&self, person: &str) -> bool {
         if self.lookups.len() >= NAMESPACE_ANSWERS {
@@ -176,7 +161,7 @@ pub async fn namespace_exists(
         Err(_) => return true,
     }
     let answers = &state.namespaces;
-    if let Some(known) = answers.recent(namespace) {
+    if let Some(known) = answers.answers.get(namespace).await {
         return known;
     }
     // Past the person's share, assume it exists: the view then runs as the viewer, whose
@@ -185,11 +170,14 @@ pub async fn namespace_exists(
         return true;
     }
     let namespaces: Api<Namespace> = Api::all(state.portal.clone());
-    match namespaces.get_metadata_opt(namespace).await {
-        Ok(found) => {
-            answers.remember(namespace, found.is_some());
-            found.is_some()
-        }
-        Err(_) => true,
-    }
+    let lookup = async {
+        let found = namespaces.get_metadata_opt(namespace).await.ok()?;
+        Some(found.is_some())
+    };
+    // An unanswered lookup is not kept, and counts as existing.
+    answers
+        .answers
+        .optionally_get_with(namespace.to_string(), lookup)
+        .await
+        .unwrap_or(true)
 }

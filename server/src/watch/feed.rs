@@ -322,6 +322,9 @@ pub(crate) async fn run(source: Arc<dyn FeedSource>, query: TableQuery, feed: We
     // viewers already hold, so it is published once whole.
     let mut first_list = true;
     'relist: loop {
+        let why = if first_list { "first" } else { "relist" };
+        let resource = crate::portal_metrics::resource_label(&query.group, &query.plural);
+        crate::portal_metrics::PORTAL.listed(resource, why);
         match list(source.as_ref(), &query, &feed, first_list).await {
             Listing::Whole => first_list = false,
             Listing::Failed => {
@@ -551,6 +554,8 @@ impl Default for Backoff {
                 .with_min_delay(RETRY_MIN)
                 .with_max_delay(RETRY_MAX)
                 .with_factor(2.0)
+                // Feeds that failed together (an API server restart) retry apart.
+                .with_jitter()
                 .without_max_times()
                 .build(),
         )
@@ -635,9 +640,17 @@ mod tests {
     fn retry_waits_double_from_the_least_to_the_most_and_stay_there() {
         let Backoff(waits) = Backoff::default();
         let millis: Vec<u128> = waits.take(9).map(|d| d.as_millis()).collect();
-        assert_eq!(
-            millis,
-            [200, 400, 800, 1_600, 3_200, 6_400, 10_000, 10_000, 10_000]
-        );
+        let doubling = [200, 400, 800, 1_600, 3_200, 6_400, 10_000, 10_000, 10_000];
+        // Each with up to as much again at random, so feeds that failed together
+        // retry apart.
+        for (wait, least) in millis.iter().zip(doubling) {
+            assert!((least..=2 * least).contains(wait), "{millis:?}");
+        }
+        let again: Vec<u128> = Backoff::default()
+            .0
+            .take(9)
+            .map(|d| d.as_millis())
+            .collect();
+        assert_ne!(millis, again, "two feeds' waits differ");
     }
 }

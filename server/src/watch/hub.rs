@@ -129,6 +129,23 @@ impl WatchHub {
             .len()
     }
 
+    /// Each running feed's resource (`plural[.group]`) and its viewers (metrics).
+    pub fn feeds_by_resource(&self) -> Vec<(String, usize)> {
+        let feeds = self.inner.feeds.lock().unwrap_or_else(|e| e.into_inner());
+        feeds
+            .iter()
+            .map(|((_, query), feed)| {
+                let resource = crate::portal_metrics::resource_label(&query.group, &query.plural);
+                (resource, feed.viewers.load(Ordering::Acquire))
+            })
+            .collect()
+    }
+
+    /// The most bytes the feeds and log queues may hold in all.
+    pub fn bytes_limit(&self) -> usize {
+        self.inner.memory.overall_limit()
+    }
+
     /// Waits until exactly `n` upstream watches run; false after `timeout`.
     pub async fn wait_upstream_watches(&self, n: usize, timeout: Duration) -> bool {
         let mut count = self.inner.feed_count.subscribe();
@@ -179,10 +196,10 @@ impl WatchHub {
             None => {
                 let (per_owner, overall) = (self.inner.feeds_per_owner, self.inner.feeds_overall);
                 if feeds.len() >= overall {
-                    return Err(LimitRefused::FeedsOverall(overall));
+                    return Err(LimitRefused::FeedsOverall(overall).counted());
                 }
                 if feeds.values().filter(|f| f.person == person).count() >= per_owner {
-                    return Err(LimitRefused::FeedsPerPerson(per_owner));
+                    return Err(LimitRefused::FeedsPerPerson(per_owner).counted());
                 }
                 self.inner.memory.admits(&person)?;
                 let feed = start_feed(source(), key.1.clone(), person, &self.inner);

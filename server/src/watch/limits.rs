@@ -69,7 +69,7 @@ impl Default for LiveLimits {
 }
 
 /// Why a live view was refused; the text is shown to the person.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, strum::IntoStaticStr)]
 pub enum LimitRefused {
     #[error(
         "You have {0} live views open in Portico, the most one person may: close some tabs or views and try again."
@@ -107,6 +107,14 @@ pub enum LimitRefused {
     BytesPerPerson(usize),
     #[error("Portico holds the most live lists it may in memory ({0} MiB): try again shortly.")]
     BytesOverall(usize),
+}
+
+impl LimitRefused {
+    /// This refusal, counted in the portal's metrics by its bound's name.
+    pub fn counted(self) -> Self {
+        crate::portal_metrics::PORTAL.refused((&self).into());
+        self
+    }
 }
 
 /// A refused live view is answered 429 with the sentence saying which bound was
@@ -199,17 +207,26 @@ impl StreamCounter {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let total: usize = open.values().sum();
         if total >= overall {
-            return Err(all_full(overall));
+            return Err(all_full(overall).counted());
         }
         let mine = open.entry(owner.clone()).or_default();
         if *mine >= per_person {
-            return Err(mine_full(per_person));
+            return Err(mine_full(per_person).counted());
         }
         *mine += 1;
         Ok(StreamPermit {
             counter: self.clone(),
             owner,
         })
+    }
+
+    /// Streams open now, everyone's.
+    pub fn total(&self) -> usize {
+        self.open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .sum()
     }
 
     /// Streams open now for `owner`.

@@ -68,6 +68,11 @@ impl MemoryBudget {
     }
 
     /// Where the feeds counted here share their rows.
+    /// The most bytes all feeds may hold.
+    pub fn overall_limit(&self) -> usize {
+        self.overall
+    }
+
     pub fn interner(&self) -> &Arc<Interner> {
         &self.shared
     }
@@ -81,10 +86,10 @@ impl MemoryBudget {
     pub fn admits(&self, person: &Option<String>) -> Result<(), LimitRefused> {
         let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
         if held.owned + self.shared.bytes() >= self.overall {
-            return Err(LimitRefused::BytesOverall(self.overall / MIB));
+            return Err(LimitRefused::BytesOverall(self.overall / MIB).counted());
         }
         if held.by_person.get(person).copied().unwrap_or(0) >= self.per_person {
-            return Err(LimitRefused::BytesPerPerson(self.per_person / MIB));
+            return Err(LimitRefused::BytesPerPerson(self.per_person / MIB).counted());
         }
         Ok(())
     }
@@ -110,10 +115,10 @@ impl MemoryBudget {
             return Ok(());
         }
         if mine > self.per_person {
-            return Err(LimitRefused::BytesPerPerson(self.per_person / MIB));
+            return Err(LimitRefused::BytesPerPerson(self.per_person / MIB).counted());
         }
         if held.owned + self.shared.bytes() > self.overall {
-            return Err(LimitRefused::BytesOverall(self.overall / MIB));
+            return Err(LimitRefused::BytesOverall(self.overall / MIB).counted());
         }
         Ok(())
     }
@@ -127,14 +132,14 @@ impl MemoryBudget {
     ) -> Result<Reservation, LimitRefused> {
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
         if held.owned + self.shared.bytes() + bytes > self.overall {
-            return Err(LimitRefused::BytesOverall(self.overall / MIB));
+            return Err(LimitRefused::BytesOverall(self.overall / MIB).counted());
         }
         let mine = held.by_person.entry(person.clone()).or_default();
         if *mine + bytes > self.per_person {
             if *mine == 0 {
                 held.by_person.remove(person);
             }
-            return Err(LimitRefused::BytesPerPerson(self.per_person / MIB));
+            return Err(LimitRefused::BytesPerPerson(self.per_person / MIB).counted());
         }
         *mine += bytes;
         held.owned += bytes;

@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use leptos::prelude::provide_context;
 use leptos_axum::handle_server_fns_with_context;
-use tower_http::request_id::{MakeRequestId, RequestId, SetRequestIdLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
@@ -382,12 +382,20 @@ pub fn router(state: AppState) -> Router {
         state_hosts,
         crate::auth::host::guard,
     ))
+    // Outside the guards: a request they refuse is counted too.
+    .layer(axum::middleware::from_fn_with_state(
+        base,
+        super::metrics_route::count_requests,
+    ))
     .layer(
         TraceLayer::new_for_http()
             .make_span_with(request_span)
             .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
     )
-    .layer(SetRequestIdLayer::x_request_id(NextRequestId::default()))
+    // A random id (UUID v4) for requests that arrive without one: unique across
+    // replicas and restarts, where a counter repeated. Sent back, so a person can quote it.
+    .layer(PropagateRequestIdLayer::x_request_id())
+    .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
 }
 
 /// The span every request runs in: its id (the Ingress' `X-Request-ID` when it sent
@@ -405,19 +413,6 @@ fn request_span(request: &Request<Body>) -> tracing::Span {
         path = request.uri().path(),
         caller = tracing::field::Empty,
     )
-}
-
-/// Request ids for requests that arrive without one: this process' counter.
-#[derive(Clone, Default)]
-struct NextRequestId(std::sync::Arc<std::sync::atomic::AtomicU64>);
-
-impl MakeRequestId for NextRequestId {
-    fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
-        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        HeaderValue::from_str(&format!("portico-{n}"))
-            .ok()
-            .map(RequestId::new)
-    }
 }
 
 /// Serves `router` on `listener` (plain HTTP, with each connection's [`Peer`]) until

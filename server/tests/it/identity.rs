@@ -1554,3 +1554,176 @@ async fn what_may_i_do_here_answers_each_kind_by_verb_as_the_person() {
     );
     assert_eq!(ask("../kube-system".into()).await.0, 400);
 }
+
+/// 200 asks at once of the same question for the same person (every tab of theirs
+/// reconnecting after a rolling restart) reach the API server as one review; a
+/// second question is its own review; the client is built once. Counted by the
+/// pool's request counter, which sits where the requests leave for the API server.
+#[tokio::test]
+async fn two_hundred_asks_at_once_send_one_access_review() {
+    use portico_server::auth::access::{AccessQuestion, AccessReviews};
+    use portico_server::cluster::caller::{Caller, Token};
+    use portico_server::cluster::request_metrics::{ApiRequestsLayer, latency_family};
+    use prometheus_client::metrics::family::Family;
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let ns = crate::kit::fresh_namespace(&admin, "one-review").await;
+    let token = crate::kit::account_token(&admin, &ns, "asker").await;
+    let requests = Family::default();
+    let pool = portico_server::cluster::pool::ClientPool::new(
+        Some(crate::kit::shared_config().await),
+        admin.clone(),
+    )
+    .with_api_layer(ApiRequestsLayer::new(requests.clone(), latency_family()));
+    let reviews = AccessReviews::new(std::sync::Arc::new(pool));
+    let caller = Caller::Bearer {
+        name: crate::kit::account_user(&ns, "asker"),
+        token: Token(token),
+    };
+    let question = |verb: &str| AccessQuestion {
+        verb: verb.into(),
+        group: String::new(),
+        resource: "pods".into(),
+        subresource: None,
+        namespace: Some(ns.clone()),
+        name: None,
+    };
+    let (watch, delete) = (question("watch"), question("delete"));
+    let answers = futures::future::join_all((0..200).map(|i| {
+        let question = if i % 100 == 99 { &delete } else { &watch };
+        reviews.allowed(&caller, question)
+    }))
+    .await;
+    let refused = answers
+        .into_iter()
+        .map(|answer| answer.expect("the API server answers"))
+        .filter(|allowed| !allowed)
+        .count();
+    assert_eq!(refused, 200, "a new ServiceAccount may do neither");
+    let mut text = String::new();
+    let mut registry = prometheus_client::registry::Registry::default();
+    registry.register("sent", "requests", requests);
+    prometheus_client::encoding::text::encode(&mut text, &registry).expect("encoded");
+    let reviews_sent: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("sent_total{"))
+        .collect();
+    assert_eq!(
+        reviews_sent,
+        [
+            "sent_total{verb=\"POST\",resource=\"selfsubjectaccessreviews.authorization.k8s.io\",code=\"201\"} 2"
+        ],
+        "{text}"
+    );
+}
+
+/// The portal's `/metrics`, on a listener of its own: requests by route and status,
+/// sign-ins by outcome, what people's clients asked of the API server, the live
+/// streams and feeds open now, and the process' own figures; the reconciler's
+/// families beside them, in one OpenMetrics text.
+#[tokio::test]
+async fn the_portal_counts_requests_sign_ins_and_live_views_on_its_metrics_port() {
+    use portico_server::reconcile::metrics::{CONTENT_TYPE, Metrics};
+    use portico_server::web::metrics_route::{Scraped, router};
+    let admin = crate::kit::admin_with_stack_crd().await;
+    let ns = crate::kit::fresh_namespace(&admin, "portal-metrics").await;
+    let portal = serve(&admin, None).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let url = format!("http://{}/metrics", listener.local_addr().expect("address"));
+    let scraped = Scraped {
+        reconciler: std::sync::Arc::new(Metrics::new()),
+        live: Some(portal.state.live.clone()),
+    };
+    let server = tokio::spawn(async move { axum::serve(listener, router(scraped)).await });
+    let scrape = || async {
+        let response = reqwest::get(&url).await.expect("scrape");
+        assert!(response.status().is_success());
+        assert_eq!(response.headers()["content-type"], CONTENT_TYPE);
+        response.text().await.expect("metrics text")
+    };
+
+    let refused = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("http")
+        .post(format!("{}/auth/login", portal.base))
+        .header("origin", &portal.base)
+        .form(&[("token", "not-a-token")])
+        .send()
+        .await
+        .expect("a refused sign-in answers");
+    assert!(refused.status().is_client_error(), "{}", refused.status());
+    let verbs = ["get", "list", "watch"];
+    crate::kit::grant(&admin, &ns, "watch-stacks", STACKS, &verbs, "watcher").await;
+    let session = portal.person(&admin, &ns, "watcher").await;
+    let mut stream = reqwest::Client::new()
+        .get(format!(
+            "{}/api/live/table?group=portico.dev&version=v1alpha1&plural=stacks&namespace={ns}",
+            portal.base
+        ))
+        .header("cookie", &session)
+        .send()
+        .await
+        .expect("a live table");
+    assert_eq!(stream.status().as_u16(), 200);
+    // The first event: the feed has listed, so the stream and its feed are open.
+    let first = stream.chunk().await.expect("an event").expect("not ended");
+    assert!(!first.is_empty());
+
+    let text = scrape().await;
+    assert!(
+        text.ends_with("# EOF\n") && text.matches("# EOF").count() == 1,
+        "{text}"
+    );
+    let value = |series: &str| {
+        text.lines()
+            .filter_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+            .filter_map(|value| value.trim().parse::<f64>().ok())
+            .sum::<f64>()
+    };
+    let sum_of = |prefix: &str| {
+        text.lines()
+            .filter(|line| line.starts_with(prefix))
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum::<f64>()
+    };
+    assert!(
+        value("portico_sign_ins_total{via=\"token\",outcome=\"ok\"}") >= 1.0,
+        "{text}"
+    );
+    assert!(
+        value("portico_sign_ins_total{via=\"token\",outcome=\"refused\"}") >= 1.0,
+        "{text}"
+    );
+    assert!(
+        sum_of("portico_http_requests_total{route=\"/auth/login\",method=\"POST\"") >= 2.0,
+        "{text}"
+    );
+    assert!(
+        sum_of(
+            "portico_http_requests_total{route=\"/api/live/table\",method=\"GET\",status=\"200\"}"
+        ) >= 1.0,
+        "{text}"
+    );
+    assert!(
+        sum_of(
+            "portico_portal_api_requests_total{verb=\"POST\",resource=\"selfsubjectaccessreviews.authorization.k8s.io\""
+        ) >= 1.0,
+        "{text}"
+    );
+    // What is live is this portal's own, read at the scrape.
+    assert_eq!(value("portico_live_open{what=\"streams\"}"), 1.0, "{text}");
+    assert!(
+        value("portico_live_feeds{resource=\"stacks.portico.dev\"}") >= 1.0,
+        "{text}"
+    );
+    assert!(value("portico_live_memory_limit_bytes") > 0.0, "{text}");
+    assert!(value("process_resident_memory_bytes") > 0.0, "{text}");
+    assert!(
+        text.contains("portico_reconcile_total{outcome=\"applied\"} 0\n"),
+        "{text}"
+    );
+    drop(stream);
+    server.abort();
+}

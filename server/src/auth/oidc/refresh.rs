@@ -89,10 +89,12 @@ async fn renew(
                 elapsed_ms = started.elapsed().as_millis() as u64,
                 "audit"
             );
+            crate::portal_metrics::PORTAL.renewal("ok");
             keys.with_new_token(&session, fresh.id_token, fresh.provider)
         }
         Err(error) => {
             tracing::warn!(user = ?session.user, %error, "the ID token could not be renewed");
+            crate::portal_metrics::PORTAL.renewal("failed");
             None
         }
     }

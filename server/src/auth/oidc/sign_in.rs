@@ -169,6 +169,7 @@ fn too_fast(state: &AuthState, peer: Option<&Peer>, headers: &HeaderMap) -> Opti
     let client = state.sign_ins.client(peer, headers);
     let limited = state.sign_ins.check(client, "").err()?;
     tracing::info!(target: "portico::audit", verb = "sign-in", via = "oidc", result = "rate-limited", ?limited, client = ?client, "audit");
+    crate::portal_metrics::PORTAL.sign_in("oidc", "rate-limited");
     Some(problem(
         state,
         StatusCode::TOO_MANY_REQUESTS,
@@ -251,6 +252,7 @@ pub async fn callback(
     if let (Some(error), true) = (&answer.error, matched) {
         let said = answer.error_description.as_deref().unwrap_or(error);
         tracing::info!(target: "portico::audit", verb = "sign-in", result = "refused-by-provider", error, "audit");
+        crate::portal_metrics::PORTAL.sign_in("oidc", "refused-by-provider");
         return problem(
             &state,
             StatusCode::UNAUTHORIZED,
@@ -259,6 +261,7 @@ pub async fn callback(
     }
     let (Some(flow), Some(code), true) = (flow, answer.code, matched) else {
         tracing::info!(target: "portico::audit", verb = "sign-in", result = "stale-or-forged-callback", "audit");
+        crate::portal_metrics::PORTAL.sign_in("oidc", "stale-or-forged-callback");
         return problem(
             &state,
             StatusCode::BAD_REQUEST,
@@ -272,6 +275,7 @@ pub async fn callback(
         Ok(tokens) => tokens,
         Err(error) => {
             tracing::warn!(%error, "single sign-on: the code exchange failed");
+            crate::portal_metrics::PORTAL.sign_in("oidc", "exchange-failed");
             return problem(&state, StatusCode::BAD_GATEWAY, &format!("{error}."));
         }
     };
@@ -282,6 +286,7 @@ pub async fn callback(
                 issuer = provider.issuer(),
                 "the API server refused the provider's ID token"
             );
+            crate::portal_metrics::PORTAL.sign_in("oidc", "refused-by-api-server");
             return problem(
                 &state,
                 StatusCode::FORBIDDEN,
@@ -294,6 +299,7 @@ pub async fn callback(
             );
         }
         Err(Unreachable) => {
+            crate::portal_metrics::PORTAL.sign_in("oidc", "api-server-unreachable");
             return problem(
                 &state,
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -317,6 +323,7 @@ pub async fn callback(
         );
     }
     tracing::info!(target: "portico::audit", user = ?user, verb = "sign-in", via = "oidc", result = "ok", "audit");
+    crate::portal_metrics::PORTAL.sign_in("oidc", "ok");
     // A page that moves on by itself rather than a redirect: the browser sends the
     // SameSite=Strict session cookie only on a navigation that starts on Portico's
     // own site, and this response answers one that started at the provider.

@@ -112,7 +112,13 @@ fn key(binding: &StackBinding) -> String {
 
 fn error_policy(binding: Arc<StackBinding>, error: &BindingError, _: Arc<Context>) -> Action {
     tracing::warn!(binding = %key(&binding), %error, "binding reconcile failed");
-    Action::requeue(Duration::from_secs(10))
+    // 5 to 10 s, spread: bindings that failed together are not all tried at once.
+    Action::requeue(portico_core::backoff::jittered(
+        1,
+        Duration::from_secs(10),
+        Duration::from_secs(10),
+        fastrand::f64(),
+    ))
 }
 
 async fn reconcile(binding: Arc<StackBinding>, ctx: Arc<Context>) -> Result<Action, BindingError> {

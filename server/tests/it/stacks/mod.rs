@@ -840,7 +840,12 @@ async fn metrics_count_reconciles_by_outcome_and_the_reconcilers_api_requests() 
         .await
         .expect("bind loopback");
     let url = format!("http://{}/metrics", listener.local_addr().expect("address"));
-    let server = tokio::spawn(async move { axum::serve(listener, metrics::router(metrics)).await });
+    let scraped = portico_server::web::metrics_route::Scraped {
+        reconciler: metrics,
+        live: None,
+    };
+    let router = portico_server::web::metrics_route::router(scraped);
+    let server = tokio::spawn(async move { axum::serve(listener, router).await });
     let scrape = || async {
         let response = reqwest::get(&url).await.expect("scrape");
         assert!(response.status().is_success());
