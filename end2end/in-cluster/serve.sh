@@ -152,5 +152,11 @@ case "$how" in
 esac
 site_secrets
 elapsed="$(deploy "$how")"
+if [ "$how" = helm ]; then
+  # The chart's own checks, as an operator runs them after an install: Portico's image
+  # asks the portal's Service for /readyz and reads the reconciler's Lease.
+  "$(bash "$root/end2end/kubernetes/build.sh" helm)" test portico --namespace portico --logs >&2
+  log "helm test: the portal answers and a reconciler holds its Lease"
+fi
 echo "in-cluster ready: ip=$ip spki=$spki apply_to_page_ms=$elapsed"
 wait "$plane"

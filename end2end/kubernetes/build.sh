@@ -13,6 +13,10 @@
 #     ../metrics-server/go.mod.
 #   traefik: the local cluster's Ingress controller, pinned in ../traefik/go.mod.
 #   helm: installs deploy/chart in the in-cluster tests, pinned in ../helm/go.mod.
+#   actionlint: checks the release workflows, pinned in ../actionlint/go.mod.
+#   helm-docs: writes the chart's README from its values, pinned in ../helm-docs/go.mod.
+#   jaeger: the tests' trace collector (OTLP in, a query API out), pinned in
+#     ../jaeger/go.mod.
 #   dex: the tests' identity provider (OpenID Connect), pinned in ../dex/version and
 #     built by ../dex/build.sh.
 # A component is rebuilt only when its pin changes (the version is in the file name).
@@ -61,10 +65,28 @@ case "$what" in
     version="$(pinned "$module/go.mod" helm.sh/helm/v4)"
     ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=$version"
     ;;
+  actionlint)
+    module="$here/../actionlint"
+    package=github.com/rhysd/actionlint/cmd/actionlint
+    version="$(pinned "$module/go.mod" github.com/rhysd/actionlint)"
+    ldflags="-s -w -X github.com/rhysd/actionlint.version=$version"
+    ;;
+  helm-docs)
+    module="$here/../helm-docs"
+    package=github.com/norwoodj/helm-docs/cmd/helm-docs
+    version="$(pinned "$module/go.mod" github.com/norwoodj/helm-docs)"
+    ldflags="-s -w"
+    ;;
+  jaeger)
+    module="$here/../jaeger"
+    package=github.com/jaegertracing/jaeger/cmd/jaeger
+    version="$(pinned "$module/go.mod" github.com/jaegertracing/jaeger)"
+    ldflags="-s -w"
+    ;;
   dex)
     version="$(tr -d '[:space:]' < "$here/../dex/version")"
     ;;
-  *) echo "usage: build.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy|kwok|coredns|metrics-server|traefik|helm|dex]" >&2; exit 2 ;;
+  *) echo "usage: build.sh [kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy|kwok|coredns|metrics-server|traefik|helm|actionlint|helm-docs|jaeger|dex]" >&2; exit 2 ;;
 esac
 cache="${PORTICO_CACHE_DIR:-$HOME/.cache/portico}"
 out="$cache/$what-$version"

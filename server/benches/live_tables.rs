@@ -33,22 +33,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::{SinkExt, StreamExt};
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
-use kube::discovery::ApiResource;
-use portico_control_plane::{ControlPlane, apply};
+use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
+use portico_control_plane::ControlPlane;
 use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic};
 use portico_core::table::wire::{TableDelta, TableQuery, TableSnapshot};
-
-fn crdkinds(client: &kube::Client) -> Api<DynamicObject> {
-    let resource = ApiResource {
-        group: "iksoon.test.com".into(),
-        version: "v1".into(),
-        api_version: "iksoon.test.com/v1".into(),
-        kind: "CrdKind".into(),
-        plural: "crdplural".into(),
-    };
-    Api::namespaced_with(client.clone(), "default", &resource)
-}
 
 fn object(i: usize) -> DynamicObject {
     serde_json::from_value(serde_json::json!({
@@ -243,18 +231,9 @@ async fn main() {
     let rate = kit::env_or("BENCH_RATE", 100);
     let seconds = kit::env_or("BENCH_SECONDS", 10);
 
-    let plane = tokio::task::spawn_blocking(ControlPlane::start)
-        .await
-        .expect("join")
-        .expect("control plane");
-    let client = plane.admin_client().await.expect("client");
-    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../end2end/fixtures/seeds/000-crdkind-crd.yaml");
-    apply::apply_all(&client, apply::read_documents(&seeds).expect("CRD"))
-        .await
-        .expect("CRD applies");
+    let (plane, client) = kit::plane_with_crd_kind().await;
 
-    let api = crdkinds(&client);
+    let api = kit::crd_kinds(&client);
     let started = Instant::now();
     futures::stream::iter(0..objects)
         .map(|i| {

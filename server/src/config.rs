@@ -32,6 +32,16 @@ pub enum ReconcilerMode {
     about = "A live dashboard and self-service portal for Kubernetes custom resources"
 )]
 pub struct Config {
+    /// Checks instead of serving (the chart's `helm test`), repeatable: `answers=URL` (a
+    /// GET answers 2xx) and `lease=NAMESPACE/NAME` (a reconciler holds the Lease and
+    /// renews it). Exits non-zero saying what does not hold.
+    #[arg(long = "check", value_name = "CHECK")]
+    pub checks: Vec<crate::self_check::Check>,
+
+    /// The `Host` that `answers=` checks send: a name the portal answers to.
+    #[arg(long, env = "PORTICO_CHECK_HOST")]
+    pub check_host: Option<String>,
+
     /// Address to listen on. Defaults to LEPTOS_SITE_ADDR, then 127.0.0.1:3000.
     #[arg(long, env = "PORTICO_LISTEN")]
     pub listen: Option<SocketAddr>,
@@ -84,6 +94,15 @@ pub struct Config {
     /// Stacks the reconciler works on at the same time.
     #[arg(long, env = "PORTICO_RECONCILE_CONCURRENCY", default_value_t = crate::reconcile::controller::CONCURRENCY)]
     pub reconcile_concurrency: u16,
+
+    /// An OpenTelemetry collector's OTLP/HTTP URL (`http://collector:4318`): the spans of
+    /// requests and reconciles are sent there as traces (`/v1/traces`). Off when unset.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    pub otlp_endpoint: Option<String>,
+
+    /// The traces' `service.name`.
+    #[arg(long, env = "OTEL_SERVICE_NAME", default_value = "portico")]
+    pub otel_service_name: String,
 
     /// Where to serve Prometheus metrics (`/metrics`: the portal's, the reconciler's and
     /// the process'; docs/metrics.md), e.g. 0.0.0.0:9090: a listener of its own, never
@@ -320,6 +339,15 @@ fn non_empty(items: &[String]) -> Vec<String> {
 }
 
 impl Config {
+    /// Where traces go, when a collector is named.
+    pub fn traces(&self) -> Option<crate::telemetry::Traces> {
+        let endpoint = self.otlp_endpoint.as_deref()?.trim();
+        (!endpoint.is_empty()).then(|| crate::telemetry::Traces {
+            endpoint: endpoint.to_string(),
+            service: self.otel_service_name.clone(),
+        })
+    }
+
     /// How requests are identified, from the flags.
     pub fn identity_config(&self) -> Result<IdentityConfig, IdentityConfigError> {
         let sessions = match self.identity {

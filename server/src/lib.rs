@@ -22,7 +22,9 @@
 //! `watch` may use `auth` (a viewer's access is reviewed); `exec` uses `watch` for what
 //! every live thing shares (places, memory budget, shutdown) and `auth`; `reconcile` uses neither
 //! `watch` nor `auth`. `terminal` (plain text of what programs print) and
-//! `portal_metrics` (what the portal counts) are leaves any layer may use. `config` and `telemetry` belong to the binary's edge.
+//! `portal_metrics` (what the portal counts) are leaves any layer may use. `config`,
+//! `telemetry` and `self_check` (`--check`, for `helm test`) belong to the binary's
+//! edge.
 
 pub mod auth;
 pub mod cluster;
@@ -30,6 +32,7 @@ pub mod config;
 pub mod exec;
 pub mod portal_metrics;
 pub mod reconcile;
+pub mod self_check;
 pub mod telemetry;
 pub mod terminal;
 pub mod watch;

@@ -5,6 +5,7 @@ use anyhow::Context;
 use clap::Parser;
 use std::sync::Arc;
 
+use portico_server::cluster::request_trace::TracedRequestsLayer;
 use portico_server::config::{self, Config, ReconcilerMode};
 use portico_server::reconcile::catalog::{Catalog, LiveCatalog};
 use portico_server::reconcile::metrics::Metrics;
@@ -12,7 +13,7 @@ use portico_server::reconcile::{self, leader::LeaseSettings};
 use portico_server::web::metrics_route;
 use portico_server::web::router as http;
 use portico_server::web::state::AppState;
-use portico_server::{cluster::config as kube_client, telemetry};
+use portico_server::{cluster::config as kube_client, self_check, telemetry};
 
 /// Stack for each runtime thread. Rendering is bounded in depth (forms turn deeper
 /// parts into YAML editors), so this is headroom, not the guard: a debug build's
@@ -30,7 +31,11 @@ fn main() -> anyhow::Result<()> {
 
 async fn run() -> anyhow::Result<()> {
     let config = Config::parse();
-    telemetry::init(&config.log, config.log_format);
+    let _flush_traces = telemetry::init(&config.log, config.log_format, config.traces().as_ref())
+        .context("starting logs and traces")?;
+    if !config.checks.is_empty() {
+        return check(&config).await;
+    }
 
     let leptos_options = config::leptos_options(config.site_root.as_deref())
         .context("reading Leptos configuration")?;
@@ -58,6 +63,7 @@ async fn run() -> anyhow::Result<()> {
     let client = kube::client::ClientBuilder::try_from(kube_config.clone())
         .context("connecting to Kubernetes")?
         .with_layer(&portico_server::portal_metrics::PORTAL.api_layer())
+        .with_layer(&TracedRequestsLayer)
         .build();
     let first_catalog =
         Catalog::load(config.stack_catalog.as_deref()).context("loading the stack catalog")?;
@@ -80,6 +86,7 @@ async fn run() -> anyhow::Result<()> {
         let reconciler_client = kube::client::ClientBuilder::try_from(kube_config.clone())
             .context("connecting to Kubernetes")?
             .with_layer(&metrics.api_layer())
+            .with_layer(&TracedRequestsLayer)
             .build();
         // Its writes are bounded by an admission policy: no policy API, no reconciler.
         reconcile::requirements::check(&reconciler_client).await?;
@@ -146,6 +153,26 @@ async fn run() -> anyhow::Result<()> {
         task.await.context("the reconciler task")?;
     }
     tracing::info!("stopped");
+    Ok(())
+}
+
+/// `--check`: each check's result on a line; the first that does not hold ends it.
+async fn check(config: &Config) -> anyhow::Result<()> {
+    let client = if config.checks.iter().any(|c| c.reads_the_cluster()) {
+        let kube_config =
+            kube_client::config(config.kubeconfig.as_deref(), config.context.as_deref())
+                .await
+                .context("reading the Kubernetes configuration")?;
+        Some(kube::Client::try_from(kube_config).context("connecting to Kubernetes")?)
+    } else {
+        None
+    };
+    for one in &config.checks {
+        let held =
+            self_check::run_until_it_holds(one, config.check_host.as_deref(), client.as_ref())
+                .await?;
+        println!("ok: {held}");
+    }
     Ok(())
 }
 

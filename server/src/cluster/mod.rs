@@ -11,3 +11,4 @@ pub mod error;
 pub mod pool;
 pub mod registry;
 pub mod request_metrics;
+pub mod request_trace;

@@ -9,6 +9,7 @@ use kube::config::AuthInfo;
 use super::caller::Caller;
 use super::connections::{ApiProtocol, Connections, Connector};
 use super::request_metrics::ApiRequestsLayer;
+use super::request_trace::TracedRequestsLayer;
 
 /// How long a built client is reused.
 const CLIENT_TTL: Duration = Duration::from_secs(600);
@@ -234,6 +235,7 @@ fn client_over(
     // Counted outermost, as kube's `with_layer` places it: one count per request as
     // made, after retries, with its path before the server's address is prepended.
     let service = tower::ServiceBuilder::new()
+        .layer(TracedRequestsLayer)
         .layer(counted.clone())
         .layer(config.base_uri_layer())
         .option_layer(retry)

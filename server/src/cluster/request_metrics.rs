@@ -219,7 +219,7 @@ impl Drop for Counting {
 /// The verb and resource of a request, read as the API server's RequestInfo reads it:
 /// `/api/{version}/…` or `/apis/{group}/{version}/…`, then an optional `watch/`,
 /// `namespaces/{namespace}/`, `{resource}[/{name}[/{subresource}]]`.
-fn classify(method: &Method, uri: &Uri, headers: &HeaderMap) -> (Verb, String) {
+pub(crate) fn classify(method: &Method, uri: &Uri, headers: &HeaderMap) -> (Verb, String) {
     let segments: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
     let (group, rest) = match segments.as_slice() {
         ["api", _version, rest @ ..] => ("", rest),

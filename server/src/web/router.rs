@@ -399,20 +399,33 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// The span every request runs in: its id (the Ingress' `X-Request-ID` when it sent
-/// one), method and path (never the query), and the caller once identified.
+/// one), method and path (never the query), and the caller once identified; in the
+/// trace the request's `traceparent` names, if any.
 fn request_span(request: &Request<Body>) -> tracing::Span {
     let id = request
         .headers()
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    tracing::info_span!(
+    let span = tracing::info_span!(
         "request",
         id,
         method = %request.method(),
         path = request.uri().path(),
         caller = tracing::field::Empty,
-    )
+        otel.kind = "server",
+        otel.name = format!(
+            "{} {}",
+            request.method(),
+            crate::portal_metrics::route_of(request.uri().path())
+        ),
+    );
+    // A trace the Ingress (or a browser's instrumentation) started goes on here.
+    let parent = opentelemetry::global::get_text_map_propagator(|propagator| {
+        propagator.extract(&opentelemetry_http::HeaderExtractor(request.headers()))
+    });
+    let _ = tracing_opentelemetry::OpenTelemetrySpanExt::set_parent(&span, parent);
+    span
 }
 
 /// Serves `router` on `listener` (plain HTTP, with each connection's [`Peer`]) until

@@ -123,7 +123,8 @@ fn helm_template(extra: &[&str]) -> std::process::Command {
 
 #[test]
 fn the_helm_chart_renders_the_kustomize_base_object_by_object() {
-    let chart = rendered(&mut helm_template(&["--include-crds"]));
+    // The `helm test` hooks are the chart's own (kustomize has no tests).
+    let chart = rendered(&mut helm_template(&["--include-crds", "--skip-tests"]));
     let by_name =
         |docs: &[DynamicObject]| -> std::collections::BTreeMap<String, serde_json::Value> {
             docs.iter()
@@ -224,6 +225,112 @@ fn the_chart_wires_single_sign_on_and_says_what_is_missing() {
     assert!(
         String::from_utf8_lossy(&out.stderr)
             .contains("portal.oidc.issuer is required with portal.identity=oidc")
+    );
+}
+
+/// `helm test`: one Pod of Portico's own image checks the portal through its Service
+/// (with the host it answers to) and the reconciler's Lease; its account may read that
+/// Lease only; everything is a test hook, removed once it passes; `tests.enabled=false`
+/// renders none.
+#[test]
+fn the_chart_tests_that_the_portal_answers_and_a_reconciler_leads() {
+    let docs = rendered(&mut helm_template(&["--set", "portal.basePath=/portico"]));
+    let hooks: Vec<&DynamicObject> = docs
+        .iter()
+        .filter(|d| {
+            d.metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get("helm.sh/hook"))
+                .is_some_and(|h| h == "test")
+        })
+        .collect();
+    let mut names: Vec<String> = hooks.iter().map(|d| name_of(d)).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "NetworkPolicy/portico-test",
+            "Pod/portico-test",
+            "Role/portico-test",
+            "RoleBinding/portico-test",
+            "ServiceAccount/portico-test",
+        ]
+    );
+    let role = hooks.iter().find(|d| kind(d) == "Role").expect("a Role");
+    assert_eq!(
+        role.data["rules"],
+        serde_json::json!([{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+            "resourceNames": ["portico-reconciler"], "verbs": ["get"]}])
+    );
+    let pod = hooks.iter().find(|d| kind(d) == "Pod").expect("a Pod");
+    let container = &pod.data["spec"]["containers"][0];
+    assert_eq!(
+        container["args"],
+        serde_json::json!([
+            "--check",
+            "answers=http://portico.portico.svc/portico/readyz",
+            "--check",
+            "lease=portico/portico-reconciler"
+        ])
+    );
+    assert_eq!(container["image"], "ghcr.io/portico-dev/portico:0.1.0");
+    assert_eq!(container["env"][0]["value"], "portico.example.com");
+    assert_eq!(
+        pod.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("app.kubernetes.io/name"))
+            .map(String::as_str),
+        Some("portico-test"),
+        "outside the portal's egress policy"
+    );
+    let without = rendered(&mut helm_template(&["--set", "tests.enabled=false"]));
+    assert!(
+        !without
+            .iter()
+            .any(|d| name_of(d).ends_with("/portico-test"))
+    );
+}
+
+/// The chart's README is what helm-docs writes from `values.yaml` and its comments:
+/// a value added or changed without its line there fails here.
+#[test]
+fn the_chart_readme_is_written_from_its_values() {
+    let script = deploy_dir().join("../scripts/chart-readme.sh");
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .arg("--check")
+        .output()
+        .expect("chart-readme.sh runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The release and CI workflows cannot run here (no hosted runner); actionlint checks
+/// their syntax, expressions, action inputs and job wiring.
+#[test]
+fn the_release_workflows_pass_actionlint() {
+    let workflows = deploy_dir().join("../.github/workflows");
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(&workflows)
+        .expect("the workflows")
+        .map(|entry| entry.expect("an entry").path())
+        .collect();
+    assert!(files.len() >= 2, "{files:?}");
+    let out = std::process::Command::new(crate::kit::tool("actionlint"))
+        // shellcheck and pyflakes are not installed here; the rest is checked.
+        .args(["-shellcheck=", "-pyflakes="])
+        .args(&files)
+        .output()
+        .expect("actionlint runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

@@ -1643,16 +1643,7 @@ async fn the_portal_counts_requests_sign_ins_and_live_views_on_its_metrics_port(
         response.text().await.expect("metrics text")
     };
 
-    let refused = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("http")
-        .post(format!("{}/auth/login", portal.base))
-        .header("origin", &portal.base)
-        .form(&[("token", "not-a-token")])
-        .send()
-        .await
-        .expect("a refused sign-in answers");
+    let refused = crate::kit::sign_in_answer(&portal.base, "not-a-token").await;
     assert!(refused.status().is_client_error(), "{}", refused.status());
     let verbs = ["get", "list", "watch"];
     crate::kit::grant(&admin, &ns, "watch-stacks", STACKS, &verbs, "watcher").await;

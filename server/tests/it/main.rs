@@ -27,4 +27,5 @@ mod live_socket;
 mod live_tables;
 mod real_node;
 mod stacks;
+mod traces;
 mod writes;

@@ -275,6 +275,8 @@ async fn mysql_runs_answers_with_the_credentials_it_shows_and_keeps_its_data_pas
     let pod = running_pod(&client, &ns, "db").await;
     let (host, port) = node_address(&pod, &stack);
     let password = password(&client, &ns, &stack).await;
+    // Ready says the Pod answers; kube-proxy may not route the NodePort to it yet.
+    served_by(&client, &ns, ("db", &password), &pod).await;
 
     // From the test process, through the Service's NodePort on the node (kube-proxy).
     let row = "written through the NodePort";

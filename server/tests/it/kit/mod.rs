@@ -3,6 +3,7 @@
 // The benchmarks use a part of this module.
 #![allow(dead_code)]
 
+pub mod jaeger;
 pub mod nodes;
 pub mod process;
 pub mod stacks;
@@ -480,6 +481,52 @@ pub async fn sign_in_from(
         .next()
         .expect("pair")
         .to_string()
+}
+
+/// Portico's answer at `origin` to a sign-in with `token` (redirects not followed),
+/// whatever it is.
+pub async fn sign_in_answer(origin: &str, token: &str) -> reqwest::Response {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("http")
+        .post(format!("{origin}/auth/login"))
+        .header("origin", origin)
+        .form(&[("token", token)])
+        .send()
+        .await
+        .expect("a sign-in answers")
+}
+
+/// A control plane of its own (a benchmark's) with the seed CRD `CrdKind` applied,
+/// and its admin client.
+pub async fn plane_with_crd_kind() -> (portico_control_plane::ControlPlane, kube::Client) {
+    let plane = tokio::task::spawn_blocking(portico_control_plane::ControlPlane::start)
+        .await
+        .expect("join")
+        .expect("control plane");
+    let admin = plane.admin_client().await.expect("client");
+    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../end2end/fixtures/seeds/000-crdkind-crd.yaml");
+    portico_control_plane::apply::apply_all(
+        &admin,
+        portico_control_plane::apply::read_documents(&seeds).expect("CRD"),
+    )
+    .await
+    .expect("CRD applies");
+    (plane, admin)
+}
+
+/// The seed CRD's objects (`CrdKind`, `iksoon.test.com/v1`) in `default`.
+pub fn crd_kinds(client: &kube::Client) -> kube::Api<kube::api::DynamicObject> {
+    let resource = kube::discovery::ApiResource {
+        group: "iksoon.test.com".into(),
+        version: "v1".into(),
+        api_version: "iksoon.test.com/v1".into(),
+        kind: "CrdKind".into(),
+        plural: "crdplural".into(),
+    };
+    kube::Api::namespaced_with(client.clone(), "default", &resource)
 }
 
 /// A new ServiceAccount `account` in `ns`, signed in to Portico at `origin` (token
