@@ -49,7 +49,7 @@ fi
 if $control_plane && $real_node; then
   packages+=(containerd runc containernetworking-plugins tini socat iproute2 iptables util-linux debootstrap)
 fi
-$for_tests && packages+=(chromium mariadb-client)
+$for_tests && packages+=(chromium mariadb-client yamllint)
 [ ${#packages[@]} -eq 0 ] || apt_install "${packages[@]}"
 
 # The Go builds (the local cluster's components, the images, the test tools) run in the

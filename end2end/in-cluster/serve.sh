@@ -22,6 +22,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 state="$root/end2end/.state/in-cluster"
 cache="${PORTICO_CACHE_DIR:-$HOME/.cache/portico}"
 host=portico.test
+# The name the chart's HTTPRoute serves through Traefik's Gateway (helm installs).
+gateway_host=gateway.portico.test
 kubectl="$(bash "$root/end2end/kubernetes/build.sh" kubectl)"
 rm -rf "$state" && mkdir -p "$state"
 log() { echo "in-cluster: $*" >&2; }
@@ -74,7 +76,7 @@ openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$host"
   -keyout "$state/tls.key" -out "$state/tls.csr" 2>/dev/null
 openssl x509 -req -in "$state/tls.csr" -CA "$state/ca.crt" -CAkey "$state/ca.key" \
   -CAcreateserial -days 2 -out "$state/tls.crt" \
-  -extfile <(printf 'subjectAltName=DNS:%s\nextendedKeyUsage=serverAuth\n' "$host") 2>/dev/null
+  -extfile <(printf 'subjectAltName=DNS:%s,DNS:%s\nextendedKeyUsage=serverAuth\n' "$host" "$gateway_host") 2>/dev/null
 spki="$(openssl x509 -in "$state/tls.crt" -pubkey -noout | openssl pkey -pubin -outform der |
   openssl dgst -sha256 -binary | base64)"
 
@@ -97,7 +99,13 @@ export KUBECONFIG="$state/kubeconfig.json"
 k() { "$kubectl" "$@"; }
 ip="$(k get node portico-node -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')"
 
+# Gateway API's CRDs (standard channel), the version Traefik is built against.
+gateway_api="$(cd "$root/end2end/traefik" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)"
+k apply --server-side -f "$gateway_api/config/crd/standard/" >&2
+k wait --for condition=established --timeout=60s -f "$gateway_api/config/crd/standard/" >&2
 k apply -f "$root/end2end/traefik/traefik.yaml" >&2
+# The Gateway's certificate, in its own namespace.
+k -n traefik create secret tls gateway-tls --cert="$state/tls.crt" --key="$state/tls.key" >&2
 # What a site creates once, before the first apply: the session key shared by the
 # replicas and the Ingress's certificate.
 site_secrets() {
@@ -114,11 +122,14 @@ install_with() {
       k apply -k "$root/deploy/overlays/local" >&2
       ;;
     helm)
-      # The chart with the same changes as the local overlay, as values.
+      # The chart with the same changes as the local overlay, as values; and served
+      # through the Gateway as well (an HTTPRoute, on a host of its own).
       "$(bash "$root/end2end/kubernetes/build.sh" helm)" install portico "$root/deploy/chart" \
         --namespace portico --set image.repository=portico.local/portico --set image.tag=dev \
         --set ingress.className=traefik --set ingress.host="$host" \
-        --set ingress.controllerNamespace=traefik --set-file catalog="$catalog" >&2
+        --set ingress.controllerNamespace=traefik --set-file catalog="$catalog" \
+        --set httpRoute.enabled=true --set httpRoute.hostname="$gateway_host" \
+        --set 'httpRoute.parentRefs[0].name=public' --set 'httpRoute.parentRefs[0].namespace=traefik' >&2
       ;;
   esac
 }
@@ -157,6 +168,10 @@ if [ "$how" = helm ]; then
   # asks the portal's Service for /readyz and reads the reconciler's Lease.
   "$(bash "$root/end2end/kubernetes/build.sh" helm)" test portico --namespace portico --logs >&2
   log "helm test: the portal answers and a reconciler holds its Lease"
+  # Gateway API: the same portal through Traefik's Gateway, by the HTTPRoute's host.
+  through_gateway() { curl -sf --resolve "$gateway_host:443:$ip" --cacert "$state/ca.crt" "https://$gateway_host/readyz"; }
+  within 120 through_gateway
+  log "gateway: https://$gateway_host/readyz answers through the HTTPRoute"
 fi
 echo "in-cluster ready: ip=$ip spki=$spki apply_to_page_ms=$elapsed"
 wait "$plane"

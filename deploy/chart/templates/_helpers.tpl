@@ -23,3 +23,16 @@ affinity:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
+
+{{/*
+The host names the portal answers to (PORTICO_ALLOWED_HOSTS): the Ingress' host, and
+the HTTPRoute's when it names another. A name missing here is refused by the portal
+(the DNS rebinding guard), however the route reaches it.
+*/}}
+{{- define "portico.allowedHosts" -}}
+{{- $hosts := list .Values.ingress.host -}}
+{{- if and .Values.httpRoute.enabled .Values.httpRoute.hostname -}}
+{{- $hosts = append $hosts .Values.httpRoute.hostname -}}
+{{- end -}}
+{{- join "," ($hosts | uniq) -}}
+{{- end }}

@@ -293,6 +293,68 @@ fn the_chart_tests_that_the_portal_answers_and_a_reconciler_leads() {
     );
 }
 
+/// A ServiceMonitor, for a Prometheus Operator that selects those: a headless Service
+/// over both Deployments' metrics ports, and the monitor naming it; none by default.
+#[test]
+fn the_chart_offers_a_service_monitor_over_both_metrics_ports() {
+    let docs = rendered(&mut helm_template(&[
+        "--set",
+        "serviceMonitor.enabled=true",
+        "--set",
+        "serviceMonitor.labels.release=prometheus",
+    ]));
+    let service = docs
+        .iter()
+        .find(|d| name_of(d) == "Service/portico-metrics")
+        .expect("the metrics Service");
+    assert_eq!(service.data["spec"]["clusterIP"], "None");
+    assert_eq!(
+        service.data["spec"]["selector"],
+        serde_json::json!({"app.kubernetes.io/name": "portico"})
+    );
+    assert_eq!(service.data["spec"]["ports"][0]["targetPort"], "metrics");
+    let monitor = docs
+        .iter()
+        .find(|d| kind(d) == "ServiceMonitor")
+        .expect("a ServiceMonitor");
+    assert_eq!(
+        monitor.data["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"],
+        "metrics"
+    );
+    assert_eq!(
+        monitor
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("release"))
+            .map(String::as_str),
+        Some("prometheus")
+    );
+    let plain = rendered(&mut helm_template(&[]));
+    assert!(!plain.iter().any(|d| kind(d) == "ServiceMonitor"));
+}
+
+/// chart-testing's YAML lint of Chart.yaml and values.yaml (`ct lint` runs yamllint
+/// with these rules; Debian's yamllint, installed with the test tools).
+#[test]
+fn the_charts_yaml_passes_yamllint() {
+    let chart = deploy_dir().join("chart");
+    let out = std::process::Command::new("yamllint")
+        .arg("--strict")
+        .arg("-c")
+        .arg(deploy_dir().join("yamllint.yaml"))
+        .arg(chart.join("Chart.yaml"))
+        .arg(chart.join("values.yaml"))
+        .output()
+        .expect("yamllint runs (scripts/install.sh --for-tests installs it)");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The chart's README is what helm-docs writes from `values.yaml` and its comments:
 /// a value added or changed without its line there fails here.
 #[test]
@@ -458,6 +520,32 @@ fn the_chart_serves_through_a_gateway_and_offers_a_pod_monitor_when_asked() {
     assert_eq!(
         monitor.data["spec"]["podMetricsEndpoints"][0]["port"],
         "metrics"
+    );
+
+    // A route on a host of its own: the portal answers to it too (it refuses names it
+    // was not told, the DNS rebinding guard).
+    let own_host = rendered(&mut helm_template(&[
+        "--set",
+        "httpRoute.enabled=true",
+        "--set",
+        "httpRoute.parentRefs[0].name=public",
+        "--set",
+        "httpRoute.hostname=gateway.example.com",
+    ]));
+    let portal = own_host
+        .iter()
+        .find(|d| name_of(d) == "Deployment/portico")
+        .expect("the portal");
+    let env = &portal.data["spec"]["template"]["spec"]["containers"][0]["env"];
+    let allowed = env
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["name"] == "PORTICO_ALLOWED_HOSTS")
+        .map(|e| e["value"].clone());
+    assert_eq!(
+        allowed,
+        Some(serde_json::json!("portico.example.com,gateway.example.com"))
     );
 
     // A route attached to nothing is refused with the value named.
