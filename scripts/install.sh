@@ -90,6 +90,12 @@ go_builds() {
     end2end/kubernetes/build.sh helm >/dev/null
     # Dex: the OpenID Connect provider the single sign-on tests sign in through.
     end2end/kubernetes/build.sh dex >/dev/null
+    # Jaeger (the collector the traces tests send to), helm-docs (the chart's README)
+    # and actionlint (the release workflows): here, beside the Rust builds, rather than
+    # at their first test.
+    for tool in jaeger helm-docs actionlint; do
+      end2end/kubernetes/build.sh "$tool" >/dev/null
+    done
     # The oldest supported minor's control plane, for the compatibility run.
     for component in kube-apiserver kube-controller-manager kube-scheduler; do
       end2end/kubernetes/build.sh "$component" v1.32 >/dev/null
