@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::{SinkExt, StreamExt};
-use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{DynamicObject, Patch, PatchParams};
 use portico_control_plane::ControlPlane;
 use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic};
 use portico_core::table::wire::{TableDelta, TableQuery, TableSnapshot};
@@ -235,18 +235,7 @@ async fn main() {
 
     let api = kit::crd_kinds(&client);
     let started = Instant::now();
-    futures::stream::iter(0..objects)
-        .map(|i| {
-            let api = api.clone();
-            async move {
-                api.create(&PostParams::default(), &object(i))
-                    .await
-                    .map(|_| ())
-            }
-        })
-        .buffer_unordered(32)
-        .for_each(|r| async move { r.expect("create") })
-        .await;
+    kit::create_all(&api, (0..objects).map(object)).await;
     println!(
         "created {objects} objects in {:.1}s",
         started.elapsed().as_secs_f64()

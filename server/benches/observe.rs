@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use portico_control_plane::ControlPlane;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -71,13 +71,6 @@ fn cpu_seconds(pid: u32) -> f64 {
     (stat.utime + stat.stime) as f64 / procfs::ticks_per_second() as f64
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
 async fn round(
     plane: &ControlPlane,
     api: &Api<DynamicObject>,
@@ -86,8 +79,8 @@ async fn round(
     jaeger: &kit::jaeger::Jaeger,
     first_write: usize,
 ) -> Figures {
-    let port = free_port();
-    let metrics = free_port();
+    let port = kit::process::free_port();
+    let metrics = kit::process::free_port();
     let mut command = Command::new(env!("CARGO_BIN_EXE_portico"));
     command
         .env("KUBECONFIG", plane.admin_kubeconfig())
@@ -217,18 +210,7 @@ async fn main() {
     let rounds = kit::env_or("BENCH_ROUNDS", 2);
     let (plane, client) = kit::plane_with_crd_kind().await;
     let api = kit::crd_kinds(&client);
-    futures::stream::iter(0..load.objects)
-        .map(|i| {
-            let api = api.clone();
-            async move {
-                api.create(&PostParams::default(), &object(i))
-                    .await
-                    .map(|_| ())
-            }
-        })
-        .buffer_unordered(32)
-        .for_each(|r| async move { r.expect("create") })
-        .await;
+    kit::create_all(&api, (0..load.objects).map(object)).await;
     let jaeger = kit::jaeger::Jaeger::start().await;
     println!(
         "{} objects, {} viewers (SSE), {} writes/s for {} s, {rounds} rounds of each mode",

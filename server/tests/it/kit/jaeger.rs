@@ -6,14 +6,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-/// A free loopback port (closed again: the collector binds it a moment later).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
 /// Jaeger with in-memory storage: OTLP/HTTP in on `otlp`, its HTTP query API on `query`.
 pub struct Jaeger {
     /// Where to send OTLP/HTTP (`--otlp-endpoint`).
@@ -36,7 +28,11 @@ mod tempfile_path {
 
 impl Jaeger {
     pub async fn start() -> Self {
-        let (otlp, query, query_grpc) = (free_port(), free_port(), free_port());
+        let (otlp, query, query_grpc) = (
+            super::process::free_port(),
+            super::process::free_port(),
+            super::process::free_port(),
+        );
         let config = format!(
             r#"
 service:

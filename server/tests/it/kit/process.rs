@@ -29,6 +29,14 @@ pub fn portico_log() -> String {
     std::env::var("BENCH_PORTICO_LOG").unwrap_or_else(|_| "warn".into())
 }
 
+/// A free loopback port, closed again: the program given it binds it a moment later.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
 /// Waits until `origin` answers `/readyz` with a success.
 pub async fn until_ready(http: &reqwest::Client, origin: &str) {
     while http
@@ -50,11 +58,7 @@ pub async fn token_mode_portico(
     kubeconfig: &std::path::Path,
     args: &[&str],
 ) -> (String, tokio::process::Child, u32) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let listen = format!("127.0.0.1:{port}");
+    let listen = format!("127.0.0.1:{}", free_port());
     let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_portico"))
         .args([
             "--listen",
