@@ -48,12 +48,37 @@ rm -rf "$LEPTOS_SITE_ROOT"
 # fill both. They share no cargo target directory (target/front, target/release), and
 # the server's half gets a site root of its own, so the two never touch one directory.
 rm -f target/release/hash.txt
+# The site is kept by what it is built from: every file of the crates it compiles (app,
+# core), its styles and assets (public/ with xterm.js, untracked), the workspace's
+# manifests, lock file and cargo configuration (Leptos' settings, rustflags), the
+# optimiser's pin, and the tools' versions. The same inputs give the same site, so a
+# run whose browser side did not change takes the last one built (about 190 s: the
+# wasm's one-unit LTO, wasm-bindgen and wasm-opt) instead of building it again.
+site_key() {
+  {
+    find app core style public .cargo scripts/binaryen/package.json scripts/binaryen/package-lock.json \
+      Cargo.toml Cargo.lock server/Cargo.toml -type f -not -path '*/node_modules/*' -print0 \
+      | sort -z | xargs -0 sha256sum
+    rustc -vV
+    cargo leptos --version
+    wasm-bindgen --version
+    wasm-opt --version
+    env | grep '^LEPTOS_' | sort || true
+  } | sha256sum | cut -c1-32
+}
+sites="${PORTICO_CACHE_DIR:-$HOME/.cache/portico}/release-site"
+kept="$sites/$(site_key)"
 front_log="$(mktemp)"
 front=""
 # (The trap must not fail: under `set -e` a failing command in it becomes the script's status.)
 trap 'if [ -n "$front" ]; then kill "$front" 2>/dev/null || true; fi; rm -f "$front_log"' EXIT
-cargo leptos build --release --split --precompress --cargo-locked --frontend-only >"$front_log" 2>&1 &
-front=$!
+if [ -s "$kept/hash.txt" ] && [ -d "$kept/site" ]; then
+  echo "release: the site as built from the same inputs before ($kept)" >&2
+  cp -a "$kept/site" "$LEPTOS_SITE_ROOT"
+else
+  cargo leptos build --release --split --precompress --cargo-locked --frontend-only >"$front_log" 2>&1 &
+  front=$!
+fi
 server_status=0
 # The server's half compiles incrementally: its crates' unchanged parts are taken from
 # the last release build, so a change recompiles what it touches instead of the whole
@@ -76,20 +101,34 @@ tar -C "$root" --exclude=./target --exclude=./.git --exclude=./.portico \
   LEPTOS_SITE_ROOT=target/release-server-site \
   cargo leptos build --release --cargo-locked --server-only) || server_status=$?
 front_status=0
-wait "$front" || front_status=$?
-front=""
-cat "$front_log" >&2
+built_site=""
+if [ -n "$front" ]; then
+  wait "$front" || front_status=$?
+  front=""
+  built_site=yes
+  cat "$front_log" >&2
+else
+  cp "$kept/hash.txt" target/release/hash.txt
+fi
 if [ "$server_status" -ne 0 ] || [ "$front_status" -ne 0 ]; then
   echo "release: the server's build exited $server_status, the site's $front_status" >&2
   exit 1
 fi
 test -s target/release/hash.txt || { echo "release: the site's build wrote no target/release/hash.txt" >&2; exit 1; }
 
-# cargo-leptos' gzip copies use a fast level; browsers without brotli (plain HTTP) get
-# level 9 instead (the wasm: about 740 KB rather than 860 KB).
-find "$LEPTOS_SITE_ROOT" -name '*.gz' | while read -r packed; do
-  gzip -9 -n -c "${packed%.gz}" > "$packed"
-done
+if [ -n "$built_site" ]; then
+  # cargo-leptos' gzip copies use a fast level; browsers without brotli (plain HTTP) get
+  # level 9 instead (the wasm: about 740 KB rather than 860 KB).
+  find "$LEPTOS_SITE_ROOT" -name '*.gz' | while read -r packed; do
+    gzip -9 -n -c "${packed%.gz}" > "$packed"
+  done
+  # Kept for the next build from the same inputs; the two newest are enough.
+  rm -rf "$kept.new" && mkdir -p "$kept.new"
+  cp -a "$LEPTOS_SITE_ROOT" "$kept.new/site"
+  cp target/release/hash.txt "$kept.new/hash.txt"
+  rm -rf "$kept" && mv "$kept.new" "$kept"
+  ls -1td "$sites"/*/ | tail -n +3 | xargs -r rm -rf
+fi
 
 rm -rf "$out"
 mkdir -p "$out"

@@ -29,9 +29,19 @@ shared_target() {
   local cache="${PORTICO_CACHE_DIR:-$HOME/.cache/portico}/target"
   [ -e target ] || [ -L target ] || [ -n "${CARGO_TARGET_DIR:-}" ] && return 0
   mkdir -p "$cache"
-  # Each clone's own crates add a few GB: start over past 40 GB rather than fill the disk.
+  # A clone's own crates compile anew whatever rustc kept for another directory, so
+  # incremental caches only fill the disk here (they had grown to 23 GB). The release
+  # server's half keeps its own (scripts/release.sh builds it in one fixed directory).
+  export CARGO_INCREMENTAL=0
+  # Past 40 GB, drop the debug builds' incremental caches (developers' checkouts refill
+  # theirs once); start over only if that is not enough, since starting over costs the
+  # next run every dependency (about 25 minutes).
   if [ "$(du -sm "$cache" | cut -f1)" -gt 40000 ]; then
-    rm -rf "$cache" && mkdir -p "$cache"
+    find "$cache" -mindepth 2 -maxdepth 3 -type d -name incremental \
+      -not -path "$cache/release/incremental" -prune -exec rm -rf {} +
+    if [ "$(du -sm "$cache" | cut -f1)" -gt 40000 ]; then
+      rm -rf "$cache" && mkdir -p "$cache"
+    fi
   fi
   ln -s "$cache" target
   echo "target -> $cache"
@@ -47,18 +57,45 @@ timed "clippy (browser side)" cargo clippy -p app --features hydrate --target wa
 # its own local clusters, as when every area was a binary of its own. Every command
 # names the whole workspace: a narrower selection unifies features differently and
 # compiles the server again (two minutes).
+#
+# The areas run in two lanes at once: the real node's (containers, which mostly wait
+# for databases and probes) beside the simulated nodes' and then the same API-level
+# areas against Kubernetes 1.32 (scripts/compat.sh). Each area has clusters, ports and
+# paths of its own; only one real node runs at a time. A lane's output is printed
+# whole when it ends, so the log reads as if they had run one after the other.
+REAL_NODE_AREAS="real_node live_logs"
+area() { timed "integration: $1" cargo test --workspace --locked --test it -- "$1::"; }
+real_node_lane() {
+  local one
+  for one in $REAL_NODE_AREAS; do area "$one"; done
+}
+simulated_lane() {
+  local one
+  for one in $(sed -n 's/^mod \([a-z_]*\);$/\1/p' server/tests/it/main.rs | grep -vx kit); do
+    [[ " $REAL_NODE_AREAS " == *" $one "* ]] || area "$one"
+  done
+  # The same areas' API-level checks against the oldest supported minor (1.32).
+  timed "compatibility run, Kubernetes 1.32 (scripts/compat.sh)" bash scripts/compat.sh
+}
 integration_tests() {
   cargo test --workspace --locked --no-run
-  local others=() file area
+  local others=() file
   for file in end2end/control-plane/tests/*.rs; do others+=(--test "$(basename "$file" .rs)"); done
   cargo test --workspace --locked --lib --bins "${others[@]}"
-  for area in $(sed -n 's/^mod \([a-z_]*\);$/\1/p' server/tests/it/main.rs | grep -vx kit); do
-    timed "integration: $area" cargo test --workspace --locked --test it -- "$area::"
-  done
+  # Each lane is a subshell of its own under `set -e`: it stops at its first failure.
+  local logs real simulated real_status=0 simulated_status=0
+  logs="$(mktemp -d)"
+  real_node_lane > "$logs/real" 2>&1 &
+  real=$!
+  simulated_lane > "$logs/simulated" 2>&1 &
+  simulated=$!
+  wait "$simulated" || simulated_status=$?
+  wait "$real" || real_status=$?
+  cat "$logs/simulated" "$logs/real"
+  rm -rf "$logs"
+  [ "$simulated_status" -eq 0 ] && [ "$real_status" -eq 0 ]
 }
-timed "unit and integration tests" integration_tests
-# The same areas' API-level checks against the oldest supported minor (1.32).
-timed "compatibility run, Kubernetes 1.32 (scripts/compat.sh)" bash scripts/compat.sh
+timed "unit and integration tests, then Kubernetes 1.32 (two lanes at once)" integration_tests
 # The binaries the browser runs use (the control plane's launcher, the debug server)
 # are the ones `cargo test --workspace --no-run` built for the integration tests: a
 # separate `cargo build` would compile the workspace again (two minutes) for the
@@ -66,8 +103,6 @@ timed "compatibility run, Kubernetes 1.32 (scripts/compat.sh)" bash scripts/comp
 # release build compiles anyway. What ships is the release server and site, built by
 # the script the Dockerfile runs; the whole browser suite runs against that directory.
 timed "release build (scripts/release.sh)" bash scripts/release.sh
-timed "browser tests, release build (Playwright + Chromium)" \
-  bash -c 'cd end2end && PORTICO_E2E_BUILD=release npx playwright test'
 # The debug build checks what the release build compiles out (integer overflow, debug
 # assertions, Leptos' debug-only checks) in the browser's own code: the specs that run
 # most of it (forms and their validation, the row window's arithmetic, live updates,
@@ -78,8 +113,11 @@ debug_bundle() {
   cargo leptos build --frontend-only --split
 }
 timed "build the debug browser bundle (cargo leptos build --frontend-only --split)" debug_bundle
-timed "browser tests, debug build: the browser's own logic" bash -c \
-  'cd end2end && npx playwright test tests/forms.spec.ts tests/window.spec.ts tests/live.spec.ts tests/navigation.spec.ts'
+# One Playwright run on one local cluster: the whole suite against the release build
+# (two lanes, end2end/playwright.config.ts), then those specs against a debug server
+# on the same cluster.
+timed "browser tests: release build, then the browser's own logic on the debug build" \
+  bash -c 'cd end2end && PORTICO_E2E_BUILD=release PORTICO_E2E_ALSO_DEBUG=1 npx playwright test'
 timed "the image, twice from the release build (scripts/image.sh oci): one digest" bash scripts/image-twice.sh
 # Portico deployed as people deploy it, from the release image, in one local cluster:
 # `kubectl apply -k deploy/overlays/local` first (rolled out, first page through the
