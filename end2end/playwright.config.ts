@@ -14,7 +14,8 @@ const WAITING = /\/(sso|provision|logs|usage|terminal)\.spec\.ts$/;
 // debug build: its wasm keeps the overflow checks and debug assertions the release
 // build compiles out. With PORTICO_E2E_ALSO_DEBUG=1 (and PORTICO_E2E_BUILD=release) a
 // debug server on the next port joins the same cluster once the release server is
-// ready, and these specs run against it after the release build's pass.
+// ready, and these specs run against it in whichever lane is free first (the waiting
+// lane ends well before the other).
 const DEBUG_SPECS = /\/(forms|window|live|navigation)\.spec\.ts$/;
 const alsoDebug = process.env.PORTICO_E2E_ALSO_DEBUG === '1';
 const debugPort = port + 1;
@@ -51,7 +52,6 @@ export default defineConfig({
           name: 'debug',
           testMatch: DEBUG_SPECS,
           workers: 1,
-          dependencies: ['browser'],
           use: { baseURL: `http://127.0.0.1:${debugPort}` },
         }]
       : []),

@@ -58,15 +58,18 @@ timed "clippy (browser side)" cargo clippy -p app --features hydrate --target wa
 # names the whole workspace: a narrower selection unifies features differently and
 # compiles the server again (two minutes).
 #
-# The areas run in two lanes at once: the real node's (containers, which mostly wait
-# for databases and probes) beside the simulated nodes' and then the same API-level
+# Once compiled, they run in two lanes at once: the unit tests (the control plane's
+# start real nodes) and the real node's areas (containers, which mostly wait for
+# databases and probes) beside the simulated nodes' areas and then the same API-level
 # areas against Kubernetes 1.32 (scripts/compat.sh). Each area has clusters, ports and
 # paths of its own; only one real node runs at a time. A lane's output is printed
 # whole when it ends, so the log reads as if they had run one after the other.
 REAL_NODE_AREAS="real_node live_logs"
 area() { timed "integration: $1" cargo test --workspace --locked --test it -- "$1::"; }
 real_node_lane() {
-  local one
+  local others=() file one
+  for file in end2end/control-plane/tests/*.rs; do others+=(--test "$(basename "$file" .rs)"); done
+  timed "unit tests, and the control plane's" cargo test --workspace --locked --lib --bins "${others[@]}"
   for one in $REAL_NODE_AREAS; do area "$one"; done
 }
 simulated_lane() {
@@ -79,9 +82,6 @@ simulated_lane() {
 }
 integration_tests() {
   cargo test --workspace --locked --no-run
-  local others=() file
-  for file in end2end/control-plane/tests/*.rs; do others+=(--test "$(basename "$file" .rs)"); done
-  cargo test --workspace --locked --lib --bins "${others[@]}"
   # Each lane is a subshell of its own under `set -e`: it stops at its first failure.
   local logs real simulated real_status=0 simulated_status=0
   logs="$(mktemp -d)"

@@ -489,7 +489,7 @@ impl Terminal {
                     session_check.reset_immediately();
                 }
                 _ = session_check.tick() => {
-                    if !crate::watch::views::signed_in(&self.state, &self.caller, &self.headers) {
+                    if !crate::watch::open::signed_in(&self.state, &self.caller, &self.headers) {
                         return End::SignedOut;
                     }
                     let last = Duration::from_millis(counts.last_input_ms.load(Ordering::Relaxed));

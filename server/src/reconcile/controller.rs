@@ -25,8 +25,8 @@ use kube::runtime::{WatchStreamExt, predicates, reflector as reflect, watcher};
 use kube::{Resource, ResourceExt};
 use tracing::Instrument;
 
-use super::cache::{self, Applied, cached};
 use super::catalog::{CatalogEntry, LiveCatalog};
+use super::change_filter::{self, Applied, cached};
 use super::desired::{self, STACK_LABEL, Workload};
 pub use super::error::ReconcileError;
 pub use super::executor::MANAGER;
@@ -125,19 +125,19 @@ pub async fn run(
     // What each child kind's reconcile reads of it ([`Relevant`]); anything else
     // changing (a status heartbeat, the echo of an apply) triggers nothing.
     let applied = Arc::new(Applied::default());
-    let (statefulsets, statefulset_changes) = cache::watched(
+    let (statefulsets, statefulset_changes) = change_filter::watched(
         scoped::<StatefulSet>(&client, ns),
         children.clone(),
         |_| {},
         applied.clone(),
     );
-    let (deployments, deployment_changes) = cache::watched(
+    let (deployments, deployment_changes) = change_filter::watched(
         scoped::<Deployment>(&client, ns),
         children.clone(),
         |_| {},
         applied.clone(),
     );
-    let (services, service_changes) = cache::watched(
+    let (services, service_changes) = change_filter::watched(
         scoped::<Service>(&client, ns),
         children.clone(),
         |_| {},
@@ -145,7 +145,7 @@ pub async fn run(
     );
     // Pods only for whether they can be placed and what their containers report
     // (status, not spec): everything else shows in the workload's status, watched above.
-    let (pods, pod_changes) = cache::watched(
+    let (pods, pod_changes) = change_filter::watched(
         scoped::<Pod>(&client, ns),
         children,
         |p: &mut Pod| p.spec = None,
@@ -153,10 +153,10 @@ pub async fn run(
     );
     // Every object's name and owners, for ownership checks; filled for as long as the
     // controller runs.
-    let (statefulset_names, fill_statefulsets) = cache::names(scoped(&client, ns));
-    let (deployment_names, fill_deployments) = cache::names(scoped(&client, ns));
-    let (service_names, fill_services) = cache::names(scoped(&client, ns));
-    let (claim_names, fill_claims) = cache::names(scoped(&client, ns));
+    let (statefulset_names, fill_statefulsets) = change_filter::names(scoped(&client, ns));
+    let (deployment_names, fill_deployments) = change_filter::names(scoped(&client, ns));
+    let (service_names, fill_services) = change_filter::names(scoped(&client, ns));
+    let (claim_names, fill_claims) = change_filter::names(scoped(&client, ns));
     let fill_names = async {
         futures::join!(
             fill_statefulsets,

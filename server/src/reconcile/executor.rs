@@ -12,7 +12,7 @@ use kube::runtime::reflector::Store;
 use kube::{Resource, ResourceExt};
 use tracing::Instrument;
 
-use super::cache::{self, Applied, ChildKey, Relevant, cached, hash_json};
+use super::change_filter::{self, Applied, ChildKey, Relevant, cached, hash_json};
 use super::desired;
 use super::plan::{Kind, Stale};
 use super::stack::{Stack, StackStatus};
@@ -144,7 +144,7 @@ impl Executor {
         if let Some(current) = cached(store, namespace, &name)
             && self
                 .applied
-                .unchanged(&key, sent, &cache::marker(current.as_ref()))
+                .unchanged(&key, sent, &change_filter::marker(current.as_ref()))
         {
             return Ok((*current).clone());
         }
@@ -159,7 +159,7 @@ impl Executor {
             )
             .await?;
         writes.wrote.store(true, Ordering::Relaxed);
-        if sending.answered(sent, cache::marker(&applied), applied.relevant()) {
+        if sending.answered(sent, change_filter::marker(&applied), applied.relevant()) {
             writes.missed.store(true, Ordering::Relaxed);
         }
         Ok(applied)

@@ -10,7 +10,7 @@ use kube::runtime::events::{Recorder, Reporter};
 use serde_json::{Value, json};
 use tower_test::mock;
 
-use super::cache::Applied;
+use super::change_filter::Applied;
 use super::executor::{Executor, MANAGER};
 use super::stack::Stack;
 use super::status::Observed;

@@ -5,8 +5,8 @@
 //! never `watch` (its caches are its own) nor `auth` (it acts as the portal).
 
 pub mod binding;
-pub(crate) mod cache;
 pub mod catalog;
+pub(crate) mod change_filter;
 pub mod claims;
 pub mod containers;
 pub mod controller;

@@ -4,13 +4,13 @@
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::{Pod, Service};
 
-use super::cache::{self, Relevant, hash_json};
+use super::change_filter::{self, Relevant, hash_json};
 use super::{containers, scheduling};
 
 impl Relevant for StatefulSet {
     fn relevant(&self) -> u64 {
         hash_json(&(
-            cache::marker(self),
+            change_filter::marker(self),
             as_status_reads(statefulset_readiness(self)),
         ))
     }
@@ -19,7 +19,7 @@ impl Relevant for StatefulSet {
 impl Relevant for Deployment {
     fn relevant(&self) -> u64 {
         hash_json(&(
-            cache::marker(self),
+            change_filter::marker(self),
             as_status_reads(deployment_readiness(self)),
         ))
     }
@@ -43,7 +43,7 @@ impl Relevant for Service {
 /// container trouble, a container running but not ready yet.
 impl Relevant for Pod {
     fn relevant(&self) -> u64 {
-        cache::hash_of(&(
+        change_filter::hash_of(&(
             scheduling::pod_problem(self),
             containers::unready_since(self),
         ))

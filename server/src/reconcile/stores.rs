@@ -14,7 +14,7 @@ use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::cache::cached;
+use super::change_filter::cached;
 use super::desired::STACK_LABEL;
 use super::plan::{Kind, World, controlled_by};
 

@@ -20,7 +20,7 @@ use super::limits::{LimitRefused, StreamPermit};
 use super::log_flow::{Bounds, Flow, Queue, batches};
 use super::log_lines::Lines;
 use super::memory::Reservation;
-use super::views::Refusal;
+use super::open::Refusal;
 use crate::auth::access::AccessQuestion;
 use crate::cluster::caller::Caller;
 use crate::cluster::error::{Failure, failure};
@@ -599,7 +599,7 @@ impl Recheck {
     }
 
     pub(super) async fn still_allowed(&self) -> bool {
-        if !super::views::signed_in(&self.state, &self.caller, &self.headers) {
+        if !super::open::signed_in(&self.state, &self.caller, &self.headers) {
             return false;
         }
         let answer = match may_read_logs(&self.state, &self.caller, &self.namespace).await {

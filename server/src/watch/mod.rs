@@ -2,7 +2,7 @@
 //! events split by [`event_lines`]), the feeds
 //! that keep one upstream watch per (resource, namespace, selectors) and identity
 //! ([`feed`], shared through [`hub`]), a viewer's side of a feed ([`subscription`]),
-//! the checks that open a view ([`views`]), container logs ([`logs`], split into
+//! the checks that open a view ([`open`]), a live children view ([`children`]), container logs ([`logs`], split into
 //! lines by [`log_lines`] and bounded by [`log_flow`]; a workload's merged:
 //! [`workload_logs`]) and the two transports: the tab's
 //! WebSocket ([`socket`]) and SSE for scripts ([`sse`]). Uses `auth` (a viewer's
@@ -10,6 +10,7 @@
 
 pub(crate) mod access;
 pub mod added_columns;
+pub mod children;
 pub(crate) mod coalesce;
 pub(crate) mod event_lines;
 pub mod feed;
@@ -21,9 +22,9 @@ pub mod log_flow;
 pub mod log_lines;
 pub(crate) mod logs;
 pub mod memory;
+pub(crate) mod open;
 pub(crate) mod overview;
 pub(crate) mod overview_scope;
-pub mod owner_tree;
 pub(crate) mod socket;
 pub mod source;
 pub(crate) mod sse;
@@ -31,7 +32,6 @@ pub mod subscription;
 pub mod table_api;
 pub mod table_rows;
 pub(crate) mod transitions;
-pub(crate) mod views;
 pub(crate) mod workload_logs;
 
 #[cfg(test)]

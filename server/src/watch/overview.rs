@@ -16,8 +16,8 @@ use portico_core::table::state::TableState;
 use portico_core::table::wire::TableQuery;
 
 use super::LiveState;
+use super::open::{Refusal, client_in, signed_in};
 use super::overview_scope::{REVIEWS_AT_ONCE, Scope, scopes};
-use super::views::{Refusal, client_in, signed_in};
 use crate::cluster::caller::Caller;
 
 /// A burst of changes (a rollout, a node's Pods) is summarized once: the whole

@@ -22,9 +22,9 @@ use portico_core::table::wire::{Row, TableSnapshot};
 
 use super::LiveState;
 use super::logs::{self, LogUpdate};
+use super::open;
 use super::overview;
 use super::subscription::Delivery;
-use super::views;
 use super::workload_logs;
 use crate::auth::RenewAt;
 use crate::cluster::caller::Caller;
@@ -178,7 +178,7 @@ async fn serve(
                     });
                     break;
                 }
-                if !views::signed_in(&state, &caller, &headers) {
+                if !open::signed_in(&state, &caller, &headers) {
                     tracing::info!("sign-in ended; closing the live socket");
                     for &id in open.keys() {
                         let message = ServerMessage::Refused { id, message: SIGNED_OUT.into() };
@@ -228,16 +228,16 @@ fn view(
     let (state, caller, headers) = (state.clone(), caller.clone(), headers.clone());
     match topic {
         Topic::Crds => opened(id, async move {
-            let changes = views::crd_changes(&state, &caller)?;
+            let changes = open::crd_changes(&state, &caller)?;
             Ok(changes.map(move |_| ServerMessage::Changed { id }))
         }),
         Topic::Table { query } => opened(id, async move {
             let updates =
-                views::table(&state, caller, query, headers, resume, Delivery::InParts).await?;
+                open::table(&state, caller, query, headers, resume, Delivery::InParts).await?;
             Ok(updates.flat_map(move |u| futures::stream::iter(table_messages(id, u))))
         }),
         Topic::Children { query } => opened(id, async move {
-            let children = views::children(&state, caller, query, headers).await?;
+            let children = open::children(&state, caller, query, headers).await?;
             Ok(children.map(move |children| match children {
                 Ok(children) => ServerMessage::Children { id, children },
                 Err(message) => ServerMessage::Refused { id, message },
@@ -264,7 +264,7 @@ fn view(
 /// The messages of a view once `open` has admitted it, or its refusal.
 fn opened<S>(
     id: u32,
-    open: impl Future<Output = Result<S, views::Refusal>> + Send + 'static,
+    open: impl Future<Output = Result<S, open::Refusal>> + Send + 'static,
 ) -> BoxStream<'static, ServerMessage>
 where
     S: Stream<Item = ServerMessage> + Send + 'static,

@@ -17,8 +17,8 @@ use portico_core::owner_tree::ChildrenQuery;
 use portico_core::table::wire::{TableQuery, sse_event};
 
 use super::LiveState;
+use super::open::{self, Refusal};
 use super::subscription::Delivery;
-use super::views::{self, Refusal};
 use crate::cluster::caller::Caller;
 use portico_core::live::protocol::{TableChange, TableUpdate};
 
@@ -33,7 +33,7 @@ pub async fn live_crds(
     State(state): State<LiveState>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Events, Refusal> {
-    Ok(sse(views::crd_changes(&state, &caller)?.map(|version| {
+    Ok(sse(open::crd_changes(&state, &caller)?.map(|version| {
         Event::default().event("changed").data(version.to_string())
     })))
 }
@@ -48,7 +48,7 @@ pub async fn live_table(
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .and_then(Position::from_event_id);
-    let updates = views::table(&state, caller, query, headers, resume, Delivery::Whole).await?;
+    let updates = open::table(&state, caller, query, headers, resume, Delivery::Whole).await?;
     Ok(sse(updates.map(table_event)))
 }
 
@@ -58,7 +58,7 @@ pub async fn live_children(
     Query(query): Query<ChildrenQuery>,
     headers: HeaderMap,
 ) -> Result<Events, Refusal> {
-    let children = views::children(&state, caller, query, headers).await?;
+    let children = open::children(&state, caller, query, headers).await?;
     Ok(sse(children.map(|children| match children {
         Ok(children) => Event::default()
             .event("children")

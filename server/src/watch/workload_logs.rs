@@ -25,7 +25,7 @@ use super::logs::{
     admit, containers,
 };
 use super::memory::Reservation;
-use super::views::Refusal;
+use super::open::Refusal;
 use crate::cluster::caller::Caller;
 use crate::cluster::error::{Failure, failure};
 

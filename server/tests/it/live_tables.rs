@@ -425,7 +425,7 @@ async fn every_seed_table_has_kubectls_columns_with_and_without_wide() {
 async fn children_and_owners_follow_owner_references_live() {
     use futures::StreamExt;
     use k8s_openapi::api::core::v1::ConfigMap;
-    use portico_server::watch::owner_tree::{Viewer, children_stream};
+    use portico_server::watch::children::{Viewer, children_stream};
 
     let client = client_with_seed_crds().await;
     let ns = crate::kit::fresh_namespace(&client, "owners").await;

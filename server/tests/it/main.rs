@@ -26,6 +26,7 @@ mod live_logs;
 mod live_socket;
 mod live_tables;
 mod real_node;
+mod source_map;
 mod stacks;
 mod traces;
 mod writes;

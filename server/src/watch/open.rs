@@ -13,7 +13,7 @@ use portico_core::table::added_columns::{MAX_ADDED_COLUMNS, MAX_SPEC_LEN};
 use portico_core::table::wire::{MAX_SELECTOR_LEN, TableQuery};
 
 use super::LiveState;
-use super::owner_tree::{Viewer, children_stream};
+use super::children::{Viewer, children_stream};
 use super::subscription::Delivery;
 use crate::cluster::caller::Caller;
 use crate::cluster::registry::ChildKind;
