@@ -128,12 +128,25 @@ async fn served_by(client: &kube::Client, ns: &str, (name, password): (&str, &st
     );
     // A login, not a bare connect: that would leave "Aborted connection" in the
     // server's log, which the probes are checked never to.
+    first_answer(&format!("{host}:{port}"), || {
+        sql_answer(("app", password), (&host, port), "SELECT 1")
+    })
+    .await;
+}
+
+/// The first answer `ask` gets, asked again while it fails (at most 30 s). A Service's
+/// NodePort is opened by kube-proxy after the Service and its endpoints are stored,
+/// with no event to wait on, so a refused connection only means "not yet".
+async fn first_answer<T, E: std::fmt::Display, F: std::future::Future<Output = Result<T, E>>>(
+    what: &str,
+    mut ask: impl FnMut() -> F,
+) -> T {
     let deadline = Instant::now() + Duration::from_secs(30);
-    while let Err(error) = sql_answer(("app", password), (&host, port), "SELECT 1").await {
-        assert!(
-            Instant::now() < deadline,
-            "{host}:{port} never answered: {error}"
-        );
+    loop {
+        match ask().await {
+            Ok(answer) => return answer,
+            Err(error) => assert!(Instant::now() < deadline, "{what} never answered: {error}"),
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
@@ -555,7 +568,7 @@ async fn tomcat_answers_http_and_drift_is_put_back_with_real_pods() {
         .build()
         .expect("client");
     let url = format!("http://{host}:{port}/");
-    let answer = answered(&http, &url).await;
+    let answer = first_answer(&url, || http.get(&url).send()).await;
     assert_eq!(answer.status(), 200, "{url}");
 
     // Seed 003's drift, with real Pods: the Service deleted by hand comes back, and a
@@ -604,23 +617,9 @@ async fn tomcat_answers_http_and_drift_is_put_back_with_real_pods() {
         .and_then(|p| p.first()?.node_port)
         .expect("the new Service's NodePort");
     let url = format!("http://{host}:{node_port}/");
-    let answer = answered(&http, &url).await;
+    let answer = first_answer(&url, || http.get(&url).send()).await;
     assert_eq!(answer.status(), 200, "{url}");
     reconciler.shut_down().await;
-}
-
-/// The first answer at `url`. A Service's NodePort is opened by kube-proxy after the
-/// Service and its endpoints are stored, with no event to wait on, so a refused
-/// connection is tried again (at most 30 s, as [`served_by`]).
-async fn answered(http: &reqwest::Client, url: &str) -> reqwest::Response {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match http.get(url).send().await {
-            Ok(answer) => return answer,
-            Err(error) => assert!(Instant::now() < deadline, "{url} never answered: {error}"),
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 /// The local catalog with `edit` applied to its YAML (a version whose image does not
