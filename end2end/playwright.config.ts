@@ -14,8 +14,7 @@ const WAITING = /\/(sso|provision|logs|usage|terminal)\.spec\.ts$/;
 // debug build: its wasm keeps the overflow checks and debug assertions the release
 // build compiles out. With PORTICO_E2E_ALSO_DEBUG=1 (and PORTICO_E2E_BUILD=release) a
 // debug server on the next port joins the same cluster once the release server is
-// ready, and these specs run against it in whichever lane is free first (the waiting
-// lane ends well before the other).
+// ready, and these specs run against it after the others.
 const DEBUG_SPECS = /\/(forms|window|live|navigation)\.spec\.ts$/;
 const alsoDebug = process.env.PORTICO_E2E_ALSO_DEBUG === '1';
 const debugPort = port + 1;
@@ -38,12 +37,12 @@ export default defineConfig({
   timeout: 60_000,
   expect: { timeout: 10_000 },
   fullyParallel: false,
-  // Two lanes at once, one test at a time in each (docs/ci.md, "Lanes"): the specs
-  // that mostly wait (for an ID token to expire, for MariaDB and Tomcat on the real
-  // node) beside the rest, whose time is the browser's own work. The sign-on specs serve
-  // their own Portico and people; the second lane alone holds the real node's CPUs
-  // (holdNodesTo) or asks it for any.
-  workers: 2,
+  // One test at a time. Two lanes (the projects below, one worker each) were tried in
+  // session 39: they saved about 70 s, but a spec that burns a core (usage) cannot get
+  // one beside the browser's lane on two cores, and a corpus page's AGE once stayed
+  // 60 s behind kubectl's under that load (docs/ci.md, "lanes"). The projects stay so
+  // that a machine with cores to spare can set workers: 2.
+  workers: 1,
   projects: [
     { name: 'browser', testIgnore: WAITING, workers: 1 },
     { name: 'waiting', testMatch: WAITING, workers: 1 },

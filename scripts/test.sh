@@ -113,9 +113,9 @@ debug_bundle() {
   cargo leptos build --frontend-only --split
 }
 timed "build the debug browser bundle (cargo leptos build --frontend-only --split)" debug_bundle
-# One Playwright run on one local cluster: the whole suite against the release build
-# (two lanes, end2end/playwright.config.ts), then those specs against a debug server
-# on the same cluster.
+# One Playwright run on one local cluster: the whole suite against the release build,
+# then those specs against a debug server on the same cluster
+# (end2end/playwright.config.ts).
 timed "browser tests: release build, then the browser's own logic on the debug build" \
   bash -c 'cd end2end && PORTICO_E2E_BUILD=release PORTICO_E2E_ALSO_DEBUG=1 npx playwright test'
 timed "the image, twice from the release build (scripts/image.sh oci): one digest" bash scripts/image-twice.sh
