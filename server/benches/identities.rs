@@ -656,7 +656,7 @@ async fn charged_mib(admin: &kube::Client) -> f64 {
     };
     let mut bytes = 0;
     for namespace in [SHARED.to_string(), own_namespace(0)] {
-        let page = table_api::list(admin, &query(&namespace), 100_000, None)
+        let page = table_api::list(admin, &query(&namespace), 100_000, None, None)
             .await
             .expect("list");
         bytes += page.table.rows.iter().map(|r| row_bytes(r)).sum::<usize>();

@@ -290,6 +290,24 @@ impl KindRegistry {
         Some(v.additional_printer_columns.clone().unwrap_or_default())
     }
 
+    /// The names of a CRD version's date columns that print the creation time (their
+    /// JSONPath is `.metadata.creationTimestamp`); `None` for built-in kinds.
+    pub fn creation_age_columns(
+        &self,
+        group: &str,
+        plural: &str,
+        version: &str,
+    ) -> Option<Vec<String>> {
+        let columns = self.printer_columns(group, plural, version)?;
+        Some(
+            columns
+                .into_iter()
+                .filter(|c| c.type_ == "date" && c.json_path == ".metadata.creationTimestamp")
+                .map(|c| c.name)
+                .collect(),
+        )
+    }
+
     /// Where the children view of an object in `owner_group` looks: the built-in
     /// kinds controllers commonly create, then namespaced CRDs, those nearest the
     /// owner first (its own group, then groups under the same domain), at most `max`

@@ -19,7 +19,7 @@ use super::history::History;
 use super::intern::Interner;
 use super::memory::{Footprint, MemoryBudget};
 use super::source::FeedSource;
-use super::table_api::{RawTable, TableError, read_columns};
+use super::table_api::{RawTable, TableError};
 use super::table_rows::TableRows;
 use crate::cluster::error::Failure;
 
@@ -357,7 +357,7 @@ pub(crate) async fn run(source: Arc<dyn FeedSource>, query: TableQuery, feed: We
                 match event {
                     Ok(WatchEvent::Added(t)) | Ok(WatchEvent::Modified(t)) => {
                         retry = Backoff::default();
-                        if column_change(&f, &t) {
+                        if column_change(source.as_ref(), &query, &f, &t) {
                             tracing::info!("printer columns changed; relisting");
                             continue 'relist;
                         }
@@ -569,8 +569,14 @@ impl Backoff {
 }
 
 /// A CRD's printer columns can change under a running watch; a relist brings them in.
-fn column_change(feed: &Feed, table: &RawTable) -> bool {
-    !table.columns().is_empty() && feed.read().columns != read_columns(table.columns())
+fn column_change(
+    source: &dyn FeedSource,
+    query: &TableQuery,
+    feed: &Feed,
+    table: &RawTable,
+) -> bool {
+    !table.columns().is_empty()
+        && feed.read().columns != source.read_columns(query, table.columns())
 }
 
 /// A listed row as the shared copy (a list's rows are `Arc`s of their own until then).

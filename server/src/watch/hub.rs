@@ -16,6 +16,7 @@ use super::limits::{LimitRefused, LiveLimits};
 use super::memory::MemoryBudget;
 use super::source::{ApiServer, FeedSource};
 use super::subscription::Subscription;
+use crate::cluster::registry::KindRegistry;
 
 struct HubInner {
     /// The portal's own source, for [`WatchHub::subscribe`].
@@ -31,6 +32,9 @@ struct HubInner {
     feed_count: tokio::sync::watch::Sender<usize>,
     /// Permits for the big pages of lists (see [`feed::LATER_PAGES_AT_ONCE`]).
     later_pages: Arc<tokio::sync::Semaphore>,
+    /// The kinds' registry, for the people's feeds to read a CRD's columns by its
+    /// definition (see [`ApiServer`]).
+    kinds: Option<KindRegistry>,
 }
 
 /// A feed is shared by viewers of the same query acting with the same identity
@@ -50,13 +54,23 @@ impl WatchHub {
     }
 
     /// A hub bounded by `limits`: feeds per identity and overall, and the bytes
-    /// their tables may hold.
-    pub fn bounded(client: kube::Client, grace: Duration, limits: &LiveLimits) -> Self {
+    /// their tables may hold; CRDs' columns read by their definitions in `kinds`.
+    pub fn bounded(
+        client: kube::Client,
+        grace: Duration,
+        limits: &LiveLimits,
+        kinds: KindRegistry,
+    ) -> Self {
+        let source = ApiServer {
+            client,
+            kinds: Some(kinds.clone()),
+        };
         Self::build(
-            Arc::new(ApiServer(client)),
+            Arc::new(source),
             grace,
             (limits.feeds_per_person, limits.feeds_overall),
             MemoryBudget::new(limits.bytes_per_person, limits.bytes_overall),
+            Some(kinds),
         )
     }
 
@@ -82,7 +96,11 @@ impl WatchHub {
         per_owner: usize,
         overall: usize,
     ) -> Self {
-        Self::over(Arc::new(ApiServer(client)), grace, per_owner, overall)
+        let source = ApiServer {
+            client,
+            kinds: None,
+        };
+        Self::over(Arc::new(source), grace, per_owner, overall)
     }
 
     /// A hub whose own feeds read `source` (tests script one).
@@ -97,6 +115,7 @@ impl WatchHub {
             grace,
             (per_owner, overall),
             MemoryBudget::unbounded(),
+            None,
         )
     }
 
@@ -105,6 +124,7 @@ impl WatchHub {
         grace: Duration,
         (per_owner, overall): (usize, usize),
         memory: MemoryBudget,
+        kinds: Option<KindRegistry>,
     ) -> Self {
         Self {
             inner: Arc::new(HubInner {
@@ -116,6 +136,7 @@ impl WatchHub {
                 memory: Arc::new(memory),
                 feed_count: tokio::sync::watch::channel(0).0,
                 later_pages: Arc::new(tokio::sync::Semaphore::new(feed::LATER_PAGES_AT_ONCE)),
+                kinds,
             }),
         }
     }
@@ -176,7 +197,13 @@ impl WatchHub {
         owner: Option<String>,
         person: Option<String>,
     ) -> Result<Subscription, LimitRefused> {
-        let source = || Arc::new(ApiServer(client.clone())) as Arc<dyn FeedSource>;
+        let kinds = self.inner.kinds.clone();
+        let source = || {
+            Arc::new(ApiServer {
+                client: client.clone(),
+                kinds,
+            }) as Arc<dyn FeedSource>
+        };
         self.join((owner, query), source, person)
     }
 

@@ -199,30 +199,37 @@ impl RawTable {
 
 /// Whether a date column is the object's creation time. The API server sends such a
 /// cell as an age as of the request ("5m"), which would stay "5m" on the page and
-/// make two lists of the same object, seconds apart, two different rows. It names
-/// the column's source in its description: a CRD's by its JSONPath, a built-in
-/// kind's by the field's own documentation.
+/// make two lists of the same object, seconds apart, two different rows.
+/// `creation_ages` names a CRD version's date columns whose JSONPath is
+/// `.metadata.creationTimestamp`, read from its definition: a CRD's column may carry
+/// a description of its own ("Time since resource was created"), which says nothing
+/// of its source, and every date column of a CRD is sent as an age. Without it (a
+/// built-in kind, or a CRD not read yet) the description tells: a CRD's default one
+/// ends with its JSONPath, a built-in kind's quotes the field's own documentation.
 /// Built-in kinds declare their Age column as a string; it is read as the date it is.
 /// A built-in *date* column of the creation time (a ClusterRole's or Role's "Created
 /// At") is sent as the timestamp itself, which kubectl prints as it is: not an age.
-fn is_creation_age(column: &Column) -> bool {
-    (column.kind == "date" && column.description.ends_with(".metadata.creationTimestamp"))
-        || (column.kind == "string"
-            && column
-                .description
-                .starts_with("CreationTimestamp is a timestamp"))
+fn is_creation_age(column: &Column, creation_ages: Option<&[String]>) -> bool {
+    match (column.kind.as_str(), creation_ages) {
+        ("date", Some(names)) => names.contains(&column.name),
+        ("date", None) => column.description.ends_with(".metadata.creationTimestamp"),
+        ("string", None) => column
+            .description
+            .starts_with("CreationTimestamp is a timestamp"),
+        _ => false,
+    }
 }
 
 /// The columns as the page reads them: creation ages are dates (their cells carry
 /// the creation time, see [`RawTable::into_rows`]); every other date column is text,
 /// printed as the API server sent it (an age it computed, or a timestamp), as kubectl
-/// prints it.
-pub fn read_columns(columns: &[Column]) -> Vec<Column> {
+/// prints it. `creation_ages`: see [`is_creation_age`].
+pub fn read_columns(columns: &[Column], creation_ages: Option<&[String]>) -> Vec<Column> {
     columns
         .iter()
         .map(|column| {
             let mut column = column.clone();
-            if is_creation_age(&column) {
+            if is_creation_age(&column, creation_ages) {
                 column.kind = "date".into();
             } else if column.kind == "date" {
                 column.kind = "string".into();
@@ -302,12 +309,14 @@ fn request(
 /// Lists a page of the resource as a Table, at most `limit` rows from `from` (the
 /// previous page's continue token, `None` for the first): columns, one row per
 /// object, the list's resourceVersion to watch from, and where the next page starts.
-/// Every page of one list is the same snapshot of the collection.
+/// Every page of one list is the same snapshot of the collection. `creation_ages`:
+/// see [`read_columns`].
 pub async fn list(
     client: &kube::Client,
     query: &TableQuery,
     limit: usize,
     from: Option<&str>,
+    creation_ages: Option<&[String]>,
 ) -> Result<ListPage, TableError> {
     let limit = limit.to_string();
     let mut extra = vec![("limit", limit.as_str())];
@@ -324,7 +333,10 @@ pub async fn list(
     };
     let next = table.metadata.next.take().filter(|t| !t.is_empty());
     let resource_version = table.resource_version().unwrap_or_default().to_string();
-    let columns = read_columns(&std::mem::take(&mut table.column_definitions));
+    let columns = read_columns(
+        &std::mem::take(&mut table.column_definitions),
+        creation_ages,
+    );
     let rows = table.into_rows(&columns);
     Ok(ListPage {
         table: TableSnapshot {
@@ -502,7 +514,7 @@ mod tests {
                 "creationTimestamp":"2026-01-02T03:04:05Z"}}}]}"#,
         )
         .expect("parses");
-        let columns = read_columns(table.columns());
+        let columns = read_columns(table.columns(), None);
         let kinds: Vec<&str> = columns.iter().map(|c| c.kind.as_str()).collect();
         assert_eq!(kinds, ["date", "string", "date", "string"]);
         let rows = table.into_rows(&columns);
@@ -519,6 +531,39 @@ mod tests {
         assert_eq!(
             portico_core::table::format::cell_text(&rows[0].cells[3], &columns[3].kind, 0),
             "2026-01-02T03:04:05Z"
+        );
+    }
+
+    #[test]
+    fn a_crds_definition_names_its_creation_ages_whatever_their_descriptions() {
+        // cert-manager's and Argo Rollouts' Age columns: JSONPath
+        // .metadata.creationTimestamp, descriptions of their own; the API server sends
+        // every CRD date column as an age.
+        let table: RawTable = serde_json::from_str(
+            r#"{"columnDefinitions":[
+                {"name":"Age","type":"date","description":"CreationTimestamp is a timestamp representing the server time when this object was created."},
+                {"name":"Since","type":"date","description":"Time since resource was created"},
+                {"name":"Last","type":"date","description":"Custom resource definition column (in JSONPath format): .metadata.creationTimestamp"},
+                {"name":"Created","type":"string","description":"CreationTimestamp is a timestamp representing the server time when this object was created."}],
+            "rows":[{"cells":["5m9s","5m9s","3m","2026-01-02T03:04:05Z"],"object":{"metadata":{"name":"a","uid":"u",
+                "creationTimestamp":"2026-01-02T03:04:05Z"}}}]}"#,
+        )
+        .expect("parses");
+        let ages = ["Age".to_string(), "Since".to_string()];
+        let columns = read_columns(table.columns(), Some(&ages));
+        let kinds: Vec<&str> = columns.iter().map(|c| c.kind.as_str()).collect();
+        // "Last" reads another field (its definition says so, whatever the text);
+        // a CRD's string column is text as sent.
+        assert_eq!(kinds, ["date", "date", "string", "string"]);
+        let rows = table.into_rows(&columns);
+        assert_eq!(
+            rows[0].cells,
+            [
+                "2026-01-02T03:04:05Z",
+                "2026-01-02T03:04:05Z",
+                "3m",
+                "2026-01-02T03:04:05Z"
+            ]
         );
     }
 

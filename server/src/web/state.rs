@@ -86,7 +86,7 @@ impl AppState {
         auth.stylesheet = assets.stylesheet();
         let limits = LiveLimits::default();
         let live = LiveState {
-            hub: hub_for(&client, &limits),
+            hub: hub_for(&client, &limits, &kinds),
             kinds: kinds.clone(),
             auth: auth.clone(),
             portal: client.clone(),
@@ -146,7 +146,7 @@ impl AppState {
 
     /// Bounds live views by `limits` (before serving: the hub starts afresh).
     pub fn with_live_limits(mut self, limits: LiveLimits) -> Self {
-        self.live.hub = hub_for(&self.client, &limits);
+        self.live.hub = hub_for(&self.client, &limits, &self.kinds);
         self.live.limits = Arc::new(limits);
         self
     }
@@ -184,6 +184,6 @@ impl AppState {
     }
 }
 
-fn hub_for(client: &kube::Client, limits: &LiveLimits) -> WatchHub {
-    WatchHub::bounded(client.clone(), WATCH_GRACE, limits)
+fn hub_for(client: &kube::Client, limits: &LiveLimits, kinds: &KindRegistry) -> WatchHub {
+    WatchHub::bounded(client.clone(), WATCH_GRACE, limits, kinds.clone())
 }

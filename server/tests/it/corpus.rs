@@ -72,6 +72,98 @@ async fn load_corpus(client: &kube::Client) -> corpus::Corpus {
     corpus
 }
 
+/// Every corpus CRD's column of the creation time, whatever its description says
+/// (cert-manager's quotes the field's documentation, Argo Rollouts' says "Time since
+/// resource was created"), reaches the page as the creation time, which the page
+/// counts the age from as kubectl would print it now. The API server's own cell is
+/// an age as of the list: shown as sent, it would stand still.
+#[tokio::test]
+async fn every_corpus_creation_age_column_carries_the_creation_time() {
+    use portico_core::live::protocol::TableChange;
+    use portico_core::table::wire::TableQuery;
+    use portico_server::watch::hub::WatchHub;
+    use portico_server::watch::limits::LiveLimits;
+    let client = TestCluster::shared()
+        .admin_client()
+        .await
+        .expect("admin client");
+    let corpus = load_corpus(&client).await;
+    let kinds = crate::kit::kinds(&client).await;
+    let hub = WatchHub::bounded(
+        client.clone(),
+        Duration::from_millis(200),
+        &LiveLimits::default(),
+        kinds.clone(),
+    );
+    let mut checked = Vec::new();
+    for entry in &corpus.entries {
+        for version in &entry.versions {
+            let label = format!("{} {version}", entry.name);
+            let ages = until_registry(&kinds, |k| {
+                k.creation_age_columns(&entry.group, &entry.plural, version)
+            })
+            .await;
+            if ages.is_empty() {
+                continue;
+            }
+            let sample = api(&client, entry, version)
+                .get(&entry.sample_name)
+                .await
+                .unwrap_or_else(|e| panic!("{label}: reading the sample: {e}"));
+            // As the API server writes it (RFC 3339, seconds, UTC).
+            let created =
+                serde_json::to_value(&sample.metadata.creation_timestamp).expect("time JSON");
+            assert!(
+                created.is_string(),
+                "{label}: the sample has no creation time"
+            );
+            let query = TableQuery {
+                group: entry.group.clone(),
+                version: version.clone(),
+                plural: entry.plural.clone(),
+                namespace: entry.sample_namespace.clone(),
+                label_selector: None,
+                field_selector: None,
+                columns: None,
+            };
+            let mut view = hub.subscribe(query).expect("within limits");
+            let update = tokio::time::timeout(Duration::from_secs(30), view.next())
+                .await
+                .unwrap_or_else(|_| panic!("{label}: no table within 30 s"))
+                .expect("the feed goes on");
+            let TableChange::Snapshot(table) = update.change else {
+                panic!(
+                    "{label}: the first update is not the table: {:?}",
+                    update.change
+                );
+            };
+            let row = table
+                .rows
+                .iter()
+                .find(|r| r.name == entry.sample_name)
+                .unwrap_or_else(|| panic!("{label}: the sample is not in the table"));
+            for name in &ages {
+                let at = table
+                    .columns
+                    .iter()
+                    .position(|c| &c.name == name)
+                    .unwrap_or_else(|| panic!("{label}: no column {name}"));
+                assert_eq!(table.columns[at].kind, "date", "{label}: {name}");
+                assert_eq!(row.cells[at], created, "{label}: {name}");
+            }
+            checked.push(entry.name.clone());
+        }
+    }
+    // Descriptions of their own among them: the case the description alone missed.
+    for name in [
+        "certificaterequests.cert-manager.io",
+        "rollouts.argoproj.io",
+        "prometheuses.monitoring.coreos.com",
+    ] {
+        assert!(checked.iter().any(|c| c == name), "{name} was not checked");
+    }
+}
+
 /// (milliseconds, page) of each render, slowest first.
 fn worst(mut timings: Vec<(u128, String)>, n: usize) -> Vec<(u128, String)> {
     timings.sort_by_key(|t| std::cmp::Reverse(t.0));

@@ -404,7 +404,7 @@ async fn every_seed_table_has_kubectls_columns_with_and_without_wide() {
             field_selector: None,
             columns: None,
         };
-        let snapshot: TableSnapshot = table_api::list(&client, &query, 10_000, None)
+        let snapshot: TableSnapshot = table_api::list(&client, &query, 10_000, None, None)
             .await
             .expect("Table list")
             .table;
@@ -579,6 +579,7 @@ async fn two_peoples_feeds_of_one_big_list_share_its_rows_and_show_the_first_pag
         client.clone(),
         Duration::from_millis(200),
         &LiveLimits::default(),
+        crate::kit::kinds(&client).await,
     );
     let query = ats_query(&ns);
     let (ada, bob) = (Some("ada".to_string()), Some("bob".to_string()));
