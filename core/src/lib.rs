@@ -19,4 +19,5 @@ pub mod readiness;
 pub mod resource;
 pub mod schema;
 pub mod table;
+pub mod terminal;
 pub mod usage;

@@ -29,8 +29,7 @@
     clippy::panic
 )]
 
-#[path = "../tests/it/kit/mod.rs"]
-mod kit;
+use portico_test_kit as kit;
 
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
@@ -643,7 +642,7 @@ async fn cluster(people: usize, shared: usize) -> Cluster {
 /// What a person viewing the shared table and their own is charged against their
 /// live-table budget: Portico's own measure of the rows, as if nothing were shared.
 async fn charged_mib(admin: &kube::Client) -> f64 {
-    use portico_server::watch::memory::row_bytes;
+    use portico_server::watch::sizes::row_bytes;
     use portico_server::watch::table_api;
     let query = |namespace: &str| TableQuery {
         group: GROUP.into(),

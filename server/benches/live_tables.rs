@@ -24,8 +24,7 @@
     clippy::panic
 )]
 
-#[path = "../tests/it/kit/mod.rs"]
-mod kit;
+use portico_test_kit as kit;
 
 use std::collections::HashMap;
 use std::process::{Command, Stdio};

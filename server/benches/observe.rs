@@ -13,8 +13,7 @@
     clippy::panic
 )]
 
-#[path = "../tests/it/kit/mod.rs"]
-mod kit;
+use portico_test_kit as kit;
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;

@@ -33,8 +33,7 @@
     clippy::panic
 )]
 
-#[path = "../tests/it/kit/mod.rs"]
-mod kit;
+use portico_test_kit as kit;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};

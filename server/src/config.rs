@@ -8,12 +8,7 @@ use clap::{Parser, ValueEnum};
 use crate::auth::identity::{IdentityConfig, IdentityMode};
 use crate::auth::session::SessionKey;
 use crate::cluster::connections::ApiProtocol;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    Text,
-    Json,
-}
+use crate::telemetry::LogFormat;
 
 /// Where the Stack reconciler runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -127,7 +122,7 @@ pub struct Config {
     /// How people's requests reach the API server: `http2` shares a few connections
     /// among everyone (far less memory with many people), `http1` opens one per
     /// request in flight (less of the API server's CPU per event).
-    #[arg(long, env = "PORTICO_API_PROTOCOL", value_enum, default_value_t = ApiProtocol::Http2)]
+    #[arg(long, env = "PORTICO_API_PROTOCOL", default_value = "http2", value_parser = api_protocol())]
     pub api_protocol: ApiProtocol,
 
     /// Live views (streams) one person may hold open at once [default: 64].
@@ -434,6 +429,14 @@ impl Config {
             _ => Err(IdentityConfigError::OidcOutsideOidcMode),
         }
     }
+}
+
+/// `--api-protocol`'s parser: one of [`ApiProtocol::NAMES`], listed in `--help` (the
+/// protocol is the cluster layer's, which knows nothing of flags).
+fn api_protocol() -> impl clap::builder::TypedValueParser<Value = ApiProtocol> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(ApiProtocol::NAMES)
+        .map(|name| name.parse().unwrap_or_default())
 }
 
 #[cfg(test)]

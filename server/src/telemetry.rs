@@ -9,7 +9,13 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
-use crate::config::LogFormat;
+/// How log lines are written: for a person reading a terminal, or one JSON object a
+/// line for a collector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
 
 /// What traces are sent to, and as whom.
 #[derive(Debug, Clone)]

@@ -10,6 +10,7 @@ pub mod form;
 pub mod kept_view;
 pub mod live_badge;
 pub mod live_table;
+pub mod log_parts;
 pub mod namespace_picker;
 pub mod palette;
 pub mod pod_logs;

@@ -76,7 +76,7 @@ fn actions(kinds: &[ResourceKind], offers: &[StackOffer]) -> Vec<Choice> {
         action(
             format!("Provision {}", o.title),
             "a new Stack",
-            crate::pages::provision::offer_path(&o.choice),
+            crate::pages::stack::offer_path(&o.choice),
         )
     }));
     all.extend(kinds.iter().filter(|k| !k.flags.builtin).map(|k| {

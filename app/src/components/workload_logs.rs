@@ -6,10 +6,9 @@
 
 use leptos::prelude::*;
 
+use crate::components::kept_view::Kept;
 use crate::components::live_badge::LiveBadge;
-use crate::components::pod_logs::{
-    Highlighted, LogCount, LogEmpty, LogEndedNote, LogRow, LogViews, save,
-};
+use crate::components::log_parts::{Highlighted, LogCount, LogEmpty, LogEndedNote, LogRow, save};
 use crate::live::{ViewState, follow_signal};
 use portico_core::live::log_buffer::{LogBuffer, LogLine};
 use portico_core::live::protocol::{ServerMessage, Topic, WorkloadLogQuery};
@@ -20,7 +19,20 @@ const TAIL: u32 = 100;
 /// Colours Pod tags take turns in (`log-tag-0` …).
 const TAG_COLOURS: u64 = 8;
 
-/// The view's state and subscription, kept across redraws of the page ([`LogViews`]).
+/// A workload's merged log kept across redraws of the object page, which provides it
+/// (with the Pod's log, in `pod_logs::LogViews`).
+#[derive(Clone, Copy, Default)]
+pub struct KeptWorkloadLog(Kept<WorkloadLogState>);
+
+impl KeptWorkloadLog {
+    /// Ends the log held (the page shows a Pod's instead).
+    pub fn end(self) {
+        self.0.end();
+    }
+}
+
+/// The view's state and subscription, kept across redraws of the page
+/// ([`KeptWorkloadLog`]).
 #[derive(Clone, Copy)]
 pub struct WorkloadLogState {
     again: RwSignal<u32>,
@@ -101,8 +113,8 @@ impl WorkloadLogState {
 pub fn WorkloadLogs(namespace: String, selector: String, name: String) -> impl IntoView {
     let key = format!("{namespace}?{selector}");
     let make = || WorkloadLogState::new(namespace, selector);
-    let state = match use_context::<LogViews>() {
-        Some(views) => views.workload.get_or_make(key, make),
+    let state = match use_context::<KeptWorkloadLog>() {
+        Some(kept) => kept.0.get_or_make(key, make),
         None => make(),
     };
     let WorkloadLogState {

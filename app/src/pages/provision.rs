@@ -9,19 +9,12 @@ use crate::api::stack_offers;
 use crate::components::error_banner::ErrorBanner;
 use crate::components::live_table::LiveTable;
 use crate::pages::stack::kept::KeptVolumes;
+use crate::pages::stack::offer_path;
 use crate::pages::stack::picker::plan_size;
 use portico_core::encode::percent_encode;
 use portico_core::payload::StackOffer;
 use portico_core::portico_kinds;
 use portico_core::table::state::SortKey;
-
-/// The Provision form's path: a Stack's create form made for people.
-pub const PROVISION_FORM: &str = "/provision/new";
-
-/// The Provision form with the catalog's `choice` chosen.
-pub fn offer_path(choice: &str) -> String {
-    format!("{PROVISION_FORM}?spec.choice={}", percent_encode(choice))
-}
 
 #[component]
 pub fn ProvisionPage() -> impl IntoView {

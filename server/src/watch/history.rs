@@ -10,7 +10,7 @@ use std::sync::{Arc, LazyLock};
 use imbl::Vector;
 use portico_core::table::wire::TableDelta;
 
-use super::memory::delta_bytes;
+use super::sizes::delta_bytes;
 
 /// How many recent changes a feed keeps for viewers that fall behind or reconnect.
 /// A viewer further behind (or behind a relist) gets a snapshot.

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, Weak};
 use portico_core::table::wire::{Row, TableDelta};
 
 use super::history::History;
-use super::memory::{delta_bytes, row_bytes};
+use super::sizes::{delta_bytes, row_bytes};
 use super::table_rows::TableRows;
 use super::transitions::Transitions;
 

@@ -4,7 +4,7 @@
 //! control characters ([`clean`]). Tabs stay: Java stack traces start their lines
 //! with one.
 
-use crate::terminal::clean;
+use portico_core::terminal::clean;
 
 /// The longest line kept, in bytes of the container's output; the rest is cut.
 pub const MAX_LINE: usize = 8 * 1024;

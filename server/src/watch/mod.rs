@@ -25,6 +25,7 @@ pub mod memory;
 pub(crate) mod open;
 pub(crate) mod overview;
 pub(crate) mod overview_scope;
+pub mod sizes;
 pub(crate) mod socket;
 pub mod source;
 pub(crate) mod sse;

@@ -24,7 +24,7 @@ use super::LiveState;
 use super::logs::{self, LogUpdate};
 use super::open;
 use super::overview;
-use super::subscription::Delivery;
+use super::subscription::{Delivery, LATER_PART};
 use super::workload_logs;
 use crate::auth::RenewAt;
 use crate::cluster::caller::Caller;
@@ -287,7 +287,6 @@ where
 /// the largest message it ever sent: 200 viewers of a 2 MB snapshot held 525 MB, and
 /// a thousand people held over 100 MB with parts of 500 rows, 42 MB with 200.
 pub(crate) const FIRST_PART: usize = 100;
-pub(crate) const LATER_PART: usize = 100;
 /// The page sends only small messages; the default 128 KiB read buffer per socket
 /// would be most of a socket's memory. Messages to the page are written as they
 /// come (`write_buffer_size(0)`), so the write buffer holds one message, not 128 KiB.

@@ -17,9 +17,12 @@ use super::feed::{Current, Feed, FeedEvent, FeedMessage};
 
 /// Upper bound of deltas merged into one update.
 const MAX_MERGED: usize = 512;
+/// Rows in each part of a table sent in parts, after the first (the transports'
+/// messages stay small: see `socket::FIRST_PART`).
+pub(crate) const LATER_PART: usize = 100;
 /// Rows one catch-up update changes at most: a viewer far behind catches up in
 /// updates as small as a snapshot's parts, each a position it can resume from.
-const CATCH_UP_ROWS: usize = super::socket::LATER_PART;
+const CATCH_UP_ROWS: usize = LATER_PART;
 
 /// What a subscription does when it was its feed's last viewer (the hub stops the
 /// feed after a grace period unless someone joins).

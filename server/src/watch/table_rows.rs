@@ -16,7 +16,7 @@ use std::sync::{Arc, LazyLock};
 use imbl::OrdSet;
 use portico_core::table::wire::{Row, TableDelta};
 
-use super::memory::row_bytes;
+use super::sizes::row_bytes;
 
 /// What a table's tree takes a row (its pointer, and its share of the nodes).
 const ROW_SLOT: usize = 16;

@@ -16,6 +16,7 @@ use crate::cluster::caller::Caller;
 use crate::cluster::connections::ApiProtocol;
 use crate::cluster::pool::ClientPool;
 use crate::cluster::registry::KindRegistry;
+use crate::portal_metrics::PORTAL;
 use crate::reconcile::catalog::LiveCatalog;
 use crate::reconcile::stack;
 use crate::watch::hub::WatchHub;
@@ -81,7 +82,7 @@ impl AppState {
         });
         let mut auth = AuthState::new(
             IdentityConfig::local(),
-            ClientPool::new(None, client.clone()),
+            ClientPool::new(None, client.clone(), PORTAL.api_layer()),
         );
         auth.stylesheet = assets.stylesheet();
         let limits = LiveLimits::default();
@@ -129,7 +130,8 @@ impl AppState {
         base: kube::Config,
         protocol: ApiProtocol,
     ) -> Self {
-        let pool = ClientPool::new(Some(base), self.client.clone()).with_protocol(protocol);
+        let pool = ClientPool::new(Some(base), self.client.clone(), PORTAL.api_layer())
+            .with_protocol(protocol);
         self.auth = AuthState::new(identity, pool);
         self.auth.base = self.base.clone();
         self.auth.stylesheet = self.assets.stylesheet();

@@ -178,6 +178,7 @@ async fn one_person_cannot_fill_the_portals_memory_and_others_stay_live() {
     // The portal as a process of its own, so that its resident memory is its own.
     const BUDGET_MIB: usize = 16;
     let (base, _portico, pid) = crate::kit::process::token_mode_portico(
+        std::path::Path::new(env!("CARGO_BIN_EXE_portico")),
         portico_control_plane::cluster::TestCluster::shared().admin_kubeconfig(),
         &[
             "--max-live-mib-per-person",

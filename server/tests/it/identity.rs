@@ -187,7 +187,11 @@ async fn people_share_a_few_connections_and_each_is_still_themselves() {
     .await;
     let reader = crate::kit::account_token(&admin, &ns, "reader").await;
     let stranger = crate::kit::account_token(&admin, &ns, "stranger").await;
-    let pool = ClientPool::new(Some(crate::kit::shared_config().await), admin.clone());
+    let pool = ClientPool::new(
+        Some(crate::kit::shared_config().await),
+        admin.clone(),
+        portico_server::portal_metrics::PORTAL.api_layer(),
+    );
     let person = |token: String| Caller::Bearer {
         name: String::new(),
         token: Token(token),
@@ -1572,8 +1576,8 @@ async fn two_hundred_asks_at_once_send_one_access_review() {
     let pool = portico_server::cluster::pool::ClientPool::new(
         Some(crate::kit::shared_config().await),
         admin.clone(),
-    )
-    .with_api_layer(ApiRequestsLayer::new(requests.clone(), latency_family()));
+        ApiRequestsLayer::new(requests.clone(), latency_family()),
+    );
     let reviews = AccessReviews::new(std::sync::Arc::new(pool));
     let caller = Caller::Bearer {
         name: crate::kit::account_user(&ns, "asker"),

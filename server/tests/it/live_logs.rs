@@ -676,6 +676,7 @@ async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
         .await;
     }
     let (origin, mut portico, pid) = crate::kit::process::token_mode_portico(
+        std::path::Path::new(env!("CARGO_BIN_EXE_portico")),
         TestCluster::shared_real().admin_kubeconfig(),
         &["--max-live-mib-per-person", &BUDGET_MIB.to_string()],
     )

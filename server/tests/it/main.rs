@@ -12,7 +12,7 @@
     clippy::panic
 )]
 
-mod kit;
+use portico_test_kit as kit;
 
 mod apiserver_restart;
 mod attack;

@@ -65,6 +65,7 @@ async fn setup_in_process_of_its_own(prefix: &str, exec_verbs: &[&str]) -> Setup
     let admin = admin().await;
     let (ns, token) = prepare(&admin, prefix, exec_verbs).await;
     let (origin, child, pid) = crate::kit::process::token_mode_portico(
+        std::path::Path::new(env!("CARGO_BIN_EXE_portico")),
         portico_control_plane::cluster::TestCluster::shared_real().admin_kubeconfig(),
         &[],
     )
@@ -206,9 +207,7 @@ async fn event(socket: &mut Socket, shown: &mut String) -> TerminalEvent {
 async fn until_line(socket: &mut Socket, wanted: &str) {
     let mut shown = String::new();
     loop {
-        let mut lines = shown
-            .split(['\r', '\n'])
-            .map(portico_server::terminal::clean);
+        let mut lines = shown.split(['\r', '\n']).map(portico_core::terminal::clean);
         if lines.any(|line| line.trim_end() == wanted) {
             return;
         }
@@ -236,7 +235,7 @@ async fn until_size(socket: &mut Socket, wanted: &str) {
             // Whole lines only: the last piece may be half an answer.
             let mut lines: Vec<String> = shown
                 .split(['\r', '\n'])
-                .map(|line| portico_server::terminal::clean(line).trim().to_string())
+                .map(|line| portico_core::terminal::clean(line).trim().to_string())
                 .collect();
             lines.pop();
             let sizes: Vec<String> = lines

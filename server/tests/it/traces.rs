@@ -53,6 +53,7 @@ async fn a_request_is_one_trace_through_the_portal_to_the_api_server() {
     let ns = crate::kit::fresh_namespace(&admin, "traced").await;
     let cluster = TestCluster::shared();
     let (origin, _portico, _) = crate::kit::process::token_mode_portico(
+        std::path::Path::new(env!("CARGO_BIN_EXE_portico")),
         cluster.admin_kubeconfig(),
         &["--otlp-endpoint", &jaeger.otlp, "--log", "info"],
     )

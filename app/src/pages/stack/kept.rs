@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
+use super::PROVISION_FORM;
 use crate::api::fetch_kept_volumes;
-use crate::pages::provision::PROVISION_FORM;
 use portico_core::encode::percent_encode;
 
 /// Volumes kept after their Stack was deleted, each with how to reattach it (a Stack

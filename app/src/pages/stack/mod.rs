@@ -10,3 +10,13 @@ pub mod deletion;
 pub mod kept;
 pub mod picker;
 pub mod stack_fields;
+
+use portico_core::encode::percent_encode;
+
+/// The Provision form's path: a Stack's create form made for people.
+pub const PROVISION_FORM: &str = "/provision/new";
+
+/// The Provision form with the catalog's `choice` chosen.
+pub fn offer_path(choice: &str) -> String {
+    format!("{PROVISION_FORM}?spec.choice={}", percent_encode(choice))
+}

@@ -58,7 +58,7 @@ pub type Connector = hyper_timeout::TimeoutConnector<hyper_rustls::HttpsConnecto
 type Http1 = hyper_util::client::legacy::Client<Connector, Body>;
 
 /// How people's requests reach the API server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ApiProtocol {
     /// A few connections shared by everyone, up to [`STREAMS_PER_CONNECTION`]
     /// requests each (HTTP/1.1 where the server does not offer HTTP/2).
@@ -66,6 +66,23 @@ pub enum ApiProtocol {
     Http2,
     /// A connection per request in flight.
     Http1,
+}
+
+impl ApiProtocol {
+    /// The names flags and settings give the protocols.
+    pub const NAMES: [&'static str; 2] = ["http2", "http1"];
+}
+
+impl std::str::FromStr for ApiProtocol {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        match name {
+            "http2" => Ok(Self::Http2),
+            "http1" => Ok(Self::Http1),
+            other => Err(format!("{other:?} is not a protocol: http2 or http1")),
+        }
+    }
 }
 
 /// Every person's requests to one API server: a tower service for kube's client.

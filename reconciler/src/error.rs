@@ -2,10 +2,10 @@
 
 use super::plan::Blocked;
 use super::status::Problem;
-use crate::cluster::error::failure;
+use portico_cluster::error::failure;
 
 /// The failure reason of a reconcile the random source failed (the others are the API
-/// server's failure classes, [`crate::cluster::error::Failure::name`]).
+/// server's failure classes, [`portico_cluster::error::Failure::name`]).
 pub const RANDOM: &str = "Random";
 
 #[derive(Debug, thiserror::Error)]

@@ -51,15 +51,17 @@ pub async fn until_ready(http: &reqwest::Client, origin: &str) {
     }
 }
 
-/// The `portico` binary in token mode on a free loopback port, as a process of its own
-/// (so its resident memory is its own), against the cluster of `kubeconfig`, with
-/// `args` added; ready when this returns. Killed when the child is dropped.
+/// The `portico` binary (at `portico`: a test's `CARGO_BIN_EXE_portico`) in token mode
+/// on a free loopback port, as a process of its own (so its resident memory is its
+/// own), against the cluster of `kubeconfig`, with `args` added; ready when this
+/// returns. Killed when the child is dropped.
 pub async fn token_mode_portico(
+    portico: &std::path::Path,
     kubeconfig: &std::path::Path,
     args: &[&str],
 ) -> (String, tokio::process::Child, u32) {
     let listen = format!("127.0.0.1:{}", free_port());
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_portico"))
+    let child = tokio::process::Command::new(portico)
         .args([
             "--listen",
             &listen,

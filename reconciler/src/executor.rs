@@ -18,7 +18,7 @@ use super::plan::{Kind, Stale};
 use super::stack::{Stack, StackStatus};
 use super::status::{Observed, Problem, derive};
 use super::stores::ChildObject;
-use crate::cluster::error::{Failure, failure};
+use portico_cluster::error::{Failure, failure};
 
 /// What the applies of one reconcile did.
 #[derive(Default)]
@@ -293,7 +293,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::reconcile::fixtures::{ApiServer, executor, expect, ready, stack};
+    use crate::fixtures::{ApiServer, executor, expect, ready, stack};
 
     const STATUS_PATH: &str = "/apis/portico.dev/v1alpha1/namespaces/shop/stacks/db/status";
     const EVENTS_PATH: &str = "/apis/events.k8s.io/v1/namespaces/shop/events";

@@ -27,9 +27,9 @@ use tracing::Instrument;
 
 use super::kind::{StackBinding, StackBindingStatus, WorkloadKind};
 use super::projection::{self, FINALIZER, NotYet, Target};
-use crate::cluster::error::{Failure, failure};
-use crate::reconcile::catalog::LiveCatalog;
-use crate::reconcile::stack::Stack;
+use crate::catalog::LiveCatalog;
+use crate::stack::Stack;
+use portico_cluster::error::{Failure, failure};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BindingError {

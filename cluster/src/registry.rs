@@ -60,6 +60,10 @@ pub struct ChildKind {
     pub kind: String,
 }
 
+/// The column the API server serves for a CRD version without printer columns
+/// (apiextensions-apiserver's `serveDefaultColumnsIfEmpty`): the creation time.
+const DEFAULT_AGE_COLUMN: &str = "Age";
+
 /// A shared, cheaply cloned view of every kind the cluster serves.
 #[derive(Clone)]
 pub struct KindRegistry {
@@ -291,7 +295,9 @@ impl KindRegistry {
     }
 
     /// The names of a CRD version's date columns that print the creation time (their
-    /// JSONPath is `.metadata.creationTimestamp`); `None` for built-in kinds.
+    /// JSONPath is `.metadata.creationTimestamp`); `None` for built-in kinds. A version
+    /// without printer columns is served with the API server's own "Age" (type date,
+    /// the field's documentation as its description), as kubectl shows it.
     pub fn creation_age_columns(
         &self,
         group: &str,
@@ -299,6 +305,9 @@ impl KindRegistry {
         version: &str,
     ) -> Option<Vec<String>> {
         let columns = self.printer_columns(group, plural, version)?;
+        if columns.is_empty() {
+            return Some(vec![DEFAULT_AGE_COLUMN.to_string()]);
+        }
         Some(
             columns
                 .into_iter()

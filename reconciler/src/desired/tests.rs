@@ -3,8 +3,8 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::*;
-use crate::reconcile::catalog::Catalog;
-use crate::reconcile::stack::StackSpec;
+use crate::catalog::Catalog;
+use crate::stack::StackSpec;
 
 fn stack(choice: &str) -> Stack {
     Stack {
@@ -214,7 +214,7 @@ fn a_stack_that_keeps_its_data_does_not_own_its_volumes_or_their_password() {
         "data-shop-"
     );
     let mut deleting = stack("mysql");
-    deleting.spec.deletion_policy = crate::reconcile::stack::DeletionPolicy::Delete;
+    deleting.spec.deletion_policy = crate::stack::DeletionPolicy::Delete;
     let removed = desired(&deleting, entry, Passwords::placeholder("pw")).expect("children");
     assert_eq!(retention(&removed).as_deref(), Some("Delete"));
     assert_eq!(secret_owners(&removed).map(|o| o.len()), Some(1));

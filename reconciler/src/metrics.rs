@@ -19,8 +19,8 @@ use prometheus_client::registry::{Registry, Unit};
 
 use super::error::{RANDOM, ReconcileError};
 use super::stack::Stack;
-use crate::cluster::error::Failure;
-use crate::cluster::request_metrics::{
+use portico_cluster::error::Failure;
+use portico_cluster::request_metrics::{
     ApiLatencyFamily, ApiRequestLabels, ApiRequestsLayer, latency_family,
 };
 

@@ -1,7 +1,12 @@
 //! The test kit, shared by the integration tests and the benchmarks: serving a Portico router on loopback, and asking
 //! the API server's authorizer about someone.
-// The benchmarks use a part of this module.
-#![allow(dead_code)]
+// Tests stop loudly at the first surprise: so does what they are built from.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 pub mod jaeger;
 pub mod nodes;
@@ -369,6 +374,7 @@ impl Person {
         let pool = std::sync::Arc::new(portico_server::cluster::pool::ClientPool::new(
             Some(shared_config().await),
             admin.clone(),
+            portico_server::portal_metrics::PORTAL.api_layer(),
         ));
         let caller = Caller::Bearer {
             name: who.to_string(),

@@ -38,7 +38,13 @@ pub struct ClientPool {
 }
 
 impl ClientPool {
-    pub fn new(base: Option<kube::Config>, portal: kube::Client) -> Self {
+    /// People's requests are counted by `counted` (the portal's metrics, or a test's
+    /// own families).
+    pub fn new(
+        base: Option<kube::Config>,
+        portal: kube::Client,
+        counted: ApiRequestsLayer,
+    ) -> Self {
         Self {
             base,
             portal,
@@ -48,14 +54,8 @@ impl ClientPool {
                 .build(),
             protocol: ApiProtocol::default(),
             transport: OnceLock::new(),
-            counted: crate::portal_metrics::PORTAL.api_layer(),
+            counted,
         }
-    }
-
-    /// People's requests counted into `layer`'s families instead of the portal's.
-    pub fn with_api_layer(mut self, layer: ApiRequestsLayer) -> Self {
-        self.counted = layer;
-        self
     }
 
     /// People's requests reach the API server by `protocol`.

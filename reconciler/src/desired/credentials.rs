@@ -10,7 +10,7 @@ use super::{
     ADMIN_PASSWORD_KEY, KEPT_FROM_ANNOTATION, KEPT_WITH_ANNOTATION, LEGACY_PASSWORD_KEY,
     PASSWORD_KEY, Shape, claim_prefix, secret_name,
 };
-use crate::reconcile::catalog::CatalogEntry;
+use crate::catalog::CatalogEntry;
 
 /// The passwords a new credentials Secret is made with.
 #[derive(Debug, Clone, Copy)]

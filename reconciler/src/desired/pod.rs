@@ -14,8 +14,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::{ADMIN_PASSWORD_KEY, DATA_VOLUME, PASSWORD_KEY, Shape, secret_name};
-use crate::reconcile::catalog::{CatalogEntry, Plan, ProbeSpec};
-use crate::reconcile::stack::StackResources;
+use crate::catalog::{CatalogEntry, Plan, ProbeSpec};
+use crate::stack::StackResources;
 
 pub(super) fn template(shape: &Shape) -> PodTemplateSpec {
     let entry = shape.entry;

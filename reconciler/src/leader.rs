@@ -13,7 +13,7 @@ use kube::Api;
 use kube::api::PostParams;
 use tokio::sync::{oneshot, watch};
 
-use crate::cluster::error::{Failure, failure};
+use portico_cluster::error::{Failure, failure};
 
 #[derive(Debug, Clone)]
 pub struct LeaseSettings {

@@ -127,6 +127,9 @@ pub struct Stale {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
+    /// The catalog entry the plan was made from (carried out with it, not with a
+    /// newer catalog's): the endpoint and the version status reports come from it.
+    pub entry: CatalogEntry,
     /// Applied in this order: the Secret and the Services before the workload that
     /// reads the one and is reached through the others.
     pub children: Children,
@@ -288,6 +291,7 @@ pub fn plan(
             .as_ref()
             .is_some_and(|s| s.credentials_secret.is_some());
     Ok(Some(Plan {
+        entry: entry.clone(),
         children: desired,
         stale,
         stale_credentials,
@@ -503,8 +507,8 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
     use super::*;
-    use crate::reconcile::catalog::DEFAULT_CATALOG;
-    use crate::reconcile::stack::StackSpec;
+    use crate::catalog::DEFAULT_CATALOG;
+    use crate::stack::StackSpec;
 
     /// A world of objects given by hand: metadata by (kind, name), the labelled
     /// StatefulSets, this Stack's children, its Pods.
@@ -618,11 +622,11 @@ mod tests {
 
     #[test]
     fn credentials_are_left_behind_only_by_a_choice_without_them_once_made() {
-        use crate::reconcile::stack::DeletionPolicy;
+        use crate::stack::DeletionPolicy;
         let with_status = |choice: &str, made: bool, policy: DeletionPolicy| {
             let mut stack = stack(choice);
             stack.spec.deletion_policy = policy;
-            stack.status = Some(crate::reconcile::stack::StackStatus {
+            stack.status = Some(crate::stack::StackStatus {
                 credentials_secret: made.then(|| desired::secret_name("shop")),
                 ..Default::default()
             });
@@ -810,7 +814,7 @@ mod tests {
         );
 
         let mut greedy = stack("tomcat");
-        greedy.spec.resources = Some(crate::reconcile::stack::StackResources {
+        greedy.spec.resources = Some(crate::stack::StackResources {
             requests: [("nvidia.com/gpu".to_string(), serde_json::json!(1))].into(),
             limits: Default::default(),
         });

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 /// The catalog Portico ships with (official MySQL 8.4 and Tomcat 10.1 images).
-pub const DEFAULT_CATALOG: &str = include_str!("../../../deploy/catalog/stacks.yaml");
+pub const DEFAULT_CATALOG: &str = include_str!("../../deploy/catalog/stacks.yaml");
 
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {

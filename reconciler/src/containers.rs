@@ -202,7 +202,7 @@ fn log_tail(log: &str) -> String {
     let from = lines.len().saturating_sub(LOG_LINES);
     let joined = lines.get(from..).unwrap_or_default().join(" | ");
     // On one line: the tabs `clean` keeps go too.
-    let clean: String = crate::terminal::clean(&joined)
+    let clean: String = portico_core::terminal::clean(&joined)
         .chars()
         .filter(|ch| *ch != '\t')
         .collect();

@@ -140,7 +140,7 @@ mod tests {
     use portico_core::portico_kinds;
 
     use super::Stack;
-    use crate::reconcile::binding::kind::StackBinding;
+    use crate::binding::kind::StackBinding;
 
     /// The derives take literals; the UI addresses the kinds by the shared constants.
     #[test]

@@ -1,8 +1,9 @@
 //! Self-service stacks: the `Stack` kind, the catalog of what each choice provisions,
 //! the children computed from both, status derived from the children, the reconciler
 //! that applies them, bindings that hand a Stack to a workload, and the Lease that
-//! keeps both controllers to one replica. Uses `kube` only:
-//! never `watch` (its caches are its own) nor `auth` (it acts as the portal).
+//! keeps both controllers to one replica. The crate `portico-reconciler`: uses
+//! `portico-cluster` and `portico-core` only, never the server's `watch` (its caches
+//! are its own), `auth` (it acts as the portal) or Leptos; Cargo holds it to that.
 
 pub mod binding;
 pub mod catalog;
@@ -18,6 +19,7 @@ mod fixtures;
 pub mod leader;
 pub mod metrics;
 pub mod plan;
+mod provision;
 mod readiness;
 pub mod requirements;
 pub mod scheduling;

@@ -13,8 +13,8 @@ use k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, SecretKeySelector};
 use serde_json::{Value, json};
 
 use super::kind::{StackBinding, WorkloadKind};
-use crate::reconcile::desired::{PASSWORD_KEY, secret_name};
-use crate::reconcile::stack::Stack;
+use crate::desired::{PASSWORD_KEY, secret_name};
+use crate::stack::Stack;
 
 /// Held on a binding until its variables are out of the workload again.
 pub const FINALIZER: &str = "portico.dev/unbind";
@@ -272,7 +272,7 @@ pub fn unbind(target: &Target) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::stack::{Endpoint, StackStatus};
+    use crate::stack::{Endpoint, StackStatus};
 
     fn mysql() -> Stack {
         let mut stack = Stack::new("db", Default::default());
