@@ -74,21 +74,32 @@ impl Accepted {
     /// else the annotation holds by now: best effort, as an acceptance without a
     /// binding changes nothing by itself.
     pub async fn undo(self) {
-        let undone = match self.workloads.get(&self.name).await {
-            Ok(workload) => {
-                let left = projection::without(
-                    projection::acceptance(&workload.metadata).as_deref(),
-                    &self.prefix,
-                );
-                write(&self.workloads, workload, left).await
+        let mut undone = Ok(());
+        // A workload's controller writing its status between the read and the update
+        // makes the update a conflict: read it again and take the prefix out of that.
+        for _ in 0..UNDO_ATTEMPTS {
+            undone = match self.workloads.get(&self.name).await {
+                Ok(workload) => {
+                    let left = projection::without(
+                        projection::acceptance(&workload.metadata).as_deref(),
+                        &self.prefix,
+                    );
+                    write(&self.workloads, workload, left).await
+                }
+                Err(error) => Err(error),
+            };
+            if !matches!(&undone, Err(kube::Error::Api(status)) if status.code == 409) {
+                break;
             }
-            Err(error) => Err(error),
-        };
+        }
         if let Err(error) = undone {
             tracing::info!(%error, workload = %self.name, "the acceptance of a refused binding stays");
         }
     }
 }
+
+/// Reads and updates an undo tries before it leaves the acceptance in place.
+const UNDO_ATTEMPTS: usize = 5;
 
 /// Writes the annotation as `value` (`None`: without it) with an update, the verb
 /// admission asks of whoever binds a workload, and at the version read: a change in
