@@ -1,7 +1,8 @@
-//! The palette's objects: every object a person may list, by name, read as them once
-//! and kept a short while ([`FRESH_FOR`]) so each keystroke only ranks names in memory.
-//! Keystrokes that come while the names are being read wait for that one read. Bounded:
-//! [`lists::MAX_OBJECTS`] names per person, [`KEPT`] people's names at once.
+//! The palette's objects: every object a person may list, by name, read as them when
+//! the palette opens and kept a short while ([`FRESH_FOR`]) so each keystroke only ranks
+//! names in memory. Keystrokes that come while the names are being read wait for that
+//! one read. Bounded: [`lists::MAX_OBJECTS`] names per person, [`KEPT`] people's names
+//! at once, [`OPEN_READS_PER_MINUTE`] reads on opening per person.
 
 pub mod lists;
 
@@ -21,16 +22,39 @@ use lists::Names;
 /// How long names read for a person answer their keystrokes before being read again
 /// (an object made since shows up at most this late).
 pub const FRESH_FOR: Duration = Duration::from_secs(20);
-/// Names older than this are read again for the first question after the palette
-/// opens (a person looking for what they just made finds it; typing stays cheap).
-pub const REREAD_ON_OPEN: Duration = Duration::from_secs(5);
+/// Reads made because the palette opened, per person per minute and in a burst: each
+/// opening reads the names afresh (a person looking for what they just made finds it,
+/// however recently the palette was open), and past this share the kept names answer.
+pub const OPEN_READS_PER_MINUTE: u32 = 30;
+pub const OPEN_READS_BURST: u32 = 10;
 /// People whose names are kept at once; the one who typed longest ago goes first.
 pub const KEPT: usize = 32;
 
+type KeyedLimiter = governor::RateLimiter<
+    String,
+    governor::state::keyed::HashMapStateStore<String>,
+    governor::clock::DefaultClock,
+>;
+
 /// The names kept, one read per token (whatever namespace it hinted last).
-#[derive(Default)]
 pub struct ObjectNames {
     kept: Mutex<HashMap<String, Kept>>,
+    open_reads: KeyedLimiter,
+}
+
+impl Default for ObjectNames {
+    fn default() -> Self {
+        let per_minute =
+            std::num::NonZeroU32::new(OPEN_READS_PER_MINUTE).unwrap_or(std::num::NonZeroU32::MIN);
+        let burst =
+            std::num::NonZeroU32::new(OPEN_READS_BURST).unwrap_or(std::num::NonZeroU32::MIN);
+        Self {
+            kept: Mutex::default(),
+            open_reads: governor::RateLimiter::hashmap(
+                governor::Quota::per_minute(per_minute).allow_burst(burst),
+            ),
+        }
+    }
 }
 
 struct Kept {
@@ -52,7 +76,7 @@ impl Kept {
 
 impl ObjectNames {
     /// `owner`'s names for `hint`, read by `read` unless read within [`FRESH_FOR`]
-    /// (within [`REREAD_ON_OPEN`] when `opened`).
+    /// (read again when `opened`, within the owner's share of such reads).
     async fn of<F>(
         &self,
         owner: String,
@@ -67,15 +91,13 @@ impl ObjectNames {
             let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
             let now = Instant::now();
             kept.retain(|_, k| k.fresh(now));
-            let stale_on_open = |k: &Kept| {
-                opened
-                    && k.names
-                        .get()
-                        .is_some_and(|(_, read_at)| now.duration_since(*read_at) >= REREAD_ON_OPEN)
+            // A read still under way started for this person's last keystrokes: shared.
+            let read_again_on_open = |k: &Kept| {
+                opened && k.names.get().is_some() && self.may_read_on_open(&owner)
             };
             if kept
                 .get(&owner)
-                .is_some_and(|k| k.hint != hint || stale_on_open(k))
+                .is_some_and(|k| k.hint != hint || read_again_on_open(k))
             {
                 kept.remove(&owner);
             }
@@ -100,6 +122,16 @@ impl ObjectNames {
             .await
             .0
             .clone()
+    }
+}
+
+impl ObjectNames {
+    /// Whether `owner` may have their names read again for opening the palette now.
+    fn may_read_on_open(&self, owner: &str) -> bool {
+        if self.open_reads.len() >= KEPT * 4 {
+            self.open_reads.retain_recent();
+        }
+        self.open_reads.check_key(&owner.to_string()).is_ok()
     }
 }
 
@@ -238,7 +270,7 @@ mod tests {
         };
         let (one, two) = tokio::join!(
             kept.of("ada".into(), None, false, read),
-            kept.of("ada".into(), None, true, read)
+            kept.of("ada".into(), None, false, read)
         );
         assert_eq!(one.objects.len(), two.objects.len());
         kept.of("bob".into(), None, false, read).await;
@@ -251,7 +283,7 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn opening_the_palette_reads_names_older_than_a_moment_again() {
+    async fn each_opening_of_the_palette_reads_the_names_again_within_a_share() {
         let kept = ObjectNames::default();
         let reads = std::sync::atomic::AtomicUsize::new(0);
         let read = || async {
@@ -261,19 +293,26 @@ mod tests {
         let count = || reads.load(std::sync::atomic::Ordering::SeqCst);
         kept.of("ada".into(), None, true, read).await;
         assert_eq!(count(), 1);
-        tokio::time::advance(REREAD_ON_OPEN + Duration::from_secs(1)).await;
         // Typing keeps the names read until they are FRESH_FOR old.
         kept.of("ada".into(), None, false, read).await;
         assert_eq!(count(), 1);
-        // Opening again reads them afresh, once.
-        kept.of("ada".into(), None, true, read).await;
-        assert_eq!(count(), 2);
-        tokio::time::advance(REREAD_ON_OPEN / 2).await;
+        // Opening again reads them afresh, however recent the last read.
         kept.of("ada".into(), None, true, read).await;
         assert_eq!(count(), 2);
         tokio::time::advance(FRESH_FOR).await;
         kept.of("ada".into(), None, false, read).await;
         assert_eq!(count(), 3);
+        // Past the person's share of reads on opening, the kept names answer; another
+        // person's share is their own. (The share refills over a minute of real time.)
+        for _ in 0..OPEN_READS_BURST * 2 {
+            kept.of("ada".into(), None, true, read).await;
+        }
+        let share = OPEN_READS_BURST as usize;
+        assert!(count() >= 3 + share - 1 && count() < 3 + share * 2);
+        let before_bob = count();
+        kept.of("bob".into(), None, true, read).await;
+        kept.of("bob".into(), None, true, read).await;
+        assert_eq!(count(), before_bob + 2);
     }
 
     #[test]
