@@ -161,6 +161,47 @@ pub fn plan(
         // Never so for an object the API server has stored.
         return Ok(None);
     };
+    let entry = admitted_entry(stack, catalog)?;
+    let mut desired = match desired::desired(stack, entry, passwords) {
+        Ok(desired) => desired,
+        Err(ChildrenError::Incomplete) => return Ok(None),
+        Err(error @ ChildrenError::UnknownPlan { .. }) => return Err(Blocked::UnknownPlan(error)),
+        Err(error) => return Err(Blocked::UnknownVersion(error)),
+    };
+    let wanted = wanted(&desired);
+    refuse_foreign_objects(stack, world, (namespace, uid), &desired.workload, &wanted)?;
+    // The running StatefulSet (ours, by the checks above): no going back where the
+    // catalog forbids it, and its volumes keep their size.
+    if let Workload::Stateful(set) = &mut desired.workload
+        && let Some(running) = world.statefulset(namespace, name)
+    {
+        refuse_downgrade(stack, entry, &running)?;
+        keep_volume_size(set, &running);
+    }
+    let stale = stale_children(world, (namespace, name, uid), &wanted);
+    let (unplaceable, look_again_in) = pod_trouble(world, (namespace, name), entry, now);
+    // Status names the credentials Secret once it was made; a choice without one
+    // leaves it behind, unless the Stack keeps its data: its volumes stay too (the
+    // StatefulSet's claims are retained), and the password is what opens them.
+    let stale_credentials = desired.secret.is_none()
+        && !stack.spec.deletion_policy.keeps_data()
+        && stack
+            .status
+            .as_ref()
+            .is_some_and(|s| s.credentials_secret.is_some());
+    Ok(Some(Plan {
+        entry: entry.clone(),
+        children: desired,
+        stale,
+        stale_credentials,
+        unplaceable,
+        look_again_in,
+    }))
+}
+
+/// The catalog entry `stack` chose, once what it asks for is within what the entry
+/// allows.
+fn admitted_entry<'c>(stack: &Stack, catalog: &'c Catalog) -> Result<&'c CatalogEntry, Blocked> {
     let Some(entry) = catalog.get(&stack.spec.choice) else {
         return Err(Blocked::UnknownChoice {
             choice: stack.spec.choice.clone(),
@@ -184,26 +225,30 @@ pub fn plan(
     entry
         .check_scale(stack.spec.replicas, stack.spec.storage.as_deref())
         .map_err(|refused| Blocked::ResourcesRefused(refused.to_string()))?;
-    let ours = |meta: &ObjectMeta| controlled_by(meta, uid);
-    let mut desired = match desired::desired(stack, entry, passwords) {
-        Ok(desired) => desired,
-        Err(ChildrenError::Incomplete) => return Ok(None),
-        Err(error @ ChildrenError::UnknownPlan { .. }) => return Err(Blocked::UnknownPlan(error)),
-        Err(error) => return Err(Blocked::UnknownVersion(error)),
-    };
+    Ok(entry)
+}
 
+/// Refuses the `wanted` children whose names an object not controlled by the Stack
+/// with `uid` holds, and the claims its StatefulSet `workload` would adopt but did not
+/// make (a kept one only when the Stack does not ask to reattach it).
+fn refuse_foreign_objects(
+    stack: &Stack,
+    world: &impl World,
+    (namespace, uid): (&str, &str),
+    workload: &Workload,
+    wanted: &[(Kind, String)],
+) -> Result<(), Blocked> {
     // Never take over an object that exists under a child's name but is not this
     // Stack's: that would repoint or, on deletion, remove someone else's object.
-    let wanted = wanted(&desired);
     let taken = |(kind, child): &(Kind, String)| {
         world
             .meta(*kind, namespace, child)
-            .is_some_and(|meta| !ours(&meta))
+            .is_some_and(|meta| !controlled_by(&meta, uid))
     };
     if let Some((kind, child)) = wanted.iter().find(|w| taken(w)) {
         return Err(Blocked::NameConflict(format!("{} {child}", kind.name())));
     }
-    if let Workload::Stateful(set) = &desired.workload {
+    if let Workload::Stateful(set) = workload {
         match foreign_claim(world, namespace, set, stack.spec.replicas) {
             Some(Foreign::Kept(claim)) if !stack.spec.reattach_kept_data => {
                 return Err(Blocked::KeptData(claim));
@@ -217,19 +262,20 @@ pub fn plan(
             }
         }
     }
-    // The running StatefulSet (ours, by the checks above): no going back where the
-    // catalog forbids it, and its volumes keep their size.
-    if let Workload::Stateful(set) = &mut desired.workload
-        && let Some(running) = world.statefulset(namespace, name)
-    {
-        refuse_downgrade(stack, entry, &running)?;
-        keep_volume_size(set, &running);
-    }
+    Ok(())
+}
 
-    // What a changed choice left behind: children of this Stack the desired set lacks,
-    // looked up by the names any choice gives them (not by scanning every object). A
-    // credentials Secret is not watched: [`Plan::stale_credentials`] says to delete it.
-    let stale = [
+/// The children of the Stack `(namespace, name, uid)` that it controls but that are
+/// not `wanted` any more, each to be deleted by its uid.
+fn stale_children(
+    world: &impl World,
+    (namespace, name, uid): (&str, &str, &str),
+    wanted: &[(Kind, String)],
+) -> Vec<Stale> {
+    // What a changed choice left behind, looked up by the names any choice gives them
+    // (not by scanning every object). A credentials Secret is not watched:
+    // [`Plan::stale_credentials`] says to delete it.
+    [
         (Kind::StatefulSet, name.to_string()),
         (Kind::Deployment, name.to_string()),
         (Kind::Service, name.to_string()),
@@ -245,7 +291,17 @@ pub fn plan(
             uid,
         })
     })
-    .collect();
+    .collect()
+}
+
+/// What the Pods of the Stack `(namespace, name)` show at `now`: the first problem
+/// ([`Plan::unplaceable`]) and when to look again ([`Plan::look_again_in`]).
+fn pod_trouble(
+    world: &impl World,
+    (namespace, name): (&str, &str),
+    entry: &CatalogEntry,
+    now: Timestamp,
+) -> (Option<Problem>, Option<std::time::Duration>) {
     let pods = world.pods(namespace, name);
     let (unplaceable, placement_again) =
         match scheduling::placement(pods.iter().map(Arc::as_ref), now) {
@@ -281,23 +337,7 @@ pub fn plan(
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    // Status names the credentials Secret once it was made; a choice without one
-    // leaves it behind, unless the Stack keeps its data: its volumes stay too (the
-    // StatefulSet's claims are retained), and the password is what opens them.
-    let stale_credentials = desired.secret.is_none()
-        && !stack.spec.deletion_policy.keeps_data()
-        && stack
-            .status
-            .as_ref()
-            .is_some_and(|s| s.credentials_secret.is_some());
-    Ok(Some(Plan {
-        entry: entry.clone(),
-        children: desired,
-        stale,
-        stale_credentials,
-        unplaceable,
-        look_again_in,
-    }))
+    (unplaceable, look_again_in)
 }
 
 /// An older version than the StatefulSet runs, where the catalog forbids going back.

@@ -108,30 +108,32 @@ fn summary(label: &str, mut each: Vec<Duration>, total: Duration) {
     );
 }
 
-#[tokio::main]
-async fn main() {
-    let count: usize = std::env::var("BENCH_BINDINGS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
-    let crds = portico_crds().expect("deploy/crds");
-    let plane = tokio::task::spawn_blocking(move || ControlPlane::start_with(crds))
-        .await
-        .unwrap()
-        .expect("cluster");
-    let client = plane.admin_client().await.unwrap();
-    let catalog = Catalog::load(None).unwrap();
-    println!(
-        "{count} Deployments, one MySQL Stack, {IN_FLIGHT} requests in flight; milliseconds from the first request"
-    );
-    println!();
-    println!("| path | Deployments | p50 ms | p99 ms | last ms | all done, s |");
-    println!("|---|---|---|---|---|---|");
+/// Times `requests` from their start until `done` holds for every one of the `count`
+/// Deployments of `ns` (seen through a watch), and prints the row `label`.
+async fn timed_row(
+    client: &kube::Client,
+    ns: &'static str,
+    count: usize,
+    done: fn(&Deployment) -> bool,
+    label: &str,
+    requests: impl Future<Output = ()>,
+) {
+    let start = Arc::new(Mutex::new(None));
+    let watching = tokio::spawn(until_all(client.clone(), ns, count, done, start.clone()));
+    // The watch has listed before the clock starts (its first events are the list).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let began = Instant::now();
+    *start.lock().unwrap() = Some(began);
+    requests.await;
+    summary(label, watching.await.unwrap(), began.elapsed());
+}
 
-    // The floor: a bare client applies the variables a binding would.
+/// The floor: in a namespace of its own, a bare client applies to each Deployment the
+/// variables a binding would.
+async fn floor(client: &kube::Client, count: usize) {
     let floor_ns = "floor";
-    kit::create_namespace(&client, floor_ns).await;
-    deployments(&client, floor_ns, count).await;
+    kit::create_namespace(client, floor_ns).await;
+    deployments(client, floor_ns, count).await;
     let stack: Stack = serde_json::from_value(json!({
         "metadata": {"name": "db", "namespace": floor_ns},
         "spec": {"choice": "mysql"},
@@ -140,45 +142,42 @@ async fn main() {
     }))
     .unwrap();
     let env = projection::variables("MYSQL_", &projection::details(&stack).unwrap());
-    let start = Arc::new(Mutex::new(None));
-    let watching = tokio::spawn(until_all(
-        client.clone(),
+    let api: Api<Deployment> = Api::namespaced(client.clone(), floor_ns);
+    let applies = futures::stream::iter(0..count).for_each_concurrent(IN_FLIGHT, |i| {
+        let (api, env) = (api.clone(), env.clone());
+        async move {
+            let name = format!("app-{i}");
+            let target = projection::Target::parse(&format!("Deployment/{name}")).unwrap();
+            let body = projection::bind(&target, &["app".into()], &env);
+            api.patch(&name, &PatchParams::apply("floor"), &Patch::Apply(&body))
+                .await
+                .unwrap();
+        }
+    });
+    timed_row(
+        client,
         floor_ns,
         count,
         has_variables,
-        start.clone(),
-    ));
-    // The watch has listed before the clock starts (its first events are the list).
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let began = Instant::now();
-    *start.lock().unwrap() = Some(began);
-    let api: Api<Deployment> = Api::namespaced(client.clone(), floor_ns);
-    futures::stream::iter(0..count)
-        .for_each_concurrent(IN_FLIGHT, |i| {
-            let (api, env) = (api.clone(), env.clone());
-            async move {
-                let name = format!("app-{i}");
-                let target = projection::Target::parse(&format!("Deployment/{name}")).unwrap();
-                let body = projection::bind(&target, &["app".into()], &env);
-                api.patch(&name, &PatchParams::apply("floor"), &Patch::Apply(&body))
-                    .await
-                    .unwrap();
-            }
-        })
-        .await;
-    summary(
         "floor: bare client applies",
-        watching.await.unwrap(),
-        began.elapsed(),
-    );
+        applies,
+    )
+    .await;
+}
 
-    // Portico: StackBindings, carried out by the reconciler.
-    let ns = "portico";
-    kit::create_namespace(&client, ns).await;
-    deployments(&client, ns, count).await;
+/// Portico's reconciler, scoped to `ns`, and the MySQL Stack `db` there once it has
+/// its endpoint (which bindings need): the reconciler's task and its stop switch.
+async fn start_reconciler(
+    client: &kube::Client,
+    catalog: Catalog,
+    ns: &'static str,
+) -> (
+    tokio::sync::watch::Sender<bool>,
+    tokio::task::JoinHandle<()>,
+) {
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     let settings = Settings {
-        catalog: LiveCatalog::fixed(catalog.clone()),
+        catalog: LiveCatalog::fixed(catalog),
         namespace: Some(ns.into()),
         stats: Arc::new(ReconcileStats::default()),
         metrics: Arc::default(),
@@ -202,65 +201,80 @@ async fn main() {
     })
     .await
     .unwrap();
-    let start = Arc::new(Mutex::new(None));
-    let watching = tokio::spawn(until_all(
-        client.clone(),
+    (stop, reconciler)
+}
+
+/// Portico: in a namespace of its own, StackBindings carried out by the reconciler,
+/// then every one of them deleted again.
+async fn portico(client: &kube::Client, catalog: Catalog, count: usize) {
+    let ns = "portico";
+    kit::create_namespace(client, ns).await;
+    deployments(client, ns, count).await;
+    let (stop, reconciler) = start_reconciler(client, catalog, ns).await;
+    let bindings: Api<StackBinding> = Api::namespaced(client.clone(), ns);
+    let creates = futures::stream::iter(0..count).for_each_concurrent(IN_FLIGHT, |i| {
+        let bindings = bindings.clone();
+        async move {
+            let b: StackBinding = serde_json::from_value(json!({
+                "apiVersion": "portico.dev/v1alpha1", "kind": "StackBinding",
+                "metadata": {"name": format!("bind-{i}")},
+                "spec": {"stack": "db", "workload": {"kind": "Deployment", "name": format!("app-{i}")}}}))
+            .unwrap();
+            bindings.create(&PostParams::default(), &b).await.unwrap();
+        }
+    });
+    timed_row(
+        client,
         ns,
         count,
         has_variables,
-        start.clone(),
-    ));
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let began = Instant::now();
-    *start.lock().unwrap() = Some(began);
-    let bindings: Api<StackBinding> = Api::namespaced(client.clone(), ns);
-    futures::stream::iter(0..count)
-        .for_each_concurrent(IN_FLIGHT, |i| {
-            let bindings = bindings.clone();
-            async move {
-                let b: StackBinding = serde_json::from_value(json!({
-                    "apiVersion": "portico.dev/v1alpha1", "kind": "StackBinding",
-                    "metadata": {"name": format!("bind-{i}")},
-                    "spec": {"stack": "db", "workload": {"kind": "Deployment", "name": format!("app-{i}")}}}))
-                .unwrap();
-                bindings.create(&PostParams::default(), &b).await.unwrap();
-            }
-        })
-        .await;
-    summary(
         "Portico: StackBindings",
-        watching.await.unwrap(),
-        began.elapsed(),
-    );
+        creates,
+    )
+    .await;
 
     // Unbinding: every binding deleted; until no Deployment has the variables.
-    let start = Arc::new(Mutex::new(None));
-    let watching = tokio::spawn(until_all(
-        client.clone(),
+    let deletes = futures::stream::iter(0..count).for_each_concurrent(IN_FLIGHT, |i| {
+        let bindings = bindings.clone();
+        async move {
+            bindings
+                .delete(&format!("bind-{i}"), &DeleteParams::default())
+                .await
+                .unwrap();
+        }
+    });
+    timed_row(
+        client,
         ns,
         count,
         |d| !has_variables(d),
-        start.clone(),
-    ));
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let began = Instant::now();
-    *start.lock().unwrap() = Some(began);
-    futures::stream::iter(0..count)
-        .for_each_concurrent(IN_FLIGHT, |i| {
-            let bindings = bindings.clone();
-            async move {
-                bindings
-                    .delete(&format!("bind-{i}"), &DeleteParams::default())
-                    .await
-                    .unwrap();
-            }
-        })
-        .await;
-    summary(
         "Portico: unbinding",
-        watching.await.unwrap(),
-        began.elapsed(),
-    );
+        deletes,
+    )
+    .await;
     stop.send_replace(true);
     reconciler.await.unwrap();
+}
+
+#[tokio::main]
+async fn main() {
+    let count: usize = std::env::var("BENCH_BINDINGS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let crds = portico_crds().expect("deploy/crds");
+    let plane = tokio::task::spawn_blocking(move || ControlPlane::start_with(crds))
+        .await
+        .unwrap()
+        .expect("cluster");
+    let client = plane.admin_client().await.unwrap();
+    let catalog = Catalog::load(None).unwrap();
+    println!(
+        "{count} Deployments, one MySQL Stack, {IN_FLIGHT} requests in flight; milliseconds from the first request"
+    );
+    println!();
+    println!("| path | Deployments | p50 ms | p99 ms | last ms | all done, s |");
+    println!("|---|---|---|---|---|---|");
+    floor(&client, count).await;
+    portico(&client, catalog, count).await;
 }

@@ -223,23 +223,17 @@ async fn upstream_watches(client: &kube::Client) -> String {
     format!("{count}")
 }
 
-#[tokio::main]
-async fn main() {
-    let objects = kit::env_or("BENCH_OBJECTS", 10_000);
-    let viewers = kit::env_or("BENCH_VIEWERS", 200);
-    let rate = kit::env_or("BENCH_RATE", 100);
-    let seconds = kit::env_or("BENCH_SECONDS", 10);
+/// Writes sent, by object name: when each was sent, and when the API server
+/// acknowledged it.
+type Sent = Arc<Mutex<HashMap<String, WriteTimes>>>;
 
-    let (plane, client) = kit::plane_with_crd_kind().await;
-
-    let api = kit::crd_kinds(&client);
-    let started = Instant::now();
-    kit::create_all(&api, (0..objects).map(object)).await;
-    println!(
-        "created {objects} objects in {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
-
+/// The `portico` binary against `plane` on a free loopback port, allowing `viewers`
+/// live views and sockets (and a few more); once it answers: the process, a client for
+/// it, and its origin.
+async fn start_portal(
+    plane: &ControlPlane,
+    viewers: usize,
+) -> (std::process::Child, reqwest::Client, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .expect("port")
         .local_addr()
@@ -262,11 +256,16 @@ async fn main() {
         )
         .env("PORTICO_LOG", kit::process::portico_log())
         .stdout(Stdio::null());
-    let mut server =
+    let server =
         kit::process::spawn_reading_stderr(&mut command, |line| eprintln!("[portico] {line}"));
     let http = reqwest::Client::builder().no_proxy().build().expect("http");
     let base = format!("http://127.0.0.1:{port}");
     kit::process::until_ready(&http, &base).await;
+    (server, http, base)
+}
+
+/// The transport BENCH_TRANSPORT names (the WebSocket unless `sse`), announced.
+fn chosen_transport() -> Transport {
     let transport = match std::env::var("BENCH_TRANSPORT").as_deref() {
         Ok("sse") => Transport::Sse,
         _ => Transport::Socket,
@@ -279,21 +278,23 @@ async fn main() {
             "WebSocket (/api/live)"
         }
     );
-    let query = TableQuery {
-        group: "iksoon.test.com".into(),
-        version: "v1".into(),
-        plural: "crdplural".into(),
-        namespace: Some("default".into()),
-        label_selector: None,
-        field_selector: None,
-        columns: None,
-    };
+    transport
+}
 
-    // 1. Complete table.
+/// Part 1: a new viewer's time to the complete table of `objects` rows, cold (the
+/// first, which lists upstream) and warm (the others, while the first ones hold the
+/// shared feed open).
+async fn complete_table(
+    transport: Transport,
+    http: &reqwest::Client,
+    base: &str,
+    query: &TableQuery,
+    objects: usize,
+) {
     let mut keep = Vec::new();
     for round in 0..4 {
         let t = Instant::now();
-        let mut reader = Viewer::open(transport, &http, &base, &query).await;
+        let mut reader = Viewer::open(transport, http, base, query).await;
         let Some(Got::Table(snapshot, bytes)) = reader.next().await else {
             panic!("a snapshot first");
         };
@@ -312,22 +313,27 @@ async fn main() {
         keep.push(reader); // hold the feed open so later rounds are warm
     }
     drop(keep);
+}
 
-    // 3. Two added columns.
-    added_columns(&plane, &client, transport, &http, &base, &query, objects).await;
-
-    // 2. Fan-out under load.
-    // name -> (write sent, write acknowledged by the API server)
-    let sent: Arc<Mutex<HashMap<String, WriteTimes>>> = Arc::default();
-    // (ms since sent, ms since acknowledged; negative when the event beat the response)
-    let latencies: Arc<Mutex<Vec<Latency>>> = Arc::default();
+/// Part 2's viewers: `viewers` of them, each on its own connection; returns once each
+/// holds its snapshot. Each then times every row of its deltas from the write `sent`
+/// for it into `latencies`.
+async fn connect_viewers(
+    viewers: usize,
+    transport: Transport,
+    http: &reqwest::Client,
+    base: &str,
+    query: &TableQuery,
+    sent: &Sent,
+    latencies: &Arc<Mutex<Vec<Latency>>>,
+) -> Vec<tokio::task::JoinHandle<()>> {
     let connect = Instant::now();
     let mut tasks = Vec::new();
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<()>(viewers);
     for _ in 0..viewers {
         let (http, base, query, sent, latencies, ready) = (
             http.clone(),
-            base.clone(),
+            base.to_string(),
             query.clone(),
             sent.clone(),
             latencies.clone(),
@@ -366,8 +372,18 @@ async fn main() {
         "{viewers} viewers connected with their snapshots in {:.1}s",
         connect.elapsed().as_secs_f64()
     );
+    tasks
+}
 
-    let updates = rate * seconds;
+/// Part 2's load: `updates` patches at `rate` a second, each noted in `sent` when sent
+/// and when acknowledged; the count acknowledged so far.
+async fn send_updates(
+    api: &kube::Api<DynamicObject>,
+    sent: &Sent,
+    objects: usize,
+    rate: usize,
+    updates: usize,
+) -> Arc<std::sync::atomic::AtomicUsize> {
     let acked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let interval = Duration::from_secs_f64(1.0 / rate as f64);
     let mut tick = tokio::time::interval(interval);
@@ -403,8 +419,19 @@ async fn main() {
         load.elapsed().as_secs_f64(),
         acked.load(std::sync::atomic::Ordering::Relaxed)
     );
-    // Let the last events drain (bounded), then read the figures.
-    let expected = updates * viewers;
+    acked
+}
+
+/// Part 2's figures, once the last events have drained (for at most a minute): the
+/// `expected` deliveries' latencies, the upstream watches, and the RSS of the portal
+/// (process `pid`).
+async fn print_fan_out(
+    client: &kube::Client,
+    pid: u32,
+    latencies: &Mutex<Vec<Latency>>,
+    acked: &std::sync::atomic::AtomicUsize,
+    expected: usize,
+) {
     let drain = Instant::now();
     while latencies.lock().expect("lock").len() < expected
         && drain.elapsed() < Duration::from_secs(60)
@@ -416,9 +443,9 @@ async fn main() {
         drain.elapsed().as_secs_f64(),
         acked.load(std::sync::atomic::Ordering::Relaxed)
     );
-    let watches = upstream_watches(&client).await;
-    let rss = kit::rss_mb(server.id(), "VmRSS:");
-    let hwm = kit::rss_mb(server.id(), "VmHWM:");
+    let watches = upstream_watches(client).await;
+    let rss = kit::rss_mb(pid, "VmRSS:");
+    let hwm = kit::rss_mb(pid, "VmHWM:");
     let all = latencies.lock().expect("lock").clone();
     let sort = |mut v: Vec<f64>| {
         v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
@@ -440,6 +467,51 @@ async fn main() {
     }
     println!("upstream WATCH requests on the API server for this resource: {watches}");
     println!("portico RSS: {rss:.0} MB now, {hwm:.0} MB peak");
+}
+
+#[tokio::main]
+async fn main() {
+    let objects = kit::env_or("BENCH_OBJECTS", 10_000);
+    let viewers = kit::env_or("BENCH_VIEWERS", 200);
+    let rate = kit::env_or("BENCH_RATE", 100);
+    let seconds = kit::env_or("BENCH_SECONDS", 10);
+
+    let (plane, client) = kit::plane_with_crd_kind().await;
+
+    let api = kit::crd_kinds(&client);
+    let started = Instant::now();
+    kit::create_all(&api, (0..objects).map(object)).await;
+    println!(
+        "created {objects} objects in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+
+    let (mut server, http, base) = start_portal(&plane, viewers).await;
+    let transport = chosen_transport();
+    let query = TableQuery {
+        group: "iksoon.test.com".into(),
+        version: "v1".into(),
+        plural: "crdplural".into(),
+        namespace: Some("default".into()),
+        label_selector: None,
+        field_selector: None,
+        columns: None,
+    };
+
+    // 1. Complete table.
+    complete_table(transport, &http, &base, &query, objects).await;
+
+    // 3. Two added columns.
+    added_columns(&plane, &client, transport, &http, &base, &query, objects).await;
+
+    // 2. Fan-out under load.
+    let sent: Sent = Arc::default();
+    // (ms since sent, ms since acknowledged; negative when the event beat the response)
+    let latencies: Arc<Mutex<Vec<Latency>>> = Arc::default();
+    let tasks = connect_viewers(viewers, transport, &http, &base, &query, &sent, &latencies).await;
+    let updates = rate * seconds;
+    let acked = send_updates(&api, &sent, objects, rate, updates).await;
+    print_fan_out(&client, server.id(), &latencies, &acked, updates * viewers).await;
     for t in tasks {
         t.abort();
     }

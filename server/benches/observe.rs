@@ -70,14 +70,23 @@ fn cpu_seconds(pid: u32) -> f64 {
     (stat.utime + stat.stime) as f64 / procfs::ticks_per_second() as f64
 }
 
-async fn round(
+/// A portal under measure: its process, a client for it, its origin and its metrics
+/// port.
+struct Portal {
+    server: std::process::Child,
+    http: reqwest::Client,
+    base: String,
+    metrics: u16,
+}
+
+/// The `portico` binary on a free port, against `plane`, with its metrics on a port of
+/// their own and, when `mode` says so, every span sent to `jaeger`; once it answers.
+async fn start_portal(
     plane: &ControlPlane,
-    api: &Api<DynamicObject>,
     load: &Load,
     mode: Mode,
     jaeger: &kit::jaeger::Jaeger,
-    first_write: usize,
-) -> Figures {
+) -> Portal {
     let port = kit::process::free_port();
     let metrics = kit::process::free_port();
     let mut command = Command::new(env!("CARGO_BIN_EXE_portico"));
@@ -95,21 +104,34 @@ async fn round(
     if mode == Mode::Observed {
         command.env("OTEL_EXPORTER_OTLP_ENDPOINT", &jaeger.otlp);
     }
-    let mut server = command
+    let server = command
         .stderr(Stdio::null())
         .spawn()
         .expect("portico starts");
-    let pid = server.id();
     let http = reqwest::Client::builder().no_proxy().build().expect("http");
     let base = format!("http://127.0.0.1:{port}");
     kit::process::until_ready(&http, &base).await;
+    Portal {
+        server,
+        http,
+        base,
+        metrics,
+    }
+}
 
-    let events = Arc::new(AtomicUsize::new(0));
-    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<()>(load.viewers);
+/// `count` SSE viewers of the live table at `base`, counting the events they receive
+/// in `events`; returns once each has had its first.
+async fn open_viewers(
+    http: &reqwest::Client,
+    base: &str,
+    count: usize,
+    events: &Arc<AtomicUsize>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel::<()>(count);
     let url = format!(
         "{base}/api/live/table?group=iksoon.test.com&version=v1&plural=crdplural&namespace=default"
     );
-    let viewers: Vec<_> = (0..load.viewers)
+    let viewers: Vec<_> = (0..count)
         .map(|_| {
             let (http, url, events, ready) =
                 (http.clone(), url.clone(), events.clone(), ready_tx.clone());
@@ -129,24 +151,15 @@ async fn round(
             })
         })
         .collect();
-    for _ in 0..load.viewers {
+    for _ in 0..count {
         ready_rx.recv().await.expect("a viewer's first event");
     }
-    let scraper = (mode == Mode::Observed).then(|| {
-        let (http, url) = (http.clone(), format!("http://127.0.0.1:{metrics}/metrics"));
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval(Duration::from_secs(1));
-            loop {
-                every.tick().await;
-                let text = http.get(&url).send().await.expect("a scrape");
-                assert!(text.status().is_success());
-                let _ = text.bytes().await;
-            }
-        })
-    });
+    viewers
+}
 
-    let before = cpu_seconds(pid);
-    let started_events = events.load(Ordering::Relaxed);
+/// The load's writes, `load.rate` a second for `load.seconds` (the objects from
+/// `first_write` on, in turn), each answered; returns when the writing began.
+async fn write_load(api: &Api<DynamicObject>, load: &Load, first_write: usize) -> Instant {
     let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / load.rate as f64));
     let writes = load.rate * load.seconds;
     let load_started = Instant::now();
@@ -165,8 +178,12 @@ async fn round(
     for write in sent {
         write.await.expect("join").expect("a write");
     }
-    // Let the last events reach the viewers (changes are coalesced, so fewer events
-    // than writes arrive): until a second passes without one.
+    load_started
+}
+
+/// Waits until the last events have reached the viewers: until a second passes
+/// without one (changes are coalesced, so fewer events than writes arrive).
+async fn until_quiet(events: &AtomicUsize) {
     let mut seen = events.load(Ordering::Relaxed);
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -176,6 +193,44 @@ async fn round(
         }
         seen = now;
     }
+}
+
+/// One round in `mode`: a portal of its own, its viewers, its scraper in the observed
+/// mode, and the load's writes (from `first_write` on); what the portal spent on them.
+async fn round(
+    plane: &ControlPlane,
+    api: &Api<DynamicObject>,
+    load: &Load,
+    mode: Mode,
+    jaeger: &kit::jaeger::Jaeger,
+    first_write: usize,
+) -> Figures {
+    let Portal {
+        mut server,
+        http,
+        base,
+        metrics,
+    } = start_portal(plane, load, mode, jaeger).await;
+    let pid = server.id();
+    let events = Arc::new(AtomicUsize::new(0));
+    let viewers = open_viewers(&http, &base, load.viewers, &events).await;
+    let scraper = (mode == Mode::Observed).then(|| {
+        let (http, url) = (http.clone(), format!("http://127.0.0.1:{metrics}/metrics"));
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                every.tick().await;
+                let text = http.get(&url).send().await.expect("a scrape");
+                assert!(text.status().is_success());
+                let _ = text.bytes().await;
+            }
+        })
+    });
+
+    let before = cpu_seconds(pid);
+    let started_events = events.load(Ordering::Relaxed);
+    let load_started = write_load(api, load, first_write).await;
+    until_quiet(&events).await;
     let cpu = cpu_seconds(pid) - before;
     let rss = kit::rss_mb(pid, "VmRSS:");
     println!(

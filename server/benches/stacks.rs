@@ -297,9 +297,15 @@ struct Kopf {
     cpu_seconds: f64,
     /// The API server's readings and CPU seconds from the first request (after the
     /// warm-up) to the end.
+    api_server: ApiServerUse,
+}
+
+/// The API server's readings at a phase's start and end, and the CPU seconds it spent
+/// in between.
+struct ApiServerUse {
     before: Readings,
     after: Readings,
-    apiserver_cpu: f64,
+    cpu: f64,
 }
 
 /// Creates the request `object` (named "warm-up") and waits until `served` holds for
@@ -336,18 +342,8 @@ impl Drop for Killed {
     }
 }
 
-/// Seed 000's kopf operator, given `count` requests in a namespace of its own,
-/// `IN_FLIGHT` at a time once one request has been served (kopf and the Python client
-/// loaded and watching).
-async fn kopf(
-    client: &kube::Client,
-    (kopf, kubeconfig): (&std::path::Path, &std::path::Path),
-    apiserver: u32,
-    count: usize,
-    choice_of: impl Fn(usize) -> &'static str,
-) -> Kopf {
-    let ns = "kopf";
-    kit::create_namespace(client, ns).await;
+/// Seed 000's operator under kopf, watching `ns` on the cluster of `kubeconfig`.
+fn start_kopf(kopf: &std::path::Path, kubeconfig: &std::path::Path, ns: &str) -> Killed {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/seed000_operator.py");
     let mut command = Command::new(kopf);
     command
@@ -355,83 +351,104 @@ async fn kopf(
         .env("KUBECONFIG", kubeconfig)
         .stdout(Stdio::null());
     // kopf logs every handler it runs, as it does by default; only trouble is shown.
-    let operator = Killed(kit::process::spawn_reading_stderr(&mut command, |line| {
+    Killed(kit::process::spawn_reading_stderr(&mut command, |line| {
         if line.contains("ERROR") || line.contains("Traceback") {
             eprintln!("[kopf] {line}");
         }
-    }));
-    let resource = ApiResource {
+    }))
+}
+
+/// Seed 000's kind, `CrdKind`: what kopf is asked for.
+fn crd_kind() -> ApiResource {
+    ApiResource {
         group: "iksoon.test.com".into(),
         version: "v1".into(),
         api_version: "iksoon.test.com/v1".into(),
         kind: "CrdKind".into(),
         plural: "crdplural".into(),
-    };
-    let requests: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &resource);
-    let request = |name: &str, labelled: bool, choice: &str| {
-        let labels = if labelled {
-            json!({ REQUEST_LABEL: name })
-        } else {
-            json!({})
-        };
-        serde_json::from_value::<DynamicObject>(json!({
-            "apiVersion": "iksoon.test.com/v1", "kind": "CrdKind",
-            "metadata": {"name": name, "labels": labels},
-            "spec": {"choice": choice, "replicas": 1}
-        }))
-        .expect("a CrdKind")
-    };
-    // kopf's mark that a request is handled, written once its handler succeeded (with
-    // the status message: which the seed's CRD, having no status in its schema, prunes).
-    let handled = |o: &DynamicObject| {
-        o.annotations()
-            .contains_key("kopf.zalando.org/last-handled-configuration")
-    };
-    warm_up(&requests, &request("warm-up", false, "tomcat"), handled).await;
+    }
+}
 
-    let before = api_requests(client).await;
-    let cpu_before = kit::cpu_seconds(apiserver);
-    let children = until_children(client, ns, "k-", count);
-    let handled_all = {
-        let requests = requests.clone();
-        tokio::spawn(async move {
-            let mut done = HashSet::new();
-            let config = watcher::Config::default().labels(REQUEST_LABEL);
-            let mut events = watcher(requests, config)
-                .default_backoff()
-                .applied_objects()
-                .boxed();
-            while let Some(Ok(request)) = events.next().await {
-                if handled(&request) {
-                    done.insert(request.name_any());
-                }
-                if done.len() >= count {
-                    break;
-                }
+/// The request `name` to kopf for `choice`, labelled with [`REQUEST_LABEL`] (which its
+/// children are found by) when `labelled`.
+fn crd_kind_request(name: &str, labelled: bool, choice: &str) -> DynamicObject {
+    let labels = if labelled {
+        json!({ REQUEST_LABEL: name })
+    } else {
+        json!({})
+    };
+    serde_json::from_value::<DynamicObject>(json!({
+        "apiVersion": "iksoon.test.com/v1", "kind": "CrdKind",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"choice": choice, "replicas": 1}
+    }))
+    .expect("a CrdKind")
+}
+
+/// kopf's mark that a request is handled, written once its handler succeeded (with
+/// the status message: which the seed's CRD, having no status in its schema, prunes).
+fn kopf_handled(o: &DynamicObject) -> bool {
+    o.annotations()
+        .contains_key("kopf.zalando.org/last-handled-configuration")
+}
+
+/// When kopf has marked `count` of the labelled `requests` handled.
+fn until_all_handled(
+    requests: &Api<DynamicObject>,
+    count: usize,
+) -> tokio::task::JoinHandle<Instant> {
+    let requests = requests.clone();
+    tokio::spawn(async move {
+        let mut done = HashSet::new();
+        let config = watcher::Config::default().labels(REQUEST_LABEL);
+        let mut events = watcher(requests, config)
+            .default_backoff()
+            .applied_objects()
+            .boxed();
+        while let Some(Ok(request)) = events.next().await {
+            if kopf_handled(&request) {
+                done.insert(request.name_any());
             }
-            Instant::now()
+            if done.len() >= count {
+                break;
+            }
+        }
+        Instant::now()
+    })
+}
+
+/// When `count` of the labelled Deployments in `ns` are available.
+fn until_all_available(
+    client: &kube::Client,
+    ns: &'static str,
+    count: usize,
+) -> tokio::task::JoinHandle<Instant> {
+    let client = client.clone();
+    tokio::spawn(async move {
+        let mut ready = HashSet::new();
+        kit::stacks::watch_until::<Deployment>(&client, ns, REQUEST_LABEL, DEADLINE, |d| {
+            if d.status.as_ref().and_then(|s| s.available_replicas) == Some(1) {
+                ready.insert(d.name_any());
+            }
+            ready.len() >= count
         })
-    };
-    let available = {
-        let client = client.clone();
-        tokio::spawn(async move {
-            let mut ready = HashSet::new();
-            kit::stacks::watch_until::<Deployment>(&client, ns, REQUEST_LABEL, DEADLINE, |d| {
-                if d.status.as_ref().and_then(|s| s.available_replicas) == Some(1) {
-                    ready.insert(d.name_any());
-                }
-                ready.len() >= count
-            })
-            .await;
-            Instant::now()
-        })
-    };
+        .await;
+        Instant::now()
+    })
+}
+
+/// Creates kopf's `count` labelled requests `k-0000`… (each the choice `choice_of`
+/// says), `IN_FLIGHT` at a time: when each was sent.
+async fn create_crd_kinds(
+    requests: &Api<DynamicObject>,
+    count: usize,
+    choice_of: impl Fn(usize) -> &'static str,
+) -> HashMap<String, Instant> {
     let created = std::sync::Mutex::new(HashMap::new());
-    let started = Instant::now();
     futures::stream::iter(0..count)
         .map(|i| {
             let name = format!("k-{i:04}");
-            let object = request(&name, true, choice_of(i));
+            let object = crd_kind_request(&name, true, choice_of(i));
             let requests = requests.clone();
             let created = &created;
             async move {
@@ -445,6 +462,33 @@ async fn kopf(
         .buffer_unordered(IN_FLIGHT)
         .collect::<Vec<()>>()
         .await;
+    created.into_inner().unwrap()
+}
+
+/// Seed 000's kopf operator, given `count` requests in a namespace of its own,
+/// `IN_FLIGHT` at a time once one request has been served (kopf and the Python client
+/// loaded and watching).
+async fn kopf(
+    client: &kube::Client,
+    (kopf, kubeconfig): (&std::path::Path, &std::path::Path),
+    apiserver: u32,
+    count: usize,
+    choice_of: impl Fn(usize) -> &'static str,
+) -> Kopf {
+    let ns = "kopf";
+    kit::create_namespace(client, ns).await;
+    let operator = start_kopf(kopf, kubeconfig, ns);
+    let requests: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &crd_kind());
+    let warm_up_request = crd_kind_request("warm-up", false, "tomcat");
+    warm_up(&requests, &warm_up_request, kopf_handled).await;
+
+    let before = api_requests(client).await;
+    let cpu_before = kit::cpu_seconds(apiserver);
+    let children = until_children(client, ns, "k-", count);
+    let handled_all = until_all_handled(&requests, count);
+    let available = until_all_available(client, ns, count);
+    let started = Instant::now();
+    let created = create_crd_kinds(&requests, count, choice_of).await;
     let children_at = tokio::time::timeout(DEADLINE, children)
         .await
         .expect("every request has its children in time")
@@ -457,7 +501,7 @@ async fn kopf(
         .await
         .expect("every Deployment available in time")
         .expect("join");
-    let latencies = latencies(&created.into_inner().unwrap(), &children_at);
+    let latencies = latencies(&created, &children_at);
     let children = children_at
         .values()
         .max()
@@ -474,9 +518,11 @@ async fn kopf(
         latencies,
         rss_mb,
         cpu_seconds,
-        before,
-        after,
-        apiserver_cpu,
+        api_server: ApiServerUse {
+            before,
+            after,
+            cpu: apiserver_cpu,
+        },
     }
 }
 
@@ -674,19 +720,10 @@ struct Seen {
     at: Option<Instant>,
 }
 
-#[tokio::main]
-async fn main() {
-    let count: usize = std::env::var("BENCH_STACKS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
-    let only = std::env::var("BENCH_CHOICE").ok();
-    let choice_of = move |i: usize| match only.as_deref() {
-        Some("tomcat") => "tomcat",
-        Some("mysql") => "mysql",
-        _ if i.is_multiple_of(2) => "mysql",
-        _ => "tomcat",
-    };
+/// A control plane with Portico's CRDs and seed 000's (for kopf), and room on KWOK's
+/// nodes for every phase's Pods (`count` requests each): the plane and its admin
+/// client.
+async fn start_cluster(count: usize) -> (ControlPlane, kube::Client) {
     let mut crds = portico_crds().expect("deploy/crds");
     // Seed 000's kind, for kopf.
     crds.extend(
@@ -704,30 +741,39 @@ async fn main() {
     // Room for the floor's Pods, kopf's and the Stacks', on top of the cluster's own
     // nodes.
     kit::nodes::add_capacity(&client, "bench-node", 3 * count + 2).await;
-    // Made (on the first run) before any phase, so nothing times pip.
-    let kopf_binary = kopf_binary();
+    (plane, client)
+}
 
-    let apiserver = kit::pid_of("kube-apiserver", &plane.dir().to_string_lossy())
-        .expect("the API server's process");
-    // The API server's CPU seconds at each phase's start and end.
-    let floor_cpu = kit::cpu_seconds(apiserver);
-    let floor_before = api_requests(&client).await;
-    let mut floor = floor(&client, count, &choice_of).await;
-    let floor_after = api_requests(&client).await;
-    let floor_cpu = kit::cpu_seconds(apiserver) - floor_cpu;
-    clear(&client, "floor").await;
-    let mut kopf = kopf(
-        &client,
-        (&kopf_binary, plane.admin_kubeconfig()),
-        apiserver,
-        count,
-        &choice_of,
-    )
-    .await;
-    clear(&client, "kopf").await;
+/// The floor's phase, and what the API server (process `apiserver`) did over it: its
+/// readings and CPU seconds at the phase's start and end.
+async fn measure_floor(
+    client: &kube::Client,
+    apiserver: u32,
+    count: usize,
+    choice_of: impl Fn(usize) -> &'static str,
+) -> (Floor, ApiServerUse) {
+    let cpu = kit::cpu_seconds(apiserver);
+    let before = api_requests(client).await;
+    let floor = floor(client, count, choice_of).await;
+    let after = api_requests(client).await;
+    let cpu = kit::cpu_seconds(apiserver) - cpu;
+    (floor, ApiServerUse { before, after, cpu })
+}
 
-    let ns = "bench".to_string();
-    kit::create_namespace(&client, &ns).await;
+/// The `portico` process under measure, and what its log has told so far.
+struct PorticoProcess {
+    server: std::process::Child,
+    /// Where its own /metrics are served.
+    metrics: std::net::SocketAddr,
+    /// The reconciles it logged, and why each ran.
+    reconciles: Arc<AtomicU64>,
+    reasons: Arc<std::sync::Mutex<HashMap<String, u64>>>,
+}
+
+/// The `portico` binary, reconciling only (`ns` its own namespace), against the cluster
+/// of `kubeconfig`; its log is read for its reconciles, and its warnings and errors
+/// shown.
+fn start_portico(kubeconfig: &std::path::Path, ns: &str) -> PorticoProcess {
     let reconciles = Arc::new(AtomicU64::new(0));
     let reasons = Arc::new(std::sync::Mutex::new(HashMap::<String, u64>::new()));
     let metrics_addr = std::net::TcpListener::bind("127.0.0.1:0")
@@ -739,9 +785,9 @@ async fn main() {
             "PORTICO_RECONCILE_CONCURRENCY",
             std::env::var("BENCH_CONCURRENCY").unwrap_or("16".into()),
         )
-        .env("KUBECONFIG", plane.admin_kubeconfig())
+        .env("KUBECONFIG", kubeconfig)
         .env("PORTICO_RECONCILER", "only")
-        .env("POD_NAMESPACE", &ns)
+        .env("POD_NAMESPACE", ns)
         .env(
             "PORTICO_LOG",
             "warn,portico_server::reconcile=debug,kube_runtime::controller=debug",
@@ -767,63 +813,64 @@ async fn main() {
             }
         });
     }
+    PorticoProcess {
+        server,
+        metrics: metrics_addr,
+        reconciles,
+        reasons,
+    }
+}
 
-    // One Stack first, as for kopf: the Lease taken and the stores listed.
-    let stacks: Api<Stack> = Api::namespaced(client.clone(), &ns);
-    let first: Stack = serde_json::from_value(json!({
-        "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
-        "metadata": {"name": "warm-up"}, "spec": {"choice": "tomcat"}
-    }))
-    .expect("stack");
-    warm_up(&stacks, &first, |s: &Stack| {
-        s.status
-            .as_ref()
-            .is_some_and(|s| s.observed_generation == Some(1))
-    })
-    .await;
+/// Portico's own /metrics (served at `metrics`), read now.
+async fn scrape(metrics: std::net::SocketAddr) -> String {
+    reqwest::get(format!("http://{metrics}/metrics"))
+        .await
+        .expect("scrape")
+        .text()
+        .await
+        .expect("metrics text")
+}
 
-    // Watches first, so nothing is missed; each records when its condition held.
-    let children = until_children(&client, &ns, "s-", count);
-    let ready = {
-        let client = client.clone();
-        let ns = ns.clone();
-        tokio::spawn(async move {
-            let mut ready = HashSet::new();
-            let api: Api<Stack> = Api::namespaced(client, &ns);
-            let mut events = watcher(api, watcher::Config::default())
-                .default_backoff()
-                .applied_objects()
-                .boxed();
-            while let Some(Ok(stack)) = events.next().await {
-                if !stack.name_any().starts_with("s-") {
-                    continue;
-                }
-                if stack.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Ready") {
-                    ready.insert(stack.name_any());
-                } else {
-                    ready.remove(&stack.name_any());
-                }
-                if ready.len() >= count {
-                    break;
-                }
+/// When `count` of the Stacks `s-…` in `ns` report Ready, and how many do then.
+fn until_stacks_ready(
+    client: &kube::Client,
+    ns: &str,
+    count: usize,
+) -> tokio::task::JoinHandle<(Instant, usize)> {
+    let client = client.clone();
+    let ns = ns.to_string();
+    tokio::spawn(async move {
+        let mut ready = HashSet::new();
+        let api: Api<Stack> = Api::namespaced(client, &ns);
+        let mut events = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .applied_objects()
+            .boxed();
+        while let Some(Ok(stack)) = events.next().await {
+            if !stack.name_any().starts_with("s-") {
+                continue;
             }
-            (Instant::now(), ready.len())
-        })
-    };
-    let requests_before = api_requests(&client).await;
-    let portico_cpu = kit::cpu_seconds(apiserver);
-    // Portico's own counts after its warm-up, so only the measured Stacks' are shown.
-    let scrape = || async {
-        reqwest::get(format!("http://{metrics_addr}/metrics"))
-            .await
-            .expect("scrape")
-            .text()
-            .await
-            .expect("metrics text")
-    };
-    let metrics_before = scrape().await;
+            if stack.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Ready") {
+                ready.insert(stack.name_any());
+            } else {
+                ready.remove(&stack.name_any());
+            }
+            if ready.len() >= count {
+                break;
+            }
+        }
+        (Instant::now(), ready.len())
+    })
+}
+
+/// Creates the `count` Stacks `s-0000`… (each the choice `choice_of` says), `IN_FLIGHT`
+/// at a time: when each was sent.
+async fn create_stacks(
+    stacks: &Api<Stack>,
+    count: usize,
+    choice_of: impl Fn(usize) -> &'static str,
+) -> HashMap<String, Instant> {
     let created_at = std::sync::Mutex::new(HashMap::new());
-    let started = Instant::now();
     futures::stream::iter(0..count)
         .map(|i| {
             let stacks = stacks.clone();
@@ -846,28 +893,12 @@ async fn main() {
         .buffer_unordered(IN_FLIGHT)
         .collect::<Vec<()>>()
         .await;
-    let created = started.elapsed();
-    let children_seen = tokio::time::timeout(DEADLINE, children)
-        .await
-        .expect("every Stack has its children in time")
-        .expect("join");
-    let mut portico_latencies = latencies(&created_at.into_inner().unwrap(), &children_seen);
-    let children_at = children_seen
-        .values()
-        .max()
-        .map_or(Duration::ZERO, |last| *last - started);
-    let (ready_at, ready_count) = tokio::time::timeout(DEADLINE, ready)
-        .await
-        .expect("every Stack Ready in time")
-        .expect("join");
-    let ready_at = ready_at - started;
-    let requests_after = api_requests(&client).await;
-    let portico_cpu = kit::cpu_seconds(apiserver) - portico_cpu;
-    let requests = reconciler_requests(&requests_before.count, &requests_after.count);
-    let metrics_after = scrape().await;
-    let sums = |family: &str| metric_deltas(&metrics_before, &metrics_after, family);
-    let own = own_requests(sums("portico_reconciler_api_requests_total"));
-    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), &ns)
+    created_at.into_inner().unwrap()
+}
+
+/// The Events Portico's reconciler posted in `ns`, counted by reason.
+async fn events_by_reason(client: &kube::Client, ns: &str) -> HashMap<String, u64> {
+    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), ns)
         .list(&Default::default())
         .await
         .expect("events");
@@ -881,11 +912,120 @@ async fn main() {
             .entry(event.reason.clone().unwrap_or_default())
             .or_insert(0) += 1;
     }
-    // The kernel's high-water mark: the peak over the whole run.
-    let rss = kit::rss_mb(server.id(), "VmHWM:");
-    let cpu = kit::cpu_seconds(server.id());
-    let n = reconciles.load(Ordering::Relaxed);
+    told
+}
 
+/// What Portico's phase measured. Its process runs on (its log still read) until the
+/// figures are printed.
+struct PorticoPhase {
+    process: PorticoProcess,
+    /// From the first create to the last create's answer.
+    created: Duration,
+    /// From the first create until every Stack had its workload and Service.
+    children: Duration,
+    /// Per Stack, its create to both children seen by a watch.
+    latencies: Vec<Duration>,
+    /// From the first create until every Stack was Ready, and how many were.
+    ready: Duration,
+    ready_count: usize,
+    api_server: ApiServerUse,
+    /// The reconciler's requests, by the API server's count.
+    requests: f64,
+    /// Portico's own /metrics after its warm-up, and at the end.
+    metrics_before: String,
+    metrics_after: String,
+    /// The Events the reconciler posted, by reason.
+    told: HashMap<String, u64>,
+    /// Portico's peak RSS and CPU seconds over the whole run, and its reconciles.
+    rss_mb: f64,
+    cpu_seconds: f64,
+    reconciles: u64,
+}
+
+/// Portico's phase: the reconciler in a namespace of its own, warmed up with one
+/// Stack, then given `count` Stacks, `IN_FLIGHT` in flight; measured until every Stack
+/// has its children and until every one is Ready.
+async fn measure_portico(
+    client: &kube::Client,
+    kubeconfig: &std::path::Path,
+    apiserver: u32,
+    count: usize,
+    choice_of: impl Fn(usize) -> &'static str,
+) -> PorticoPhase {
+    let ns = "bench".to_string();
+    kit::create_namespace(client, &ns).await;
+    let process = start_portico(kubeconfig, &ns);
+
+    // One Stack first, as for kopf: the Lease taken and the stores listed.
+    let stacks: Api<Stack> = Api::namespaced(client.clone(), &ns);
+    let first: Stack = serde_json::from_value(json!({
+        "apiVersion": "portico.dev/v1alpha1", "kind": "Stack",
+        "metadata": {"name": "warm-up"}, "spec": {"choice": "tomcat"}
+    }))
+    .expect("stack");
+    warm_up(&stacks, &first, |s: &Stack| {
+        s.status
+            .as_ref()
+            .is_some_and(|s| s.observed_generation == Some(1))
+    })
+    .await;
+
+    // Watches first, so nothing is missed; each records when its condition held.
+    let children = until_children(client, &ns, "s-", count);
+    let ready = until_stacks_ready(client, &ns, count);
+    let requests_before = api_requests(client).await;
+    let portico_cpu = kit::cpu_seconds(apiserver);
+    // Portico's own counts after its warm-up, so only the measured Stacks' are shown.
+    let metrics_before = scrape(process.metrics).await;
+    let started = Instant::now();
+    let created_at = create_stacks(&stacks, count, choice_of).await;
+    let created = started.elapsed();
+    let children_seen = tokio::time::timeout(DEADLINE, children)
+        .await
+        .expect("every Stack has its children in time")
+        .expect("join");
+    let latencies = latencies(&created_at, &children_seen);
+    let children_at = children_seen
+        .values()
+        .max()
+        .map_or(Duration::ZERO, |last| *last - started);
+    let (ready_at, ready_count) = tokio::time::timeout(DEADLINE, ready)
+        .await
+        .expect("every Stack Ready in time")
+        .expect("join");
+    let requests_after = api_requests(client).await;
+    let portico_cpu = kit::cpu_seconds(apiserver) - portico_cpu;
+    let requests = reconciler_requests(&requests_before.count, &requests_after.count);
+    let metrics_after = scrape(process.metrics).await;
+    let told = events_by_reason(client, &ns).await;
+    // The kernel's high-water mark: the peak over the whole run.
+    let rss_mb = kit::rss_mb(process.server.id(), "VmHWM:");
+    let cpu_seconds = kit::cpu_seconds(process.server.id());
+    let reconciles = process.reconciles.load(Ordering::Relaxed);
+    PorticoPhase {
+        process,
+        created,
+        children: children_at,
+        latencies,
+        ready: ready_at - started,
+        ready_count,
+        api_server: ApiServerUse {
+            before: requests_before,
+            after: requests_after,
+            cpu: portico_cpu,
+        },
+        requests,
+        metrics_before,
+        metrics_after,
+        told,
+        rss_mb,
+        cpu_seconds,
+        reconciles,
+    }
+}
+
+/// The cluster, then the floor's and kopf's figures.
+fn print_floor_and_kopf(count: usize, floor: &mut Floor, kopf: &mut Kopf) {
     println!(
         "cluster: kube-apiserver, kube-controller-manager, kube-scheduler {}, KWOK {} ({} simulated nodes)",
         portico_control_plane::pinned_kubernetes_version(),
@@ -929,12 +1069,23 @@ async fn main() {
         "  kopf peak RSS: {:.0} MB; CPU {:.1}s (user + system, whole run)",
         kopf.rss_mb, kopf.cpu_seconds
     );
-    let mysql = (0..count).filter(|i| choice_of(*i) == "mysql").count();
+}
+
+/// Portico's creates and its Stacks' children (`mysql` of the `count` being MySQL),
+/// and what its reconciles spent their time on.
+fn print_portico_children(
+    count: usize,
+    mysql: usize,
+    floor: &Floor,
+    kopf: &Kopf,
+    portico: &mut PorticoPhase,
+) {
     println!(
         "portico: {count} Stacks ({mysql} MySQL, {} Tomcat), created in {:.1}s ({IN_FLIGHT} in flight)",
         count - mysql,
-        created.as_secs_f64()
+        portico.created.as_secs_f64()
     );
+    let children_at = portico.children;
     println!(
         "  every Stack has its workload and Service after {:.1}s  (ratio to the floor: {:.2}, to kopf: {:.2})",
         children_at.as_secs_f64(),
@@ -943,8 +1094,10 @@ async fn main() {
     );
     println!(
         "  per Stack, its children (its create to both children seen by a watch): {}",
-        spread(&mut portico_latencies)
+        spread(&mut portico.latencies)
     );
+    let sums =
+        |family: &str| metric_deltas(&portico.metrics_before, &portico.metrics_after, family);
     let seconds = |family: &str| -> f64 { sums(family).iter().map(|(_, n)| n).sum() };
     let in_reconciles = seconds("portico_reconcile_duration_seconds_sum");
     println!(
@@ -956,31 +1109,41 @@ async fn main() {
     for (series, total) in &api_time {
         println!("    {series}: {:.3}s", total / count as f64);
     }
+}
+
+/// "VERB resource[/subresource] N ms": the API server's mean time for one kind of
+/// request between two readings; empty when there was none.
+fn own_time(
+    before: &Readings,
+    after: &Readings,
+    (verb, resource, subresource): (&str, &str, &str),
+) -> String {
+    let key = |(_, r, sub, v): &&Series| {
+        v == verb && r == resource && sub == subresource.trim_start_matches('/')
+    };
+    let delta = |m: &HashMap<Series, f64>, n: &HashMap<Series, f64>| -> f64 {
+        m.iter()
+            .filter(|(k, _)| key(k))
+            .map(|(k, v)| v - n.get(k).copied().unwrap_or(0.0))
+            .sum()
+    };
+    let seconds = delta(&after.seconds, &before.seconds);
+    let requests = delta(&after.count, &before.count);
+    if requests > 0.0 {
+        format!(
+            "{verb} {resource}{subresource} {:.1} ms",
+            1000.0 * seconds / requests
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// The API server's own time per request for each kind of write, phase by phase.
+fn print_api_server_time(floor: &ApiServerUse, kopf: &ApiServerUse, portico: &ApiServerUse) {
     println!(
         "  the API server's own time (apiserver_request_duration_seconds) per request, floor | kopf | portico phase:"
     );
-    let own_time =
-        |before: &Readings, after: &Readings, (verb, resource, subresource): (&str, &str, &str)| {
-            let key = |(_, r, sub, v): &&Series| {
-                v == verb && r == resource && sub == subresource.trim_start_matches('/')
-            };
-            let delta = |m: &HashMap<Series, f64>, n: &HashMap<Series, f64>| -> f64 {
-                m.iter()
-                    .filter(|(k, _)| key(k))
-                    .map(|(k, v)| v - n.get(k).copied().unwrap_or(0.0))
-                    .sum()
-            };
-            let seconds = delta(&after.seconds, &before.seconds);
-            let requests = delta(&after.count, &before.count);
-            if requests > 0.0 {
-                format!(
-                    "{verb} {resource}{subresource} {:.1} ms",
-                    1000.0 * seconds / requests
-                )
-            } else {
-                String::new()
-            }
-        };
     for series in [
         ("POST", "services", ""),
         ("APPLY", "services", ""),
@@ -994,30 +1157,50 @@ async fn main() {
     ] {
         println!(
             "    {:<34} | {:<34} | {}",
-            own_time(&floor_before, &floor_after, series),
+            own_time(&floor.before, &floor.after, series),
             own_time(&kopf.before, &kopf.after, series),
-            own_time(&requests_before, &requests_after, series)
+            own_time(&portico.before, &portico.after, series)
         );
     }
+}
+
+/// Readiness, the reconciles and why they ran, and the reconciler's API requests (by
+/// the API server's count and by its own /metrics), per Stack of the `count`.
+fn print_reconciles(count: usize, floor: &Floor, portico: &PorticoPhase) {
+    let (ready_at, ready_count) = (portico.ready, portico.ready_count);
     println!(
         "  Ready: {ready_count}/{count} after {:.1}s  (ratio to every floor workload available: {:.2})",
         ready_at.as_secs_f64(),
         ready_at.as_secs_f64() / floor.available.as_secs_f64()
     );
+    let n = portico.reconciles;
     println!(
         "  reconciles: {n} ({:.1} per Stack, {:.0}/s over the run)",
         n as f64 / count as f64,
         n as f64 / ready_at.as_secs_f64()
     );
+    let requests = portico.requests;
     println!(
         "  API requests by the reconciler (apiserver_request_total: on Stacks except watch/list/create, applies/gets/deletes of children): {requests:.0} ({:.1} per Stack)",
         requests / count as f64
     );
-    let mut reasons: Vec<(String, u64)> = reasons.lock().unwrap().clone().into_iter().collect();
+    let mut reasons: Vec<(String, u64)> = portico
+        .process
+        .reasons
+        .lock()
+        .unwrap()
+        .clone()
+        .into_iter()
+        .collect();
     reasons.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
     for (why, n) in reasons {
         println!("    {why}: {:.2} per Stack", n as f64 / count as f64);
     }
+    let own = own_requests(metric_deltas(
+        &portico.metrics_before,
+        &portico.metrics_after,
+        "portico_reconciler_api_requests_total",
+    ));
     let per_stack: f64 = own.iter().map(|(_, n)| n).sum::<f64>() / count as f64;
     println!(
         "  API requests by the reconciler (its own /metrics; no watches, lists or Lease renewals): {per_stack:.2} per Stack"
@@ -1025,12 +1208,17 @@ async fn main() {
     for (series, n) in &own {
         println!("    {series}: {:.2} per Stack", n / count as f64);
     }
+}
+
+/// The API server's busiest requests (every client's), phase by phase, per request or
+/// Stack of the `count`.
+fn print_busiest(count: usize, floor: &ApiServerUse, kopf: &ApiServerUse, portico: &ApiServerUse) {
     println!(
         "  the API server's busiest requests (every client), floor | kopf | portico phase, per request or Stack:"
     );
-    let floor_top = busiest(&floor_before.count, &floor_after.count);
+    let floor_top = busiest(&floor.before.count, &floor.after.count);
     let kopf_top = busiest(&kopf.before.count, &kopf.after.count);
-    let portico_top = busiest(&requests_before.count, &requests_after.count);
+    let portico_top = busiest(&portico.before.count, &portico.after.count);
     let rows = floor_top.len().max(kopf_top.len()).max(portico_top.len());
     for i in 0..rows.min(12) {
         let cell = |top: &[(String, f64)]| {
@@ -1045,14 +1233,69 @@ async fn main() {
             cell(&portico_top)
         );
     }
+}
+
+/// The reconciler's Events, the API server's CPU per request or Stack of the `count`,
+/// phase by phase, and Portico's own memory and CPU.
+fn print_costs(count: usize, floor: &ApiServerUse, kopf: &ApiServerUse, portico: &PorticoPhase) {
+    let told = &portico.told;
     println!("  Events the reconciler posted, by reason: {told:?}");
     println!(
         "  the API server's CPU per request (every client's requests and the controllers'), floor | kopf | portico phase: {:.0} | {:.0} | {:.0} ms",
-        1000.0 * floor_cpu / count as f64,
-        1000.0 * kopf.apiserver_cpu / count as f64,
-        1000.0 * portico_cpu / count as f64
+        1000.0 * floor.cpu / count as f64,
+        1000.0 * kopf.cpu / count as f64,
+        1000.0 * portico.api_server.cpu / count as f64
     );
+    let (rss, cpu) = (portico.rss_mb, portico.cpu_seconds);
     println!("  portico peak RSS: {rss:.0} MB; CPU {cpu:.1}s (user + system, whole run)");
-    let _ = server.kill();
-    let _ = server.wait();
+}
+
+#[tokio::main]
+async fn main() {
+    let count: usize = std::env::var("BENCH_STACKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let only = std::env::var("BENCH_CHOICE").ok();
+    let choice_of = move |i: usize| match only.as_deref() {
+        Some("tomcat") => "tomcat",
+        Some("mysql") => "mysql",
+        _ if i.is_multiple_of(2) => "mysql",
+        _ => "tomcat",
+    };
+    let (plane, client) = start_cluster(count).await;
+    // Made (on the first run) before any phase, so nothing times pip.
+    let kopf_binary = kopf_binary();
+
+    let apiserver = kit::pid_of("kube-apiserver", &plane.dir().to_string_lossy())
+        .expect("the API server's process");
+    let (mut floor, floor_api) = measure_floor(&client, apiserver, count, &choice_of).await;
+    clear(&client, "floor").await;
+    let mut kopf = kopf(
+        &client,
+        (&kopf_binary, plane.admin_kubeconfig()),
+        apiserver,
+        count,
+        &choice_of,
+    )
+    .await;
+    clear(&client, "kopf").await;
+    let mut portico = measure_portico(
+        &client,
+        plane.admin_kubeconfig(),
+        apiserver,
+        count,
+        &choice_of,
+    )
+    .await;
+
+    let mysql = (0..count).filter(|i| choice_of(*i) == "mysql").count();
+    print_floor_and_kopf(count, &mut floor, &mut kopf);
+    print_portico_children(count, mysql, &floor, &kopf, &mut portico);
+    print_api_server_time(&floor_api, &kopf.api_server, &portico.api_server);
+    print_reconciles(count, &floor, &portico);
+    print_busiest(count, &floor_api, &kopf.api_server, &portico.api_server);
+    print_costs(count, &floor_api, &kopf.api_server, &portico);
+    let _ = portico.process.server.kill();
+    let _ = portico.process.server.wait();
 }

@@ -70,21 +70,10 @@ async fn until_byte(socket: &mut Socket, wanted: u8) {
     }
 }
 
-fn summary(mut samples: Vec<f64>) -> (f64, f64) {
-    samples.sort_by(f64::total_cmp);
-    (
-        kit::percentile(&samples, 0.50),
-        kit::percentile(&samples, 0.99),
-    )
-}
-
-#[tokio::main]
-async fn main() {
-    let rounds = kit::env_or("BENCH_ROUNDS", 200);
-    let megabytes = kit::env_or("BENCH_MB", 10);
-    let cluster = TestCluster::shared_real();
-    let client = kit::admin_with_stack_crd_on(cluster).await;
-    let ns = kit::fresh_namespace(&client, "bench-term").await;
+/// A fresh namespace holding the Pod `shell` (`sleep` in the real node's image), once
+/// it runs.
+async fn running_shell(client: &kube::Client) -> String {
+    let ns = kit::fresh_namespace(client, "bench-term").await;
     let pod: Pod = serde_json::from_value(json!({
         "metadata": {"name": "shell"},
         "spec": {
@@ -109,31 +98,36 @@ async fn main() {
     tokio::time::timeout(Duration::from_secs(120), running)
         .await
         .expect("the Pod runs within 2 minutes");
-    let (origin, _state) = kit::serve(&client, None).await;
-    println!("terminal: {rounds} keystrokes, then {megabytes} MB of output, on the real node");
+    ns
+}
 
-    // Portico: `cat` in a terminal; a key's echo is the terminal's.
-    let mut socket = terminal(&origin, &ns, TerminalCommand::Program(vec!["cat".into()])).await;
-    let mut portico_rtt = Vec::with_capacity(rounds);
+/// Portico's keystroke round trips, in milliseconds: `cat` in a terminal, where a
+/// key's echo is the terminal's.
+async fn portico_keystrokes(origin: &str, ns: &str, rounds: usize) -> Vec<f64> {
+    let mut socket = terminal(origin, ns, TerminalCommand::Program(vec!["cat".into()])).await;
+    let mut rtt = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         let sent = Instant::now();
         socket.send(Message::binary(b"a".to_vec())).await.unwrap();
         until_byte(&mut socket, b'a').await;
-        portico_rtt.push(sent.elapsed().as_secs_f64() * 1000.0);
+        rtt.push(sent.elapsed().as_secs_f64() * 1000.0);
     }
-    drop(socket);
+    rtt
+}
 
-    // The floor: `kubectl exec -i … cat`, a line in, the line back.
+/// The floor's keystroke round trips, in milliseconds: `kubectl exec -i … cat`, a line
+/// in, the line back.
+async fn kubectl_keystrokes(cluster: &TestCluster, ns: &str, rounds: usize) -> Vec<f64> {
     let mut kubectl = std::process::Command::new("kubectl")
         .env("KUBECONFIG", cluster.admin_kubeconfig())
-        .args(["exec", "-i", "-n", &ns, "shell", "--", "cat"])
+        .args(["exec", "-i", "-n", ns, "shell", "--", "cat"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("kubectl runs");
     let mut stdin = kubectl.stdin.take().unwrap();
     let mut stdout = std::io::BufReader::new(kubectl.stdout.take().unwrap());
-    let floor_rtt = tokio::task::spawn_blocking(move || {
+    let rtt = tokio::task::spawn_blocking(move || {
         let mut rtt = Vec::with_capacity(rounds);
         let mut line = String::new();
         for _ in 0..rounds {
@@ -150,17 +144,28 @@ async fn main() {
     .unwrap();
     let _ = kubectl.kill();
     let _ = kubectl.wait();
+    rtt
+}
 
-    // Output: BENCH_MB megabytes of `x`, then a last `!`.
-    let bytes = megabytes * 1_000_000;
-    let script = format!("head -c {bytes} /dev/zero | tr '\\0' x; echo '!'");
+/// What reading a whole output through Portico's terminal gave.
+struct PorticoOutput {
+    /// Left open until the figures are printed: the floor's output is read beside it.
+    socket: Socket,
+    received: usize,
+    seconds: f64,
+    /// The most this process's resident memory grew while the output passed, in MB.
+    grown_mb: f64,
+}
+
+/// Portico's output: `script` run in a terminal, read until its last `!`.
+async fn portico_output(origin: &str, ns: &str, script: &str) -> PorticoOutput {
     let before = kit::rss_mb(std::process::id(), "VmRSS:");
     let mut peak = before;
     let started = Instant::now();
     let mut socket = terminal(
-        &origin,
-        &ns,
-        TerminalCommand::Program(vec!["sh".into(), "-c".into(), script.clone()]),
+        origin,
+        ns,
+        TerminalCommand::Program(vec!["sh".into(), "-c".into(), script.to_string()]),
     )
     .await;
     let mut received = 0usize;
@@ -177,28 +182,66 @@ async fn main() {
             other => panic!("the output ended early: {other:?}"),
         }
     }
-    let portico_s = started.elapsed().as_secs_f64();
+    PorticoOutput {
+        seconds: started.elapsed().as_secs_f64(),
+        socket,
+        received,
+        grown_mb: peak - before,
+    }
+}
+
+/// The floor's output: `script` run by `kubectl exec`, read whole (at least `bytes`);
+/// the bytes read and the seconds they took.
+async fn kubectl_output(
+    cluster: &TestCluster,
+    ns: &str,
+    script: &str,
+    bytes: usize,
+) -> (usize, f64) {
     let started = Instant::now();
     let floor = tokio::process::Command::new("kubectl")
         .env("KUBECONFIG", cluster.admin_kubeconfig())
-        .args(["exec", "-n", &ns, "shell", "--", "sh", "-c", &script])
+        .args(["exec", "-n", ns, "shell", "--", "sh", "-c", script])
         .output()
         .await
         .expect("kubectl runs");
     let floor_s = started.elapsed().as_secs_f64();
     assert!(floor.stdout.len() >= bytes, "kubectl read the whole output");
+    (floor.stdout.len(), floor_s)
+}
 
-    let (p50, p99) = summary(portico_rtt);
-    let (floor_p50, floor_p99) = summary(floor_rtt);
+#[tokio::main]
+async fn main() {
+    let rounds = kit::env_or("BENCH_ROUNDS", 200);
+    let megabytes = kit::env_or("BENCH_MB", 10);
+    let cluster = TestCluster::shared_real();
+    let client = kit::admin_with_stack_crd_on(cluster).await;
+    let ns = running_shell(&client).await;
+    let (origin, _state) = kit::serve(&client, None).await;
+    println!("terminal: {rounds} keystrokes, then {megabytes} MB of output, on the real node");
+
+    let mut portico_rtt = portico_keystrokes(&origin, &ns, rounds).await;
+    let mut floor_rtt = kubectl_keystrokes(cluster, &ns, rounds).await;
+
+    // Output: BENCH_MB megabytes of `x`, then a last `!`.
+    let bytes = megabytes * 1_000_000;
+    let script = format!("head -c {bytes} /dev/zero | tr '\\0' x; echo '!'");
+    let portico = portico_output(&origin, &ns, &script).await;
+    let (floor_bytes, floor_s) = kubectl_output(cluster, &ns, &script, bytes).await;
+
+    let (p50, p99) = kit::p50_p99(&mut portico_rtt);
+    let (floor_p50, floor_p99) = kit::p50_p99(&mut floor_rtt);
+    let portico_s = portico.seconds;
     println!("| path | keystroke p50 | keystroke p99 | {megabytes} MB out | MB/s | memory grown |");
     println!("|---|---|---|---|---|---|");
     println!(
         "| Portico `/api/exec` (tty) | {p50:.1} ms | {p99:.1} ms | {portico_s:.1} s | {:.2} | {:.1} MB |",
-        received as f64 / 1e6 / portico_s,
-        peak - before
+        portico.received as f64 / 1e6 / portico_s,
+        portico.grown_mb
     );
     println!(
         "| floor: `kubectl exec -i` | {floor_p50:.1} ms | {floor_p99:.1} ms | {floor_s:.1} s | {:.2} | — |",
-        floor.stdout.len() as f64 / 1e6 / floor_s
+        floor_bytes as f64 / 1e6 / floor_s
     );
+    drop(portico.socket);
 }

@@ -27,6 +27,7 @@ use kube::api::{Api, DeleteParams};
 use portico_control_plane::cluster::TestCluster;
 use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic, WorkloadLogQuery};
 use portico_core::live::tagged_line;
+use portico_server::web::state::AppState;
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -48,23 +49,11 @@ impl Seen {
             self.lags_ms.push(lag.as_secs_f64() * 1000.0);
         }
     }
-
-    fn percentile(&mut self, p: f64) -> f64 {
-        self.lags_ms.sort_by(f64::total_cmp);
-        kit::percentile(&self.lags_ms, p)
-    }
 }
 
-#[tokio::main]
-async fn main() {
-    let (pods, rate, seconds) = (
-        kit::env_or("BENCH_PODS", 20) as u64,
-        kit::env_or("BENCH_RATE", 1000) as u64,
-        kit::env_or("BENCH_SECONDS", 20) as u64,
-    );
-    let cluster = TestCluster::shared_real();
-    let client = kit::admin_with_stack_crd_on(cluster).await;
-    let ns = kit::fresh_namespace(&client, "bench-logs").await;
+/// The Deployment `bench` in `ns`: `pods` Pods, each writing `rate` lines a second;
+/// returns once every Pod is ready.
+async fn start_workload(client: &kube::Client, ns: &str, pods: u64, rate: u64) {
     // Batches of a tenth of a second: awk writes them, one `sleep` a batch.
     let per_batch = (rate / 10).max(1);
     let script = format!(
@@ -84,7 +73,7 @@ async fn main() {
                         "imagePullPolicy": "Never", "command": ["sh", "-c", script]}]}}}
     }))
     .unwrap();
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
     kit::create_soon(&deployments, &deployment).await;
     let ready = async {
         loop {
@@ -99,14 +88,11 @@ async fn main() {
     tokio::time::timeout(Duration::from_secs(300), ready)
         .await
         .expect("every Pod ready in 5 minutes");
-    let window = Duration::from_secs(seconds);
-    println!(
-        "workload logs: {pods} Pods × {rate} lines/s ({} lines/s written), {seconds} s each",
-        pods * rate
-    );
+}
 
-    // Portico: the view as a page opens it, from now on (tail 0).
-    let (origin, state) = kit::serve(&client, None).await;
+/// Portico's follower: the view as a page opens it (tail 0) on the Portico at `origin`
+/// (whose `state` says the bytes held), read for `window`.
+async fn follow_with_portico(origin: &str, state: &AppState, ns: &str, window: Duration) -> Seen {
     let request = format!("{}/api/live", origin.replacen("http", "ws", 1))
         .into_client_request()
         .unwrap();
@@ -115,7 +101,7 @@ async fn main() {
         id: 1,
         topic: Topic::WorkloadLogs {
             query: WorkloadLogQuery {
-                namespace: ns.clone(),
+                namespace: ns.to_string(),
                 selector: "app=bench".into(),
                 tail_lines: Some(0),
             },
@@ -143,9 +129,12 @@ async fn main() {
         portico.bytes_held = portico.bytes_held.max(state.live.hub.bytes_held(&None).0);
     }
     portico.cpu_s = kit::cpu_seconds(std::process::id()) - cpu_before;
-    drop(socket);
+    portico
+}
 
-    // The floor: kubectl, one follow per container, prefixed and stamped.
+/// The floor's follower: kubectl, one follow per container (at most `pods`), prefixed
+/// and stamped, read for `window`.
+async fn follow_with_kubectl(cluster: &TestCluster, ns: &str, pods: u64, window: Duration) -> Seen {
     let mut floor = Seen::default();
     let mut kubectl = std::process::Command::new("kubectl")
         .env("KUBECONFIG", cluster.admin_kubeconfig())
@@ -153,7 +142,7 @@ async fn main() {
             "logs",
             "-f",
             "-n",
-            &ns,
+            ns,
             "-l",
             "app=bench",
             "--prefix",
@@ -189,16 +178,20 @@ async fn main() {
     let counted = reading.join().unwrap();
     floor.lines = counted.lines;
     floor.lags_ms = counted.lags_ms;
+    floor
+}
 
+/// The table of what each follower saw in `window`.
+fn print_table(portico: &mut Seen, floor: &mut Seen, window: Duration) {
     println!(
         "| follower | lines/s received | lines skipped | lag p50 | lag p99 | CPU s | bytes held |"
     );
     println!("|---|---|---|---|---|---|---|");
     for (name, seen) in [
-        ("Portico, workload_logs", &mut portico),
-        ("floor: kubectl logs -f -l --prefix", &mut floor),
+        ("Portico, workload_logs", portico),
+        ("floor: kubectl logs -f -l --prefix", floor),
     ] {
-        let (p50, p99) = (seen.percentile(0.5), seen.percentile(0.99));
+        let (p50, p99) = kit::p50_p99(&mut seen.lags_ms);
         println!(
             "| {name} | {:.0} | {} | {p50:.0} ms | {p99:.0} ms | {:.2} | {} |",
             seen.lines as f64 / window.as_secs_f64(),
@@ -211,6 +204,29 @@ async fn main() {
             },
         );
     }
+}
+
+#[tokio::main]
+async fn main() {
+    let (pods, rate, seconds) = (
+        kit::env_or("BENCH_PODS", 20) as u64,
+        kit::env_or("BENCH_RATE", 1000) as u64,
+        kit::env_or("BENCH_SECONDS", 20) as u64,
+    );
+    let cluster = TestCluster::shared_real();
+    let client = kit::admin_with_stack_crd_on(cluster).await;
+    let ns = kit::fresh_namespace(&client, "bench-logs").await;
+    start_workload(&client, &ns, pods, rate).await;
+    let window = Duration::from_secs(seconds);
+    println!(
+        "workload logs: {pods} Pods × {rate} lines/s ({} lines/s written), {seconds} s each",
+        pods * rate
+    );
+
+    let (origin, state) = kit::serve(&client, None).await;
+    let mut portico = follow_with_portico(&origin, &state, &ns, window).await;
+    let mut floor = follow_with_kubectl(cluster, &ns, pods, window).await;
+    print_table(&mut portico, &mut floor, window);
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client);
     let _ = namespaces.delete(&ns, &DeleteParams::default()).await;
 }

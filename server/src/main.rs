@@ -43,17 +43,7 @@ async fn run() -> anyhow::Result<()> {
 
     let identity = config.identity_config().context("identity settings")?;
     let single_sign_on = config.oidc_provider().context("single sign-on settings")?;
-    if config.reconciler != ReconcilerMode::Only
-        && let Some(exposure) = config::local_exposure(identity.mode, addr, config::in_cluster())
-    {
-        if !config.insecure_local_identity_for_everyone {
-            return Err(exposure).context("refusing to start");
-        }
-        tracing::warn!(
-            %exposure,
-            "--insecure-local-identity-for-everyone: EVERYONE WHO REACHES PORTICO ACTS AS PORTICO"
-        );
-    }
+    refuse_local_exposure(&config, identity.mode, addr)?;
     let base_path = portico_core::base_path::BasePath::new(&config.base_path)
         .with_context(|| format!("--base-path {:?} is not a path", config.base_path))?;
     let kube_config = kube_client::config(config.kubeconfig.as_deref(), config.context.as_deref())
@@ -65,57 +55,21 @@ async fn run() -> anyhow::Result<()> {
         .with_layer(&portico_server::portal_metrics::PORTAL.api_layer())
         .with_layer(&TracedRequestsLayer)
         .build();
-    let first_catalog =
-        Catalog::load(config.stack_catalog.as_deref()).context("loading the stack catalog")?;
-    // A mounted ConfigMap changes under the running pod: follow the file.
-    let stack_catalog = match config.stack_catalog.clone() {
-        Some(path) => {
-            let (live, follow) =
-                LiveCatalog::follow(path, first_catalog, std::time::Duration::from_secs(10));
-            tokio::spawn(follow);
-            live
-        }
-        None => LiveCatalog::fixed(first_catalog),
-    };
+    let stack_catalog = stack_catalog(&config)?;
     let (stop_reconciler, shutdown) = tokio::sync::watch::channel(false);
     let metrics = Arc::new(Metrics::new());
-    let reconciler = if config.reconciler == ReconcilerMode::Off {
-        None
-    } else {
-        // Its own client, so that /metrics counts the reconciler's requests only.
-        let reconciler_client = kube::client::ClientBuilder::try_from(kube_config.clone())
-            .context("connecting to Kubernetes")?
-            .with_layer(&metrics.api_layer())
-            .with_layer(&TracedRequestsLayer)
-            .build();
-        // Its writes are bounded by an admission policy: no policy API, no reconciler.
-        reconcile::requirements::check(&reconciler_client).await?;
-        let identity = config
-            .replica_name
-            .clone()
-            .unwrap_or_else(default_replica_name);
-        let settings = reconcile::controller::Settings {
-            catalog: stack_catalog.clone(),
-            namespace: None,
-            stats: Arc::default(),
-            metrics: metrics.clone(),
-            concurrency: config.reconcile_concurrency,
-        };
-        Some(tokio::spawn(reconcile::run_elected(
-            reconciler_client,
-            settings,
-            LeaseSettings::new(&config.lease_namespace, &identity),
-            shutdown,
-        )))
-    };
+    let reconciler = start_reconciler(
+        &config,
+        &kube_config,
+        stack_catalog.clone(),
+        metrics.clone(),
+        shutdown,
+    )
+    .await?;
     if config.reconciler == ReconcilerMode::Only {
         serve_metrics(config.metrics_listen, metrics, None).await?;
         shutdown_signal().await;
-        stop_reconciler.send_replace(true);
-        if let Some(task) = reconciler {
-            task.await.context("the reconciler task")?;
-        }
-        return Ok(());
+        return stop(stop_reconciler, reconciler).await;
     }
 
     tracing::info!(mode = ?identity.mode, "identity");
@@ -148,11 +102,97 @@ async fn run() -> anyhow::Result<()> {
     .await
     .context("serving HTTP")?;
     watch_task.abort();
+    stop(stop_reconciler, reconciler).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Refuses a portal that would let everyone who reaches it act as Portico itself
+/// (local identity on an address others reach), unless told so in as many words.
+fn refuse_local_exposure(
+    config: &Config,
+    mode: portico_server::auth::identity::IdentityMode,
+    addr: std::net::SocketAddr,
+) -> anyhow::Result<()> {
+    if config.reconciler == ReconcilerMode::Only {
+        return Ok(());
+    }
+    let Some(exposure) = config::local_exposure(mode, addr, config::in_cluster()) else {
+        return Ok(());
+    };
+    if !config.insecure_local_identity_for_everyone {
+        return Err(exposure).context("refusing to start");
+    }
+    tracing::warn!(
+        %exposure,
+        "--insecure-local-identity-for-everyone: EVERYONE WHO REACHES PORTICO ACTS AS PORTICO"
+    );
+    Ok(())
+}
+
+/// The catalog of stacks people may provision; a mounted ConfigMap changes under the
+/// running pod, so a catalog read from a file is followed.
+fn stack_catalog(config: &Config) -> anyhow::Result<LiveCatalog> {
+    let first_catalog =
+        Catalog::load(config.stack_catalog.as_deref()).context("loading the stack catalog")?;
+    Ok(match config.stack_catalog.clone() {
+        Some(path) => {
+            let (live, follow) =
+                LiveCatalog::follow(path, first_catalog, std::time::Duration::from_secs(10));
+            tokio::spawn(follow);
+            live
+        }
+        None => LiveCatalog::fixed(first_catalog),
+    })
+}
+
+/// Starts the reconciler (unless `--reconciler off`), elected by its Lease, with a
+/// client of its own so that /metrics counts the reconciler's requests only.
+async fn start_reconciler(
+    config: &Config,
+    kube_config: &kube::Config,
+    catalog: LiveCatalog,
+    metrics: Arc<Metrics>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
+    if config.reconciler == ReconcilerMode::Off {
+        return Ok(None);
+    }
+    let reconciler_client = kube::client::ClientBuilder::try_from(kube_config.clone())
+        .context("connecting to Kubernetes")?
+        .with_layer(&metrics.api_layer())
+        .with_layer(&TracedRequestsLayer)
+        .build();
+    // Its writes are bounded by an admission policy: no policy API, no reconciler.
+    reconcile::requirements::check(&reconciler_client).await?;
+    let identity = config
+        .replica_name
+        .clone()
+        .unwrap_or_else(default_replica_name);
+    let settings = reconcile::controller::Settings {
+        catalog,
+        namespace: None,
+        stats: Arc::default(),
+        metrics,
+        concurrency: config.reconcile_concurrency,
+    };
+    Ok(Some(tokio::spawn(reconcile::run_elected(
+        reconciler_client,
+        settings,
+        LeaseSettings::new(&config.lease_namespace, &identity),
+        shutdown,
+    ))))
+}
+
+/// Tells the reconciler to stop and waits for it to hand its Lease back.
+async fn stop(
+    stop_reconciler: tokio::sync::watch::Sender<bool>,
+    reconciler: Option<tokio::task::JoinHandle<()>>,
+) -> anyhow::Result<()> {
     stop_reconciler.send_replace(true);
     if let Some(task) = reconciler {
         task.await.context("the reconciler task")?;
     }
-    tracing::info!("stopped");
     Ok(())
 }
 

@@ -128,6 +128,45 @@ struct ProcessGauges {
     start_time: prometheus_client::metrics::gauge::Gauge<f64, std::sync::atomic::AtomicU64>,
 }
 
+impl ProcessGauges {
+    /// The registry of the process' own figures, without the portal's prefix: their
+    /// names are the ones every Prometheus exporter gives them.
+    fn registry(&self) -> Registry {
+        let mut registry = Registry::default();
+        registry.register_with_unit(
+            "process_cpu",
+            "Total user and system CPU time spent",
+            Unit::Seconds,
+            self.cpu_seconds.clone(),
+        );
+        registry.register_with_unit(
+            "process_resident_memory",
+            "Resident memory size",
+            Unit::Bytes,
+            self.resident_bytes.clone(),
+        );
+        registry.register_with_unit(
+            "process_virtual_memory",
+            "Virtual memory size",
+            Unit::Bytes,
+            self.virtual_bytes.clone(),
+        );
+        registry.register(
+            "process_open_fds",
+            "Open file descriptors",
+            self.open_fds.clone(),
+        );
+        registry.register("process_threads", "OS threads", self.threads.clone());
+        registry.register_with_unit(
+            "process_start_time",
+            "Start time of the process since the Unix epoch",
+            Unit::Seconds,
+            self.start_time.clone(),
+        );
+        registry
+    }
+}
+
 impl Default for PortalMetrics {
     fn default() -> Self {
         Self::new()
@@ -156,107 +195,9 @@ impl PortalMetrics {
             process_gauges: ProcessGauges::default(),
         };
         // Help texts without a final full stop: the registry adds one.
-        registry.register(
-            "http_requests",
-            "HTTP requests the portal answered, by route, method and status",
-            metrics.http_requests.clone(),
-        );
-        registry.register_with_unit(
-            "http_request_duration",
-            "Time until the portal's answer began, by route and method",
-            Unit::Seconds,
-            metrics.http_durations.clone(),
-        );
-        registry.register(
-            "portal_api_requests",
-            "Requests the portal's and people's Kubernetes clients made, by verb, resource and response code",
-            metrics.api_requests.clone(),
-        );
-        registry.register_with_unit(
-            "portal_api_request_duration",
-            "How long the portal's and people's Kubernetes requests took to be answered, by verb and resource",
-            Unit::Seconds,
-            metrics.api_latencies.clone(),
-        );
-        registry.register(
-            "sign_ins",
-            "Sign-ins, by how (token or oidc) and how they ended",
-            metrics.sign_ins.clone(),
-        );
-        registry.register(
-            "session_renewals",
-            "Renewals of a signed-in person's ID token, by how they ended",
-            metrics.renewals.clone(),
-        );
-        registry.register(
-            "live_refusals",
-            "Live views, streams, sockets, terminals and feeds refused by a bound, by which",
-            metrics.refusals.clone(),
-        );
-        registry.register(
-            "upstream_lists",
-            "Lists the live feeds made of the API server, by resource and why (first or relist)",
-            metrics.lists.clone(),
-        );
-        registry.register(
-            "live_open",
-            "Live connections open now, by what (sockets, streams, terminals, home_pages)",
-            metrics.open.clone(),
-        );
-        registry.register(
-            "live_feeds",
-            "Upstream watches running now, by resource",
-            metrics.feeds.clone(),
-        );
-        registry.register(
-            "live_viewers",
-            "Viewers of the running upstream watches, by resource",
-            metrics.viewers.clone(),
-        );
-        registry.register_with_unit(
-            "live_memory_held",
-            "Bytes the live tables and log queues hold now",
-            Unit::Bytes,
-            metrics.bytes_held.clone(),
-        );
-        registry.register_with_unit(
-            "live_memory_limit",
-            "Bytes the live tables and log queues may hold in all",
-            Unit::Bytes,
-            metrics.bytes_limit.clone(),
-        );
-        let mut process = Registry::default();
-        let gauges = &metrics.process_gauges;
-        process.register_with_unit(
-            "process_cpu",
-            "Total user and system CPU time spent",
-            Unit::Seconds,
-            gauges.cpu_seconds.clone(),
-        );
-        process.register_with_unit(
-            "process_resident_memory",
-            "Resident memory size",
-            Unit::Bytes,
-            gauges.resident_bytes.clone(),
-        );
-        process.register_with_unit(
-            "process_virtual_memory",
-            "Virtual memory size",
-            Unit::Bytes,
-            gauges.virtual_bytes.clone(),
-        );
-        process.register(
-            "process_open_fds",
-            "Open file descriptors",
-            gauges.open_fds.clone(),
-        );
-        process.register("process_threads", "OS threads", gauges.threads.clone());
-        process.register_with_unit(
-            "process_start_time",
-            "Start time of the process since the Unix epoch",
-            Unit::Seconds,
-            gauges.start_time.clone(),
-        );
+        metrics.register_requests(&mut registry);
+        metrics.register_live(&mut registry);
+        let process = metrics.process_gauges.registry();
         for via in ["token", "oidc"] {
             drop(
                 metrics
@@ -269,6 +210,85 @@ impl PortalMetrics {
             process,
             ..metrics
         }
+    }
+
+    /// Registers what is asked of the portal and of the API server through it: HTTP
+    /// requests, the clients' API requests, sign-ins and renewals.
+    fn register_requests(&self, registry: &mut Registry) {
+        registry.register(
+            "http_requests",
+            "HTTP requests the portal answered, by route, method and status",
+            self.http_requests.clone(),
+        );
+        registry.register_with_unit(
+            "http_request_duration",
+            "Time until the portal's answer began, by route and method",
+            Unit::Seconds,
+            self.http_durations.clone(),
+        );
+        registry.register(
+            "portal_api_requests",
+            "Requests the portal's and people's Kubernetes clients made, by verb, resource and response code",
+            self.api_requests.clone(),
+        );
+        registry.register_with_unit(
+            "portal_api_request_duration",
+            "How long the portal's and people's Kubernetes requests took to be answered, by verb and resource",
+            Unit::Seconds,
+            self.api_latencies.clone(),
+        );
+        registry.register(
+            "sign_ins",
+            "Sign-ins, by how (token or oidc) and how they ended",
+            self.sign_ins.clone(),
+        );
+        registry.register(
+            "session_renewals",
+            "Renewals of a signed-in person's ID token, by how they ended",
+            self.renewals.clone(),
+        );
+    }
+
+    /// Registers the live work's metrics: refusals, upstream lists, and what is open,
+    /// running and held now.
+    fn register_live(&self, registry: &mut Registry) {
+        registry.register(
+            "live_refusals",
+            "Live views, streams, sockets, terminals and feeds refused by a bound, by which",
+            self.refusals.clone(),
+        );
+        registry.register(
+            "upstream_lists",
+            "Lists the live feeds made of the API server, by resource and why (first or relist)",
+            self.lists.clone(),
+        );
+        registry.register(
+            "live_open",
+            "Live connections open now, by what (sockets, streams, terminals, home_pages)",
+            self.open.clone(),
+        );
+        registry.register(
+            "live_feeds",
+            "Upstream watches running now, by resource",
+            self.feeds.clone(),
+        );
+        registry.register(
+            "live_viewers",
+            "Viewers of the running upstream watches, by resource",
+            self.viewers.clone(),
+        );
+        registry.register_with_unit(
+            "live_memory_held",
+            "Bytes the live tables and log queues hold now",
+            Unit::Bytes,
+            self.bytes_held.clone(),
+        );
+        registry.register_with_unit(
+            "live_memory_limit",
+            "Bytes the live tables and log queues may hold in all",
+            Unit::Bytes,
+            self.bytes_limit.clone(),
+        );
     }
 
     /// Counts one answered HTTP request.

@@ -657,6 +657,13 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i.min(sorted.len() - 1)]
 }
 
+/// The median and the 99th percentile of `samples` (which this sorts), nearest rank;
+/// NaN when empty.
+pub fn p50_p99(samples: &mut [f64]) -> (f64, f64) {
+    samples.sort_by(f64::total_cmp);
+    (percentile(samples, 0.50), percentile(samples, 0.99))
+}
+
 /// User and system CPU time a process has used so far, in seconds.
 pub fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();

@@ -231,17 +231,7 @@ pub fn Palette() -> impl IntoView {
     let input = NodeRef::<leptos::html::Input>::new();
     // Kinds and offers are asked for once, the first time the palette opens.
     let wanted = RwSignal::new(false);
-    let known = LocalResource::new(move || {
-        let asked = wanted.get();
-        async move {
-            if !asked {
-                return None;
-            }
-            let kinds = list_resources().await.unwrap_or_default();
-            let offers = stack_offers().await.unwrap_or_default();
-            Some((kinds, offers))
-        }
-    });
+    let known = kinds_and_offers(wanted);
     let show = move || {
         help.set(false);
         recent.set(crate::recent::recall());
@@ -267,71 +257,8 @@ pub fn Palette() -> impl IntoView {
 
     #[cfg(feature = "hydrate")]
     {
-        let keys = window_event_listener(leptos::ev::keydown, move |ev| {
-            let command = (ev.ctrl_key() || ev.meta_key()) && ev.key().eq_ignore_ascii_case("k");
-            if command {
-                ev.prevent_default();
-                if open.get_untracked() {
-                    close();
-                } else {
-                    help.set(false);
-                    show();
-                }
-            } else if ev.key() == "Escape" && (open.get_untracked() || help.get_untracked()) {
-                close();
-            } else if !crate::keys::typing(&ev) && !ev.ctrl_key() && !ev.meta_key() && !ev.alt_key()
-            {
-                match ev.key().as_str() {
-                    "/" if !open.get_untracked() => {
-                        ev.prevent_default();
-                        show();
-                    }
-                    "?" => {
-                        ev.prevent_default();
-                        open.set(false);
-                        help.update(|h| *h = !*h);
-                    }
-                    _ => {}
-                }
-            }
-        });
-        on_cleanup(move || keys.remove());
-
-        // Each settled query is asked once; an answer to an older one is dropped.
-        let asked = StoredValue::new(0u64);
-        Effect::new(move |_| {
-            let typed = query.get();
-            // Every change makes an answer still on its way stale.
-            asked.update_value(|n| *n += 1);
-            if !open.get() || typed.split_whitespace().next().is_none() {
-                objects.set(Objects::Idle);
-                return;
-            }
-            let this = asked.get_value();
-            objects.set(Objects::Looking);
-            set_timeout(
-                move || {
-                    if asked.try_get_value() != Some(this) {
-                        return;
-                    }
-                    leptos::task::spawn_local(async move {
-                        let namespace = crate::last_namespace::recall();
-                        let opened = std::mem::take(&mut *just_opened.write_value());
-                        let answer =
-                            match find_objects(typed.clone(), namespace, Some(opened)).await {
-                                Ok(found) => Objects::Found(typed, found),
-                                Err(e) => Objects::Failed(e.to_string()),
-                            };
-                        // The list changes under the choice: the best match is chosen.
-                        if asked.try_get_value() == Some(this) {
-                            let _ = objects.try_set(answer);
-                            let _ = selected.try_set(0);
-                        }
-                    });
-                },
-                SETTLE,
-            );
-        });
+        listen_for_keys(open, help, show, close);
+        find_objects_as_typed(query, open, objects, just_opened, selected);
     }
 
     let listed = Memo::new(move |_| {
@@ -351,46 +278,6 @@ pub fn Palette() -> impl IntoView {
         query.set(String::new());
         navigate(&crate::base::url(&path), Default::default());
     });
-    let on_key = move |ev: leptos::ev::KeyboardEvent| {
-        let count = listed.with_untracked(Vec::len);
-        match ev.key().as_str() {
-            "ArrowDown" if count > 0 => {
-                ev.prevent_default();
-                selected.update(|s| *s = (*s + 1) % count);
-                reveal(selected.get_untracked());
-            }
-            "ArrowUp" if count > 0 => {
-                ev.prevent_default();
-                selected.update(|s| *s = (*s + count - 1) % count);
-                reveal(selected.get_untracked());
-            }
-            "Enter" => {
-                ev.prevent_default();
-                let chosen = listed.with_untracked(|l| l.get(selected.get_untracked()).cloned());
-                if let Some(choice) = chosen {
-                    go.run(choice.path);
-                }
-            }
-            _ => {}
-        }
-    };
-
-    let status = move || match objects.get() {
-        Objects::Looking => Some("Looking through what you may list…".to_string()),
-        Objects::Failed(why) => Some(format!("Objects could not be searched: {why}")),
-        Objects::Found(_, found) => {
-            let mut said = format!(
-                "{} of {} objects match.",
-                found.matched, found.looked_through
-            );
-            for unseen in &found.unseen {
-                said.push(' ');
-                said.push_str(unseen);
-            }
-            Some(said)
-        }
-        Objects::Idle => None,
-    };
 
     view! {
         <button
@@ -405,77 +292,277 @@ pub fn Palette() -> impl IntoView {
         <Show when=move || open.get()>
             <div class="palette-backdrop" on:click=move |_| close()></div>
             <div class="palette" role="dialog" aria-modal="true" aria-label="Go to" data-testid="palette">
-                <input
-                    node_ref=input
-                    class="palette-input"
-                    type="text"
-                    role="combobox"
-                    aria-expanded="true"
-                    aria-controls="palette-list"
-                    aria-autocomplete="list"
-                    aria-activedescendant=move || {
-                        let i = selected.get();
-                        (i < listed.with(Vec::len)).then(|| format!("palette-option-{i}"))
-                    }
-                    aria-label="Kind, object or action"
-                    placeholder="Kind, object (ns/name) or action…"
-                    autocomplete="off"
-                    spellcheck="false"
-                    prop:value=move || query.get()
-                    on:input=move |ev| {
-                        query.set(event_target_value(&ev));
-                        selected.set(0);
-                    }
-                    on:keydown=on_key
-                />
-                <ul class="palette-list" id="palette-list" role="listbox" aria-label="Matches">
-                    {move || {
-                        let mut last_section = "";
-                        listed.get().into_iter().enumerate().map(|(i, choice)| {
-                            let heading = (choice.section != last_section).then_some(choice.section);
-                            last_section = choice.section;
-                            let chosen = choice.path.clone();
-                            view! {
-                                <li
-                                    id=format!("palette-option-{i}")
-                                    role="option"
-                                    class="palette-option"
-                                    class:first-of-section=heading.is_some()
-                                    aria-selected=move || (selected.get() == i).to_string()
-                                    data-section=choice.section
-                                    on:mousemove=move |_| if selected.get_untracked() != i { selected.set(i) }
-                                    on:click=move |_| go.run(chosen.clone())
-                                >
-                                    {heading.map(|h| view! { <span class="palette-section" aria-hidden="true">{h}</span> })}
-                                    <span class="palette-label">{choice.label}</span>
-                                    <span class="palette-detail">{choice.detail}</span>
-                                </li>
-                            }
-                        }).collect_view()
-                    }}
-                </ul>
-                <p class="palette-status subtle small" role="status" data-testid="palette-status">{status}</p>
+                {palette_input(input, query, selected, listed, go)}
+                {choice_list(listed, selected, go)}
+                <p class="palette-status subtle small" role="status" data-testid="palette-status">{move || objects.with(status_of)}</p>
             </div>
         </Show>
         <Show when=move || help.get()>
             <div class="palette-backdrop" on:click=move |_| close()></div>
             <div class="palette keys-help" role="dialog" aria-modal="true" aria-label="Keys" data-testid="keys-help">
                 <h2>"Keys"</h2>
-                <dl>
-                    <dt><kbd>"Ctrl K"</kbd>" "<kbd>"⌘ K"</kbd>" "<kbd>"/"</kbd></dt><dd>"Go to a kind, an object or an action"</dd>
-                    <dt><kbd>"↑"</kbd>" "<kbd>"↓"</kbd></dt><dd>"Move through the matches"</dd>
-                    <dt><kbd>"Enter"</kbd></dt><dd>"Go to the one chosen"</dd>
-                    <dt><kbd>"Esc"</kbd></dt><dd>"Close"</dd>
-                    <dt><kbd>"ns/name"</kbd></dt><dd>"Look in one namespace"</dd>
-                    <dt><kbd>"↑"</kbd>" "<kbd>"↓"</kbd>" "<kbd>"Home"</kbd>" "<kbd>"End"</kbd>" "<kbd>"PgUp"</kbd>" "<kbd>"PgDn"</kbd></dt><dd>"In a table (click it or Tab to it first): choose a row"</dd>
-                    <dt><kbd>"Enter"</kbd></dt><dd>"In a table: open the chosen row"</dd>
-                    <dt><kbd>"f"</kbd></dt><dd>"In a table: go to its first column's filter (Tab to the next)"</dd>
-                    <dt><kbd>"Esc"</kbd></dt><dd>"In a column's filter: back to the rows"</dd>
-                    <dt><kbd>"Alt ←"</kbd></dt><dd>"Back (the browser's own)"</dd>
-                    <dt><kbd>"?"</kbd></dt><dd>"These keys"</dd>
-                </dl>
+                {keys_list()}
             </div>
         </Show>
+    }
+}
+
+/// The kinds and the Stacks offered, as the server lists them.
+type KindsAndOffers = (Vec<ResourceKind>, Vec<StackOffer>);
+
+/// The kinds and the Stacks offered, asked for once `wanted` turns true (the first
+/// time the palette opens); `None` until then.
+fn kinds_and_offers(wanted: RwSignal<bool>) -> LocalResource<Option<KindsAndOffers>> {
+    LocalResource::new(move || {
+        let asked = wanted.get();
+        async move {
+            if !asked {
+                return None;
+            }
+            let kinds = list_resources().await.unwrap_or_default();
+            let offers = stack_offers().await.unwrap_or_default();
+            Some((kinds, offers))
+        }
+    })
+}
+
+/// The page's keys for the palette, for as long as it is mounted: Ctrl-K (⌘K) opens or
+/// closes it, Escape closes it or the keys' help, and outside a text field `/` opens it
+/// and `?` shows or hides the keys' help.
+#[cfg(feature = "hydrate")]
+fn listen_for_keys(
+    open: RwSignal<bool>,
+    help: RwSignal<bool>,
+    show: impl Fn() + 'static,
+    close: impl Fn() + 'static,
+) {
+    let keys = window_event_listener(leptos::ev::keydown, move |ev| {
+        let command = (ev.ctrl_key() || ev.meta_key()) && ev.key().eq_ignore_ascii_case("k");
+        if command {
+            ev.prevent_default();
+            if open.get_untracked() {
+                close();
+            } else {
+                help.set(false);
+                show();
+            }
+        } else if ev.key() == "Escape" && (open.get_untracked() || help.get_untracked()) {
+            close();
+        } else if !crate::keys::typing(&ev) && !ev.ctrl_key() && !ev.meta_key() && !ev.alt_key() {
+            match ev.key().as_str() {
+                "/" if !open.get_untracked() => {
+                    ev.prevent_default();
+                    show();
+                }
+                "?" => {
+                    ev.prevent_default();
+                    open.set(false);
+                    help.update(|h| *h = !*h);
+                }
+                _ => {}
+            }
+        }
+    });
+    on_cleanup(move || keys.remove());
+}
+
+/// Asks the server for the objects matching what is typed, once it settles, while the
+/// palette is open; the best match is chosen when the answer comes.
+#[cfg(feature = "hydrate")]
+fn find_objects_as_typed(
+    query: RwSignal<String>,
+    open: RwSignal<bool>,
+    objects: RwSignal<Objects>,
+    just_opened: StoredValue<bool>,
+    selected: RwSignal<usize>,
+) {
+    // Each settled query is asked once; an answer to an older one is dropped.
+    let asked = StoredValue::new(0u64);
+    Effect::new(move |_| {
+        let typed = query.get();
+        // Every change makes an answer still on its way stale.
+        asked.update_value(|n| *n += 1);
+        if !open.get() || typed.split_whitespace().next().is_none() {
+            objects.set(Objects::Idle);
+            return;
+        }
+        let this = asked.get_value();
+        objects.set(Objects::Looking);
+        set_timeout(
+            move || {
+                if asked.try_get_value() != Some(this) {
+                    return;
+                }
+                leptos::task::spawn_local(async move {
+                    let namespace = crate::last_namespace::recall();
+                    let opened = std::mem::take(&mut *just_opened.write_value());
+                    let answer = match find_objects(typed.clone(), namespace, Some(opened)).await {
+                        Ok(found) => Objects::Found(typed, found),
+                        Err(e) => Objects::Failed(e.to_string()),
+                    };
+                    // The list changes under the choice: the best match is chosen.
+                    if asked.try_get_value() == Some(this) {
+                        let _ = objects.try_set(answer);
+                        let _ = selected.try_set(0);
+                    }
+                });
+            },
+            SETTLE,
+        );
+    });
+}
+
+/// The keys in the palette's field: the arrows move through the matches (round from
+/// the last to the first), Enter goes to the one chosen.
+fn on_list_key(
+    ev: &leptos::ev::KeyboardEvent,
+    listed: Memo<Vec<Choice>>,
+    selected: RwSignal<usize>,
+    go: Callback<String>,
+) {
+    let count = listed.with_untracked(Vec::len);
+    match ev.key().as_str() {
+        "ArrowDown" if count > 0 => {
+            ev.prevent_default();
+            selected.update(|s| *s = (*s + 1) % count);
+            reveal(selected.get_untracked());
+        }
+        "ArrowUp" if count > 0 => {
+            ev.prevent_default();
+            selected.update(|s| *s = (*s + count - 1) % count);
+            reveal(selected.get_untracked());
+        }
+        "Enter" => {
+            ev.prevent_default();
+            let chosen = listed.with_untracked(|l| l.get(selected.get_untracked()).cloned());
+            if let Some(choice) = chosen {
+                go.run(choice.path);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What the status line says of the search for objects, if anything.
+fn status_of(objects: &Objects) -> Option<String> {
+    match objects {
+        Objects::Looking => Some("Looking through what you may list…".to_string()),
+        Objects::Failed(why) => Some(format!("Objects could not be searched: {why}")),
+        Objects::Found(_, found) => {
+            let mut said = format!(
+                "{} of {} objects match.",
+                found.matched, found.looked_through
+            );
+            for unseen in &found.unseen {
+                said.push(' ');
+                said.push_str(unseen);
+            }
+            Some(said)
+        }
+        Objects::Idle => None,
+    }
+}
+
+/// The palette's field, a combobox over the matches: typing starts again from the
+/// best match.
+fn palette_input(
+    input: NodeRef<leptos::html::Input>,
+    query: RwSignal<String>,
+    selected: RwSignal<usize>,
+    listed: Memo<Vec<Choice>>,
+    go: Callback<String>,
+) -> impl IntoView {
+    view! {
+        <input
+            node_ref=input
+            class="palette-input"
+            type="text"
+            role="combobox"
+            aria-expanded="true"
+            aria-controls="palette-list"
+            aria-autocomplete="list"
+            aria-activedescendant=move || {
+                let i = selected.get();
+                (i < listed.with(Vec::len)).then(|| format!("palette-option-{i}"))
+            }
+            aria-label="Kind, object or action"
+            placeholder="Kind, object (ns/name) or action…"
+            autocomplete="off"
+            spellcheck="false"
+            prop:value=move || query.get()
+            on:input=move |ev| {
+                query.set(event_target_value(&ev));
+                selected.set(0);
+            }
+            on:keydown=move |ev| on_list_key(&ev, listed, selected, go)
+        />
+    }
+}
+
+/// The matches, in the order listed, each section's first under its heading.
+fn choice_list(
+    listed: Memo<Vec<Choice>>,
+    selected: RwSignal<usize>,
+    go: Callback<String>,
+) -> impl IntoView {
+    view! {
+        <ul class="palette-list" id="palette-list" role="listbox" aria-label="Matches">
+            {move || {
+                let mut last_section = "";
+                listed.get().into_iter().enumerate().map(|(i, choice)| {
+                    let heading = (choice.section != last_section).then_some(choice.section);
+                    last_section = choice.section;
+                    choice_option(i, choice, heading, selected, go)
+                }).collect_view()
+            }}
+        </ul>
+    }
+}
+
+/// The `i`-th match (with its section's heading when it is the section's first):
+/// pointing at it chooses it, a click goes there.
+fn choice_option(
+    i: usize,
+    choice: Choice,
+    heading: Option<&'static str>,
+    selected: RwSignal<usize>,
+    go: Callback<String>,
+) -> impl IntoView {
+    let chosen = choice.path.clone();
+    view! {
+        <li
+            id=format!("palette-option-{i}")
+            role="option"
+            class="palette-option"
+            class:first-of-section=heading.is_some()
+            aria-selected=move || (selected.get() == i).to_string()
+            data-section=choice.section
+            on:mousemove=move |_| if selected.get_untracked() != i { selected.set(i) }
+            on:click=move |_| go.run(chosen.clone())
+        >
+            {heading.map(|h| view! { <span class="palette-section" aria-hidden="true">{h}</span> })}
+            <span class="palette-label">{choice.label}</span>
+            <span class="palette-detail">{choice.detail}</span>
+        </li>
+    }
+}
+
+/// The keys' help: the palette's keys, then a table's.
+fn keys_list() -> impl IntoView {
+    view! {
+        <dl>
+            <dt><kbd>"Ctrl K"</kbd>" "<kbd>"⌘ K"</kbd>" "<kbd>"/"</kbd></dt><dd>"Go to a kind, an object or an action"</dd>
+            <dt><kbd>"↑"</kbd>" "<kbd>"↓"</kbd></dt><dd>"Move through the matches"</dd>
+            <dt><kbd>"Enter"</kbd></dt><dd>"Go to the one chosen"</dd>
+            <dt><kbd>"Esc"</kbd></dt><dd>"Close"</dd>
+            <dt><kbd>"ns/name"</kbd></dt><dd>"Look in one namespace"</dd>
+            <dt><kbd>"↑"</kbd>" "<kbd>"↓"</kbd>" "<kbd>"Home"</kbd>" "<kbd>"End"</kbd>" "<kbd>"PgUp"</kbd>" "<kbd>"PgDn"</kbd></dt><dd>"In a table (click it or Tab to it first): choose a row"</dd>
+            <dt><kbd>"Enter"</kbd></dt><dd>"In a table: open the chosen row"</dd>
+            <dt><kbd>"f"</kbd></dt><dd>"In a table: go to its first column's filter (Tab to the next)"</dd>
+            <dt><kbd>"Esc"</kbd></dt><dd>"In a column's filter: back to the rows"</dd>
+            <dt><kbd>"Alt ←"</kbd></dt><dd>"Back (the browser's own)"</dd>
+            <dt><kbd>"?"</kbd></dt><dd>"These keys"</dd>
+        </dl>
     }
 }
 

@@ -179,41 +179,6 @@ pub fn PodLogs(namespace: String, pod: String) -> impl IntoView {
             stick.set(at_bottom);
         }
     };
-
-    let tabs = move || {
-        let chosen = following.get();
-        containers
-            .get()
-            .into_iter()
-            .map(|c| {
-                let active = chosen.as_deref() == Some(c.name.as_str());
-                let name = c.name.clone();
-                let label = format!(
-                    "{}{}{}",
-                    c.name,
-                    if c.init { " (init)" } else { "" },
-                    if c.restarts > 0 {
-                        format!(" ↻{}", c.restarts)
-                    } else {
-                        String::new()
-                    }
-                );
-                view! {
-                    <button type="button" class="log-tab" class:active=active role="tab"
-                        aria-selected=active.to_string() data-container=c.name.clone()
-                        on:click=move |_| container.set(Some(name.clone()))>{label}</button>
-                }
-            })
-            .collect_view()
-    };
-    let tail_options = TAILS
-        .iter()
-        .map(|(n, label)| {
-            let value = n.map(|n| n.to_string()).unwrap_or_default();
-            let selected = *n == tail.get_untracked();
-            view! { <option value=value selected=selected>{*label}</option> }
-        })
-        .collect_view();
     let download = move |_| {
         let text = buffer.with_untracked(LogBuffer::text);
         save(&file_name(), &text);
@@ -222,7 +187,7 @@ pub fn PodLogs(namespace: String, pod: String) -> impl IntoView {
     view! {
         <div class="pod-logs" data-testid="pod-logs">
             <div class="log-toolbar">
-                <div class="log-tabs" role="tablist">{tabs}</div>
+                <div class="log-tabs" role="tablist">{move || container_tabs(following, containers, container)}</div>
                 <label class="control checkbox">
                     <input type="checkbox" data-testid="log-previous"
                         prop:checked=move || previous.get()
@@ -233,7 +198,7 @@ pub fn PodLogs(namespace: String, pod: String) -> impl IntoView {
                     "Start"
                     <select aria-label="Lines to start from" data-testid="log-tail"
                         on:change:target=move |ev| tail.set(ev.target().value().parse().ok())>
-                        {tail_options}
+                        {tail_options(tail.get_untracked())}
                     </select>
                     "lines back"
                 </label>
@@ -246,31 +211,89 @@ pub fn PodLogs(namespace: String, pod: String) -> impl IntoView {
                 <LiveBadge view=status testid="log-live-status"/>
             </div>
             <div class="log-lines" node_ref=scroller on:scroll=on_scroll data-testid="log-lines">
-                {move || {
-                    // A new term redraws every line; new lines alone add rows.
-                    let term = search.get();
-                    view! {
-                        <For
-                            each=move || buffer.with(|b| b.matching(&term))
-                            key=|line: &LogLine| line.seq
-                            children=move |line: LogLine| view! { <LogRow line=line term=search.get_untracked()/> }
-                        />
-                    }
-                }}
+                {move || matching_lines(buffer, search)}
                 <LogEmpty buffer ended/>
             </div>
             <div class="log-footer">
                 <LogCount buffer/>
                 <LogEndedNote ended again/>
-                {move || (!stick.get()).then(|| view! {
-                    <button type="button" class="log-action" on:click=move |_| {
-                        stick.set(true);
-                        if let Some(el) = scroller.get_untracked() {
-                            el.set_scroll_top(el.scroll_height());
-                        }
-                    }>"↓ Newest"</button>
-                })}
+                {move || (!stick.get()).then(|| newest_button(stick, scroller))}
             </div>
         </div>
+    }
+}
+
+/// A tab per container of the Pod, the one followed active; a click follows another.
+/// Reads `following` and `containers` tracked: drawn again when either changes.
+fn container_tabs(
+    following: RwSignal<Option<String>>,
+    containers: RwSignal<Vec<LogContainer>>,
+    container: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let chosen = following.get();
+    containers
+        .get()
+        .into_iter()
+        .map(|c| {
+            let active = chosen.as_deref() == Some(c.name.as_str());
+            let name = c.name.clone();
+            let label = tab_label(&c);
+            view! {
+                <button type="button" class="log-tab" class:active=active role="tab"
+                    aria-selected=active.to_string() data-container=c.name.clone()
+                    on:click=move |_| container.set(Some(name.clone()))>{label}</button>
+            }
+        })
+        .collect_view()
+}
+
+/// A container's tab: its name, whether it is an init container, and its restarts.
+fn tab_label(c: &LogContainer) -> String {
+    format!(
+        "{}{}{}",
+        c.name,
+        if c.init { " (init)" } else { "" },
+        if c.restarts > 0 {
+            format!(" ↻{}", c.restarts)
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The choices of where a log starts, `tail` selected.
+fn tail_options(tail: Option<u32>) -> impl IntoView {
+    TAILS
+        .iter()
+        .map(|(n, label)| {
+            let value = n.map(|n| n.to_string()).unwrap_or_default();
+            let selected = *n == tail;
+            view! { <option value=value selected=selected>{*label}</option> }
+        })
+        .collect_view()
+}
+
+/// The shown lines that match the search term. Reads the term tracked: a new term
+/// redraws every line; new lines alone add rows.
+fn matching_lines(buffer: RwSignal<LogBuffer>, search: RwSignal<String>) -> impl IntoView {
+    let term = search.get();
+    view! {
+        <For
+            each=move || buffer.with(|b| b.matching(&term))
+            key=|line: &LogLine| line.seq
+            children=move |line: LogLine| view! { <LogRow line=line term=search.get_untracked()/> }
+        />
+    }
+}
+
+/// Back to the newest line (and keeping to it), once the person has scrolled up.
+fn newest_button(stick: RwSignal<bool>, scroller: NodeRef<leptos::html::Div>) -> impl IntoView {
+    view! {
+        <button type="button" class="log-action" on:click=move |_| {
+            stick.set(true);
+            if let Some(el) = scroller.get_untracked() {
+                el.set_scroll_top(el.scroll_height());
+            }
+        }>"↓ Newest"</button>
     }
 }

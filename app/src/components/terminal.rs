@@ -67,6 +67,78 @@ enum Status {
     Refused(String),
 }
 
+impl Status {
+    /// What the status line says.
+    fn text(&self) -> String {
+        match self {
+            Status::Connecting => "Opening…".to_string(),
+            Status::Running(container) => format!(
+                "Running in container {container}, as you. Ctrl+Shift+C copies the selection, Ctrl+Shift+V pastes."
+            ),
+            Status::Ended { message, .. } => message.clone(),
+            Status::Refused(message) => message.clone(),
+        }
+    }
+
+    /// The screen's `data-state`, which the browser tests wait on.
+    fn state(&self) -> &'static str {
+        match self {
+            Status::Connecting => "connecting",
+            Status::Running(_) => "running",
+            Status::Ended { .. } => "ended",
+            Status::Refused(_) => "refused",
+        }
+    }
+
+    /// The screen's `data-exit-code`: the code an ended command gave, if it gave one.
+    fn exit_code(&self) -> String {
+        match self {
+            Status::Ended {
+                code: Some(code), ..
+            } => code.to_string(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// The command `choice` runs (`typed`, split as a shell would, for Other), or what to
+/// tell the person when the typed one cannot run.
+fn command_for(choice: Choice, typed: &str) -> Result<TerminalCommand, String> {
+    match choice {
+        Choice::Shell => Ok(TerminalCommand::Shell),
+        Choice::Sh => Ok(TerminalCommand::Program(vec!["/bin/sh".into()])),
+        Choice::Other => match shell_words::split(typed) {
+            Ok(argv) if !argv.is_empty() => Ok(TerminalCommand::Program(argv)),
+            Ok(_) => Err("Type a command to run.".into()),
+            Err(error) => Err(format!(
+                "The command does not read as a shell would: {error}."
+            )),
+        },
+    }
+}
+
+/// Shows what the terminal's server said: the container it runs in (and the Pod's
+/// others to choose from), how it ended, or why it was refused.
+fn show_event(
+    event: TerminalEvent,
+    containers: RwSignal<Vec<String>>,
+    chosen: RwSignal<Option<String>>,
+    status: RwSignal<Status>,
+) {
+    match event {
+        TerminalEvent::Started {
+            container,
+            containers: all,
+        } => {
+            containers.set(all);
+            chosen.set(Some(container.clone()));
+            status.set(Status::Running(container));
+        }
+        TerminalEvent::Ended { code, message } => status.set(Status::Ended { code, message }),
+        TerminalEvent::Refused { message } => status.set(Status::Refused(message)),
+    }
+}
+
 #[component]
 pub fn TerminalPanel() -> impl IntoView {
     let Some(dock) = use_context::<TerminalDock>() else {
@@ -101,22 +173,13 @@ pub fn TerminalPanel() -> impl IntoView {
         let (Some((namespace, pod)), Some(host)) = (target.clone(), host.get_untracked()) else {
             return target;
         };
-        let command = match choice.get_untracked() {
-            Choice::Shell => TerminalCommand::Shell,
-            Choice::Sh => TerminalCommand::Program(vec!["/bin/sh".into()]),
-            Choice::Other => match shell_words::split(&typed.get_untracked()) {
-                Ok(argv) if !argv.is_empty() => TerminalCommand::Program(argv),
-                Ok(_) => {
-                    status.set(Status::Refused("Type a command to run.".into()));
-                    return target;
-                }
-                Err(error) => {
-                    status.set(Status::Refused(format!(
-                        "The command does not read as a shell would: {error}."
-                    )));
-                    return target;
-                }
-            },
+        let picked = choice.get_untracked();
+        let command = match typed.with_untracked(|typed| command_for(picked, typed)) {
+            Ok(command) => command,
+            Err(refusal) => {
+                status.set(Status::Refused(refusal));
+                return target;
+            }
         };
         let start = TerminalStart {
             namespace,
@@ -127,103 +190,93 @@ pub fn TerminalPanel() -> impl IntoView {
             size: TerminalSize { cols: 80, rows: 24 },
         };
         status.set(Status::Connecting);
-        let on_event = move |event: TerminalEvent| match event {
-            TerminalEvent::Started {
-                container,
-                containers: all,
-            } => {
-                containers.set(all);
-                chosen.set(Some(container.clone()));
-                status.set(Status::Running(container));
-            }
-            TerminalEvent::Ended { code, message } => status.set(Status::Ended { code, message }),
-            TerminalEvent::Refused { message } => status.set(Status::Refused(message)),
-        };
+        let on_event = move |event: TerminalEvent| show_event(event, containers, chosen, status);
         let current = move || opening.try_get_value() == Some(this);
         browser::Session::open(&host, &start, on_event, session, current);
         target
     });
-    let reopen = move || attempt.update(|n| *n += 1);
-    let pod = move || dock.target.get().map(|(_, pod)| pod).unwrap_or_default();
     view! {
         <div class="terminal-spacer" hidden=move || dock.target.with(Option::is_none)></div>
         <section class="terminal-dock" data-testid="terminal" aria-label="Terminal"
             hidden=move || dock.target.with(Option::is_none)>
-            <div class="terminal-head">
-                <strong>"Terminal"</strong>
-                <span class="mono">{pod}</span>
-                <label class="inline-control">"Container "
-                    <select data-testid="terminal-container"
-                        prop:value=move || chosen.get().unwrap_or_default()
-                        on:change=move |ev| {
-                            chosen.set(Some(event_target_value(&ev)));
-                            reopen();
-                        }>
-                        {move || containers.get().into_iter().map(|name| view! {
-                            <option value=name.clone()>{name.clone()}</option>
-                        }).collect_view()}
-                    </select>
-                </label>
-                <label class="inline-control">"Command "
-                    <select data-testid="terminal-command"
-                        on:change=move |ev| {
-                            let picked = match event_target_value(&ev).as_str() {
-                                "sh" => Choice::Sh,
-                                "other" => Choice::Other,
-                                _ => Choice::Shell,
-                            };
-                            choice.set(picked);
-                            if picked != Choice::Other {
-                                reopen();
-                            }
-                        }>
-                        <option value="shell" selected=move || choice.get() == Choice::Shell>"bash, else sh"</option>
-                        <option value="sh" selected=move || choice.get() == Choice::Sh>"/bin/sh"</option>
-                        <option value="other" selected=move || choice.get() == Choice::Other>"Other…"</option>
-                    </select>
-                </label>
-                <Show when=move || choice.get() == Choice::Other>
-                    <form class="terminal-other" on:submit=move |ev| {
-                        ev.prevent_default();
-                        reopen();
-                    }>
-                        <input type="text" class="mono" data-testid="terminal-typed" placeholder="mysql -uroot"
-                            aria-label="Command to run" bind:value=typed/>
-                        <button type="submit" class="small-btn">"Run"</button>
-                    </form>
-                </Show>
-                <span class="terminal-actions">
-                    <button type="button" class="small-btn" data-testid="terminal-reopen"
-                        on:click=move |_| reopen()>"Open again"</button>
-                    <button type="button" class="small-btn" data-testid="terminal-close"
-                        on:click=move |_| dock.target.set(None)>"Close"</button>
-                </span>
-            </div>
+            {terminal_head(dock, chosen, containers, choice, typed, attempt)}
             <p class="terminal-status" data-testid="terminal-status"
                 class:problem=move || matches!(status.get(), Status::Refused(_))>
-                {move || match status.get() {
-                    Status::Connecting => "Opening…".to_string(),
-                    Status::Running(container) => format!(
-                        "Running in container {container}, as you. Ctrl+Shift+C copies the selection, Ctrl+Shift+V pastes."
-                    ),
-                    Status::Ended { message, .. } => message,
-                    Status::Refused(message) => message,
-                }}
+                {move || status.with(Status::text)}
             </p>
             <div class="terminal-screen" node_ref=host data-testid="terminal-screen"
-                data-state=move || match status.get() {
-                    Status::Connecting => "connecting",
-                    Status::Running(_) => "running",
-                    Status::Ended { .. } => "ended",
-                    Status::Refused(_) => "refused",
-                }
-                data-exit-code=move || match status.get() {
-                    Status::Ended { code: Some(code), .. } => code.to_string(),
-                    _ => String::new(),
-                }></div>
+                data-state=move || status.with(Status::state)
+                data-exit-code=move || status.with(Status::exit_code)></div>
         </section>
     }
     .into_any()
+}
+
+/// The terminal's head: its Pod, the container and the command to run (a typed one
+/// run on submit), open again and close. A change of container or command opens the
+/// terminal again (`attempt`), but for Other, which waits for the typed command.
+fn terminal_head(
+    dock: TerminalDock,
+    chosen: RwSignal<Option<String>>,
+    containers: RwSignal<Vec<String>>,
+    choice: RwSignal<Choice>,
+    typed: RwSignal<String>,
+    attempt: RwSignal<u32>,
+) -> impl IntoView {
+    let reopen = move || attempt.update(|n| *n += 1);
+    let pod = move || dock.target.get().map(|(_, pod)| pod).unwrap_or_default();
+    view! {
+        <div class="terminal-head">
+            <strong>"Terminal"</strong>
+            <span class="mono">{pod}</span>
+            <label class="inline-control">"Container "
+                <select data-testid="terminal-container"
+                    prop:value=move || chosen.get().unwrap_or_default()
+                    on:change=move |ev| {
+                        chosen.set(Some(event_target_value(&ev)));
+                        reopen();
+                    }>
+                    {move || containers.get().into_iter().map(|name| view! {
+                        <option value=name.clone()>{name.clone()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <label class="inline-control">"Command "
+                <select data-testid="terminal-command"
+                    on:change=move |ev| {
+                        let picked = match event_target_value(&ev).as_str() {
+                            "sh" => Choice::Sh,
+                            "other" => Choice::Other,
+                            _ => Choice::Shell,
+                        };
+                        choice.set(picked);
+                        if picked != Choice::Other {
+                            reopen();
+                        }
+                    }>
+                    <option value="shell" selected=move || choice.get() == Choice::Shell>"bash, else sh"</option>
+                    <option value="sh" selected=move || choice.get() == Choice::Sh>"/bin/sh"</option>
+                    <option value="other" selected=move || choice.get() == Choice::Other>"Other…"</option>
+                </select>
+            </label>
+            <Show when=move || choice.get() == Choice::Other>
+                <form class="terminal-other" on:submit=move |ev| {
+                    ev.prevent_default();
+                    reopen();
+                }>
+                    <input type="text" class="mono" data-testid="terminal-typed" placeholder="mysql -uroot"
+                        aria-label="Command to run" bind:value=typed/>
+                    <button type="submit" class="small-btn">"Run"</button>
+                </form>
+            </Show>
+            <span class="terminal-actions">
+                <button type="button" class="small-btn" data-testid="terminal-reopen"
+                    on:click=move |_| reopen()>"Open again"</button>
+                <button type="button" class="small-btn" data-testid="terminal-close"
+                    on:click=move |_| dock.target.set(None)>"Close"</button>
+            </span>
+        </div>
+    }
 }
 
 #[cfg(feature = "hydrate")]

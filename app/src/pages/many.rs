@@ -45,6 +45,30 @@ struct Chosen {
     more: usize,
 }
 
+impl Chosen {
+    /// The kinds named in `spec`, as kubectl get takes them; the names that are no
+    /// kind here are said.
+    fn named(spec: &str, all: &[ResourceKind]) -> Self {
+        let (kinds, unknown) = resolve_kinds(spec, all);
+        Self {
+            kinds,
+            unknown,
+            more: 0,
+        }
+    }
+
+    /// Every kind whose objects say whether they are ready (only namespaced ones with
+    /// `namespaced_only`), up to [`MAX_KINDS`]; how many more there are is said.
+    fn with_readiness(all: &[ResourceKind], namespaced_only: bool) -> Self {
+        let (kinds, more) = kinds_with_readiness(all, namespaced_only);
+        Self {
+            kinds,
+            unknown: Vec::new(),
+            more,
+        }
+    }
+}
+
 #[component]
 pub fn ManyPage() -> impl IntoView {
     let (kinds_param, set_kinds) = query_signal_with_options::<String>("kinds", super::quiet());
@@ -59,21 +83,9 @@ pub fn ManyPage() -> impl IntoView {
         let all = all_kinds.get().and_then(Result::ok).unwrap_or_default();
         let namespace = super::non_empty(ns.get());
         match super::non_empty(kinds_param.get()) {
-            Some(spec) => {
-                let (kinds, unknown) = resolve_kinds(&spec, &all);
-                Chosen {
-                    kinds,
-                    unknown,
-                    more: 0,
-                }
-            }
+            Some(spec) => Chosen::named(&spec, &all),
             None if not_ready.get().unwrap_or(false) => {
-                let (kinds, more) = kinds_with_readiness(&all, namespace.is_some());
-                Chosen {
-                    kinds,
-                    unknown: Vec::new(),
-                    more,
-                }
+                Chosen::with_readiness(&all, namespace.is_some())
             }
             None => Chosen::default(),
         }
@@ -81,59 +93,9 @@ pub fn ManyPage() -> impl IntoView {
     // Each kind's feed, as its component registers it.
     let feeds = RwSignal::new(Vec::<(ResourceKind, LiveRows)>::new());
     let merged = Memo::new(move |_| {
-        let words: Vec<String> = filter
-            .get()
-            .unwrap_or_default()
-            .split_whitespace()
-            .map(str::to_lowercase)
-            .collect();
+        let words = filter_words(filter.get());
         let only_not_ready = not_ready.get().unwrap_or(false);
-        let mut rows = Vec::new();
-        feeds.with(|all| {
-            for (kind, live) in all {
-                let resource = kind.resource(None);
-                live.table.with(|table| {
-                    let status_at = table.columns.iter().position(|c| c.name == "Status");
-                    for row in table.rows() {
-                        let readiness = readiness::of_row(&table.columns, row);
-                        if only_not_ready && !matches!(readiness, Readiness::NotReady(_)) {
-                            continue;
-                        }
-                        let status = status_at
-                            .and_then(|i| row.cells.get(i))
-                            .map(|c| cell_text(c, "string", 0))
-                            .unwrap_or_default();
-                        let text = format!(
-                            "{} {} {} {status} {}",
-                            kind.kind,
-                            row.namespace.as_deref().unwrap_or(""),
-                            row.name,
-                            match &readiness {
-                                Readiness::NotReady(why) => why.as_str(),
-                                _ => "",
-                            }
-                        )
-                        .to_lowercase();
-                        if !words.iter().all(|w| text.contains(w.as_str())) {
-                            continue;
-                        }
-                        rows.push(MergedRow {
-                            kind: kind.kind.clone(),
-                            path: resource.object_path(row.namespace.as_deref(), &row.name),
-                            namespace: row.namespace.clone(),
-                            name: row.name.clone(),
-                            readiness,
-                            status,
-                            created: row.created.clone(),
-                        });
-                    }
-                });
-            }
-        });
-        rows.sort_by(|a, b| {
-            (&a.kind, &a.namespace, &a.name).cmp(&(&b.kind, &b.namespace, &b.name))
-        });
-        rows
+        feeds.with(|all| merged_rows(all, &words, only_not_ready))
     });
     let title = move || {
         if super::non_empty(kinds_param.get()).is_none() && not_ready.get().unwrap_or(false) {
@@ -174,15 +136,90 @@ pub fn ManyPage() -> impl IntoView {
             <KindFeed kind namespace=Signal::derive(move || super::non_empty(ns.get())) feeds/>
         </For>
         <p class="count" data-testid="many-count">
-            {move || {
-                let n = merged.with(Vec::len);
-                let kinds = feeds.with(Vec::len);
-                format!("{n} {} in {kinds} {}", if n == 1 { "object" } else { "objects" }, if kinds == 1 { "kind" } else { "kinds" })
-            }}
+            {move || count_text(merged.with(Vec::len), feeds.with(Vec::len))}
         </p>
         <Show when=move || chosen.with(|c| c.kinds.is_empty())>
             <p class="empty">"Name kinds above (pods,deployments.apps), or tick Only not Ready to look at every kind that says whether it is ready."</p>
         </Show>
+        {merged_table(merged, now)}
+        {kinds_looked_at(feeds, chosen)}
+    }
+}
+
+/// The row filter's words, lower-cased: a row is shown when its text holds them all.
+fn filter_words(filter: Option<String>) -> Vec<String> {
+    filter
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The rows of every kind's feed that hold all the filter's `words` (and, with
+/// `only_not_ready`, say they are not Ready), sorted by kind, namespace and name.
+/// Reads each feed's table tracked: called from the merging memo.
+fn merged_rows(
+    feeds: &[(ResourceKind, LiveRows)],
+    words: &[String],
+    only_not_ready: bool,
+) -> Vec<MergedRow> {
+    let mut rows = Vec::new();
+    for (kind, live) in feeds {
+        let resource = kind.resource(None);
+        live.table.with(|table| {
+            let status_at = table.columns.iter().position(|c| c.name == "Status");
+            for row in table.rows() {
+                let readiness = readiness::of_row(&table.columns, row);
+                if only_not_ready && !matches!(readiness, Readiness::NotReady(_)) {
+                    continue;
+                }
+                let status = status_at
+                    .and_then(|i| row.cells.get(i))
+                    .map(|c| cell_text(c, "string", 0))
+                    .unwrap_or_default();
+                let text = format!(
+                    "{} {} {} {status} {}",
+                    kind.kind,
+                    row.namespace.as_deref().unwrap_or(""),
+                    row.name,
+                    match &readiness {
+                        Readiness::NotReady(why) => why.as_str(),
+                        _ => "",
+                    }
+                )
+                .to_lowercase();
+                if !words.iter().all(|w| text.contains(w.as_str())) {
+                    continue;
+                }
+                rows.push(MergedRow {
+                    kind: kind.kind.clone(),
+                    path: resource.object_path(row.namespace.as_deref(), &row.name),
+                    namespace: row.namespace.clone(),
+                    name: row.name.clone(),
+                    readiness,
+                    status,
+                    created: row.created.clone(),
+                });
+            }
+        });
+    }
+    rows.sort_by(|a, b| (&a.kind, &a.namespace, &a.name).cmp(&(&b.kind, &b.namespace, &b.name)));
+    rows
+}
+
+/// "3 objects in 2 kinds", singular where one.
+fn count_text(objects: usize, kinds: usize) -> String {
+    format!(
+        "{objects} {} in {kinds} {}",
+        if objects == 1 { "object" } else { "objects" },
+        if kinds == 1 { "kind" } else { "kinds" }
+    )
+}
+
+/// The merged table (its first [`ROWS_SHOWN`] rows, ages counting up with `now`),
+/// and how many rows more there are.
+fn merged_table(merged: Memo<Vec<MergedRow>>, now: RwSignal<i64>) -> impl IntoView {
+    view! {
         <table class="grid live" data-testid="many-table">
             <thead>
                 <tr>
@@ -220,6 +257,16 @@ pub fn ManyPage() -> impl IntoView {
             let n = merged.with(Vec::len);
             (n > ROWS_SHOWN).then(|| view! { <p class="subtle small">{format!("and {} more: narrow the namespace or the filter", n - ROWS_SHOWN)}</p> })
         }}
+    }
+}
+
+/// The kinds looked at, each with its feed's state, and those left out (no kind
+/// here, or beyond the [`MAX_KINDS`] a view follows).
+fn kinds_looked_at(
+    feeds: RwSignal<Vec<(ResourceKind, LiveRows)>>,
+    chosen: Memo<Chosen>,
+) -> impl IntoView {
+    view! {
         <section class="panel" data-testid="many-kinds-status">
             <h2>"Kinds looked at"</h2>
             <ul class="kind-chips">

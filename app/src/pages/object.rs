@@ -24,7 +24,7 @@ use crate::pages::stack::connection::StackConnection;
 use crate::pages::stack::deletion::StackDataNotice;
 use portico_core::live::protocol::{ServerMessage, Topic};
 use portico_core::owner_tree::{ChildEntry, ChildrenQuery};
-use portico_core::payload::{Condition, ObjectDetail, OwnerLink, StackData};
+use portico_core::payload::{Condition, ObjectDetail, OwnerLink, Permissions, StackData};
 use portico_core::resource::{ObjectKey, ResourceRef};
 use portico_core::table::format::cell_text;
 use portico_core::table::state::SortKey;
@@ -139,16 +139,6 @@ fn place(target: &ObjectKey) -> String {
 
 #[component]
 fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -> impl IntoView {
-    let edit_href = format!(
-        "{}{}/edit",
-        crate::base::get(),
-        target
-            .resource
-            .object_path(target.namespace.as_deref(), &target.name)
-    );
-    let access_href = crate::base::url(&portico_core::access::page_path(
-        target.namespace.as_deref(),
-    ));
     let perms_target = target.clone();
     let may = Resource::new(
         || (),
@@ -159,39 +149,15 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
     );
     // Only a CRD has a schema to build the edit form from.
     let editable = !detail.flags.builtin;
-    let events = TableQuery {
-        group: String::new(),
-        version: "v1".into(),
-        plural: "events".into(),
-        namespace: detail.namespace.clone(),
-        label_selector: None,
-        field_selector: Some(format!("involvedObject.uid={}", detail.uid)),
-        columns: None,
-    };
-    let events_sort = RwSignal::new(None::<SortKey>);
-    let on_events_sort = Callback::new(move |column: String| {
-        events_sort.update(|s| *s = SortKey::toggled(s.as_ref(), column))
-    });
     let stack_namespace = detail.namespace.clone().filter(|_| detail.flags.is_stack);
-    // Someone's own Deployment or StatefulSet can be bound to a Stack.
-    let workload_kind = match (
-        target.resource.group.as_str(),
-        target.resource.plural.as_str(),
-    ) {
-        ("apps", "deployments") => Some("Deployment"),
-        ("apps", "statefulsets") => Some("StatefulSet"),
-        _ => None,
-    };
-    let workload = detail.namespace.clone().zip(workload_kind);
+    let workload = detail
+        .namespace
+        .clone()
+        .zip(bindable_workload_kind(&target.resource));
     let pod_namespace = detail
         .namespace
         .clone()
         .filter(|_| target.resource.group.is_empty() && target.resource.plural == "pods");
-    let namespace = detail
-        .namespace
-        .clone()
-        .map(|ns| format!(" · namespace {ns}"))
-        .unwrap_or_default();
     // A workload's Pods, merged: a Stack offers them among its Pods' tabs.
     let selected = detail.namespace.clone().zip(detail.pod_selector.clone());
     let stack_merged = selected
@@ -202,34 +168,11 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
     let shows_usage = usage_target(&detail, &target.resource).is_some();
     view! {
         <div class="page-head">
-            <div>
-                <div class="title-row">
-                    <h1 data-testid="object-name">{detail.name.clone()}</h1>
-                    <StarButton
-                        path=target.resource.object_path(target.namespace.as_deref(), &target.name)
-                        name=detail.name.clone()
-                        place=place(&target)/>
-                </div>
-                <p class="subtle mono">{format!("{} · {}{namespace}", detail.kind, detail.api_version)}</p>
-            </div>
+            {detail_title(&detail, &target)}
             <div class="head-actions">
                 {pod_namespace.clone().map(|ns| view! { <TerminalButton namespace=ns pod=detail.name.clone()/> })}
                 {detail.deletion_timestamp.is_some().then(|| view! { <span class="badge problem">"Deleting"</span> })}
-                <Transition fallback=|| ()>
-                    {move || {
-                        let p = may.get().and_then(Result::ok);
-                        let can_edit = p.is_none_or(|p| p.update);
-                        editable.then(|| if can_edit {
-                            view! { <a class="button" href=edit_href.clone() data-testid="edit-link">"Edit"</a> }.into_any()
-                        } else {
-                            view! {
-                                <span class="button disabled" data-testid="edit-link" aria-disabled="true"
-                                    title="Your Kubernetes permissions do not allow editing this.">"Edit"</span>
-                                <a class="small access-link" href=access_href.clone()>"Why?"</a>
-                            }.into_any()
-                        })
-                    }}
-                </Transition>
+                {edit_control(&target, editable, may)}
                 <DeleteControl target=target.clone() stack=detail.flags.is_stack state=deleting allowed=Signal::derive(move || {
                     may.get().and_then(Result::ok).is_none_or(|p| p.delete)
                 })/>
@@ -269,6 +212,98 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
             <h2>"Conditions"</h2>
             <Conditions conditions=detail.conditions.clone()/>
         </section>
+        {events_panel(&detail)}
+        <section class="panel">
+            <h2>"YAML"</h2>
+            <pre class="yaml" data-testid="object-yaml">{detail.yaml.clone()}</pre>
+        </section>
+    }
+}
+
+/// The kind of workload `resource` is, when someone's own can be bound to a Stack (a
+/// Deployment or a StatefulSet).
+fn bindable_workload_kind(resource: &ResourceRef) -> Option<&'static str> {
+    match (resource.group.as_str(), resource.plural.as_str()) {
+        ("apps", "deployments") => Some("Deployment"),
+        ("apps", "statefulsets") => Some("StatefulSet"),
+        _ => None,
+    }
+}
+
+/// The object's name (with its star) and what it is: kind, API version, namespace.
+fn detail_title(detail: &ObjectDetail, target: &ObjectKey) -> impl IntoView + use<> {
+    let namespace = detail
+        .namespace
+        .clone()
+        .map(|ns| format!(" · namespace {ns}"))
+        .unwrap_or_default();
+    view! {
+        <div>
+            <div class="title-row">
+                <h1 data-testid="object-name">{detail.name.clone()}</h1>
+                <StarButton
+                    path=target.resource.object_path(target.namespace.as_deref(), &target.name)
+                    name=detail.name.clone()
+                    place=place(target)/>
+            </div>
+            <p class="subtle mono">{format!("{} · {}{namespace}", detail.kind, detail.api_version)}</p>
+        </div>
+    }
+}
+
+/// The Edit link, for a kind with a schema to build the form from (`editable`): a
+/// link while the person may update the object (or it is not known yet), else a
+/// disabled button and a link to why.
+fn edit_control(
+    target: &ObjectKey,
+    editable: bool,
+    may: Resource<Result<Permissions, BackendError>>,
+) -> impl IntoView + use<> {
+    let edit_href = format!(
+        "{}{}/edit",
+        crate::base::get(),
+        target
+            .resource
+            .object_path(target.namespace.as_deref(), &target.name)
+    );
+    let access_href = crate::base::url(&portico_core::access::page_path(
+        target.namespace.as_deref(),
+    ));
+    view! {
+        <Transition fallback=|| ()>
+            {move || {
+                let p = may.get().and_then(Result::ok);
+                let can_edit = p.is_none_or(|p| p.update);
+                editable.then(|| if can_edit {
+                    view! { <a class="button" href=edit_href.clone() data-testid="edit-link">"Edit"</a> }.into_any()
+                } else {
+                    view! {
+                        <span class="button disabled" data-testid="edit-link" aria-disabled="true"
+                            title="Your Kubernetes permissions do not allow editing this.">"Edit"</span>
+                        <a class="small access-link" href=access_href.clone()>"Why?"</a>
+                    }.into_any()
+                })
+            }}
+        </Transition>
+    }
+}
+
+/// The object's Events (those naming it as their involved object), live, sortable.
+fn events_panel(detail: &ObjectDetail) -> impl IntoView + use<> {
+    let events = TableQuery {
+        group: String::new(),
+        version: "v1".into(),
+        plural: "events".into(),
+        namespace: detail.namespace.clone(),
+        label_selector: None,
+        field_selector: Some(format!("involvedObject.uid={}", detail.uid)),
+        columns: None,
+    };
+    let events_sort = RwSignal::new(None::<SortKey>);
+    let on_events_sort = Callback::new(move |column: String| {
+        events_sort.update(|s| *s = SortKey::toggled(s.as_ref(), column))
+    });
+    view! {
         <section class="panel">
             <h2>"Events"</h2>
             <LiveTable
@@ -279,10 +314,6 @@ fn DetailView(detail: ObjectDetail, target: ObjectKey, deleting: DeleteDialog) -
                 on_sort=on_events_sort
                 link_rows=false
             />
-        </section>
-        <section class="panel">
-            <h2>"YAML"</h2>
-            <pre class="yaml" data-testid="object-yaml">{detail.yaml.clone()}</pre>
         </section>
     }
 }

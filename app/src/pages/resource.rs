@@ -13,6 +13,8 @@ use crate::components::live_table::LiveTable;
 use crate::components::namespace_picker::NamespaceControl;
 use crate::components::star::StarButton;
 use crate::components::usage::{TableUsage, use_table_usage};
+use crate::error::BackendError;
+use portico_core::payload::Permissions;
 use portico_core::resource::{ResourceKind, ResourceRef};
 use portico_core::table::added_columns::{self, AddedColumn};
 use portico_core::table::column_filters::{self, ColumnFilter};
@@ -33,29 +35,8 @@ pub fn ResourcePage() -> impl IntoView {
     let (row, set_row) = query_signal_with_options::<String>("row", super::quiet());
     // Columns added after kubectl's (`kubectl get -o custom-columns`'s spec).
     let (columns, set_columns) = query_signal_with_options::<String>("columns", super::quiet());
-    let query_map = use_query_map();
-    let by_column = Memo::new(move |_| {
-        query_map
-            .with(|q| column_filters::from_params(q.latest_values().map(|(k, v)| (k.as_ref(), v))))
-    });
-    let write_query = super::use_query_writer();
-    let on_column_filter = Callback::new(move |(column, text): (String, String)| {
-        write_query(ColumnFilter::param(&column), super::non_empty(Some(text)));
-    });
-    let added = Memo::new(move |_| {
-        columns
-            .get()
-            .map(|c| added_columns::parse(&c))
-            .unwrap_or_default()
-    });
-    let set_added = move |next: Vec<AddedColumn>| {
-        set_columns.set(super::non_empty(Some(added_columns::to_spec(&next))));
-    };
-    let on_remove_column = Callback::new(move |name: String| {
-        let mut next = added.get_untracked();
-        next.retain(|c| c.name != name);
-        set_added(next);
-    });
+    let (by_column, on_column_filter) = column_filters_in_url();
+    let (added, set_added, on_remove_column) = added_columns_in_url(columns, set_columns);
 
     // The namespace looked at is where the person works: a form starts there.
     Effect::new(move |_| {
@@ -69,31 +50,9 @@ pub fn ResourcePage() -> impl IntoView {
         move || (resource.get(), ns.get()),
         |(r, ns)| fetch_permissions(r, ns),
     );
-    let kind: Signal<Option<ResourceKind>> = Signal::derive(move || {
-        let r = resource.get();
-        kinds.get().and_then(Result::ok).and_then(|all| {
-            all.into_iter()
-                .find(|k| k.group == r.group && k.plural == r.plural)
-        })
-    });
+    let kind = kind_of(resource, kinds);
     let namespaced = Signal::derive(move || kind.get().is_none_or(|k| k.namespaced));
-
-    let query = Signal::derive(move || {
-        let r = resource.get();
-        TableQuery {
-            group: r.group,
-            version: r.version,
-            plural: r.plural,
-            namespace: if namespaced.get() {
-                super::non_empty(ns.get())
-            } else {
-                None
-            },
-            label_selector: super::non_empty(selector.get()),
-            field_selector: None,
-            columns: super::non_empty(columns.get()),
-        }
-    });
+    let query = table_query(resource, namespaced, ns, selector, columns);
     // A Pod table also shows what each Pod uses (kubectl top pod), asked as the person.
     let usage = use_table_usage(Signal::derive(move || {
         let r = resource.get();
@@ -106,31 +65,8 @@ pub fn ResourcePage() -> impl IntoView {
         let next = SortKey::toggled(sort_key.get_untracked().as_ref(), column);
         set_sort.set(next.map(|k| k.to_param()));
     });
-    let navigate = use_navigate();
-    let title = Signal::derive(move || {
-        kind.get()
-            .map(|k| k.kind)
-            .unwrap_or_else(|| resource.get().plural)
-    });
-    // This view as a starred or saved page: its path and query (not the row chosen).
-    let location = use_location();
-    let view_path = Signal::derive(move || {
-        let mut query = location.query.get();
-        query.remove("row");
-        format!(
-            "{}{}",
-            crate::base::strip(&location.pathname.get()),
-            query.to_query_string()
-        )
-    });
-    let view_place = Signal::derive(move || match ns.get() {
-        Some(n) => format!("{} · {n}", resource.get().plural),
-        None => resource.get().plural,
-    });
-    let view_name = Signal::derive(move || match ns.get() {
-        Some(n) => format!("{} in {n}", title.get()),
-        None => title.get(),
-    });
+    let title = page_title(kind, resource);
+    let (view_path, view_place, view_name) = saved_view_names(ns, resource, title);
 
     // The kind (title, scope, versions) comes from a resource: read it inside Transition.
     view! {
@@ -148,76 +84,16 @@ pub fn ResourcePage() -> impl IntoView {
                 <Show when=move || namespaced.get()>
                     <NamespaceControl namespaces ns=ns.into() set_ns=Callback::new(move |next| set_ns.set(next))/>
                 </Show>
-                <label class="control">
-                    "Version"
-                    <select
-                        aria-label="Version"
-                        on:change:target=move |ev| {
-                            let r = resource.get_untracked();
-                            let next = ResourceRef::new(&r.group, &ev.target().value(), &r.plural);
-                            navigate(&next.page_path(), Default::default());
-                        }
-                    >
-                        {move || {
-                            let current = resource.get().version;
-                            kind.get().map(|k| k.versions).unwrap_or_else(|| vec![current.clone()]).into_iter().map(|v| {
-                                let selected = v == current;
-                                view! { <option value=v.clone() selected=selected>{v.clone()}</option> }
-                            }).collect_view()
-                        }}
-                    </select>
-                </label>
-                <label class="control">
-                    "Label selector"
-                    <input
-                        type="text"
-                        class="selector"
-                        placeholder="app=web,tier!=db"
-                        aria-label="Label selector"
-                        prop:value=move || selector.get().unwrap_or_default()
-                        on:change:target=move |ev| set_selector.set(super::non_empty(Some(ev.target().value())))
-                    />
-                </label>
-                <label class="control checkbox">
-                    <input
-                        type="checkbox"
-                        aria-label="Wide"
-                        prop:checked=move || wide.get().unwrap_or(false)
-                        on:change:target=move |ev| set_wide.set(ev.target().checked().then_some(true))
-                    />
-                    "Wide"
-                </label>
+                {version_control(resource, kind)}
+                {selector_control(selector, set_selector)}
+                {wide_control(wide, set_wide)}
                 <Transition fallback=|| ()>
-                    {move || kind.get().filter(|k| !k.flags.builtin).map(|_| {
-                        let href = format!(
-                            "{}{}/new{}",
-                            crate::base::get(),
-                            resource.get().page_path(),
-                            ns.get().map(|n| format!("?ns={n}")).unwrap_or_default()
-                        );
-                        let allowed = may.get().and_then(Result::ok).is_none_or(|p| p.create);
-                        if allowed {
-                            view! { <a class="button primary" href=href data-testid="create-link">"Create"</a> }.into_any()
-                        } else {
-                            view! {
-                                <span class="button primary disabled" data-testid="create-link" aria-disabled="true"
-                                    title="Your Kubernetes permissions do not allow creating these here.">"Create"</span>
-                                <a class="small access-link" data-testid="create-why" href=crate::base::url(&portico_core::access::page_path(ns.get().as_deref()))>"Why?"</a>
-                            }.into_any()
-                        }
-                    })}
+                    {move || kind.get().filter(|k| !k.flags.builtin).map(|_| create_button(resource, ns, may))}
                 </Transition>
-                <input
-                    class="filter"
-                    type="search"
-                    placeholder="Filter rows…"
-                    aria-label="Filter rows"
-                    prop:value=move || filter.get().unwrap_or_default()
-                    on:input:target=move |ev| set_filter.set(super::non_empty(Some(ev.target().value())))
-                />
+                {filter_control(filter, set_filter)}
             </div>
         </div>
-        <ViewTools added set_added=Callback::new(set_added) view_path view_name view_place/>
+        <ViewTools added set_added view_path view_name view_place/>
         <LiveTable
             query
             column_filters=by_column
@@ -236,6 +112,232 @@ pub fn ResourcePage() -> impl IntoView {
             _ => None,
         }}
         </Transition>
+    }
+}
+
+/// The filters on single columns the URL holds (`f.<column>=`), and the callback that
+/// writes one there (called with the column and its text).
+fn column_filters_in_url() -> (Memo<Vec<ColumnFilter>>, Callback<(String, String)>) {
+    let query_map = use_query_map();
+    let by_column = Memo::new(move |_| {
+        query_map
+            .with(|q| column_filters::from_params(q.latest_values().map(|(k, v)| (k.as_ref(), v))))
+    });
+    let write_query = super::use_query_writer();
+    let on_column_filter = Callback::new(move |(column, text): (String, String)| {
+        write_query(ColumnFilter::param(&column), super::non_empty(Some(text)));
+    });
+    (by_column, on_column_filter)
+}
+
+/// The columns added after kubectl's, read from the URL's `columns` (`spec`), the
+/// callback that writes them there, and the one that removes a column by its name.
+fn added_columns_in_url(
+    spec: Memo<Option<String>>,
+    set_spec: SignalSetter<Option<String>>,
+) -> (
+    Memo<Vec<AddedColumn>>,
+    Callback<Vec<AddedColumn>>,
+    Callback<String>,
+) {
+    let added = Memo::new(move |_| {
+        spec.get()
+            .map(|c| added_columns::parse(&c))
+            .unwrap_or_default()
+    });
+    let set_added = Callback::new(move |next: Vec<AddedColumn>| {
+        set_spec.set(super::non_empty(Some(added_columns::to_spec(&next))));
+    });
+    let on_remove_column = Callback::new(move |name: String| {
+        let mut next = added.get_untracked();
+        next.retain(|c| c.name != name);
+        set_added.run(next);
+    });
+    (added, set_added, on_remove_column)
+}
+
+/// The kind shown, once the kinds have arrived (a resource: read it inside Transition).
+fn kind_of(
+    resource: Memo<ResourceRef>,
+    kinds: Resource<Result<Vec<ResourceKind>, BackendError>>,
+) -> Signal<Option<ResourceKind>> {
+    Signal::derive(move || {
+        let r = resource.get();
+        kinds.get().and_then(Result::ok).and_then(|all| {
+            all.into_iter()
+                .find(|k| k.group == r.group && k.plural == r.plural)
+        })
+    })
+}
+
+/// What the table asks for: the resource, in the namespace chosen (for a namespaced
+/// kind), with the label selector and the columns added.
+fn table_query(
+    resource: Memo<ResourceRef>,
+    namespaced: Signal<bool>,
+    ns: Memo<Option<String>>,
+    selector: Memo<Option<String>>,
+    columns: Memo<Option<String>>,
+) -> Signal<TableQuery> {
+    Signal::derive(move || {
+        let r = resource.get();
+        TableQuery {
+            group: r.group,
+            version: r.version,
+            plural: r.plural,
+            namespace: if namespaced.get() {
+                super::non_empty(ns.get())
+            } else {
+                None
+            },
+            label_selector: super::non_empty(selector.get()),
+            field_selector: None,
+            columns: super::non_empty(columns.get()),
+        }
+    })
+}
+
+/// The page's title: the kind, or the resource's plural until the kind is known.
+fn page_title(kind: Signal<Option<ResourceKind>>, resource: Memo<ResourceRef>) -> Signal<String> {
+    Signal::derive(move || {
+        kind.get()
+            .map(|k| k.kind)
+            .unwrap_or_else(|| resource.get().plural)
+    })
+}
+
+/// This view as a starred or saved page: its path and query (not the row chosen), the
+/// place it shows, and its name.
+fn saved_view_names(
+    ns: Memo<Option<String>>,
+    resource: Memo<ResourceRef>,
+    title: Signal<String>,
+) -> (Signal<String>, Signal<String>, Signal<String>) {
+    let location = use_location();
+    let view_path = Signal::derive(move || {
+        let mut query = location.query.get();
+        query.remove("row");
+        format!(
+            "{}{}",
+            crate::base::strip(&location.pathname.get()),
+            query.to_query_string()
+        )
+    });
+    let view_place = Signal::derive(move || match ns.get() {
+        Some(n) => format!("{} · {n}", resource.get().plural),
+        None => resource.get().plural,
+    });
+    let view_name = Signal::derive(move || match ns.get() {
+        Some(n) => format!("{} in {n}", title.get()),
+        None => title.get(),
+    });
+    (view_path, view_place, view_name)
+}
+
+/// The version picked among the kind's served ones; another opens its table.
+fn version_control(
+    resource: Memo<ResourceRef>,
+    kind: Signal<Option<ResourceKind>>,
+) -> impl IntoView {
+    let navigate = use_navigate();
+    view! {
+        <label class="control">
+            "Version"
+            <select
+                aria-label="Version"
+                on:change:target=move |ev| {
+                    let r = resource.get_untracked();
+                    let next = ResourceRef::new(&r.group, &ev.target().value(), &r.plural);
+                    navigate(&next.page_path(), Default::default());
+                }
+            >
+                {move || {
+                    let current = resource.get().version;
+                    kind.get().map(|k| k.versions).unwrap_or_else(|| vec![current.clone()]).into_iter().map(|v| {
+                        let selected = v == current;
+                        view! { <option value=v.clone() selected=selected>{v.clone()}</option> }
+                    }).collect_view()
+                }}
+            </select>
+        </label>
+    }
+}
+
+/// The label selector's field, applied when it changes.
+fn selector_control(
+    selector: Memo<Option<String>>,
+    set_selector: SignalSetter<Option<String>>,
+) -> impl IntoView {
+    view! {
+        <label class="control">
+            "Label selector"
+            <input
+                type="text"
+                class="selector"
+                placeholder="app=web,tier!=db"
+                aria-label="Label selector"
+                prop:value=move || selector.get().unwrap_or_default()
+                on:change:target=move |ev| set_selector.set(super::non_empty(Some(ev.target().value())))
+            />
+        </label>
+    }
+}
+
+/// The Wide checkbox: kubectl's `-o wide` columns too.
+fn wide_control(wide: Memo<Option<bool>>, set_wide: SignalSetter<Option<bool>>) -> impl IntoView {
+    view! {
+        <label class="control checkbox">
+            <input
+                type="checkbox"
+                aria-label="Wide"
+                prop:checked=move || wide.get().unwrap_or(false)
+                on:change:target=move |ev| set_wide.set(ev.target().checked().then_some(true))
+            />
+            "Wide"
+        </label>
+    }
+}
+
+/// The create button of a kind that is not built in, or, where the person may not
+/// create these here, a disabled one and a link to why.
+fn create_button(
+    resource: Memo<ResourceRef>,
+    ns: Memo<Option<String>>,
+    may: Resource<Result<Permissions, BackendError>>,
+) -> AnyView {
+    let href = format!(
+        "{}{}/new{}",
+        crate::base::get(),
+        resource.get().page_path(),
+        ns.get().map(|n| format!("?ns={n}")).unwrap_or_default()
+    );
+    let allowed = may.get().and_then(Result::ok).is_none_or(|p| p.create);
+    if allowed {
+        view! { <a class="button primary" href=href data-testid="create-link">"Create"</a> }
+            .into_any()
+    } else {
+        view! {
+            <span class="button primary disabled" data-testid="create-link" aria-disabled="true"
+                title="Your Kubernetes permissions do not allow creating these here.">"Create"</span>
+            <a class="small access-link" data-testid="create-why" href=crate::base::url(&portico_core::access::page_path(ns.get().as_deref()))>"Why?"</a>
+        }.into_any()
+    }
+}
+
+/// The field that filters the rows by their text, applied as it is typed.
+fn filter_control(
+    filter: Memo<Option<String>>,
+    set_filter: SignalSetter<Option<String>>,
+) -> impl IntoView {
+    view! {
+        <input
+            class="filter"
+            type="search"
+            placeholder="Filter rows…"
+            aria-label="Filter rows"
+            prop:value=move || filter.get().unwrap_or_default()
+            on:input:target=move |ev| set_filter.set(super::non_empty(Some(ev.target().value())))
+        />
     }
 }
 

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 pub use binaries::{Binaries, pinned_kubernetes_version};
-use certs::{CertError, CertificateAuthority};
+use certs::{CertError, CertPair, CertificateAuthority};
 use readiness::{Waited, answers_ok, wait_until};
 
 #[derive(Debug, thiserror::Error)]
@@ -153,6 +153,15 @@ struct Files {
     sa_key: PathBuf,
 }
 
+/// The API server's own files, besides those it shares: the service-account public
+/// key and the front proxy's CA, client certificate and key.
+struct ApiServerFiles {
+    sa_pub: PathBuf,
+    front_proxy_ca: PathBuf,
+    front_proxy_cert: PathBuf,
+    front_proxy_key: PathBuf,
+}
+
 /// The service and pod address ranges (they must not overlap).
 const SERVICE_RANGE: &str = "10.0.0.0/16";
 /// The first address of [`SERVICE_RANGE`]: the `kubernetes` Service's ClusterIP.
@@ -228,169 +237,42 @@ impl ControlPlane {
             Nodes::Real => Some(node::Sandbox::create()?),
             Nodes::Simulated => None,
         };
-        remove_abandoned_dirs();
-        let dir = tempfile::Builder::new()
-            .prefix(DIR_PREFIX)
-            .tempdir()
-            .map_err(io_err("creating the control plane's directory"))?;
+        let dir = create_owned_dir()?;
         let root = dir.path();
-        std::fs::write(root.join(OWNER_FILE), std::process::id().to_string())
-            .map_err(io_err("recording the control plane's owner"))?;
-        let write = |name: &str, contents: &str| -> Result<PathBuf, ControlPlaneError> {
-            let path = root.join(name);
-            std::fs::write(&path, contents).map_err(io_err(format!("writing {name}")))?;
-            Ok(path)
-        };
-
         let ca = CertificateAuthority::new()?;
-        let extra_names: Vec<String> = sandbox.iter().map(|s| s.host_ip().to_string()).collect();
-        let serving = ca.serving_cert(&extra_names)?;
-        let (sa_private, sa_public) = certs::service_account_keys()?;
-        let files = Files {
-            ca: write("ca.crt", &ca.cert_pem())?,
-            ca_key: write("ca.key", &ca.key_pem())?,
-            tls_cert: write("serving.crt", &serving.cert_pem)?,
-            tls_key: write("serving.key", &serving.key_pem)?,
-            sa_key: write("sa.key", &sa_private)?,
-        };
-        let sa_pub = write("sa.pub", &sa_public)?;
-        // API aggregation (metrics-server's metrics.k8s.io): the API server proxies to
-        // it as the front proxy, with a client certificate from a CA of its own.
-        let front_proxy_ca = CertificateAuthority::named("portico-front-proxy-ca")?;
-        let front_proxy = front_proxy_ca.client_cert("front-proxy-client", None)?;
-        let front_proxy_ca_file = write("front-proxy-ca.crt", &front_proxy_ca.cert_pem())?;
-        let front_proxy_cert = write("front-proxy-client.crt", &front_proxy.cert_pem)?;
-        let front_proxy_key = write("front-proxy-client.key", &front_proxy.key_pem)?;
+        let (files, apiserver_files) = write_certificates(root, &ca, sandbox.as_ref())?;
 
         let mut processes = Processes::default();
         let [etcd_port, etcd_peer_port, port] = free_ports()?;
-        let etcd_url = format!("http://127.0.0.1:{etcd_port}");
-        let mut etcd_cmd = Command::new(&binaries.etcd);
-        etcd_cmd
-            .arg(format!("--data-dir={}", root.join("etcd").display()))
-            .arg(format!("--listen-client-urls={etcd_url}"))
-            .arg(format!("--advertise-client-urls={etcd_url}"))
-            .arg(format!(
-                "--listen-peer-urls=http://127.0.0.1:{etcd_peer_port}"
-            ))
-            .arg(format!(
-                "--initial-advertise-peer-urls=http://127.0.0.1:{etcd_peer_port}"
-            ))
-            .arg(format!(
-                "--initial-cluster=default=http://127.0.0.1:{etcd_peer_port}"
-            ))
-            .arg("--unsafe-no-fsync=true");
-        let etcd_log = root.join("etcd.log");
-        processes
-            .0
-            .push(("etcd", spawn_logged(etcd_cmd, &etcd_log)?));
-        wait_until(
-            Waited {
-                component: "etcd",
-                child: processes.get("etcd")?,
-                log: &etcd_log,
-            },
-            None,
-            None,
-            answers_ok(format!("{etcd_url}/health")),
-        )?;
+        let etcd_url = start_etcd(&binaries, root, &mut processes, etcd_port, etcd_peer_port)?;
 
         let server_url = format!("https://127.0.0.1:{port}");
-        let mut apiserver_args: Vec<String> = vec![
-            format!("--etcd-servers={etcd_url}"),
-            format!("--secure-port={port}"),
-            "--bind-address=127.0.0.1".into(),
-            // With a real node, Pods reach the API server (the `kubernetes` Service's
-            // endpoint) on the host's end of the node's link, where it is forwarded.
-            format!(
-                "--advertise-address={}",
-                sandbox
-                    .as_ref()
-                    .map_or("127.0.0.1".to_string(), |s| s.host_ip().to_string())
-            ),
-            format!("--cert-dir={}", root.join("apiserver-certs").display()),
-            format!("--tls-cert-file={}", files.tls_cert.display()),
-            format!("--tls-private-key-file={}", files.tls_key.display()),
-            format!("--client-ca-file={}", files.ca.display()),
-            format!(
-                "--requestheader-client-ca-file={}",
-                front_proxy_ca_file.display()
-            ),
-            "--requestheader-allowed-names=front-proxy-client".into(),
-            "--requestheader-username-headers=X-Remote-User".into(),
-            "--requestheader-group-headers=X-Remote-Group".into(),
-            "--requestheader-extra-headers-prefix=X-Remote-Extra-".into(),
-            format!("--proxy-client-cert-file={}", front_proxy_cert.display()),
-            format!("--proxy-client-key-file={}", front_proxy_key.display()),
-            // The aggregator dials the Service's endpoint (the node's address), not its
-            // ClusterIP: the host has no kube-proxy rules.
-            "--enable-aggregator-routing=true".into(),
-            format!("--service-cluster-ip-range={SERVICE_RANGE}"),
-            "--allow-privileged=true".into(),
-            format!("--service-account-issuer={server_url}"),
-            format!("--service-account-key-file={}", sa_pub.display()),
-            format!(
-                "--service-account-signing-key-file={}",
-                files.sa_key.display()
-            ),
-            // Fewer moving parts at start-up; flow control is not under test here.
-            "--enable-priority-and-fairness=false".into(),
-            "--profiling=false".into(),
-        ];
+        let mut apiserver_args = apiserver_flags(
+            root,
+            &files,
+            &apiserver_files,
+            &etcd_url,
+            port,
+            &server_url,
+            sandbox.as_ref(),
+        );
         let identity_provider = match identity_provider {
             false => None,
             true => {
-                let dex = binaries::Built::Dex.cached_or_built()?;
-                let provider = identity_provider::IdentityProvider::start(
-                    &dex,
+                let (provider, config) = start_identity_provider(
+                    &binaries,
                     &etcd_url,
                     root,
                     &ca,
                     &files.ca,
                     &mut processes,
                 )?;
-                let config = write(
-                    "authentication.yaml",
-                    &provider
-                        .authentication_config(
-                            &ca.cert_pem(),
-                            binaries::apiserver_minor(&binaries.kube_apiserver)?,
-                        )
-                        .to_string(),
-                )?;
                 apiserver_args.push(format!("--authentication-config={}", config.display()));
                 Some(provider)
             }
         };
-        if sandbox.is_some() {
-            // kubelet gets what its node needs and no more (the Node authorizer and
-            // NodeRestriction); the API server reaches kubelet (logs, exec) on the
-            // node's address, as a client kubelet's webhook authenticates.
-            let kubelet_client =
-                ca.client_cert("kube-apiserver-kubelet-client", Some("system:masters"))?;
-            let cert = write("kubelet-client.crt", &kubelet_client.cert_pem)?;
-            let key = write("kubelet-client.key", &kubelet_client.key_pem)?;
-            apiserver_args.extend([
-                "--authorization-mode=Node,RBAC".to_string(),
-                "--enable-admission-plugins=NodeRestriction".to_string(),
-                "--kubelet-preferred-address-types=InternalIP".to_string(),
-                format!("--kubelet-client-certificate={}", cert.display()),
-                format!("--kubelet-client-key={}", key.display()),
-            ]);
-        } else {
-            apiserver_args.push("--authorization-mode=RBAC".into());
-        }
-
-        let admin = ca.client_cert("portico-admin", Some("system:masters"))?;
-        let admin_kubeconfig = root.join("admin.kubeconfig");
-        kubeconfig::write(
-            &admin_kubeconfig,
-            &server_url,
-            &ca.cert_pem(),
-            "portico-admin",
-            &admin,
-        )
-        .map_err(io_err("writing the admin kubeconfig"))?;
+        apiserver_args.extend(authorization_flags(root, &ca, sandbox.is_some())?);
+        let admin_kubeconfig = write_admin_kubeconfig(root, &server_url, &ca)?;
 
         processes.0.push((
             "kube-apiserver",
@@ -439,33 +321,51 @@ impl ControlPlane {
         files: &Files,
         simulated: bool,
     ) -> Result<(), ControlPlaneError> {
-        let root = self.dir.path().to_path_buf();
         let [kcm_port, scheduler_port] = free_ports()?;
-        let serving = |port: u16| {
-            [
-                "--bind-address=127.0.0.1".to_string(),
-                format!("--secure-port={port}"),
-                format!("--tls-cert-file={}", files.tls_cert.display()),
-                format!("--tls-private-key-file={}", files.tls_key.display()),
-            ]
-        };
         // Each component authenticates as the user its bootstrap RBAC role is bound to.
         let kcm_kubeconfig =
             self.component_kubeconfig("kube-controller-manager", "system:kube-controller-manager")?;
         let scheduler_kubeconfig =
             self.component_kubeconfig("kube-scheduler", "system:kube-scheduler")?;
         let kwok_kubeconfig = self.user_kubeconfig("kwok-controller", Some("system:masters"))?;
-        let delegated = |kubeconfig: &Path| {
-            [
-                format!("--authentication-kubeconfig={}", kubeconfig.display()),
-                format!("--authorization-kubeconfig={}", kubeconfig.display()),
-            ]
-        };
 
+        self.start_controller_manager(files, kcm_port, &kcm_kubeconfig)?;
+        self.start_scheduler(files, scheduler_port, &scheduler_kubeconfig)?;
+        if simulated {
+            self.start_kwok(&kwok_kubeconfig)?;
+        }
+
+        let ca = self.ca.cert_pem();
+        let admin = self
+            .ca
+            .client_cert("portico-setup", Some("system:masters"))?;
+        self.create_cluster_objects(&ca, &admin, simulated)?;
+
+        self.wait_healthy("kube-controller-manager", kcm_port, &ca)?;
+        self.wait_healthy("kube-scheduler", scheduler_port, &ca)?;
+        if !simulated {
+            return Ok(());
+        }
+        self.wait_simulated_nodes_ready(&ca, &admin)
+    }
+
+    /// Where `component`'s output goes.
+    fn log_path(&self, component: &str) -> PathBuf {
+        self.dir.path().join(format!("{component}.log"))
+    }
+
+    /// Starts kube-controller-manager as the user of `kubeconfig`, serving its health
+    /// on `port`.
+    fn start_controller_manager(
+        &mut self,
+        files: &Files,
+        port: u16,
+        kubeconfig: &Path,
+    ) -> Result<(), ControlPlaneError> {
         let mut kcm = Command::new(&self.binaries.kube_controller_manager);
-        kcm.arg(format!("--kubeconfig={}", kcm_kubeconfig.display()))
-            .args(delegated(&kcm_kubeconfig))
-            .args(serving(kcm_port))
+        kcm.arg(format!("--kubeconfig={}", kubeconfig.display()))
+            .args(delegated_auth_flags(kubeconfig))
+            .args(serving_flags(port, files))
             .args([
                 "--leader-elect=false",
                 "--use-service-account-credentials=true",
@@ -490,16 +390,26 @@ impl ControlPlane {
                 "--cluster-signing-key-file={}",
                 files.ca_key.display()
             ));
-        let kcm_log = root.join("kube-controller-manager.log");
+        let log = self.log_path("kube-controller-manager");
         self.processes
             .0
-            .push(("kube-controller-manager", spawn_logged(kcm, &kcm_log)?));
+            .push(("kube-controller-manager", spawn_logged(kcm, &log)?));
+        Ok(())
+    }
 
-        let scheduler_config = root.join("kube-scheduler.yaml");
+    /// Writes kube-scheduler's configuration (its client is `kubeconfig`'s user) and
+    /// starts it, serving its health on `port`.
+    fn start_scheduler(
+        &mut self,
+        files: &Files,
+        port: u16,
+        kubeconfig: &Path,
+    ) -> Result<(), ControlPlaneError> {
+        let scheduler_config = self.dir.path().join("kube-scheduler.yaml");
         let config = serde_json::json!({
             "apiVersion": "kubescheduler.config.k8s.io/v1",
             "kind": "KubeSchedulerConfiguration",
-            "clientConnection": {"kubeconfig": scheduler_kubeconfig, "qps": 200, "burst": 400},
+            "clientConnection": {"kubeconfig": kubeconfig, "qps": 200, "burst": 400},
             "leaderElection": {"leaderElect": false},
         });
         std::fs::write(&scheduler_config, config.to_string())
@@ -507,38 +417,45 @@ impl ControlPlane {
         let mut scheduler = Command::new(&self.binaries.kube_scheduler);
         scheduler
             .arg(format!("--config={}", scheduler_config.display()))
-            .args(delegated(&scheduler_kubeconfig))
-            .args(serving(scheduler_port));
-        let scheduler_log = root.join("kube-scheduler.log");
+            .args(delegated_auth_flags(kubeconfig))
+            .args(serving_flags(port, files));
+        let log = self.log_path("kube-scheduler");
         self.processes
             .0
-            .push(("kube-scheduler", spawn_logged(scheduler, &scheduler_log)?));
+            .push(("kube-scheduler", spawn_logged(scheduler, &log)?));
+        Ok(())
+    }
 
-        let kwok_log = root.join("kwok.log");
-        if simulated {
-            let mut kwok = Command::new(&self.binaries.kwok);
-            kwok.arg(format!("--kubeconfig={}", kwok_kubeconfig.display()))
-                .arg(format!("--config={}", self.binaries.kwok_stages.display()))
-                .arg("--manage-all-nodes=false")
-                .arg(format!(
-                    "--manage-nodes-with-annotation-selector={}={}",
-                    nodes::KWOK_ANNOTATION.0,
-                    nodes::KWOK_ANNOTATION.1
-                ))
-                .arg(format!("--cidr={POD_RANGE}"))
-                .arg("--node-ip=10.1.0.1")
-                .arg("--node-lease-duration-seconds=40");
-            self.processes
-                .0
-                .push(("kwok", spawn_logged(kwok, &kwok_log)?));
-        }
+    /// Starts KWOK, which runs the simulated nodes (those with its annotation) and
+    /// their Pods.
+    fn start_kwok(&mut self, kubeconfig: &Path) -> Result<(), ControlPlaneError> {
+        let mut kwok = Command::new(&self.binaries.kwok);
+        kwok.arg(format!("--kubeconfig={}", kubeconfig.display()))
+            .arg(format!("--config={}", self.binaries.kwok_stages.display()))
+            .arg("--manage-all-nodes=false")
+            .arg(format!(
+                "--manage-nodes-with-annotation-selector={}={}",
+                nodes::KWOK_ANNOTATION.0,
+                nodes::KWOK_ANNOTATION.1
+            ))
+            .arg(format!("--cidr={POD_RANGE}"))
+            .arg("--node-ip=10.1.0.1")
+            .arg("--node-lease-duration-seconds=40");
+        let log = self.log_path("kwok");
+        self.processes.0.push(("kwok", spawn_logged(kwok, &log)?));
+        Ok(())
+    }
 
-        let ca = self.ca.cert_pem();
-        let admin = self
-            .ca
-            .client_cert("portico-setup", Some("system:masters"))?;
-        let base = self.server_url.clone();
-        readiness::with_client(Some(&ca), Some(&admin), |client| {
+    /// Creates, as `admin`, the simulated nodes (`simulated`) or the real node's RBAC,
+    /// and the default StorageClass of either.
+    fn create_cluster_objects(
+        &self,
+        ca: &str,
+        admin: &CertPair,
+        simulated: bool,
+    ) -> Result<(), ControlPlaneError> {
+        let base = self.server_url.as_str();
+        readiness::with_client(Some(ca), Some(admin), |client| {
             let post = |path: &str, body: serde_json::Value| {
                 client
                     .post(format!("{base}{path}"))
@@ -568,45 +485,51 @@ impl ControlPlane {
                 "/apis/storage.k8s.io/v1/storageclasses",
                 nodes::storage_class(),
             )
-        })?;
+        })
+    }
 
-        let healthz = |port: u16| answers_ok(format!("https://127.0.0.1:{port}/healthz"));
+    /// Waits until `component` (a controller started here) answers `/healthz` on
+    /// `port`.
+    fn wait_healthy(
+        &mut self,
+        component: &'static str,
+        port: u16,
+        ca: &str,
+    ) -> Result<(), ControlPlaneError> {
+        let log = self.log_path(component);
         wait_until(
             Waited {
-                component: "kube-controller-manager",
-                child: self.processes.get("kube-controller-manager")?,
-                log: &kcm_log,
+                component,
+                child: self.processes.get(component)?,
+                log: &log,
             },
-            Some(&ca),
+            Some(ca),
             None,
-            healthz(kcm_port),
-        )?;
-        wait_until(
-            Waited {
-                component: "kube-scheduler",
-                child: self.processes.get("kube-scheduler")?,
-                log: &scheduler_log,
-            },
-            Some(&ca),
-            None,
-            healthz(scheduler_port),
-        )?;
-        if !simulated {
-            return Ok(());
-        }
+            answers_ok(format!("https://127.0.0.1:{port}/healthz")),
+        )
+    }
+
+    /// Waits until every simulated node is Ready, as `admin` reads them.
+    fn wait_simulated_nodes_ready(
+        &mut self,
+        ca: &str,
+        admin: &CertPair,
+    ) -> Result<(), ControlPlaneError> {
         let nodes_url = format!(
-            "{base}/api/v1/nodes?labelSelector={}%3D{}",
+            "{}/api/v1/nodes?labelSelector={}%3D{}",
+            self.server_url,
             nodes::NODE_LABEL.0,
             nodes::NODE_LABEL.1
         );
+        let log = self.log_path("kwok");
         wait_until(
             Waited {
                 component: "kwok (simulated nodes)",
                 child: self.processes.get("kwok")?,
-                log: &kwok_log,
+                log: &log,
             },
-            Some(&ca),
-            Some(&admin),
+            Some(ca),
+            Some(admin),
             move |client| {
                 client
                     .get(&nodes_url)
@@ -732,6 +655,249 @@ impl ControlPlane {
     pub async fn admin_client(&self) -> Result<kube::Client, ControlPlaneError> {
         kubeconfig::client_from(&self.admin_kubeconfig).await
     }
+}
+
+/// Creates the control plane's directory (first removing those of dead owners) and
+/// records this process as its owner.
+fn create_owned_dir() -> Result<tempfile::TempDir, ControlPlaneError> {
+    remove_abandoned_dirs();
+    let dir = tempfile::Builder::new()
+        .prefix(DIR_PREFIX)
+        .tempdir()
+        .map_err(io_err("creating the control plane's directory"))?;
+    std::fs::write(dir.path().join(OWNER_FILE), std::process::id().to_string())
+        .map_err(io_err("recording the control plane's owner"))?;
+    Ok(dir)
+}
+
+/// Writes `contents` to `root/name` and returns its path.
+fn write_file(root: &Path, name: &str, contents: &str) -> Result<PathBuf, ControlPlaneError> {
+    let path = root.join(name);
+    std::fs::write(&path, contents).map_err(io_err(format!("writing {name}")))?;
+    Ok(path)
+}
+
+/// Generates the API server's serving certificate (valid for the real node's side of
+/// its link too, with a `sandbox`), the service-account keys and the front proxy's CA
+/// and client certificate, and writes them and `ca` to `root`.
+fn write_certificates(
+    root: &Path,
+    ca: &CertificateAuthority,
+    sandbox: Option<&node::Sandbox>,
+) -> Result<(Files, ApiServerFiles), ControlPlaneError> {
+    let extra_names: Vec<String> = sandbox.iter().map(|s| s.host_ip().to_string()).collect();
+    let serving = ca.serving_cert(&extra_names)?;
+    let (sa_private, sa_public) = certs::service_account_keys()?;
+    let files = Files {
+        ca: write_file(root, "ca.crt", &ca.cert_pem())?,
+        ca_key: write_file(root, "ca.key", &ca.key_pem())?,
+        tls_cert: write_file(root, "serving.crt", &serving.cert_pem)?,
+        tls_key: write_file(root, "serving.key", &serving.key_pem)?,
+        sa_key: write_file(root, "sa.key", &sa_private)?,
+    };
+    let sa_pub = write_file(root, "sa.pub", &sa_public)?;
+    // API aggregation (metrics-server's metrics.k8s.io): the API server proxies to
+    // it as the front proxy, with a client certificate from a CA of its own.
+    let front_proxy_ca = CertificateAuthority::named("portico-front-proxy-ca")?;
+    let front_proxy = front_proxy_ca.client_cert("front-proxy-client", None)?;
+    let apiserver_files = ApiServerFiles {
+        sa_pub,
+        front_proxy_ca: write_file(root, "front-proxy-ca.crt", &front_proxy_ca.cert_pem())?,
+        front_proxy_cert: write_file(root, "front-proxy-client.crt", &front_proxy.cert_pem)?,
+        front_proxy_key: write_file(root, "front-proxy-client.key", &front_proxy.key_pem)?,
+    };
+    Ok((files, apiserver_files))
+}
+
+/// Starts etcd with its data in `root`, serving clients on `client_port` (and peers on
+/// `peer_port`), and waits until it is healthy; returns its client URL.
+fn start_etcd(
+    binaries: &Binaries,
+    root: &Path,
+    processes: &mut Processes,
+    client_port: u16,
+    peer_port: u16,
+) -> Result<String, ControlPlaneError> {
+    let etcd_url = format!("http://127.0.0.1:{client_port}");
+    let mut etcd_cmd = Command::new(&binaries.etcd);
+    etcd_cmd
+        .arg(format!("--data-dir={}", root.join("etcd").display()))
+        .arg(format!("--listen-client-urls={etcd_url}"))
+        .arg(format!("--advertise-client-urls={etcd_url}"))
+        .arg(format!("--listen-peer-urls=http://127.0.0.1:{peer_port}"))
+        .arg(format!(
+            "--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}"
+        ))
+        .arg(format!(
+            "--initial-cluster=default=http://127.0.0.1:{peer_port}"
+        ))
+        .arg("--unsafe-no-fsync=true");
+    let etcd_log = root.join("etcd.log");
+    processes
+        .0
+        .push(("etcd", spawn_logged(etcd_cmd, &etcd_log)?));
+    wait_until(
+        Waited {
+            component: "etcd",
+            child: processes.get("etcd")?,
+            log: &etcd_log,
+        },
+        None,
+        None,
+        answers_ok(format!("{etcd_url}/health")),
+    )?;
+    Ok(etcd_url)
+}
+
+/// kube-apiserver's flags on `port`, storing in `etcd_url`, but for those of the
+/// identity provider ([`start_identity_provider`]) and of authorization
+/// ([`authorization_flags`]).
+fn apiserver_flags(
+    root: &Path,
+    files: &Files,
+    apiserver_files: &ApiServerFiles,
+    etcd_url: &str,
+    port: u16,
+    server_url: &str,
+    sandbox: Option<&node::Sandbox>,
+) -> Vec<String> {
+    vec![
+        format!("--etcd-servers={etcd_url}"),
+        format!("--secure-port={port}"),
+        "--bind-address=127.0.0.1".into(),
+        // With a real node, Pods reach the API server (the `kubernetes` Service's
+        // endpoint) on the host's end of the node's link, where it is forwarded.
+        format!(
+            "--advertise-address={}",
+            sandbox.map_or("127.0.0.1".to_string(), |s| s.host_ip().to_string())
+        ),
+        format!("--cert-dir={}", root.join("apiserver-certs").display()),
+        format!("--tls-cert-file={}", files.tls_cert.display()),
+        format!("--tls-private-key-file={}", files.tls_key.display()),
+        format!("--client-ca-file={}", files.ca.display()),
+        format!(
+            "--requestheader-client-ca-file={}",
+            apiserver_files.front_proxy_ca.display()
+        ),
+        "--requestheader-allowed-names=front-proxy-client".into(),
+        "--requestheader-username-headers=X-Remote-User".into(),
+        "--requestheader-group-headers=X-Remote-Group".into(),
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-".into(),
+        format!(
+            "--proxy-client-cert-file={}",
+            apiserver_files.front_proxy_cert.display()
+        ),
+        format!(
+            "--proxy-client-key-file={}",
+            apiserver_files.front_proxy_key.display()
+        ),
+        // The aggregator dials the Service's endpoint (the node's address), not its
+        // ClusterIP: the host has no kube-proxy rules.
+        "--enable-aggregator-routing=true".into(),
+        format!("--service-cluster-ip-range={SERVICE_RANGE}"),
+        "--allow-privileged=true".into(),
+        format!("--service-account-issuer={server_url}"),
+        format!(
+            "--service-account-key-file={}",
+            apiserver_files.sa_pub.display()
+        ),
+        format!(
+            "--service-account-signing-key-file={}",
+            files.sa_key.display()
+        ),
+        // Fewer moving parts at start-up; flow control is not under test here.
+        "--enable-priority-and-fairness=false".into(),
+        "--profiling=false".into(),
+    ]
+}
+
+/// Starts Dex (built if need be) and writes the API server's authentication
+/// configuration trusting it; returns the provider and that configuration's path.
+fn start_identity_provider(
+    binaries: &Binaries,
+    etcd_url: &str,
+    root: &Path,
+    ca: &CertificateAuthority,
+    ca_file: &Path,
+    processes: &mut Processes,
+) -> Result<(identity_provider::IdentityProvider, PathBuf), ControlPlaneError> {
+    let dex = binaries::Built::Dex.cached_or_built()?;
+    let provider =
+        identity_provider::IdentityProvider::start(&dex, etcd_url, root, ca, ca_file, processes)?;
+    let config = write_file(
+        root,
+        "authentication.yaml",
+        &provider
+            .authentication_config(
+                &ca.cert_pem(),
+                binaries::apiserver_minor(&binaries.kube_apiserver)?,
+            )
+            .to_string(),
+    )?;
+    Ok((provider, config))
+}
+
+/// The API server's authorization flags. With a real node, kubelet gets what its
+/// node needs and no more (the Node authorizer and NodeRestriction), and the API
+/// server reaches kubelet (logs, exec) on the node's address, as a client whose
+/// certificate (written to `root`) kubelet's webhook authenticates.
+fn authorization_flags(
+    root: &Path,
+    ca: &CertificateAuthority,
+    real_node: bool,
+) -> Result<Vec<String>, ControlPlaneError> {
+    if !real_node {
+        return Ok(vec!["--authorization-mode=RBAC".into()]);
+    }
+    let kubelet_client = ca.client_cert("kube-apiserver-kubelet-client", Some("system:masters"))?;
+    let cert = write_file(root, "kubelet-client.crt", &kubelet_client.cert_pem)?;
+    let key = write_file(root, "kubelet-client.key", &kubelet_client.key_pem)?;
+    Ok(vec![
+        "--authorization-mode=Node,RBAC".to_string(),
+        "--enable-admission-plugins=NodeRestriction".to_string(),
+        "--kubelet-preferred-address-types=InternalIP".to_string(),
+        format!("--kubelet-client-certificate={}", cert.display()),
+        format!("--kubelet-client-key={}", key.display()),
+    ])
+}
+
+/// Writes the kubeconfig of the admin (`system:masters`) to `root`.
+fn write_admin_kubeconfig(
+    root: &Path,
+    server_url: &str,
+    ca: &CertificateAuthority,
+) -> Result<PathBuf, ControlPlaneError> {
+    let admin = ca.client_cert("portico-admin", Some("system:masters"))?;
+    let admin_kubeconfig = root.join("admin.kubeconfig");
+    kubeconfig::write(
+        &admin_kubeconfig,
+        server_url,
+        &ca.cert_pem(),
+        "portico-admin",
+        &admin,
+    )
+    .map_err(io_err("writing the admin kubeconfig"))?;
+    Ok(admin_kubeconfig)
+}
+
+/// A controller's flags to serve its health on `port`, over TLS with the API server's
+/// certificate.
+fn serving_flags(port: u16, files: &Files) -> [String; 4] {
+    [
+        "--bind-address=127.0.0.1".to_string(),
+        format!("--secure-port={port}"),
+        format!("--tls-cert-file={}", files.tls_cert.display()),
+        format!("--tls-private-key-file={}", files.tls_key.display()),
+    ]
+}
+
+/// A controller's flags to have the API server, reached as `kubeconfig`'s user,
+/// authenticate and authorize the controller's own clients.
+fn delegated_auth_flags(kubeconfig: &Path) -> [String; 2] {
+    [
+        format!("--authentication-kubeconfig={}", kubeconfig.display()),
+        format!("--authorization-kubeconfig={}", kubeconfig.display()),
+    ]
 }
 
 pub(crate) fn spawn_logged(mut cmd: Command, log: &Path) -> Result<Child, ControlPlaneError> {

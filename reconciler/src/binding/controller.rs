@@ -25,8 +25,8 @@ use kube::{Resource, ResourceExt};
 use serde_json::json;
 use tracing::Instrument;
 
-use super::kind::{StackBinding, StackBindingStatus, WorkloadKind};
-use super::projection::{self, FINALIZER, NotYet, Target};
+use super::kind::{StackBinding, StackBindingStatus, WorkloadKind, WorkloadRef};
+use super::projection::{self, Details, FINALIZER, NotYet, Target};
 use crate::catalog::LiveCatalog;
 use crate::stack::Stack;
 use portico_cluster::error::{Failure, failure};
@@ -162,6 +162,8 @@ impl Outcome {
     }
 }
 
+/// Carries out `binding`: puts its Stack's connection details into its workload (after
+/// taking them out of one it named before), or says in status why it cannot.
 async fn bind(binding: &StackBinding, ctx: &Context) -> Result<Action, BindingError> {
     // Before the Stacks' first list, every Stack would look missing.
     if ctx.stacks.wait_until_ready().await.is_err() {
@@ -169,40 +171,11 @@ async fn bind(binding: &StackBinding, ctx: &Context) -> Result<Action, BindingEr
     }
     let namespace = binding.namespace().unwrap_or_default();
     let bound_before = binding.status.as_ref().and_then(|s| s.target.clone());
-    let stack = ctx
-        .stacks
-        .get(&ObjectRef::new(&binding.spec.stack).within(&namespace));
-    let details = match stack.as_deref().map(projection::details) {
-        Some(Ok(details)) => details,
-        Some(Err(not_yet)) => return not_yet_bound(binding, ctx, not_yet, bound_before).await,
-        None => {
-            let missing = NotYet::NoStack(binding.spec.stack.clone());
-            return not_yet_bound(binding, ctx, missing, bound_before).await;
-        }
+    let (details, into_stack) = match stacks_of(binding, ctx, &namespace) {
+        Ok(found) => found,
+        Err(not_yet) => return not_yet_bound(binding, ctx, not_yet, bound_before).await,
     };
-    let workload = &binding.spec.workload;
-    // Into a Stack: only its own workload, which admission checked the person may
-    // change through the Stack (never an object of someone else's under its name).
-    let into_stack = match workload.kind {
-        WorkloadKind::Stack => {
-            let Some(stack) = ctx
-                .stacks
-                .get(&ObjectRef::new(&workload.name).within(&namespace))
-            else {
-                let missing = NotYet::NoStack(workload.name.clone());
-                return not_yet_bound(binding, ctx, missing, bound_before).await;
-            };
-            Some(stack)
-        }
-        _ => None,
-    };
-    let stateful = into_stack.as_ref().is_some_and(|stack| {
-        ctx.catalog
-            .current()
-            .get(&stack.spec.choice)
-            .is_some_and(|e| e.stateful)
-    });
-    let target = Target::of(workload.kind, &workload.name, stateful);
+    let target = target_of(ctx, &binding.spec.workload, into_stack.as_deref());
     // Pointed at another workload: first take the variables out of the old one.
     if let Some(old) = bound_before
         .as_deref()
@@ -213,93 +186,182 @@ async fn bind(binding: &StackBinding, ctx: &Context) -> Result<Action, BindingEr
     }
     let owner = into_stack.as_ref().and_then(|s| s.metadata.uid.clone());
     let Some(found) = workload_of(ctx, &namespace, &target, owner.as_deref()).await? else {
-        let message = match owner {
-            Some(_) => format!(
-                "Stack {} has no {} of its own yet.",
-                target.name, target.kind
-            ),
-            None => format!(
-                "{} {} does not exist in this namespace.",
-                target.kind, target.name
-            ),
-        };
-        let outcome = Outcome::not_ready("WorkloadNotFound", message, None);
-        write_status(binding, ctx, outcome).await?;
-        return Ok(Action::requeue(LOOK_AGAIN));
+        return workload_missing(binding, ctx, &target, owner.is_some()).await;
     };
     let prefix = projection::prefix(binding, &details.choice);
     // Someone's own workload takes variables only under a prefix its owner accepted
     // (admission holds the reconciler to the same); a Stack's own needs no offer.
     if into_stack.is_none() && !projection::accepts(found.accepted.as_deref(), &prefix) {
-        let value = projection::accepting(found.accepted.as_deref(), &prefix).unwrap_or_default();
-        let message = format!(
-            "{} {} does not accept variables starting with {prefix}: whoever may change it \
-             accepts them with the annotation {}={value}.",
-            target.kind,
-            target.name,
-            projection::ACCEPTED_PREFIXES
-        );
-        // Variables it wrote before (a workload bound before acceptances existed, or one
-        // whose acceptance was withdrawn) stay until the binding goes: nothing is taken
-        // from a running app unasked, and unbinding still takes them out.
-        let still = bound_before.filter(|b| *b == target.label());
-        write_status(
-            binding,
-            ctx,
-            Outcome::not_ready("NotAccepted", message, still),
-        )
-        .await?;
-        return Ok(Action::requeue(LOOK_AGAIN));
+        let accepted = found.accepted.as_deref();
+        return not_accepted(binding, ctx, &target, accepted, &prefix, bound_before).await;
     }
     let env = projection::variables(&prefix, &details);
     let names: Vec<String> = env.iter().map(|e| e.name.clone()).collect();
     let body = projection::bind(&target, &found.containers, &env);
     let params = PatchParams::apply(&projection::manager(&binding.name_any()));
-    let applied = match target.kind {
-        "StatefulSet" => Api::<StatefulSet>::namespaced(ctx.client.clone(), &namespace)
-            .patch(&target.name, &params, &Patch::Apply(&body))
-            .await
-            .map(|_| ()),
-        _ => Api::<Deployment>::namespaced(ctx.client.clone(), &namespace)
-            .patch(&target.name, &params, &Patch::Apply(&body))
-            .await
-            .map(|_| ()),
-    };
-    let outcome = match applied {
-        Ok(()) => Outcome {
-            ready: true,
-            reason: "Bound",
-            message: format!(
-                "{} {} gets {} and rolls to pick them up.",
-                target.kind,
-                target.name,
-                names.join(", ")
-            ),
-            target: Some(target.label()),
-            prefix: Some(prefix),
-            variables: names,
-        },
+    match apply_to(ctx, &namespace, &target, &params, &body).await {
+        Ok(()) => {
+            let outcome = Outcome {
+                ready: true,
+                reason: "Bound",
+                message: format!(
+                    "{} {} gets {} and rolls to pick them up.",
+                    target.kind,
+                    target.name,
+                    names.join(", ")
+                ),
+                target: Some(target.label()),
+                prefix: Some(prefix),
+                variables: names,
+            };
+            write_status(binding, ctx, outcome).await?;
+            Ok(Action::requeue(Duration::from_secs(300)))
+        }
         // Refused (a variable someone else set, admission, an invalid result): said in
         // the API server's words; nothing changed, so there is nothing to take out.
         Err(kube::Error::Api(status)) if status.code >= 400 && status.code < 500 => {
-            let reason = match failure(&kube::Error::Api(status.clone())) {
-                Failure::Conflict => "VariableTaken",
-                Failure::Forbidden => "Refused",
-                _ => "Invalid",
-            };
-            let message = format!(
-                "{} {} was not changed: {}",
-                target.kind, target.name, status.message
-            );
-            // What an earlier apply put there is still there, to be taken out later.
-            let still = bound_before.filter(|b| *b == target.label());
-            write_status(binding, ctx, Outcome::not_ready(reason, message, still)).await?;
-            return Ok(Action::requeue(Duration::from_secs(60)));
+            refused(binding, ctx, &target, status, bound_before).await
         }
-        Err(error) => return Err(error.into()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// The connection details of `binding`'s Stack, and the Stack it binds into when its
+/// workload is a Stack's; or why it cannot be carried out yet.
+fn stacks_of(
+    binding: &StackBinding,
+    ctx: &Context,
+    namespace: &str,
+) -> Result<(Details, Option<Arc<Stack>>), NotYet> {
+    let stack = ctx
+        .stacks
+        .get(&ObjectRef::new(&binding.spec.stack).within(namespace));
+    let details = match stack.as_deref().map(projection::details) {
+        Some(details) => details?,
+        None => return Err(NotYet::NoStack(binding.spec.stack.clone())),
     };
+    let workload = &binding.spec.workload;
+    // Into a Stack: only its own workload, which admission checked the person may
+    // change through the Stack (never an object of someone else's under its name).
+    let into_stack = match workload.kind {
+        WorkloadKind::Stack => Some(
+            ctx.stacks
+                .get(&ObjectRef::new(&workload.name).within(namespace))
+                .ok_or_else(|| NotYet::NoStack(workload.name.clone()))?,
+        ),
+        _ => None,
+    };
+    Ok((details, into_stack))
+}
+
+/// The workload `workload` names: a Stack's is its StatefulSet when the catalog's
+/// entry for its choice is stateful, else its Deployment.
+fn target_of(ctx: &Context, workload: &WorkloadRef, into_stack: Option<&Stack>) -> Target {
+    let stateful = into_stack.is_some_and(|stack| {
+        ctx.catalog
+            .current()
+            .get(&stack.spec.choice)
+            .is_some_and(|e| e.stateful)
+    });
+    Target::of(workload.kind, &workload.name, stateful)
+}
+
+/// Status for a binding whose workload does not exist (or, `into_stack`, is not the
+/// Stack's own yet); it is looked at again after [`LOOK_AGAIN`].
+async fn workload_missing(
+    binding: &StackBinding,
+    ctx: &Context,
+    target: &Target,
+    into_stack: bool,
+) -> Result<Action, BindingError> {
+    let message = if into_stack {
+        format!(
+            "Stack {} has no {} of its own yet.",
+            target.name, target.kind
+        )
+    } else {
+        format!(
+            "{} {} does not exist in this namespace.",
+            target.kind, target.name
+        )
+    };
+    let outcome = Outcome::not_ready("WorkloadNotFound", message, None);
     write_status(binding, ctx, outcome).await?;
-    Ok(Action::requeue(Duration::from_secs(300)))
+    Ok(Action::requeue(LOOK_AGAIN))
+}
+
+/// Status for a binding into someone's own workload whose annotation (`accepted`)
+/// does not accept `prefix`; it is looked at again after [`LOOK_AGAIN`].
+async fn not_accepted(
+    binding: &StackBinding,
+    ctx: &Context,
+    target: &Target,
+    accepted: Option<&str>,
+    prefix: &str,
+    bound_before: Option<String>,
+) -> Result<Action, BindingError> {
+    let value = projection::accepting(accepted, prefix).unwrap_or_default();
+    let message = format!(
+        "{} {} does not accept variables starting with {prefix}: whoever may change it \
+         accepts them with the annotation {}={value}.",
+        target.kind,
+        target.name,
+        projection::ACCEPTED_PREFIXES
+    );
+    // Variables it wrote before (a workload bound before acceptances existed, or one
+    // whose acceptance was withdrawn) stay until the binding goes: nothing is taken
+    // from a running app unasked, and unbinding still takes them out.
+    let still = bound_before.filter(|b| *b == target.label());
+    write_status(
+        binding,
+        ctx,
+        Outcome::not_ready("NotAccepted", message, still),
+    )
+    .await?;
+    Ok(Action::requeue(LOOK_AGAIN))
+}
+
+/// Status for a binding whose apply the API server refused with `status`.
+async fn refused(
+    binding: &StackBinding,
+    ctx: &Context,
+    target: &Target,
+    status: Box<kube::core::Status>,
+    bound_before: Option<String>,
+) -> Result<Action, BindingError> {
+    let message = format!(
+        "{} {} was not changed: {}",
+        target.kind, target.name, status.message
+    );
+    let reason = match failure(&kube::Error::Api(status)) {
+        Failure::Conflict => "VariableTaken",
+        Failure::Forbidden => "Refused",
+        _ => "Invalid",
+    };
+    // What an earlier apply put there is still there, to be taken out later.
+    let still = bound_before.filter(|b| *b == target.label());
+    write_status(binding, ctx, Outcome::not_ready(reason, message, still)).await?;
+    Ok(Action::requeue(Duration::from_secs(60)))
+}
+
+/// Server-side applies `body` to `target` with the field manager in `params`.
+async fn apply_to(
+    ctx: &Context,
+    namespace: &str,
+    target: &Target,
+    params: &PatchParams,
+    body: &serde_json::Value,
+) -> Result<(), kube::Error> {
+    match target.kind {
+        "StatefulSet" => Api::<StatefulSet>::namespaced(ctx.client.clone(), namespace)
+            .patch(&target.name, params, &Patch::Apply(body))
+            .await
+            .map(|_| ()),
+        _ => Api::<Deployment>::namespaced(ctx.client.clone(), namespace)
+            .patch(&target.name, params, &Patch::Apply(body))
+            .await
+            .map(|_| ()),
+    }
 }
 
 /// Status for a binding that cannot be carried out yet; the variables stay where they
@@ -346,17 +408,7 @@ async fn remove_from(
     }
     let params = PatchParams::apply(&projection::manager(name));
     let body = projection::unbind(target);
-    let removed = match target.kind {
-        "StatefulSet" => Api::<StatefulSet>::namespaced(ctx.client.clone(), namespace)
-            .patch(&target.name, &params, &Patch::Apply(&body))
-            .await
-            .map(|_| ()),
-        _ => Api::<Deployment>::namespaced(ctx.client.clone(), namespace)
-            .patch(&target.name, &params, &Patch::Apply(&body))
-            .await
-            .map(|_| ()),
-    };
-    match removed {
+    match apply_to(ctx, namespace, target, &params, &body).await {
         Ok(()) => Ok(()),
         Err(e) if failure(&e) == Failure::NotFound => Ok(()),
         Err(e) => Err(e.into()),

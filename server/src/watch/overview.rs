@@ -18,6 +18,7 @@ use portico_core::table::wire::TableQuery;
 use super::LiveState;
 use super::open::{Refusal, client_in, signed_in};
 use super::overview_scope::{REVIEWS_AT_ONCE, Scope, scopes};
+use super::subscription::Subscription;
 use crate::cluster::caller::Caller;
 
 /// A burst of changes (a rollout, a node's Pods) is summarized once: the whole
@@ -43,31 +44,7 @@ pub async fn open(
         .acquire_overview(caller.person(), &state.limits)?;
     let client = client_in(state, &caller, query.namespace.as_deref()).await?;
     let (scopes, mut unseen) = scopes(state, &caller, &client, query.namespace.as_deref()).await;
-    let mut subscriptions = Vec::with_capacity(scopes.len());
-    for scope in &scopes {
-        let resource = scope.watched.resource();
-        let table = TableQuery {
-            group: resource.group,
-            version: resource.version,
-            plural: resource.plural,
-            namespace: scope.namespace.clone(),
-            label_selector: None,
-            field_selector: scope.watched.field_selector().map(str::to_string),
-            columns: None,
-        };
-        match state
-            .hub
-            .subscribe_as(table, &client, caller.feed_owner(), caller.person())
-        {
-            Ok(subscription) => subscriptions.push(subscription),
-            // What fits is shown; the bound is said.
-            Err(refused) => {
-                unseen.push(refused.to_string());
-                break;
-            }
-        }
-    }
-    let scopes: Vec<Scope> = scopes.into_iter().take(subscriptions.len()).collect();
+    let (scopes, subscriptions) = subscribe(state, &caller, &client, scopes, &mut unseen);
     let resolve = kind_resolver(state);
     let count = scopes.len();
     // Each list can be let go of alone (its permission withdrawn): its feed stops.
@@ -147,6 +124,43 @@ pub async fn open(
         }
     };
     Ok(updates.take_until(state.shutdown.begun()))
+}
+
+/// The person's subscriptions to each scope's feed, in order, as many as their bounds
+/// allow: the scopes past the first refusal are dropped and the refusal is said.
+fn subscribe(
+    state: &LiveState,
+    caller: &Caller,
+    client: &kube::Client,
+    scopes: Vec<Scope>,
+    unseen: &mut Vec<String>,
+) -> (Vec<Scope>, Vec<Subscription>) {
+    let mut subscriptions = Vec::with_capacity(scopes.len());
+    for scope in &scopes {
+        let resource = scope.watched.resource();
+        let table = TableQuery {
+            group: resource.group,
+            version: resource.version,
+            plural: resource.plural,
+            namespace: scope.namespace.clone(),
+            label_selector: None,
+            field_selector: scope.watched.field_selector().map(str::to_string),
+            columns: None,
+        };
+        match state
+            .hub
+            .subscribe_as(table, client, caller.feed_owner(), caller.person())
+        {
+            Ok(subscription) => subscriptions.push(subscription),
+            // What fits is shown; the bound is said.
+            Err(refused) => {
+                unseen.push(refused.to_string());
+                break;
+            }
+        }
+    }
+    let scopes = scopes.into_iter().take(subscriptions.len()).collect();
+    (scopes, subscriptions)
 }
 
 /// The lists the person may no longer watch (asked again, a few at a time; answers

@@ -9,7 +9,7 @@ use leptos_router::hooks::use_navigate;
 use leptos_use_timeout_fn::{UseTimeoutFnReturn, use_timeout_fn};
 use serde_json::Value;
 
-use super::draft::use_draft;
+use super::draft::{DraftCells, use_draft};
 use super::kept_draft;
 use super::namespace_field::NamespaceField;
 use super::version_picker::version_picker;
@@ -204,8 +204,7 @@ pub fn ObjectForm(
         prefilled.retain(|(key, _)| !SHOWN_TO_PEOPLE.contains(&key.as_str()));
     }
     let all_fields = RwSignal::new(!for_people);
-    let (value, name, namespace, editing) =
-        (draft.value, draft.name, draft.namespace, draft.editing);
+    let editing = draft.editing;
     let pick_namespace = namespaced && !editing;
     let restored = RwSignal::new(None::<String>);
     let note = if editing {
@@ -214,9 +213,80 @@ pub fn ObjectForm(
         restored_note
     };
     kept_draft::keep_across_reload(draft, restored, note);
-    let existing_name = editing.then(|| name.get_untracked());
-    // A Stack's plan and version are picked from the catalog beside the form.
+    let existing_name = editing.then(|| draft.name.get_untracked());
+    let picker = stack_picker_beside(&resource, draft, all_fields);
+    // The server's spec after a conflict, shown as YAML.
+    let latest_spec = RwSignal::new(None::<Value>);
+    let latest_yaml = yaml::yaml_of(latest_spec.into());
+    let show_yaml = RwSignal::new(false);
+    let yaml_problem = RwSignal::new(None::<String>);
+
+    // The kind's own rule for names, said before anything is typed.
+    let name_rules = name_rules_said(&schema);
+    let client_errors = client_errors_of(schema, draft, namespaced);
+    let server_errors = RwSignal::new(Vec::<FieldError>::new());
+    let banner = RwSignal::new(None::<String>);
+    let model = FormModel::new(draft.value, client_errors.into(), server_errors.into());
+    model.provide();
+    model.place("metadata.name");
+    let spec = StoredValue::new(spec);
+    let (object_yaml, read_yaml) =
+        whole_object_yaml(draft, show_yaml, model.yaml_reading, yaml_problem);
+    let checking = check_while_typing(
+        draft,
+        resource.clone(),
+        client_errors,
+        server_errors,
+        banner,
+    );
+    let (on_submit, submitting) = save_on_submit(
+        draft,
+        resource.clone(),
+        model,
+        client_errors,
+        server_errors,
+        banner,
+        latest_spec,
+    );
+
+    let (list_href, list_name) = list_link(&resource, for_people);
+    let heading = page_heading(&spec.with_value(|s| s.kind.clone()), existing_name, heading);
+    view! {
+        <Title text=heading.clone()/>
+        <p class="crumbs"><a href=list_href>{list_name}</a>{if editing { " / edit" } else { " / new" }}</p>
+        {page_head(heading, spec, resource, for_people, editing, checking)}
+        {form_notices(prefilled, restored, banner, model)}
+        <form class="object-form" on:submit=on_submit novalidate>
+            {metadata_section(draft, model, name_rules, pick_namespace, for_people)}
+            {move || picker.get().map(|picker| picker.run())}
+            {move || latest_spec.with(Option::is_some).then(|| server_version(latest_yaml))}
+            {for_people.then(|| all_fields_toggle(all_fields))}
+            <Show when=move || all_fields.get()>
+            <div class="view-switch" role="tablist">
+                <button type="button" role="tab" class:active=move || !show_yaml.get() on:click=move |_| show_yaml.set(false)>"Form"</button>
+                <button type="button" role="tab" class:active=move || show_yaml.get() on:click=move |_| show_yaml.set(true)>"YAML"</button>
+            </div>
+            <section class="panel" class:hidden-panel=move || show_yaml.get()>
+                <h2>"Spec"</h2>
+                <FieldSearch form=form.clone()/>
+                <FieldView field=form.clone() path=FieldPath::top("spec")/>
+            </section>
+            {yaml_panel(show_yaml, object_yaml, read_yaml, yaml_problem, client_errors, server_errors)}
+            </Show>
+            {submit_button(submitting, editing)}
+        </form>
+    }
+}
+
+/// The Stack picker beside a Stack's form (a Stack's plan and version are picked from
+/// the catalog), set once it has loaded; it stays `None` for any other kind.
+fn stack_picker_beside(
+    resource: &ResourceRef,
+    draft: DraftCells,
+    all_fields: RwSignal<bool>,
+) -> RwSignal<Option<ViewFn>> {
     let is_stack = resource.group == "portico.dev" && resource.plural == "stacks";
+    let value = draft.value;
     let set_field = Callback::new(move |(key, text): (String, String)| draft.set_text(&key, text));
     let picker = RwSignal::new(None::<ViewFn>);
     if is_stack {
@@ -228,16 +298,15 @@ pub fn ObjectForm(
             });
         });
     }
-    // The server's spec after a conflict, shown as YAML.
-    let latest_spec = RwSignal::new(None::<Value>);
-    let latest_yaml = yaml::yaml_of(latest_spec.into());
-    let show_yaml = RwSignal::new(false);
-    let yaml_problem = RwSignal::new(None::<String>);
+    picker
+}
 
-    // The kind's own rule for names, said before anything is typed.
-    let name_rules = name_rules_said(&schema);
+/// The draft's problems found in the browser: the name's, a namespace missing, and
+/// whatever the schema refuses.
+fn client_errors_of(schema: Schema, draft: DraftCells, namespaced: bool) -> Memo<Vec<FieldError>> {
+    let (value, name, namespace) = (draft.value, draft.name, draft.namespace);
     let schema = StoredValue::new(schema);
-    let client_errors = Memo::new(move |_| {
+    Memo::new(move |_| {
         let mut errors = schema.with_value(|s| name_errors(&name.get(), s));
         if namespaced && namespace.with(|n| n.as_deref().is_none_or(str::is_empty)) {
             errors.push(FieldError {
@@ -247,17 +316,20 @@ pub fn ObjectForm(
         }
         errors.extend(value.with(|v| schema.with_value(|s| validate(s, v, ""))));
         errors
-    });
-    let server_errors = RwSignal::new(Vec::<FieldError>::new());
-    let banner = RwSignal::new(None::<String>);
-    let model = FormModel::new(value, client_errors.into(), server_errors.into());
-    model.provide();
-    model.place("metadata.name");
-    let spec = StoredValue::new(spec);
-    // The YAML view edits the same object as the form, so switching loses nothing. It
-    // is written as YAML only while shown (not on every edit of the form); hidden, it
-    // keeps what it last showed, so text typed there (refused, with its problem) stays
-    // unless the form changed the object. Read back when it is changed.
+    })
+}
+
+/// The whole object as YAML, and the reader of what is typed there. The YAML view
+/// edits the same object as the form, so switching loses nothing. It is written as YAML
+/// only while shown (not on every edit of the form); hidden, it keeps what it last
+/// showed, so text typed there (refused, with its problem) stays unless the form
+/// changed the object. Read back when it is changed.
+fn whole_object_yaml(
+    draft: DraftCells,
+    show_yaml: RwSignal<bool>,
+    yaml_reading: RwSignal<usize>,
+    yaml_problem: RwSignal<Option<String>>,
+) -> (Signal<String>, yaml::YamlReader) {
     let shown_object = Memo::new(move |before: Option<&Option<Value>>| {
         if show_yaml.get() {
             Some(draft.now().body())
@@ -266,7 +338,6 @@ pub fn ObjectForm(
         }
     });
     let object_yaml = yaml::yaml_of(shown_object.into());
-    let yaml_reading = model.yaml_reading;
     let read_yaml = yaml::YamlReader::new(
         yaml_reading,
         Callback::new(move |read: Result<Option<Value>, String>| {
@@ -281,15 +352,29 @@ pub fn ObjectForm(
             yaml_problem.set(outcome.err().map(|e| e.to_string()));
         }),
     );
+    (object_yaml, read_yaml)
+}
 
-    // The dry run while typing, debounced: a new edit cancels the wait and the
-    // answer still on its way, so only the latest edit's answer is shown.
-    let resource_for_check = resource.clone();
-    // Read as each check or save starts: the page may be gone when it answers.
-    let editing_key = move |resource: &ResourceRef| editing.then(|| draft.key(resource.clone()));
+/// The object a check or a save addresses: the one edited, or none for a new one.
+/// Read as each check or save starts: the page may be gone when it answers.
+fn editing_key(draft: DraftCells, resource: &ResourceRef) -> Option<ObjectKey> {
+    draft.editing.then(|| draft.key(resource.clone()))
+}
+
+/// The dry run while typing, debounced: a new edit cancels the wait and the answer
+/// still on its way, so only the latest edit's answer is shown. Returns whether a
+/// check is under way.
+fn check_while_typing(
+    draft: DraftCells,
+    resource: ResourceRef,
+    client_errors: Memo<Vec<FieldError>>,
+    server_errors: RwSignal<Vec<FieldError>>,
+    banner: RwSignal<Option<String>>,
+) -> Memo<bool> {
+    let value = draft.value;
     // Of the same type as the save's action, so the two share their code in the wasm.
     let check = Action::new(move |body: &Value| {
-        let checking = send(editing_key(&resource_for_check), body.clone(), true);
+        let checking = send(editing_key(draft, &resource), body.clone(), true);
         async move { checking.await.map(Saved::Verdict) }
     });
     let checking = check.pending();
@@ -326,9 +411,25 @@ pub fn ObjectForm(
             Some(Ok(Saved::Conflict(_))) | None => {}
         })
     });
+    checking
+}
 
+/// Saving: the form's submit handler (which waits for YAML typed just before to be
+/// read), and what the answer leads to: the object's page, every edit put on top of
+/// the server's object after a conflict, or the API server's refusal on the fields.
+/// Returns the handler and whether a save is under way.
+fn save_on_submit(
+    draft: DraftCells,
+    resource: ResourceRef,
+    model: FormModel,
+    client_errors: Memo<Vec<FieldError>>,
+    server_errors: RwSignal<Vec<FieldError>>,
+    banner: RwSignal<Option<String>>,
+    latest_spec: RwSignal<Option<Value>>,
+) -> (impl Fn(leptos::ev::SubmitEvent) + 'static, Memo<bool>) {
     let resource_for_save = resource.clone();
-    let save = Action::new(move |body: &Value| save(editing_key(&resource_for_save), body.clone()));
+    let save =
+        Action::new(move |body: &Value| save(editing_key(draft, &resource_for_save), body.clone()));
     let submitting = save.pending();
     let submit = move || {
         if !client_errors.with_untracked(Vec::is_empty) {
@@ -336,9 +437,10 @@ pub fn ObjectForm(
             model.reveal_errors();
             return;
         }
-        save.dispatch(value.get_untracked());
+        save.dispatch(draft.value.get_untracked());
     };
     // YAML typed just before the click is still being read: the submit waits for it.
+    let yaml_reading = model.yaml_reading;
     let submit_after_yaml = RwSignal::new(false);
     Effect::new(move |_| {
         if yaml_reading.get() == 0 && submit_after_yaml.get_untracked() {
@@ -355,7 +457,6 @@ pub fn ObjectForm(
         submit();
     };
     let navigate = use_navigate();
-    let resource_for_saved = resource.clone();
     Effect::new(move |_| {
         let Some(saved) = save.value().get() else {
             return;
@@ -368,7 +469,7 @@ pub fn ObjectForm(
                     last_namespace::remember(namespace);
                 }
                 navigate(
-                    &resource_for_saved.object_path(namespace.as_deref(), &name),
+                    &resource.object_path(namespace.as_deref(), &name),
                     Default::default(),
                 );
             }
@@ -390,24 +491,42 @@ pub fn ObjectForm(
             Err(e) => banner.set(Some(e.to_string())),
         }
     });
+    (on_submit, submitting)
+}
 
-    let kind = spec.with_value(|s| s.kind.clone());
-    let (list_href, list_name) = if for_people {
+/// Where the crumbs lead back to, and its name: the Provision page from the Provision
+/// form, else the kind's list.
+fn list_link(resource: &ResourceRef, for_people: bool) -> (String, String) {
+    if for_people {
         (crate::base::url("/provision"), "provision".to_string())
     } else {
         (
             crate::base::url(&resource.page_path()),
             resource.plural.clone(),
         )
-    };
-    let heading = match (&existing_name, heading) {
+    }
+}
+
+/// The page's heading: the object edited, else the heading given, else the kind.
+fn page_heading(kind: &str, existing_name: Option<String>, heading: Option<String>) -> String {
+    match (existing_name, heading) {
         (Some(n), _) => format!("Edit {kind} {n}"),
         (None, Some(heading)) => heading,
         (None, None) => format!("New {kind}"),
-    };
+    }
+}
+
+/// The page's head: the heading, the kind's API version, the version picker (not on
+/// the Provision form) and the badge shown while the API server checks the draft.
+fn page_head(
+    heading: String,
+    spec: StoredValue<FormSpec>,
+    resource: ResourceRef,
+    for_people: bool,
+    editing: bool,
+    checking: Memo<bool>,
+) -> impl IntoView {
     view! {
-        <Title text=heading.clone()/>
-        <p class="crumbs"><a href=list_href>{list_name}</a>{if editing { " / edit" } else { " / new" }}</p>
         <div class="page-head">
             <div>
                 <h1>{heading}</h1>
@@ -416,6 +535,19 @@ pub fn ObjectForm(
             {(!for_people).then(|| version_picker(&resource, spec.with_value(|s| s.versions.clone()), editing))}
             <span class="badge pending" class:hidden=move || !checking.get()>"Checking with the API server…"</span>
         </div>
+    }
+}
+
+/// The notes above the form: what the link followed filled in, what was typed brought
+/// back after a reload, the form's banner, and the API server's causes for fields the
+/// form does not show.
+fn form_notices(
+    prefilled: Vec<(String, String)>,
+    restored: RwSignal<Option<String>>,
+    banner: RwSignal<Option<String>>,
+    model: FormModel,
+) -> impl IntoView {
+    view! {
         {(!prefilled.is_empty()).then(|| view! {
             <div class="callout warn-callout" role="note" data-testid="prefilled">
                 "The link you followed filled in "
@@ -444,86 +576,114 @@ pub fn ObjectForm(
                 </div>
             })
         }}
-        <form class="object-form" on:submit=on_submit novalidate>
-            <section class="panel">
-                <h2>{if for_people { "Name and namespace" } else { "Metadata" }}</h2>
-                <div class="field" data-path="metadata.name">
-                    <label class="field-label" for="f-metadata-name">{if for_people { "Name" } else { "name" }}<span class="req">" *"</span></label>
-                    <input id="f-metadata-name" type="text" readonly=editing
-                        prop:value=move || name.get()
-                        on:input:target=move |ev| {
-                            let typed = ev.target().value();
-                            draft.change(|d| d.set_name(&typed));
-                            model.touch("metadata.name");
-                        }/>
-                    {(!editing && !name_rules.is_empty()).then(|| view! {
-                        <p class="field-help" data-testid="name-rule">{sentence(&name_rules.join("; "))}</p>
-                    })}
-                    {move || model.shown_errors("metadata.name").into_iter().map(|message| view! {
-                        <p class="field-error" role="alert">{message}</p>
-                    }).collect_view()}
-                </div>
-                {pick_namespace.then(|| view! { <NamespaceField draft=draft for_people=for_people/> })}
-            </section>
-            {move || picker.get().map(|picker| picker.run())}
-            {move || latest_spec.with(Option::is_some).then(|| view! {
-                <section class="panel" data-testid="server-version">
-                    <h2>"The server's current spec"</h2>
-                    <pre class="yaml">{move || latest_yaml.get()}</pre>
-                </section>
-            })}
-            {for_people.then(|| view! {
-                <p class="all-fields">
-                    <button type="button" class="link-button" data-testid="all-fields"
-                        on:click=move |_| all_fields.update(|all| *all = !*all)>
-                        {move || if all_fields.get() { "Fewer fields" } else { "All fields…" }}
-                    </button>
-                    <span class="subtle small">{move || if all_fields.get() {
-                        " Back to the Provision form; nothing you typed is lost."
-                    } else {
-                        " Every field of a Stack (its own resources, too) and its YAML; nothing you typed is lost."
-                    }}</span>
-                </p>
-            })}
-            <Show when=move || all_fields.get()>
-            <div class="view-switch" role="tablist">
-                <button type="button" role="tab" class:active=move || !show_yaml.get() on:click=move |_| show_yaml.set(false)>"Form"</button>
-                <button type="button" role="tab" class:active=move || show_yaml.get() on:click=move |_| show_yaml.set(true)>"YAML"</button>
+    }
+}
+
+/// The name and namespace: the name (fixed on an edit) with the kind's rule for names,
+/// and the namespace when one is picked (a new namespaced object).
+fn metadata_section(
+    draft: DraftCells,
+    model: FormModel,
+    name_rules: Vec<String>,
+    pick_namespace: bool,
+    for_people: bool,
+) -> impl IntoView {
+    let (name, editing) = (draft.name, draft.editing);
+    view! {
+        <section class="panel">
+            <h2>{if for_people { "Name and namespace" } else { "Metadata" }}</h2>
+            <div class="field" data-path="metadata.name">
+                <label class="field-label" for="f-metadata-name">{if for_people { "Name" } else { "name" }}<span class="req">" *"</span></label>
+                <input id="f-metadata-name" type="text" readonly=editing
+                    prop:value=move || name.get()
+                    on:input:target=move |ev| {
+                        let typed = ev.target().value();
+                        draft.change(|d| d.set_name(&typed));
+                        model.touch("metadata.name");
+                    }/>
+                {(!editing && !name_rules.is_empty()).then(|| view! {
+                    <p class="field-help" data-testid="name-rule">{sentence(&name_rules.join("; "))}</p>
+                })}
+                {move || model.shown_errors("metadata.name").into_iter().map(|message| view! {
+                    <p class="field-error" role="alert">{message}</p>
+                }).collect_view()}
             </div>
-            <section class="panel" class:hidden-panel=move || show_yaml.get()>
-                <h2>"Spec"</h2>
-                <FieldSearch form=form.clone()/>
-                <FieldView field=form.clone() path=FieldPath::top("spec")/>
-            </section>
-            <section class="panel" class:hidden-panel=move || !show_yaml.get()>
-                <h2>"The whole object as YAML"</h2>
-                <textarea class="yaml-input whole" rows="18" spellcheck="false" data-testid="object-yaml-editor"
-                    prop:value=move || object_yaml.get()
-                    on:focus=|_| yaml::warm_reader()
-                    on:change:target=move |ev| read_yaml.read(ev.target().value())
-                ></textarea>
-                {move || yaml_problem.get().map(|p| view! { <p class="field-error" role="alert">{p}</p> })}
-                {move || {
-                    let mut errs = client_errors.get();
-                    errs.extend(server_errors.get());
-                    (!errs.is_empty()).then(|| view! {
-                        <ul class="yaml-errors">
-                            {errs.into_iter().map(|e| view! { <li><span class="mono">{e.path}</span>": "{e.message}</li> }).collect_view()}
-                        </ul>
-                    })
+            {pick_namespace.then(|| view! { <NamespaceField draft=draft for_people=for_people/> })}
+        </section>
+    }
+}
+
+/// The server's current spec, shown after a conflict.
+fn server_version(latest_yaml: Signal<String>) -> impl IntoView {
+    view! {
+        <section class="panel" data-testid="server-version">
+            <h2>"The server's current spec"</h2>
+            <pre class="yaml">{move || latest_yaml.get()}</pre>
+        </section>
+    }
+}
+
+/// On the Provision form: the switch to every field of a Stack and back.
+fn all_fields_toggle(all_fields: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <p class="all-fields">
+            <button type="button" class="link-button" data-testid="all-fields"
+                on:click=move |_| all_fields.update(|all| *all = !*all)>
+                {move || if all_fields.get() { "Fewer fields" } else { "All fields…" }}
+            </button>
+            <span class="subtle small">{move || if all_fields.get() {
+                " Back to the Provision form; nothing you typed is lost."
+            } else {
+                " Every field of a Stack (its own resources, too) and its YAML; nothing you typed is lost."
+            }}</span>
+        </p>
+    }
+}
+
+/// The whole object as YAML, editable, with what was refused in it and every problem
+/// of the draft (the browser's, then the API server's).
+fn yaml_panel(
+    show_yaml: RwSignal<bool>,
+    object_yaml: Signal<String>,
+    read_yaml: yaml::YamlReader,
+    yaml_problem: RwSignal<Option<String>>,
+    client_errors: Memo<Vec<FieldError>>,
+    server_errors: RwSignal<Vec<FieldError>>,
+) -> impl IntoView {
+    view! {
+        <section class="panel" class:hidden-panel=move || !show_yaml.get()>
+            <h2>"The whole object as YAML"</h2>
+            <textarea class="yaml-input whole" rows="18" spellcheck="false" data-testid="object-yaml-editor"
+                prop:value=move || object_yaml.get()
+                on:focus=|_| yaml::warm_reader()
+                on:change:target=move |ev| read_yaml.read(ev.target().value())
+            ></textarea>
+            {move || yaml_problem.get().map(|p| view! { <p class="field-error" role="alert">{p}</p> })}
+            {move || {
+                let mut errs = client_errors.get();
+                errs.extend(server_errors.get());
+                (!errs.is_empty()).then(|| view! {
+                    <ul class="yaml-errors">
+                        {errs.into_iter().map(|e| view! { <li><span class="mono">{e.path}</span>": "{e.message}</li> }).collect_view()}
+                    </ul>
+                })
+            }}
+        </section>
+    }
+}
+
+/// The submit button: "Create" or "Save", "Saving…" while a save is under way.
+fn submit_button(submitting: Memo<bool>, editing: bool) -> impl IntoView {
+    view! {
+        <div class="form-actions">
+            <button type="submit" class="primary" disabled=move || submitting.get()>
+                {move || match (submitting.get(), editing) {
+                    (true, _) => "Saving…",
+                    (false, true) => "Save",
+                    (false, false) => "Create",
                 }}
-            </section>
-            </Show>
-            <div class="form-actions">
-                <button type="submit" class="primary" disabled=move || submitting.get()>
-                    {move || match (submitting.get(), editing) {
-                        (true, _) => "Saving…",
-                        (false, true) => "Save",
-                        (false, false) => "Create",
-                    }}
-                </button>
-            </div>
-        </form>
+            </button>
+        </div>
     }
 }
 

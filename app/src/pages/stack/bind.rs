@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::api::{bind_workload, fetch_binding_offer};
 use crate::components::error_banner::ErrorBanner;
 use portico_core::encode::percent_encode;
-use portico_core::payload::{BindingTarget, SubmitOutcome};
+use portico_core::payload::{BindingOffer, BindingTarget, SubmitOutcome};
 use portico_core::portico_kinds;
 
 /// The name a binding of `stack` into `workload` gets: both names, within a binding
@@ -86,13 +86,7 @@ pub fn BindPicker(namespace: String, stack: String) -> impl IntoView {
     let refusal = RwSignal::new(None::<String>);
     let bind = Action::new(move |(kind, name): &(String, String)| {
         let (namespace, stack) = target.get_value();
-        let binding = binding_name(name, &stack);
-        let object = json!({
-            "apiVersion": portico_kinds::bindings().api_version(),
-            "kind": "StackBinding",
-            "metadata": {"name": binding, "namespace": namespace},
-            "spec": {"stack": stack, "workload": {"kind": kind, "name": name}},
-        });
+        let object = binding_object(&namespace, &stack, kind, name);
         async move {
             match bind_workload(object).await {
                 Ok(SubmitOutcome::Accepted { name, .. }) => {
@@ -132,44 +126,12 @@ pub fn BindPicker(namespace: String, stack: String) -> impl IntoView {
                 {move || offer.get().flatten().map(|result| match result {
                     Err(e) => view! { <ErrorBanner message=e.to_string()/> }.into_any(),
                     Ok(offer) => {
-                        let href = binding_href.clone();
                         let namespace = target.get_value().0;
-                        let none = offer.targets.is_empty();
-                        view! {
-                            {offer.blocked.clone().map(|why| view! { <p class="field-error" data-testid="bind-blocked">{why}</p> })}
-                            <fieldset class="bind-targets">
-                                <legend>"Which workload gets the details"</legend>
-                                {none.then(|| view! {
-                                    <p class="subtle small" data-testid="bind-none">{format!(
-                                        "No Deployment, StatefulSet or other Stack in {namespace} yet: create the app first, then bind it here."
-                                    )}</p>
-                                })}
-                                {offer.targets.into_iter().map(|t| target_row(t, &namespace, chosen, href.clone())).collect_view()}
-                            </fieldset>
-                            {(!offer.variables.is_empty()).then(|| view! {
-                                <p class="subtle small">"It gets these environment variables (its Pods restart to read them):"</p>
-                                <table class="bind-variables" data-testid="bind-variables">
-                                    <tbody>
-                                        {offer.variables.into_iter().map(|(name, holds)| view! {
-                                            <tr><td class="mono">{name}</td><td class="mono">{holds}</td></tr>
-                                        }).collect_view()}
-                                    </tbody>
-                                </table>
-                            })}
-                        }.into_any()
+                        offer_view(offer, &namespace, chosen, binding_href.clone()).into_any()
                     }
                 })}
             </Transition>
-            {move || chosen.get().map(|(kind, name)| {
-                let stack = target.get_value().1;
-                // Someone's own workload is marked as accepting the variables first:
-                // without it the reconciler may write none there.
-                let accepts = (kind != "Stack").then(|| view! {
-                    " "{kind.clone()}" "<span class="mono">{name.clone()}</span>" is marked, as you, as accepting them (its annotation "
-                    <span class="mono">"portico.dev/binding-prefixes"</span>")."
-                });
-                view! { <p class="subtle small" data-testid="bind-name">"The binding will be called "<span class="mono">{binding_name(&name, &stack)}</span>"."{accepts}</p> }
-            })}
+            {move || chosen.get().map(|(kind, name)| binding_name_note(kind, name, target.get_value().1))}
             {move || refusal.get().map(|why| view! { <p class="field-error" role="alert" data-testid="bind-refused">{why}</p> })}
             <div class="form-actions">
                 <button type="button" class="primary" data-testid="bind-confirm"
@@ -183,6 +145,60 @@ pub fn BindPicker(namespace: String, stack: String) -> impl IntoView {
             </div>
         </div>
     }
+}
+
+/// The StackBinding that binds `stack` into workload `kind`/`name`, named for both.
+fn binding_object(namespace: &str, stack: &str, kind: &str, name: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": portico_kinds::bindings().api_version(),
+        "kind": "StackBinding",
+        "metadata": {"name": binding_name(name, stack), "namespace": namespace},
+        "spec": {"stack": stack, "workload": {"kind": kind, "name": name}},
+    })
+}
+
+/// What the server offers to bind in `namespace`: why nothing can be bound yet, if so;
+/// the workloads to choose from (or that there are none); the variables a bound one gets.
+fn offer_view(
+    offer: BindingOffer,
+    namespace: &str,
+    chosen: RwSignal<Option<(String, String)>>,
+    binding_href: impl Fn(&str) -> String + Clone,
+) -> impl IntoView {
+    let none = offer.targets.is_empty();
+    view! {
+        {offer.blocked.clone().map(|why| view! { <p class="field-error" data-testid="bind-blocked">{why}</p> })}
+        <fieldset class="bind-targets">
+            <legend>"Which workload gets the details"</legend>
+            {none.then(|| view! {
+                <p class="subtle small" data-testid="bind-none">{format!(
+                    "No Deployment, StatefulSet or other Stack in {namespace} yet: create the app first, then bind it here."
+                )}</p>
+            })}
+            {offer.targets.into_iter().map(|t| target_row(t, namespace, chosen, binding_href.clone())).collect_view()}
+        </fieldset>
+        {(!offer.variables.is_empty()).then(|| view! {
+            <p class="subtle small">"It gets these environment variables (its Pods restart to read them):"</p>
+            <table class="bind-variables" data-testid="bind-variables">
+                <tbody>
+                    {offer.variables.into_iter().map(|(name, holds)| view! {
+                        <tr><td class="mono">{name}</td><td class="mono">{holds}</td></tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        })}
+    }
+}
+
+/// What the chosen workload's binding will be called; someone's own workload is
+/// marked first as accepting the variables (without it the reconciler may write none
+/// there), and the note says so.
+fn binding_name_note(kind: String, name: String, stack: String) -> impl IntoView {
+    let accepts = (kind != "Stack").then(|| view! {
+        " "{kind.clone()}" "<span class="mono">{name.clone()}</span>" is marked, as you, as accepting them (its annotation "
+        <span class="mono">"portico.dev/binding-prefixes"</span>")."
+    });
+    view! { <p class="subtle small" data-testid="bind-name">"The binding will be called "<span class="mono">{binding_name(&name, &stack)}</span>"."{accepts}</p> }
 }
 
 /// One workload the picker offers: chosen with a radio, or said why not.

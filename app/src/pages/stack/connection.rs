@@ -31,11 +31,7 @@ pub fn StackConnection(namespace: String, name: String, status: Value) -> impl I
     // As a bound app gets it: resolved in any cluster, whatever its domain.
     let host = service.as_ref().map(|s| format!("{s}.{namespace}.svc"));
     let admin_user = text_at(&status, "/endpoint/adminUser");
-    let badge = match phase.as_str() {
-        "Ready" => "badge ok",
-        "Degraded" => "badge problem",
-        _ => "badge pending",
-    };
+    let badge = phase_badge(&phase);
     let revealed = RwSignal::new(None::<Result<String, String>>);
     let reveal = {
         let (namespace, name) = (namespace.clone(), name.clone());
@@ -49,13 +45,7 @@ pub fn StackConnection(namespace: String, name: String, status: Value) -> impl I
             }
         })
     };
-    let read_key = |key: &str| {
-        secret.as_ref().map(|s| {
-            format!(
-                "kubectl get secret {s} -n {namespace} -o jsonpath='{{.data.{key}}}' | base64 -d"
-            )
-        })
-    };
+    let read_key = |key: &str| secret_command(secret.as_deref(), &namespace, key);
     let kubectl = read_key("app-password");
     let admin_kubectl = admin_user.clone().zip(read_key("admin-password"));
     let shown_password = Signal::derive(move || {
@@ -92,56 +82,97 @@ pub fn StackConnection(namespace: String, name: String, status: Value) -> impl I
                 {node_port.map(|p| view! { <dt>"Node port"</dt><dd class="mono" data-testid="node-port">{p}</dd> })}
                 {user.map(|u| view! { <dt>"User"</dt><dd class="mono" data-testid="stack-user">{u}</dd> })}
                 {database.map(|d| view! { <dt>"Database"</dt><dd class="mono" data-testid="stack-database">{d}</dd> })}
-                {has_url.then(|| view! {
-                    <dt>"URL"</dt>
-                    <dd class="copy-row">
-                        <code class="mono copyable" data-testid="stack-url">{move || url.get()}</code>
-                        <CopyButton text=url testid="copy-url"/>
-                    </dd>
-                })}
-                {command.map(|c| {
-                    let text = Signal::stored(c.clone());
-                    view! {
-                        <dt>"Connect"</dt>
-                        <dd class="copy-row">
-                            <code class="mono copyable" data-testid="stack-command">{c}</code>
-                            <CopyButton text=text testid="copy-command"/>
-                        </dd>
-                    }
-                })}
-                {kubectl.map(|k| view! {
-                    <dt>"Password"</dt>
-                    <dd>
-                        <code class="mono copyable">{k}</code>
-                        <div class="reveal">
-                            {move || match revealed.get() {
-                                None => view! {
-                                    <button type="button" class="small-btn" data-testid="reveal-password"
-                                        on:click=move |_| { reveal.dispatch(()); }>"Show password"</button>
-                                }.into_any(),
-                                Some(Ok(p)) => view! {
-                                    <code class="mono secret" data-testid="password">{p}</code>
-                                    <CopyButton text=shown_password testid="copy-password"/>
-                                    <button type="button" class="small-btn" data-testid="hide-password"
-                                        on:click=move |_| revealed.set(None)>"Hide"</button>
-                                }.into_any(),
-                                Some(Err(e)) => view! { <span class="field-error" data-testid="password-error">{e}</span> }.into_any(),
-                            }}
-                        </div>
-                    </dd>
-                })}
-                {admin_kubectl.map(|(admin, k)| view! {
-                    <dt>"Administrator"</dt>
-                    <dd data-testid="stack-admin">
-                        <p class="field-hint">
-                            <span class="mono">{admin}</span>
-                            ", for people administering the server: its password is kept apart, and no binding hands it to an app."
-                        </p>
-                        <code class="mono copyable">{k}</code>
-                    </dd>
-                })}
+                {has_url.then(|| url_fact(url))}
+                {command.map(command_fact)}
+                {kubectl.map(|k| password_fact(k, revealed, reveal, shown_password))}
+                {admin_kubectl.map(|(admin, k)| admin_fact(admin, k))}
             </dl>
         </section>
+    }
+}
+
+/// The badge's class for a Stack's phase.
+fn phase_badge(phase: &str) -> &'static str {
+    match phase {
+        "Ready" => "badge ok",
+        "Degraded" => "badge problem",
+        _ => "badge pending",
+    }
+}
+
+/// The kubectl command that prints `key` of the Stack's credentials Secret, if it
+/// names one.
+fn secret_command(secret: Option<&str>, namespace: &str, key: &str) -> Option<String> {
+    secret.map(|s| {
+        format!("kubectl get secret {s} -n {namespace} -o jsonpath='{{.data.{key}}}' | base64 -d")
+    })
+}
+
+/// The connection URL (with the password once revealed), and its copy button.
+fn url_fact(url: Signal<String>) -> impl IntoView {
+    view! {
+        <dt>"URL"</dt>
+        <dd class="copy-row">
+            <code class="mono copyable" data-testid="stack-url">{move || url.get()}</code>
+            <CopyButton text=url testid="copy-url"/>
+        </dd>
+    }
+}
+
+/// The client command that connects from inside the cluster, and its copy button.
+fn command_fact(command: String) -> impl IntoView {
+    let text = Signal::stored(command.clone());
+    view! {
+        <dt>"Connect"</dt>
+        <dd class="copy-row">
+            <code class="mono copyable" data-testid="stack-command">{command}</code>
+            <CopyButton text=text testid="copy-command"/>
+        </dd>
+    }
+}
+
+/// How to read the app's password (`kubectl`), and a button that reads it on request
+/// with the person's own rights: shown then with a copy and a hide button, or why not.
+fn password_fact(
+    kubectl: String,
+    revealed: RwSignal<Option<Result<String, String>>>,
+    reveal: Action<(), ()>,
+    shown_password: Signal<String>,
+) -> impl IntoView {
+    view! {
+        <dt>"Password"</dt>
+        <dd>
+            <code class="mono copyable">{kubectl}</code>
+            <div class="reveal">
+                {move || match revealed.get() {
+                    None => view! {
+                        <button type="button" class="small-btn" data-testid="reveal-password"
+                            on:click=move |_| { reveal.dispatch(()); }>"Show password"</button>
+                    }.into_any(),
+                    Some(Ok(p)) => view! {
+                        <code class="mono secret" data-testid="password">{p}</code>
+                        <CopyButton text=shown_password testid="copy-password"/>
+                        <button type="button" class="small-btn" data-testid="hide-password"
+                            on:click=move |_| revealed.set(None)>"Hide"</button>
+                    }.into_any(),
+                    Some(Err(e)) => view! { <span class="field-error" data-testid="password-error">{e}</span> }.into_any(),
+                }}
+            </div>
+        </dd>
+    }
+}
+
+/// The administrator's name and how to read their password, kept apart from the app's.
+fn admin_fact(admin: String, kubectl: String) -> impl IntoView {
+    view! {
+        <dt>"Administrator"</dt>
+        <dd data-testid="stack-admin">
+            <p class="field-hint">
+                <span class="mono">{admin}</span>
+                ", for people administering the server: its password is kept apart, and no binding hands it to an app."
+            </p>
+            <code class="mono copyable">{kubectl}</code>
+        </dd>
     }
 }
 

@@ -52,173 +52,35 @@ impl RealNode {
         let layout = Layout {
             dir: link.root.join("node"),
         };
-        for sub in [
-            "manifests",
-            "pod-logs",
-            "volumes",
-            "cni",
-            "cni-ipam",
-            "kubelet",
-        ] {
-            let path = layout.dir.join(sub);
-            std::fs::create_dir_all(&path)
-                .map_err(io_err(format!("creating {}", path.display())))?;
-        }
-        let write = |path: PathBuf, contents: String| -> Result<PathBuf, ControlPlaneError> {
-            std::fs::write(&path, contents)
-                .map_err(io_err(format!("writing {}", path.display())))?;
-            Ok(path)
-        };
+        create_node_dirs(&layout)?;
         let node_ip = sandbox.node_ip();
-        let server = format!("https://{}:{}", sandbox.host_ip(), link.api_port);
-        let component_kubeconfig =
-            |name: &str, user: &str, group: Option<&str>| -> Result<PathBuf, ControlPlaneError> {
-                let pair = link.ca.client_cert(user, group)?;
-                let path = layout.dir.join(format!("{name}.kubeconfig"));
-                kubeconfig::write(&path, &server, &link.ca.cert_pem(), user, &pair)
-                    .map_err(io_err(format!("writing the {name} kubeconfig")))?;
-                Ok(path)
-            };
-
-        write(layout.containerd_config(), config::containerd(&layout))?;
-        write(
-            layout.cni_dir().join("10-portico.conflist"),
-            config::cni(&layout).to_string(),
-        )?;
-        let serving = link
-            .ca
-            .serving_cert(&[node_ip.to_string(), NODE_NAME.into()])?;
-        let kubelet_settings = config::KubeletSettings {
-            node_ip,
-            cgroup_root: sandbox.cgroup_root(),
-            client_ca: link.ca_file,
-            serving_cert: &write(layout.dir.join("kubelet.crt"), serving.cert_pem)?,
-            serving_key: &write(layout.dir.join("kubelet.key"), serving.key_pem)?,
+        let kubeconfigs = NodeKubeconfigs {
+            dir: &layout.dir,
+            server: format!("https://{}:{}", sandbox.host_ip(), link.api_port),
+            ca: link.ca,
         };
-        write(
-            layout.kubelet_config(),
-            config::kubelet(&layout, &kubelet_settings).to_string(),
-        )?;
-        let kubelet_kubeconfig = component_kubeconfig(
-            "kubelet",
-            &format!("system:node:{NODE_NAME}"),
-            Some("system:nodes"),
-        )?;
-        let proxy_kubeconfig = component_kubeconfig("kube-proxy", "system:kube-proxy", None)?;
-        write(
-            layout.proxy_config(),
-            config::kube_proxy(&proxy_kubeconfig, node_ip, POD_RANGE).to_string(),
-        )?;
-        // CoreDNS only reads (Services, EndpointSlices, Namespaces): the view role.
-        let dns_kubeconfig = component_kubeconfig("coredns", "portico:coredns", None)?;
-        write(
-            layout.corefile(),
-            config::corefile(&dns_kubeconfig, node_ip),
-        )?;
+        let kubelet_kubeconfig = write_node_config(&layout, &sandbox, link, &kubeconfigs)?;
+        let metrics_server = write_metrics_server_files(&layout, node_ip, link.ca, &kubeconfigs)?;
 
-        // metrics-server reads kubelet's summary as `portico:metrics-server` (the same
-        // client certificate kubelet's x509 authentication accepts) and serves
-        // metrics.k8s.io on the node's address, for the aggregator to reach.
-        let metrics_kubeconfig =
-            component_kubeconfig("metrics-server", config::METRICS_SERVER_USER, None)?;
-        let metrics_serving = link
-            .ca
-            .serving_cert(&[node_ip.to_string(), "metrics-server.kube-system.svc".into()])?;
-        let metrics_cert = write(
-            layout.dir.join("metrics-server.crt"),
-            metrics_serving.cert_pem,
-        )?;
-        let metrics_key = write(
-            layout.dir.join("metrics-server.key"),
-            metrics_serving.key_pem,
-        )?;
-
+        // Owned here, not by the steps: whatever started stops if a later step fails.
         let mut processes = Processes::default();
-        // The API server, forwarded onto the node's network.
-        let mut forwarder = Command::new("socat");
-        forwarder
-            .arg(format!(
-                "TCP-LISTEN:{},bind={},fork,reuseaddr",
-                link.api_port,
-                sandbox.host_ip()
-            ))
-            .arg(format!("TCP:127.0.0.1:{}", link.api_port));
-        processes.0.push((
-            "api-forwarder",
-            spawn_logged(forwarder, &layout.log("api-forwarder"))?,
-        ));
-
-        let mut containerd = sandbox.command("containerd");
-        containerd.arg("--config").arg(layout.containerd_config());
-        let containerd_log = layout.log("containerd");
-        processes
-            .0
-            .push(("containerd", spawn_logged(containerd, &containerd_log)?));
-        let socket = layout.containerd_socket();
-        wait_until(
-            Waited {
-                component: "containerd",
-                child: processes.get("containerd")?,
-                log: &containerd_log,
-            },
-            None,
-            None,
-            |_| {
-                images::ctr(&socket)
-                    .arg("version")
-                    .output()
-                    .is_ok_and(|o| o.status.success())
-            },
+        start_api_forwarder(&mut processes, &sandbox, link.api_port, &layout)?;
+        start_containerd(&mut processes, &sandbox, &layout)?;
+        start_kubelet(
+            &mut processes,
+            &sandbox,
+            &binaries,
+            &layout,
+            &kubelet_kubeconfig,
         )?;
-        images::import_all(&socket)?;
-
-        let mut kubelet = sandbox.command(&binaries.kubelet);
-        kubelet
-            .arg(format!("--config={}", layout.kubelet_config().display()))
-            .arg(format!("--kubeconfig={}", kubelet_kubeconfig.display()))
-            .arg(format!("--root-dir={}", layout.kubelet_root().display()))
-            .arg(format!("--hostname-override={NODE_NAME}"))
-            .arg(format!("--node-ip={node_ip}"))
-            .arg("--v=1");
-        let kubelet_log = layout.log("kubelet");
-        processes
-            .0
-            .push(("kubelet", spawn_logged(kubelet, &kubelet_log)?));
-
-        let mut proxy = sandbox.command(&binaries.kube_proxy);
-        proxy.arg(format!("--config={}", layout.proxy_config().display()));
-        let proxy_log = layout.log("kube-proxy");
-        processes
-            .0
-            .push(("kube-proxy", spawn_logged(proxy, &proxy_log)?));
-
-        let mut dns = sandbox.command(&binaries.coredns);
-        dns.arg("-conf").arg(layout.corefile());
-        let dns_log = layout.log("coredns");
-        processes.0.push(("coredns", spawn_logged(dns, &dns_log)?));
-
-        let mut metrics = sandbox.command(&binaries.metrics_server);
-        for flag in [
-            "--kubeconfig",
-            "--authentication-kubeconfig",
-            "--authorization-kubeconfig",
-        ] {
-            metrics.arg(format!("{flag}={}", metrics_kubeconfig.display()));
-        }
-        metrics
-            .arg(format!("--bind-address={node_ip}"))
-            .arg(format!("--secure-port={}", config::METRICS_SERVER_PORT))
-            .arg(format!("--tls-cert-file={}", metrics_cert.display()))
-            .arg(format!("--tls-private-key-file={}", metrics_key.display()))
-            // The node's name does not resolve; its InternalIP is kubelet's serving name.
-            .arg("--kubelet-preferred-address-types=InternalIP")
-            // Its shortest (more than kubelet's 10 s request timeout): a new Pod's usage
-            // shows within half a minute.
-            .arg("--metric-resolution=15s");
-        let metrics_log = layout.log("metrics-server");
-        processes
-            .0
-            .push(("metrics-server", spawn_logged(metrics, &metrics_log)?));
+        start_proxy_and_dns(&mut processes, &sandbox, &binaries, &layout)?;
+        start_metrics_server(
+            &mut processes,
+            &sandbox,
+            &binaries,
+            &layout,
+            &metrics_server,
+        )?;
 
         let provisioner = volumes::Provisioner::start(
             link.admin_kubeconfig.to_path_buf(),
@@ -230,52 +92,10 @@ impl RealNode {
             .ca
             .client_cert("portico-node-setup", Some("system:masters"))?;
         let ca = link.ca.cert_pem();
-        let node_url = format!(
-            "https://127.0.0.1:{}/api/v1/nodes/{NODE_NAME}",
-            link.api_port
-        );
-        wait_until(
-            Waited {
-                component: "kubelet (the real node)",
-                child: processes.get("kubelet")?,
-                log: &kubelet_log,
-            },
-            Some(&ca),
-            Some(&admin),
-            move |client| {
-                client
-                    .get(&node_url)
-                    .send()
-                    .and_then(|r| r.json::<serde_json::Value>())
-                    .is_ok_and(|node| crate::nodes::is_ready(&node))
-            },
-        )?;
-        wait_until(
-            Waited {
-                component: "kube-proxy",
-                child: processes.get("kube-proxy")?,
-                log: &proxy_log,
-            },
-            None,
-            None,
-            answers_ok(format!(
-                "http://{node_ip}:{}/healthz",
-                config::PROXY_HEALTH_PORT
-            )),
-        )?;
-        wait_until(
-            Waited {
-                component: "coredns",
-                child: processes.get("coredns")?,
-                log: &dns_log,
-            },
-            None,
-            None,
-            answers_ok(format!("http://{node_ip}:{}/ready", config::DNS_READY_PORT)),
-        )?;
+        wait_until_node_ready(&mut processes, &layout, node_ip, link.api_port, &ca, &admin)?;
         Self::register_metrics(
             &mut processes,
-            &metrics_log,
+            &layout.log("metrics-server"),
             node_ip,
             link.api_port,
             &ca,
@@ -373,6 +193,317 @@ impl Drop for RealNode {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Creates the node's directories: static Pod manifests, Pod logs, volumes, the CNI
+/// configuration and its address allocations, and kubelet's root.
+fn create_node_dirs(layout: &Layout) -> Result<(), ControlPlaneError> {
+    for sub in [
+        "manifests",
+        "pod-logs",
+        "volumes",
+        "cni",
+        "cni-ipam",
+        "kubelet",
+    ] {
+        let path = layout.dir.join(sub);
+        std::fs::create_dir_all(&path).map_err(io_err(format!("creating {}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// Writes `contents` to `path` and returns the path.
+fn write_file(path: PathBuf, contents: String) -> Result<PathBuf, ControlPlaneError> {
+    std::fs::write(&path, contents).map_err(io_err(format!("writing {}", path.display())))?;
+    Ok(path)
+}
+
+/// Kubeconfigs for the node's components, in the node's directory: they reach the
+/// API server at `server`, through the forwarder on the host's end of the node's link.
+struct NodeKubeconfigs<'a> {
+    dir: &'a Path,
+    server: String,
+    ca: &'a CertificateAuthority,
+}
+
+impl NodeKubeconfigs<'_> {
+    /// Writes `<name>.kubeconfig` for `user` (in `group`) and returns its path.
+    fn write(
+        &self,
+        name: &str,
+        user: &str,
+        group: Option<&str>,
+    ) -> Result<PathBuf, ControlPlaneError> {
+        let pair = self.ca.client_cert(user, group)?;
+        let path = self.dir.join(format!("{name}.kubeconfig"));
+        kubeconfig::write(&path, &self.server, &self.ca.cert_pem(), user, &pair)
+            .map_err(io_err(format!("writing the {name} kubeconfig")))?;
+        Ok(path)
+    }
+}
+
+/// Writes the configuration of containerd, the CNI bridge, kubelet (with its serving
+/// certificate), kube-proxy and CoreDNS, with their kubeconfigs; returns kubelet's
+/// kubeconfig, which its command line names.
+fn write_node_config(
+    layout: &Layout,
+    sandbox: &Sandbox,
+    link: &ControlPlaneLink<'_>,
+    kubeconfigs: &NodeKubeconfigs<'_>,
+) -> Result<PathBuf, ControlPlaneError> {
+    let node_ip = sandbox.node_ip();
+    write_file(layout.containerd_config(), config::containerd(layout))?;
+    write_file(
+        layout.cni_dir().join("10-portico.conflist"),
+        config::cni(layout).to_string(),
+    )?;
+    let serving = link
+        .ca
+        .serving_cert(&[node_ip.to_string(), NODE_NAME.into()])?;
+    let kubelet_settings = config::KubeletSettings {
+        node_ip,
+        cgroup_root: sandbox.cgroup_root(),
+        client_ca: link.ca_file,
+        serving_cert: &write_file(layout.dir.join("kubelet.crt"), serving.cert_pem)?,
+        serving_key: &write_file(layout.dir.join("kubelet.key"), serving.key_pem)?,
+    };
+    write_file(
+        layout.kubelet_config(),
+        config::kubelet(layout, &kubelet_settings).to_string(),
+    )?;
+    let kubelet_kubeconfig = kubeconfigs.write(
+        "kubelet",
+        &format!("system:node:{NODE_NAME}"),
+        Some("system:nodes"),
+    )?;
+    let proxy_kubeconfig = kubeconfigs.write("kube-proxy", "system:kube-proxy", None)?;
+    write_file(
+        layout.proxy_config(),
+        config::kube_proxy(&proxy_kubeconfig, node_ip, POD_RANGE).to_string(),
+    )?;
+    // CoreDNS only reads (Services, EndpointSlices, Namespaces): the view role.
+    let dns_kubeconfig = kubeconfigs.write("coredns", "portico:coredns", None)?;
+    write_file(
+        layout.corefile(),
+        config::corefile(&dns_kubeconfig, node_ip),
+    )?;
+    Ok(kubelet_kubeconfig)
+}
+
+/// metrics-server's kubeconfig and serving certificate.
+struct MetricsServerFiles {
+    kubeconfig: PathBuf,
+    cert: PathBuf,
+    key: PathBuf,
+}
+
+/// Writes metrics-server's kubeconfig and its serving certificate and key.
+fn write_metrics_server_files(
+    layout: &Layout,
+    node_ip: std::net::Ipv4Addr,
+    ca: &CertificateAuthority,
+    kubeconfigs: &NodeKubeconfigs<'_>,
+) -> Result<MetricsServerFiles, ControlPlaneError> {
+    // metrics-server reads kubelet's summary as `portico:metrics-server` (the same
+    // client certificate kubelet's x509 authentication accepts) and serves
+    // metrics.k8s.io on the node's address, for the aggregator to reach.
+    let kubeconfig = kubeconfigs.write("metrics-server", config::METRICS_SERVER_USER, None)?;
+    let serving =
+        ca.serving_cert(&[node_ip.to_string(), "metrics-server.kube-system.svc".into()])?;
+    let cert = write_file(layout.dir.join("metrics-server.crt"), serving.cert_pem)?;
+    let key = write_file(layout.dir.join("metrics-server.key"), serving.key_pem)?;
+    Ok(MetricsServerFiles {
+        kubeconfig,
+        cert,
+        key,
+    })
+}
+
+/// Forwards the API server (on loopback) to the host's end of the node's link, where
+/// the node's components reach it.
+fn start_api_forwarder(
+    processes: &mut Processes,
+    sandbox: &Sandbox,
+    api_port: u16,
+    layout: &Layout,
+) -> Result<(), ControlPlaneError> {
+    let mut forwarder = Command::new("socat");
+    forwarder
+        .arg(format!(
+            "TCP-LISTEN:{api_port},bind={},fork,reuseaddr",
+            sandbox.host_ip()
+        ))
+        .arg(format!("TCP:127.0.0.1:{api_port}"));
+    processes.0.push((
+        "api-forwarder",
+        spawn_logged(forwarder, &layout.log("api-forwarder"))?,
+    ));
+    Ok(())
+}
+
+/// Starts containerd in the node's namespaces, waits until it answers, and imports
+/// the node's images into it.
+fn start_containerd(
+    processes: &mut Processes,
+    sandbox: &Sandbox,
+    layout: &Layout,
+) -> Result<(), ControlPlaneError> {
+    let mut containerd = sandbox.command("containerd");
+    containerd.arg("--config").arg(layout.containerd_config());
+    let containerd_log = layout.log("containerd");
+    processes
+        .0
+        .push(("containerd", spawn_logged(containerd, &containerd_log)?));
+    let socket = layout.containerd_socket();
+    wait_until(
+        Waited {
+            component: "containerd",
+            child: processes.get("containerd")?,
+            log: &containerd_log,
+        },
+        None,
+        None,
+        |_| {
+            images::ctr(&socket)
+                .arg("version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        },
+    )?;
+    images::import_all(&socket)
+}
+
+/// Starts kubelet in the node's namespaces, as the node [`NODE_NAME`].
+fn start_kubelet(
+    processes: &mut Processes,
+    sandbox: &Sandbox,
+    binaries: &NodeBinaries,
+    layout: &Layout,
+    kubeconfig: &Path,
+) -> Result<(), ControlPlaneError> {
+    let mut kubelet = sandbox.command(&binaries.kubelet);
+    kubelet
+        .arg(format!("--config={}", layout.kubelet_config().display()))
+        .arg(format!("--kubeconfig={}", kubeconfig.display()))
+        .arg(format!("--root-dir={}", layout.kubelet_root().display()))
+        .arg(format!("--hostname-override={NODE_NAME}"))
+        .arg(format!("--node-ip={}", sandbox.node_ip()))
+        .arg("--v=1");
+    processes
+        .0
+        .push(("kubelet", spawn_logged(kubelet, &layout.log("kubelet"))?));
+    Ok(())
+}
+
+/// Starts kube-proxy and CoreDNS in the node's namespaces, from the configuration
+/// [`write_node_config`] wrote.
+fn start_proxy_and_dns(
+    processes: &mut Processes,
+    sandbox: &Sandbox,
+    binaries: &NodeBinaries,
+    layout: &Layout,
+) -> Result<(), ControlPlaneError> {
+    let mut proxy = sandbox.command(&binaries.kube_proxy);
+    proxy.arg(format!("--config={}", layout.proxy_config().display()));
+    processes.0.push((
+        "kube-proxy",
+        spawn_logged(proxy, &layout.log("kube-proxy"))?,
+    ));
+
+    let mut dns = sandbox.command(&binaries.coredns);
+    dns.arg("-conf").arg(layout.corefile());
+    processes
+        .0
+        .push(("coredns", spawn_logged(dns, &layout.log("coredns"))?));
+    Ok(())
+}
+
+/// Starts metrics-server in the node's namespaces, serving on the node's address.
+fn start_metrics_server(
+    processes: &mut Processes,
+    sandbox: &Sandbox,
+    binaries: &NodeBinaries,
+    layout: &Layout,
+    files: &MetricsServerFiles,
+) -> Result<(), ControlPlaneError> {
+    let mut metrics = sandbox.command(&binaries.metrics_server);
+    for flag in [
+        "--kubeconfig",
+        "--authentication-kubeconfig",
+        "--authorization-kubeconfig",
+    ] {
+        metrics.arg(format!("{flag}={}", files.kubeconfig.display()));
+    }
+    metrics
+        .arg(format!("--bind-address={}", sandbox.node_ip()))
+        .arg(format!("--secure-port={}", config::METRICS_SERVER_PORT))
+        .arg(format!("--tls-cert-file={}", files.cert.display()))
+        .arg(format!("--tls-private-key-file={}", files.key.display()))
+        // The node's name does not resolve; its InternalIP is kubelet's serving name.
+        .arg("--kubelet-preferred-address-types=InternalIP")
+        // Its shortest (more than kubelet's 10 s request timeout): a new Pod's usage
+        // shows within half a minute.
+        .arg("--metric-resolution=15s");
+    processes.0.push((
+        "metrics-server",
+        spawn_logged(metrics, &layout.log("metrics-server"))?,
+    ));
+    Ok(())
+}
+
+/// Waits until the API server reports the Node Ready, then until kube-proxy is
+/// healthy and CoreDNS ready.
+fn wait_until_node_ready(
+    processes: &mut Processes,
+    layout: &Layout,
+    node_ip: std::net::Ipv4Addr,
+    api_port: u16,
+    ca: &str,
+    admin: &CertPair,
+) -> Result<(), ControlPlaneError> {
+    let node_url = format!("https://127.0.0.1:{api_port}/api/v1/nodes/{NODE_NAME}");
+    let kubelet_log = layout.log("kubelet");
+    wait_until(
+        Waited {
+            component: "kubelet (the real node)",
+            child: processes.get("kubelet")?,
+            log: &kubelet_log,
+        },
+        Some(ca),
+        Some(admin),
+        move |client| {
+            client
+                .get(&node_url)
+                .send()
+                .and_then(|r| r.json::<serde_json::Value>())
+                .is_ok_and(|node| crate::nodes::is_ready(&node))
+        },
+    )?;
+    let proxy_log = layout.log("kube-proxy");
+    wait_until(
+        Waited {
+            component: "kube-proxy",
+            child: processes.get("kube-proxy")?,
+            log: &proxy_log,
+        },
+        None,
+        None,
+        answers_ok(format!(
+            "http://{node_ip}:{}/healthz",
+            config::PROXY_HEALTH_PORT
+        )),
+    )?;
+    let dns_log = layout.log("coredns");
+    wait_until(
+        Waited {
+            component: "coredns",
+            child: processes.get("coredns")?,
+            log: &dns_log,
+        },
+        None,
+        None,
+        answers_ok(format!("http://{node_ip}:{}/ready", config::DNS_READY_PORT)),
+    )
 }
 
 /// Whether this process may make a real node (root, and the programs it runs are

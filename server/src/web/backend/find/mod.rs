@@ -92,9 +92,8 @@ impl ObjectNames {
             let now = Instant::now();
             kept.retain(|_, k| k.fresh(now));
             // A read still under way started for this person's last keystrokes: shared.
-            let read_again_on_open = |k: &Kept| {
-                opened && k.names.get().is_some() && self.may_read_on_open(&owner)
-            };
+            let read_again_on_open =
+                |k: &Kept| opened && k.names.get().is_some() && self.may_read_on_open(&owner);
             if kept
                 .get(&owner)
                 .is_some_and(|k| k.hint != hint || read_again_on_open(k))
