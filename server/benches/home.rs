@@ -189,9 +189,11 @@ async fn floor(plane: &ControlPlane, token: &str, namespaces: usize) -> (Duratio
                     columns: None,
                 };
                 // Stacks' CRD is not installed here: a 404, as Portico gets.
-                portico_server::watch::table_api::list(&client, &query, 100_000, None, None)
-                    .await
-                    .map_or(0, |page| page.table.rows.len())
+                portico_server::live::upstream::table_api::list(
+                    &client, &query, 100_000, None, None,
+                )
+                .await
+                .map_or(0, |page| page.table.rows.len())
             }
         })
         .buffer_unordered(IN_FLIGHT)

@@ -642,8 +642,8 @@ async fn cluster(people: usize, shared: usize) -> Cluster {
 /// What a person viewing the shared table and their own is charged against their
 /// live-table budget: Portico's own measure of the rows, as if nothing were shared.
 async fn charged_mib(admin: &kube::Client) -> f64 {
-    use portico_server::watch::sizes::row_bytes;
-    use portico_server::watch::table_api;
+    use portico_server::live::rows::sizes::row_bytes;
+    use portico_server::live::upstream::table_api;
     let query = |namespace: &str| TableQuery {
         group: GROUP.into(),
         version: "v1".into(),

@@ -581,7 +581,10 @@ async fn added_columns(
         let req = http::Request::get(
             "/apis/iksoon.test.com/v1/namespaces/default/crdplural?includeObject=Object",
         )
-        .header("accept", portico_server::watch::table_api::TABLE_ACCEPT)
+        .header(
+            "accept",
+            portico_server::live::upstream::table_api::TABLE_ACCEPT,
+        )
         .body(Vec::new())
         .expect("request");
         let text = client.request_text(req).await.expect("raw list");

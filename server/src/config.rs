@@ -359,9 +359,9 @@ impl Config {
     }
 
     /// Bounds on live views, defaults where no flag is given.
-    pub fn live_limits(&self) -> crate::watch::limits::LiveLimits {
-        let defaults = crate::watch::limits::LiveLimits::default();
-        crate::watch::limits::LiveLimits {
+    pub fn live_limits(&self) -> crate::live::budgets::limits::LiveLimits {
+        let defaults = crate::live::budgets::limits::LiveLimits::default();
+        crate::live::budgets::limits::LiveLimits {
             streams_per_person: self
                 .max_live_views_per_person
                 .unwrap_or(defaults.streams_per_person),

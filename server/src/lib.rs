@@ -7,7 +7,8 @@
 //!   web        router, state, health, site files, the UI's Backend
 //!    │
 //!    ├── exec       a terminal into a container, as the person
-//!    ├── watch      live tables: Table API client, shared feeds, SSE streams
+//!    ├── live       live views: upstream watches, shared rows and feeds, budgets,
+//!    │              views, logs, the WebSocket and SSE
 //!    └── auth       identity modes, sessions, sign-in, CSRF, access reviews
 //!    │
 //!   reconcile  (crate portico-reconciler) the Stack and StackBinding controllers
@@ -18,13 +19,13 @@
 //! ```
 //!
 //! The three lower layers are crates of their own, so Cargo holds them to the rule:
-//! the reconciler and the cluster layer cannot reach `watch`, `auth`, `web` or
+//! the reconciler and the cluster layer cannot reach `live`, `auth`, `web` or
 //! Leptos, and a change up here recompiles neither. They are re-exported under their
 //! layer's name. Inside this crate the rule is kept by reading: no layer below `web`
 //! uses the `app` crate (Leptos); they share types with the UI through
 //! `portico-core` only.
 //!
-//! `watch` may use `auth` (a viewer's access is reviewed); `exec` uses `watch` for what
+//! `live` may use `auth` (a viewer's access is reviewed); `exec` uses `live` for what
 //! every live thing shares (places, memory budget, shutdown) and `auth`. `portal_metrics`
 //! (what the portal counts) is a leaf any layer may use. `config`, `telemetry` and
 //! `self_check` (`--check`, for `helm test`) belong to the binary's edge.
@@ -35,8 +36,8 @@ pub use portico_reconciler as reconcile;
 pub mod auth;
 pub mod config;
 pub mod exec;
+pub mod live;
 pub mod portal_metrics;
 pub mod self_check;
 pub mod telemetry;
-pub mod watch;
 pub mod web;

@@ -221,7 +221,7 @@ async fn check(config: &Config) -> anyhow::Result<()> {
 async fn serve_metrics(
     addr: Option<std::net::SocketAddr>,
     reconciler: Arc<Metrics>,
-    live: Option<portico_server::watch::LiveState>,
+    live: Option<portico_server::live::LiveState>,
 ) -> anyhow::Result<()> {
     let Some(addr) = addr else {
         return Ok(());

@@ -15,7 +15,7 @@ pub mod stacks;
 
 use portico_server::auth::identity::{IdentityConfig, IdentityMode};
 use portico_server::auth::session::SessionKey;
-use portico_server::watch::limits::LiveLimits;
+use portico_server::live::budgets::limits::LiveLimits;
 use portico_server::web::state::AppState;
 
 /// Portico's router over `client`, serving on a free loopback port with connection

@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::session;
 use crate::cluster::caller::Caller;
-use crate::watch::LiveState;
+use crate::live::LiveState;
 
 /// The largest message the page may send: a paste, a resize, the first message.
 const MAX_INPUT_MESSAGE: usize = 64 * 1024;

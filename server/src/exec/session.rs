@@ -24,9 +24,9 @@ use tracing::Instrument;
 use super::status;
 use crate::auth::access::AccessQuestion;
 use crate::cluster::caller::Caller;
-use crate::watch::LiveState;
-use crate::watch::logs;
-use crate::watch::memory::Reservation;
+use crate::live::LiveState;
+use crate::live::budgets::memory::Reservation;
+use crate::live::logs::container;
 
 /// How long the page has to say what to run.
 const FIRST_MESSAGE: Duration = Duration::from_secs(10);
@@ -227,7 +227,7 @@ async fn container_of(
         }
     };
     // Init containers have finished (or not yet begun) by the time one could type.
-    let running: Vec<_> = logs::containers(&pod)
+    let running: Vec<_> = container::containers(&pod)
         .into_iter()
         .filter(|c| !c.init)
         .collect();
@@ -241,7 +241,7 @@ async fn container_of(
                 names.join(", ")
             ));
         }
-        None => logs::default_container(&pod, &running)
+        None => container::default_container(&pod, &running)
             .ok_or_else(|| format!("Pod {} has no containers.", start.pod))?,
     };
     Ok((chosen, names))
@@ -489,7 +489,7 @@ impl Terminal {
                     session_check.reset_immediately();
                 }
                 _ = session_check.tick() => {
-                    if !crate::watch::open::signed_in(&self.state, &self.caller, &self.headers) {
+                    if !crate::live::views::open::signed_in(&self.state, &self.caller, &self.headers) {
                         return End::SignedOut;
                     }
                     let last = Duration::from_millis(counts.last_input_ms.load(Ordering::Relaxed));

@@ -11,9 +11,9 @@ use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::live::LiveState;
 use crate::portal_metrics::{LiveNow, PORTAL, method_of, route_of};
 use crate::reconcile::metrics::{CONTENT_TYPE, Metrics};
-use crate::watch::LiveState;
 
 /// What a scrape reads: the reconciler's metrics, and the live state where this
 /// process serves the portal (none with `--reconciler only`).

@@ -25,7 +25,7 @@ use crate::auth::identity::IdentityMode;
 use crate::auth::oidc::sign_in as sso;
 use crate::auth::{Identified, RenewAt, csrf, login};
 use crate::cluster::caller::Caller;
-use crate::watch;
+use crate::live;
 
 /// Largest request body accepted (server-function arguments, manifests).
 const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
@@ -311,10 +311,13 @@ pub fn router(state: AppState) -> Router {
         .route("/auth/start", get(sso::start))
         .route("/auth/callback", get(sso::callback))
         .route("/readyz", get(health::readyz))
-        .route("/api/live/table", get(watch::sse::live_table))
-        .route("/api/live/crds", get(watch::sse::live_crds))
-        .route("/api/live/children", get(watch::sse::live_children))
-        .route("/api/live", get(watch::socket::live_socket))
+        .route("/api/live/table", get(live::transports::sse::live_table))
+        .route("/api/live/crds", get(live::transports::sse::live_crds))
+        .route(
+            "/api/live/children",
+            get(live::transports::sse::live_children),
+        )
+        .route("/api/live", get(live::transports::socket::live_socket))
         .route("/api/exec", get(crate::exec::route::terminal_socket))
         // axum's Sse answers `no-cache` (revalidate, but keep); a stream of someone's
         // cluster view must not be kept at all. Applies to the routes above.

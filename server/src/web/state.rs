@@ -16,12 +16,12 @@ use crate::cluster::caller::Caller;
 use crate::cluster::connections::ApiProtocol;
 use crate::cluster::pool::ClientPool;
 use crate::cluster::registry::KindRegistry;
+use crate::live::budgets::limits::LiveLimits;
+use crate::live::feeds::hub::WatchHub;
+use crate::live::{LiveState, Shutdown};
 use crate::portal_metrics::PORTAL;
 use crate::reconcile::catalog::LiveCatalog;
 use crate::reconcile::stack;
-use crate::watch::hub::WatchHub;
-use crate::watch::limits::LiveLimits;
-use crate::watch::{LiveState, Shutdown};
 
 /// How long an upstream watch outlives its last viewer, so a page reload or a quick
 /// back-and-forth reuses it.

@@ -10,7 +10,7 @@ use portico_control_plane::ControlPlane;
 use portico_core::live::protocol::TableChange;
 use portico_core::table::state::TableState;
 use portico_core::table::wire::TableQuery;
-use portico_server::watch::hub::WatchHub;
+use portico_server::live::feeds::hub::WatchHub;
 
 const WAIT: Duration = Duration::from_secs(60);
 

@@ -3,8 +3,8 @@
 //! (`scripts/attack.sh`, or `cargo test -p server --test it -- attack:: --nocapture`) and
 //! fails unless every attempt was refused or bounded and nothing was written.
 use kube::api::Api;
+use portico_server::live::budgets::limits::LiveLimits;
 use portico_server::reconcile::stack::Stack;
-use portico_server::watch::limits::LiveLimits;
 use serde_json::json;
 
 /// One named attack, what should come of it and what did.

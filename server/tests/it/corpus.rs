@@ -81,8 +81,8 @@ async fn load_corpus(client: &kube::Client) -> corpus::Corpus {
 async fn every_corpus_creation_age_column_carries_the_creation_time() {
     use portico_core::live::protocol::TableChange;
     use portico_core::table::wire::TableQuery;
-    use portico_server::watch::hub::WatchHub;
-    use portico_server::watch::limits::LiveLimits;
+    use portico_server::live::budgets::limits::LiveLimits;
+    use portico_server::live::feeds::hub::WatchHub;
     let client = TestCluster::shared()
         .admin_client()
         .await

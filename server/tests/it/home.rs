@@ -196,7 +196,7 @@ async fn the_home_page_shows_whats_wrong_where_the_person_reads_and_nothing_else
     )
     .await;
     // Permissions asked again every second (withdrawn below).
-    let limits = portico_server::watch::limits::LiveLimits {
+    let limits = portico_server::live::budgets::limits::LiveLimits {
         recheck: Duration::from_secs(1),
         ..Default::default()
     };

@@ -14,7 +14,7 @@ type Socket =
 use kube::api::Api;
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
-use portico_server::watch::limits::LiveLimits;
+use portico_server::live::budgets::limits::LiveLimits;
 use portico_server::web::state::AppState;
 use serde_json::json;
 

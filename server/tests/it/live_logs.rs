@@ -86,7 +86,7 @@ async fn subscribe_workload(
 /// if given: its origin, and its state (kept while the test runs).
 async fn token_mode_portal(
     admin: &kube::Client,
-    limits: Option<portico_server::watch::limits::LiveLimits>,
+    limits: Option<portico_server::live::budgets::limits::LiveLimits>,
 ) -> (String, portico_server::web::state::AppState) {
     let identity = IdentityConfig {
         mode: IdentityMode::Token,
@@ -569,7 +569,7 @@ async fn attack_a_deleted_service_accounts_views_end_and_its_session_with_them()
         "leaver",
     )
     .await;
-    let limits = portico_server::watch::limits::LiveLimits {
+    let limits = portico_server::live::budgets::limits::LiveLimits {
         recheck: Duration::from_secs(1),
         ..Default::default()
     };

@@ -9,9 +9,9 @@ use portico_control_plane::cluster::TestCluster;
 use portico_core::live::protocol::TableChange;
 use portico_core::table::state::TableState;
 use portico_core::table::wire::{TableQuery, TableSnapshot};
-use portico_server::watch::hub::WatchHub;
-use portico_server::watch::subscription::Subscription;
-use portico_server::watch::table_api;
+use portico_server::live::feeds::hub::WatchHub;
+use portico_server::live::feeds::subscription::Subscription;
+use portico_server::live::upstream::table_api;
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -425,7 +425,7 @@ async fn every_seed_table_has_kubectls_columns_with_and_without_wide() {
 async fn children_and_owners_follow_owner_references_live() {
     use futures::StreamExt;
     use k8s_openapi::api::core::v1::ConfigMap;
-    use portico_server::watch::children::{Viewer, children_stream};
+    use portico_server::live::views::children::{Viewer, children_stream};
 
     let client = client_with_seed_crds().await;
     let ns = crate::kit::fresh_namespace(&client, "owners").await;
@@ -559,8 +559,8 @@ async fn a_deletion_held_by_a_finalizer_is_explained() {
 /// rows, while each person is charged for all of them.
 #[tokio::test]
 async fn two_peoples_feeds_of_one_big_list_share_its_rows_and_show_the_first_page_first() {
-    use portico_server::watch::limits::LiveLimits;
-    use portico_server::watch::subscription::Delivery;
+    use portico_server::live::budgets::limits::LiveLimits;
+    use portico_server::live::feeds::subscription::Delivery;
     use std::sync::Arc;
     let client = client_with_seed_crds().await;
     let ns = crate::kit::fresh_namespace(&client, "shared").await;

@@ -71,3 +71,64 @@ fn every_source_file_is_named_in_the_readme_or_the_architecture_page() {
         "named in neither README.md nor docs/architecture.md (as `path`): {unnamed:#?}"
     );
 }
+
+/// The live layer's folders (`server/src/live/*/`) that each folder's code names
+/// (`crate::live::FOLDER`, comments aside).
+fn live_folder_arrows(root: &Path) -> std::collections::BTreeMap<String, Vec<String>> {
+    let live = root.join("server/src/live");
+    let folders: Vec<String> = std::fs::read_dir(&live)
+        .expect("server/src/live")
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            path.is_dir()
+                .then(|| path.file_name()?.to_str().map(str::to_string))
+                .flatten()
+        })
+        .collect();
+    folders
+        .iter()
+        .map(|folder| {
+            let code: String = rust_files(root, &format!("server/src/live/{folder}"))
+                .iter()
+                .map(|file| std::fs::read_to_string(root.join(file)).expect("a source file"))
+                .flat_map(|text| {
+                    text.lines()
+                        .filter(|l| !l.trim_start().starts_with("//"))
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let uses = folders
+                .iter()
+                .filter(|other| *other != folder)
+                .filter(|other| code.contains(&format!("crate::live::{other}::")))
+                .cloned()
+                .collect();
+            (folder.clone(), uses)
+        })
+        .collect()
+}
+
+#[test]
+fn the_live_layers_folders_use_one_another_in_one_direction_only() {
+    let arrows = live_folder_arrows(&repository());
+    assert!(arrows.len() >= 7, "folders: {arrows:?}");
+    assert!(
+        arrows.values().any(|uses| !uses.is_empty()),
+        "no arrows read: {arrows:?}"
+    );
+    // Each folder's reach, followed until nothing new: a folder that reaches itself is
+    // on a circle.
+    for start in arrows.keys() {
+        let mut seen: Vec<&String> = Vec::new();
+        let mut pending: Vec<&String> = arrows[start].iter().collect();
+        while let Some(next) = pending.pop() {
+            assert_ne!(next, start, "an import circle through {start}: {arrows:#?}");
+            if !seen.contains(&next) {
+                seen.push(next);
+                pending.extend(arrows.get(next).into_iter().flatten());
+            }
+        }
+    }
+}

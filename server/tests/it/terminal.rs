@@ -44,7 +44,7 @@ async fn setup(prefix: &str, exec_verbs: &[&str]) -> Setup {
 async fn setup_limited(
     prefix: &str,
     exec_verbs: &[&str],
-    limits: Option<portico_server::watch::limits::LiveLimits>,
+    limits: Option<portico_server::live::budgets::limits::LiveLimits>,
 ) -> Setup {
     let admin = admin().await;
     let (ns, token) = prepare(&admin, prefix, exec_verbs).await;
@@ -438,7 +438,7 @@ async fn a_terminal_ends_when_its_pod_goes() {
 
 #[tokio::test]
 async fn a_terminal_nobody_types_into_is_closed_after_the_idle_time() {
-    let limits = portico_server::watch::limits::LiveLimits {
+    let limits = portico_server::live::budgets::limits::LiveLimits {
         terminal_idle: Duration::from_secs(3),
         ..Default::default()
     };
@@ -469,7 +469,7 @@ async fn attack_a_terminal_opened_from_another_site_is_refused_before_it_opens()
 
 #[tokio::test]
 async fn a_person_past_their_terminals_is_refused_and_the_open_one_goes_on() {
-    let limits = portico_server::watch::limits::LiveLimits {
+    let limits = portico_server::live::budgets::limits::LiveLimits {
         terminals_per_person: 1,
         ..Default::default()
     };
@@ -487,7 +487,7 @@ async fn a_person_past_their_terminals_is_refused_and_the_open_one_goes_on() {
 
 #[tokio::test]
 async fn a_terminal_ends_when_the_permission_to_open_it_is_withdrawn() {
-    let limits = portico_server::watch::limits::LiveLimits {
+    let limits = portico_server::live::budgets::limits::LiveLimits {
         recheck: Duration::from_secs(1),
         ..Default::default()
     };

@@ -148,7 +148,7 @@ impl Backend for ClusterBackend {
 
     #[instrument(skip(self), fields(caller = self.who.name()), err(level = "info", Display))]
     async fn list_namespaces(&self) -> Result<Vec<String>, BackendError> {
-        crate::watch::overview_scope::namespaces(&self.client)
+        crate::live::views::home_scope::namespaces(&self.client)
             .await
             .map_err(|e| user_error(e.into(), "list namespaces", "Namespaces"))
     }

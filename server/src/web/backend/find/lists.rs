@@ -89,7 +89,7 @@ pub async fn read(client: &kube::Client, kinds: Vec<ResourceKind>, hint: Option<
     if narrow.is_empty() {
         return names;
     }
-    let namespaces = match crate::watch::overview_scope::namespaces(client).await {
+    let namespaces = match crate::live::views::home_scope::namespaces(client).await {
         Ok(all) => all,
         Err(_) => match hint.clone() {
             Some(ns) => vec![ns],

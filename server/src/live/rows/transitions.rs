@@ -14,7 +14,7 @@ use portico_core::table::wire::TableDelta;
 /// value find it however far ahead the first has gone, within [`TRANSITIONS`] results
 /// in all. A result that was already held elsewhere (a change undone gives back an
 /// earlier table) is only pointed at, so that no line of results holds itself.
-pub(super) struct Transitions<T> {
+pub(in crate::live) struct Transitions<T> {
     by_pair: HashMap<(usize, usize), Transition<T>>,
     /// Oldest first, for the bound.
     order: VecDeque<(usize, usize)>,
@@ -49,7 +49,7 @@ impl<T> Default for Transitions<T> {
 
 impl<T> Transitions<T> {
     /// What `change` made of `from`, if a feed applied it before.
-    pub(super) fn after(&self, from: &Arc<T>, change: &Arc<TableDelta>) -> Option<Arc<T>> {
+    pub(in crate::live) fn after(&self, from: &Arc<T>, change: &Arc<TableDelta>) -> Option<Arc<T>> {
         let key = (Arc::as_ptr(from) as usize, Arc::as_ptr(change) as usize);
         match &self.by_pair.get(&key)?.to {
             Outcome::Held(to) => Some(to.clone()),
@@ -59,7 +59,7 @@ impl<T> Transitions<T> {
 
     /// Records that `change` made `to` of `from`; `made` says `to` is new (no one else
     /// held it), so it is held here for the feeds behind.
-    pub(super) fn remember(
+    pub(in crate::live) fn remember(
         &mut self,
         from: Weak<T>,
         change: &Arc<TableDelta>,
@@ -93,7 +93,7 @@ impl<T> Transitions<T> {
 
     /// How many results are recorded.
     #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
+    pub(in crate::live) fn len(&self) -> usize {
         self.by_pair.len()
     }
 
@@ -101,7 +101,7 @@ impl<T> Transitions<T> {
     /// made of is gone, or the result itself. Oldest first, so that a line of changes
     /// nobody is behind on goes in one pass (forgetting a result lets go of the value
     /// the next one was made from).
-    pub(super) fn sweep(&mut self) {
+    pub(in crate::live) fn sweep(&mut self) {
         let mut kept = VecDeque::with_capacity(self.order.len());
         for key in self.order.drain(..) {
             match self.by_pair.get(&key) {

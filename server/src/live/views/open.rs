@@ -12,11 +12,11 @@ use portico_core::resource::ResourceRef;
 use portico_core::table::added_columns::{MAX_ADDED_COLUMNS, MAX_SPEC_LEN};
 use portico_core::table::wire::{MAX_SELECTOR_LEN, TableQuery};
 
-use super::LiveState;
-use super::children::{Viewer, children_stream};
-use super::subscription::Delivery;
 use crate::cluster::caller::Caller;
 use crate::cluster::registry::ChildKind;
+use crate::live::LiveState;
+use crate::live::feeds::subscription::Delivery;
+use crate::live::views::children::{Viewer, children_stream};
 use portico_core::live::protocol::{TableChange, TableUpdate};
 
 /// The least time between two change messages of one live table.
@@ -45,7 +45,7 @@ pub async fn table(
     }
     let permit = state.streams.acquire(caller.person(), &state.limits)?;
     // A shared feed serves this viewer only if the API server says they may watch it.
-    if !super::access::may_watch(
+    if !crate::live::views::access::may_watch(
         state,
         &caller,
         &query.group,
@@ -86,7 +86,7 @@ pub async fn table(
         let headers = headers.clone();
         async move {
             signed_in(&state, &caller, &headers)
-                && super::access::still_may_watch(
+                && crate::live::views::access::still_may_watch(
                     &state,
                     &caller,
                     &headers,
@@ -155,7 +155,7 @@ pub async fn children(
         .child_kinds(&query.group, state.limits.child_kinds);
     let checks = candidates.iter().map(|kind| {
         let resource = &kind.resource;
-        super::access::may_watch(
+        crate::live::views::access::may_watch(
             state,
             &caller,
             &resource.group,
@@ -187,7 +187,7 @@ pub async fn children(
                 return false;
             }
             let checks = watched.iter().map(|r| {
-                super::access::still_may_watch(
+                crate::live::views::access::still_may_watch(
                     &state,
                     &caller,
                     &headers,
@@ -226,7 +226,7 @@ pub async fn children(
 }
 
 /// The client acting as `caller`, once `namespace` (if any) is known to exist.
-pub(super) async fn client_in(
+pub(in crate::live) async fn client_in(
     state: &LiveState,
     caller: &Caller,
     namespace: Option<&str>,
@@ -237,7 +237,13 @@ pub(super) async fn client_in(
         .for_caller(caller)
         .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     if let Some(ns) = namespace
-        && !super::access::namespace_exists(state, &client, caller.person().as_deref(), ns).await
+        && !crate::live::views::access::namespace_exists(
+            state,
+            &client,
+            caller.person().as_deref(),
+            ns,
+        )
+        .await
     {
         return Err((
             StatusCode::NOT_FOUND,

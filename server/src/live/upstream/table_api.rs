@@ -10,9 +10,9 @@ use portico_core::payload::ApiRejection;
 use portico_core::table::wire::{Column, Row, TableQuery, TableSnapshot};
 use serde::Deserialize;
 
-use super::added_columns::AddedColumns;
 use crate::cluster::error::{ApiError, Failure};
-use crate::watch::event_lines::{LinesError, event_lines};
+use crate::live::rows::added_columns::AddedColumns;
+use crate::live::upstream::event_lines::{LinesError, event_lines};
 
 pub const TABLE_ACCEPT: &str = "application/json;as=Table;g=meta.k8s.io;v=v1";
 

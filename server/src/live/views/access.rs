@@ -7,10 +7,10 @@ use axum::http::HeaderMap;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 
-use super::LiveState;
 use crate::auth::access::AccessQuestion;
 use crate::cluster::caller::Caller;
 use crate::cluster::error::{Failure, failure};
+use crate::live::LiveState;
 
 /// Whether the viewer may watch; refused when the review itself fails (joining a
 /// feed needs a yes).

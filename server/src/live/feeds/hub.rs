@@ -1,7 +1,7 @@
 //! The watch hub: one upstream Table watch per [`TableQuery`] and identity, shared by
 //! every viewer of that query and reference-counted; stopped a grace period after its
-//! last viewer leaves. A feed's own life is in [`super::feed`], a viewer's side in
-//! [`super::subscription`].
+//! last viewer leaves. A feed's own life is in [`crate::live::feeds::feed`], a viewer's side in
+//! [`crate::live::feeds::subscription`].
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -11,12 +11,12 @@ use std::time::Duration;
 use portico_core::table::wire::TableQuery;
 use tracing::Instrument;
 
-use super::feed::{self, Feed};
-use super::limits::{LimitRefused, LiveLimits};
-use super::memory::MemoryBudget;
-use super::source::{ApiServer, FeedSource};
-use super::subscription::Subscription;
 use crate::cluster::registry::KindRegistry;
+use crate::live::budgets::limits::{LimitRefused, LiveLimits};
+use crate::live::budgets::memory::MemoryBudget;
+use crate::live::feeds::feed::{self, Feed};
+use crate::live::feeds::subscription::Subscription;
+use crate::live::upstream::source::{ApiServer, FeedSource};
 
 struct HubInner {
     /// The portal's own source, for [`WatchHub::subscribe`].
@@ -80,7 +80,8 @@ impl WatchHub {
         &self,
         person: &Option<String>,
         bytes: usize,
-    ) -> Result<super::memory::Reservation, super::limits::LimitRefused> {
+    ) -> Result<crate::live::budgets::memory::Reservation, crate::live::budgets::limits::LimitRefused>
+    {
         self.inner.memory.reserve(person, bytes)
     }
 

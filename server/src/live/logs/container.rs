@@ -3,7 +3,7 @@
 //! `pods/log` `get`, followed as it grows and sent within [`log_flow`]'s bounds.
 //! Counts among the person's live views while open.
 //!
-//! [`log_flow`]: super::log_flow
+//! [`log_flow`]: crate::live::logs::flow
 
 use std::time::Duration;
 
@@ -15,18 +15,18 @@ use portico_core::live::protocol::{LogContainer, LogQuery};
 use portico_core::live::tagged_line;
 use tracing::Instrument;
 
-use super::LiveState;
-use super::limits::{LimitRefused, StreamPermit};
-use super::log_flow::{Bounds, Flow, Queue, batches};
-use super::log_lines::Lines;
-use super::memory::Reservation;
-use super::open::Refusal;
 use crate::auth::access::AccessQuestion;
 use crate::cluster::caller::Caller;
 use crate::cluster::error::{Failure, failure};
+use crate::live::LiveState;
+use crate::live::budgets::limits::{LimitRefused, StreamPermit};
+use crate::live::budgets::memory::Reservation;
+use crate::live::logs::flow::{Bounds, Flow, Queue, batches};
+use crate::live::logs::lines::Lines;
+use crate::live::views::open::Refusal;
 
 /// How often a container that has not started yet is asked for its log again.
-pub(super) const WAITING_RETRY: Duration = Duration::from_secs(2);
+pub(in crate::live) const WAITING_RETRY: Duration = Duration::from_secs(2);
 
 /// What a log view sends, in order: `Opened`, then lines (or `Waiting` while the
 /// container has not started), and `Ended` last.
@@ -89,7 +89,11 @@ impl LogError {
     }
 
     /// The API server's refusal of a log request, in words about this container.
-    pub(super) fn of_request(error: kube::Error, namespace: &str, container: &str) -> Self {
+    pub(in crate::live) fn of_request(
+        error: kube::Error,
+        namespace: &str,
+        container: &str,
+    ) -> Self {
         let message = match &error {
             kube::Error::Api(status) => status.message.clone(),
             other => other.to_string(),
@@ -235,7 +239,7 @@ pub async fn open(
 }
 
 /// What a log view holds while open, once admitted.
-pub(super) struct Admitted {
+pub(in crate::live) struct Admitted {
     /// Its place among the person's live views.
     pub permit: StreamPermit,
     /// What it may hold, set aside in the person's memory budget (the one their live
@@ -248,7 +252,7 @@ pub(super) struct Admitted {
 
 /// Admits a log view of `caller` in `namespace`: a place among their live views, its
 /// bounds in their memory budget, `pods/log` `get`, and their own client.
-pub(super) async fn admit(
+pub(in crate::live) async fn admit(
     state: &LiveState,
     caller: &Caller,
     namespace: &str,
@@ -273,12 +277,12 @@ pub(super) async fn admit(
 }
 
 /// Why an open view stopped at a re-check.
-pub(super) const WITHDRAWN: &str =
+pub(in crate::live) const WITHDRAWN: &str =
     "Your permission to read this log was withdrawn, or your sign-in ended; this view has stopped.";
 
 /// Whether `caller` may `get` `pods/log` in `namespace` (the portal's own identity
 /// is not asked: it is the identity the request would use anyway).
-pub(super) async fn may_read_logs(
+pub(in crate::live) async fn may_read_logs(
     state: &LiveState,
     caller: &Caller,
     namespace: &str,
@@ -385,7 +389,7 @@ pub(crate) fn default_container(pod: &Pod, containers: &[LogContainer]) -> Optio
 }
 
 /// One container's log being followed, for as long as the container runs.
-pub(super) struct Following {
+pub(in crate::live) struct Following {
     pub pods: Api<Pod>,
     pub namespace: String,
     pub pod: String,
@@ -406,7 +410,7 @@ impl Following {
     /// again the same way; lines written in the gap may be missed. `Ok` once the
     /// container stopped, or why the log broke off (unfollowed, or [`MAX_BREAKS`]
     /// times in a row with nothing read between).
-    pub(super) async fn run(
+    pub(in crate::live) async fn run(
         mut self,
         first: impl AsyncBufRead,
         queue: &Queue,
@@ -566,11 +570,11 @@ async fn read(
 }
 
 /// Stops the reading task when the view goes away.
-pub(super) struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
+pub(in crate::live) struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
 
 impl AbortOnDrop {
     /// The task ended by itself (its container stopped, or its log broke off).
-    pub(super) fn is_finished(&self) -> bool {
+    pub(in crate::live) fn is_finished(&self) -> bool {
         self.0.is_finished()
     }
 }
@@ -582,7 +586,7 @@ impl Drop for AbortOnDrop {
 }
 
 /// Whether an open view may go on: still signed in (token mode), still allowed.
-pub(super) struct Recheck {
+pub(in crate::live) struct Recheck {
     pub state: LiveState,
     pub caller: Caller,
     pub headers: HeaderMap,
@@ -591,15 +595,15 @@ pub(super) struct Recheck {
 
 impl Recheck {
     /// When to re-check: every `limits.recheck`, the first after one period.
-    pub(super) fn ticks(&self) -> tokio::time::Interval {
+    pub(in crate::live) fn ticks(&self) -> tokio::time::Interval {
         let every = self.state.limits.recheck;
         let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticks
     }
 
-    pub(super) async fn still_allowed(&self) -> bool {
-        if !super::open::signed_in(&self.state, &self.caller, &self.headers) {
+    pub(in crate::live) async fn still_allowed(&self) -> bool {
+        if !crate::live::views::open::signed_in(&self.state, &self.caller, &self.headers) {
             return false;
         }
         let answer = match may_read_logs(&self.state, &self.caller, &self.namespace).await {
@@ -608,7 +612,7 @@ impl Recheck {
             // No client for the caller: nothing more may be read as them.
             Err(_) => return false,
         };
-        super::access::keeps_view(&self.state, &self.caller, &self.headers, answer)
+        crate::live::views::access::keeps_view(&self.state, &self.caller, &self.headers, answer)
     }
 }
 

@@ -14,8 +14,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::intern::Interner;
-use super::limits::LimitRefused;
+use crate::live::budgets::limits::LimitRefused;
+use crate::live::rows::intern::Interner;
 
 /// A feed's bytes, as its person is charged for them and as the replica holds them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -17,17 +17,17 @@ use kube::runtime::{WatchStreamExt, watcher};
 use portico_core::live::protocol::WorkloadLogQuery;
 use portico_core::live::tagged_line;
 
-use super::LiveState;
-use super::log_flow::{Flow, Queue, batches};
-use super::log_lines::MAX_LINE;
-use super::logs::{
+use crate::cluster::caller::Caller;
+use crate::cluster::error::{Failure, failure};
+use crate::live::LiveState;
+use crate::live::budgets::memory::Reservation;
+use crate::live::logs::container::{
     AbortOnDrop, Admitted, Following, LogError, LogUpdate, Recheck, WAITING_RETRY, WITHDRAWN,
     admit, containers,
 };
-use super::memory::Reservation;
-use super::open::Refusal;
-use crate::cluster::caller::Caller;
-use crate::cluster::error::{Failure, failure};
+use crate::live::logs::flow::{Flow, Queue, batches};
+use crate::live::logs::lines::MAX_LINE;
+use crate::live::views::open::Refusal;
 
 /// Containers one view follows at most: a workload's, not a namespace's.
 const MOST_CONTAINERS: usize = 64;

@@ -14,14 +14,14 @@ use kube::core::WatchEvent;
 use portico_core::table::wire::{Column, Row, TableDelta, TableQuery, TableSnapshot};
 use tokio::sync::{Semaphore, broadcast};
 
-use super::coalesce::Coalescer;
-use super::history::History;
-use super::intern::Interner;
-use super::memory::{Footprint, MemoryBudget};
-use super::source::FeedSource;
-use super::table_api::{RawTable, TableError};
-use super::table_rows::TableRows;
 use crate::cluster::error::Failure;
+use crate::live::budgets::memory::{Footprint, MemoryBudget};
+use crate::live::feeds::coalesce::Coalescer;
+use crate::live::rows::history::History;
+use crate::live::rows::intern::Interner;
+use crate::live::rows::table_rows::TableRows;
+use crate::live::upstream::source::FeedSource;
+use crate::live::upstream::table_api::{RawTable, TableError};
 
 /// How many messages a viewer may fall behind before it catches up from the
 /// feed's history instead (a slow viewer never holds up the feed or other viewers).

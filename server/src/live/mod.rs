@@ -1,39 +1,19 @@
-//! Live views: the Table API client ([`table_api`], behind [`source`]; a watch's
-//! events split by [`event_lines`]), the feeds
-//! that keep one upstream watch per (resource, namespace, selectors) and identity
-//! ([`feed`], shared through [`hub`]), a viewer's side of a feed ([`subscription`]),
-//! the checks that open a view ([`open`]), a live children view ([`children`]), container logs ([`logs`], split into
-//! lines by [`log_lines`] and bounded by [`log_flow`]; a workload's merged:
-//! [`workload_logs`]) and the two transports: the tab's
-//! WebSocket ([`socket`]) and SSE for scripts ([`sse`]). Uses `auth` (a viewer's
-//! access is reviewed before a feed is joined) and `kube`.
+//! Live views, grouped by what each part holds, from the API server up to the tab:
+//! [`rows`] (rows and changes held once for everyone), [`upstream`] (the Table API and
+//! a watch's events), [`feeds`] (one upstream watch per query and identity, the hub
+//! that shares them, a viewer's subscription), [`budgets`] (what a person and a replica
+//! may hold), [`views`] (opening a view, its access re-checks, children, the home page),
+//! [`logs`] (container and workload logs) and [`transports`] (the tab's WebSocket, SSE).
+//! Uses `auth` (a viewer's access is reviewed before a feed is joined) and `cluster`.
+//! The folders' arrows run one way; docs/architecture.md draws them.
 
-pub(crate) mod access;
-pub mod added_columns;
-pub mod children;
-pub(crate) mod coalesce;
-pub(crate) mod event_lines;
-pub mod feed;
-pub mod history;
-pub mod hub;
-pub mod intern;
-pub mod limits;
-pub mod log_flow;
-pub mod log_lines;
-pub(crate) mod logs;
-pub mod memory;
-pub(crate) mod open;
-pub(crate) mod overview;
-pub(crate) mod overview_scope;
-pub mod sizes;
-pub(crate) mod socket;
-pub mod source;
-pub(crate) mod sse;
-pub mod subscription;
-pub mod table_api;
-pub mod table_rows;
-pub(crate) mod transitions;
-pub(crate) mod workload_logs;
+pub mod budgets;
+pub mod feeds;
+pub mod logs;
+pub mod rows;
+pub mod transports;
+pub mod upstream;
+pub mod views;
 
 #[cfg(test)]
 mod tests;
@@ -43,8 +23,8 @@ use std::sync::Arc;
 
 use crate::auth::AuthState;
 use crate::cluster::registry::KindRegistry;
-use hub::WatchHub;
-use limits::{LiveLimits, StreamCounter};
+use budgets::limits::{LiveLimits, StreamCounter};
+use feeds::hub::WatchHub;
 
 /// What the live routes need, and nothing more.
 #[derive(Clone)]
@@ -55,7 +35,7 @@ pub struct LiveState {
     pub auth: AuthState,
     /// The portal's own client (whether a namespace exists), and its recent answers.
     pub portal: kube::Client,
-    pub namespaces: Arc<access::NamespaceAnswers>,
+    pub namespaces: Arc<views::access::NamespaceAnswers>,
     /// Bounds on live views, and the streams open now per identity.
     pub limits: Arc<LiveLimits>,
     pub streams: Arc<StreamCounter>,
@@ -66,7 +46,7 @@ pub struct LiveState {
     /// Home pages open now per identity.
     pub overviews: Arc<StreamCounter>,
     /// People's namespaces, as the home page last found them.
-    pub their_namespaces: Arc<overview_scope::TheirNamespaces>,
+    pub their_namespaces: Arc<views::home_scope::TheirNamespaces>,
     pub shutdown: Shutdown,
 }
 

@@ -1,5 +1,5 @@
 //! About how many bytes a row and a change take in memory: what the tables, the
-//! histories and the shared rows count, and [`super::memory`] bounds. A leaf of the
+//! histories and the shared rows count, and [`crate::live::budgets::memory`] bounds. A leaf of the
 //! live layer (it uses nothing of it), so that everything that holds rows can count
 //! them without an import circle through the budget.
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, LazyLock};
 use imbl::Vector;
 use portico_core::table::wire::TableDelta;
 
-use super::sizes::delta_bytes;
+use crate::live::rows::sizes::delta_bytes;
 
 /// How many recent changes a feed keeps for viewers that fall behind or reconnect.
 /// A viewer further behind (or behind a relist) gets a snapshot.
@@ -68,7 +68,7 @@ impl History {
     }
 
     /// Which sum of change addresses this is (what equal histories are found by).
-    pub(super) fn identity(&self) -> u64 {
+    pub(in crate::live) fn identity(&self) -> u64 {
         self.identity
     }
 
@@ -79,7 +79,7 @@ impl History {
 
     /// Adds the newest change, forgetting the oldest past [`HISTORY`] changes or
     /// `HISTORY_BYTES` (the newest is always kept).
-    pub(super) fn push(&mut self, change: Arc<TableDelta>, addresses: &RandomState) {
+    pub(in crate::live) fn push(&mut self, change: Arc<TableDelta>, addresses: &RandomState) {
         if self.changes.len() >= HISTORY {
             self.forget_oldest(addresses);
         }

@@ -1,5 +1,5 @@
 //! The live views as Server-Sent Events, for scripts and `curl` (the browser uses the
-//! WebSocket in [`super::socket`]). `GET /api/live/table`: a `snapshot`, then
+//! WebSocket in [`crate::live::transports::socket`]). `GET /api/live/table`: a `snapshot`, then
 //! `delta`s in order (each merging whatever queued up meanwhile), a `snapshot` again
 //! whenever the viewer must resynchronise; `id:` is the position, so a client that
 //! reconnects with `Last-Event-ID` receives only what it missed. `problem` says why a
@@ -16,10 +16,10 @@ use portico_core::live::protocol::Position;
 use portico_core::owner_tree::ChildrenQuery;
 use portico_core::table::wire::{TableQuery, sse_event};
 
-use super::LiveState;
-use super::open::{self, Refusal};
-use super::subscription::Delivery;
 use crate::cluster::caller::Caller;
+use crate::live::LiveState;
+use crate::live::feeds::subscription::Delivery;
+use crate::live::views::open::{self, Refusal};
 use portico_core::live::protocol::{TableChange, TableUpdate};
 
 type Events = Sse<KeepAliveStream<BoxStream<'static, Result<Event, Infallible>>>>;

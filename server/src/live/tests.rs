@@ -16,14 +16,14 @@ use portico_core::table::state::TableState;
 use portico_core::table::wire::{Column, Row, TableQuery, TableSnapshot};
 use tokio::sync::mpsc;
 
-use super::feed::VIEWER_QUEUE;
-use super::history::HISTORY;
-use super::hub::WatchHub;
-use super::source::{FeedSource, WatchEvents};
-use super::subscription::Delivery;
-use super::subscription::LATER_PART;
-use super::subscription::Subscription;
-use super::table_api::{ListPage, RawTable, TableError};
+use crate::live::feeds::feed::VIEWER_QUEUE;
+use crate::live::feeds::hub::WatchHub;
+use crate::live::feeds::subscription::Delivery;
+use crate::live::feeds::subscription::LATER_PART;
+use crate::live::feeds::subscription::Subscription;
+use crate::live::rows::history::HISTORY;
+use crate::live::upstream::source::{FeedSource, WatchEvents};
+use crate::live::upstream::table_api::{ListPage, RawTable, TableError};
 use portico_core::live::protocol::{TableChange, TableUpdate};
 
 type Event = Result<WatchEvent<RawTable>, TableError>;

@@ -15,11 +15,11 @@ use portico_core::resource::ResourceRef;
 use portico_core::table::state::TableState;
 use portico_core::table::wire::TableQuery;
 
-use super::LiveState;
-use super::open::{Refusal, client_in, signed_in};
-use super::overview_scope::{REVIEWS_AT_ONCE, Scope, scopes};
-use super::subscription::Subscription;
 use crate::cluster::caller::Caller;
+use crate::live::LiveState;
+use crate::live::feeds::subscription::Subscription;
+use crate::live::views::home_scope::{REVIEWS_AT_ONCE, Scope, scopes};
+use crate::live::views::open::{Refusal, client_in, signed_in};
 
 /// A burst of changes (a rollout, a node's Pods) is summarized once: the whole
 /// summary is computed again each time, over every Pod.
@@ -180,7 +180,7 @@ async fn withdrawn(
         }
     }
     let asked = open.into_iter().map(|(i, resource, namespace)| async move {
-        let still = super::access::still_may_watch(
+        let still = crate::live::views::access::still_may_watch(
             state,
             caller,
             headers,

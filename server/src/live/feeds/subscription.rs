@@ -12,8 +12,8 @@ use futures::Stream;
 use portico_core::live::protocol::{Position, TableChange, TableUpdate};
 use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
 
-use super::coalesce::Coalescer;
-use super::feed::{Current, Feed, FeedEvent, FeedMessage};
+use crate::live::feeds::coalesce::Coalescer;
+use crate::live::feeds::feed::{Current, Feed, FeedEvent, FeedMessage};
 
 /// Upper bound of deltas merged into one update.
 const MAX_MERGED: usize = 512;

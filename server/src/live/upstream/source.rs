@@ -9,8 +9,8 @@ use portico_core::table::wire::TableQuery;
 
 use portico_core::table::wire::Column;
 
-use super::table_api::{self, ListPage, RawTable, TableError};
 use crate::cluster::registry::KindRegistry;
+use crate::live::upstream::table_api::{self, ListPage, RawTable, TableError};
 
 /// The events of one watch, in order, until the server ends it.
 pub type WatchEvents = BoxStream<'static, Result<WatchEvent<RawTable>, TableError>>;

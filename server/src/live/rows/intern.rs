@@ -14,10 +14,10 @@ use std::sync::{Arc, Mutex, Weak};
 
 use portico_core::table::wire::{Row, TableDelta};
 
-use super::history::History;
-use super::sizes::{delta_bytes, row_bytes};
-use super::table_rows::TableRows;
-use super::transitions::Transitions;
+use crate::live::rows::history::History;
+use crate::live::rows::sizes::{delta_bytes, row_bytes};
+use crate::live::rows::table_rows::TableRows;
+use crate::live::rows::transitions::Transitions;
 
 /// The rows and changes feeds hold now, one copy of each.
 #[derive(Default)]

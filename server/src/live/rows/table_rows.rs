@@ -1,7 +1,7 @@
 //! A feed's rows as one value, shared by every feed that holds the same rows. When a
 //! thousand people watch one namespace, each through their own watch, their feeds
 //! hold one table between them instead of a thousand, and each change is applied to
-//! it once ([`Interner::apply`](super::intern::Interner::apply)). Equal means the same
+//! it once ([`Interner::apply`](crate::live::rows::intern::Interner::apply)). Equal means the same
 //! shared rows, so nobody is ever shown a row their own watch did not deliver.
 //!
 //! The rows are a persistent B-tree ([`imbl::OrdSet`]): a change copies the few nodes
@@ -16,7 +16,7 @@ use std::sync::{Arc, LazyLock};
 use imbl::OrdSet;
 use portico_core::table::wire::{Row, TableDelta};
 
-use super::sizes::row_bytes;
+use crate::live::rows::sizes::row_bytes;
 
 /// What a table's tree takes a row (its pointer, and its share of the nodes).
 const ROW_SLOT: usize = 16;
@@ -63,7 +63,7 @@ impl TableRows {
     }
 
     /// A list's rows; were an object named twice, the later wins.
-    pub(super) fn listed(rows: Vec<Arc<Row>>, addresses: &RandomState) -> Self {
+    pub(in crate::live) fn listed(rows: Vec<Arc<Row>>, addresses: &RandomState) -> Self {
         let mut table = Self::default();
         for row in rows {
             table.put(row, addresses);
@@ -95,7 +95,7 @@ impl TableRows {
     }
 
     /// Which sum of row addresses this is (what equal values are found by).
-    pub(super) fn identity(&self) -> u64 {
+    pub(in crate::live) fn identity(&self) -> u64 {
         self.identity
     }
 
@@ -104,12 +104,12 @@ impl TableRows {
     /// it keeps the rest alive once the table it was made from is gone: an under-count
     /// of at most [`ROW_SLOT`] a row for each line of changes, beside rows that are
     /// counted whole.
-    pub(super) fn own_bytes(&self) -> usize {
+    pub(in crate::live) fn own_bytes(&self) -> usize {
         self.own
     }
 
     /// Applies a watch event's change: its rows put in place, its deletions removed.
-    pub(super) fn apply(&mut self, change: &TableDelta, addresses: &RandomState) {
+    pub(in crate::live) fn apply(&mut self, change: &TableDelta, addresses: &RandomState) {
         for row in &change.upserts {
             self.put(row.clone(), addresses);
         }

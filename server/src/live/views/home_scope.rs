@@ -14,27 +14,27 @@ use kube::Api;
 use kube::api::ListParams;
 use portico_core::overview::Watched;
 
-use super::LiveState;
 use crate::auth::rules::{grants, rules_in};
 use crate::cluster::caller::Caller;
+use crate::live::LiveState;
 
 /// Namespaces looked in one by one, for a person who may not watch the whole
 /// cluster: each is a feed per kind, counted among their feeds.
-pub(super) const MAX_NAMESPACES: usize = 50;
+pub(in crate::live) const MAX_NAMESPACES: usize = 50;
 /// Namespaces asked about (whether the person reads there: a rules review each) at
 /// most, and reviews at once.
 const MAX_NAMESPACE_REVIEWS: usize = 500;
-pub(super) const REVIEWS_AT_ONCE: usize = 16;
+pub(in crate::live) const REVIEWS_AT_ONCE: usize = 16;
 
 /// One list followed: a kind in one namespace, or in all.
 #[derive(Clone)]
-pub(super) struct Scope {
+pub(in crate::live) struct Scope {
     pub watched: Watched,
     pub namespace: Option<String>,
 }
 
 /// What to follow, and a sentence for each kind the person may not see (somewhere).
-pub(super) async fn scopes(
+pub(in crate::live) async fn scopes(
     state: &LiveState,
     caller: &Caller,
     client: &kube::Client,
@@ -43,7 +43,7 @@ pub(super) async fn scopes(
     let may = |watched: Watched, namespace: Option<String>| {
         let resource = watched.resource();
         async move {
-            let ok = super::access::may_watch(
+            let ok = crate::live::views::access::may_watch(
                 state,
                 caller,
                 &resource.group,

@@ -48,7 +48,7 @@ impl Bounds {
     pub fn reserved(&self) -> usize {
         2 * self.queued_bytes
             + self.queued_lines * std::mem::size_of::<String>()
-            + 2 * super::log_lines::MAX_LINE
+            + 2 * crate::live::logs::lines::MAX_LINE
     }
 }
 

@@ -20,14 +20,14 @@ use portico_core::live::protocol::{
 };
 use portico_core::table::wire::{Row, TableSnapshot};
 
-use super::LiveState;
-use super::logs::{self, LogUpdate};
-use super::open;
-use super::overview;
-use super::subscription::{Delivery, LATER_PART};
-use super::workload_logs;
 use crate::auth::RenewAt;
 use crate::cluster::caller::Caller;
+use crate::live::LiveState;
+use crate::live::feeds::subscription::{Delivery, LATER_PART};
+use crate::live::logs::container::{self, LogUpdate};
+use crate::live::logs::workload;
+use crate::live::views::home;
+use crate::live::views::open;
 use portico_core::live::protocol::{TableChange, TableUpdate};
 
 /// How long one message may take to leave before the socket is given up.
@@ -244,18 +244,18 @@ fn view(
             }))
         }),
         Topic::Overview { query } => opened(id, async move {
-            let overviews = overview::open(&state, caller, query, headers).await?;
+            let overviews = home::open(&state, caller, query, headers).await?;
             Ok(overviews.map(move |overview| match overview {
                 Ok(overview) => ServerMessage::Overview { id, overview },
                 Err(message) => ServerMessage::Refused { id, message },
             }))
         }),
         Topic::Logs { query } => opened(id, async move {
-            let updates = logs::open(&state, caller, query, headers).await?;
+            let updates = container::open(&state, caller, query, headers).await?;
             Ok(updates.map(move |u| log_message(id, u)))
         }),
         Topic::WorkloadLogs { query } => opened(id, async move {
-            let updates = workload_logs::open(&state, caller, query, headers).await?;
+            let updates = workload::open(&state, caller, query, headers).await?;
             Ok(updates.map(move |u| log_message(id, u)))
         }),
     }

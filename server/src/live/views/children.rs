@@ -12,10 +12,10 @@ use portico_core::table::format::cell_text;
 use portico_core::table::state::TableState;
 use portico_core::table::wire::{Row, TableQuery};
 
-use super::hub::WatchHub;
-use super::limits::LimitRefused;
-use super::subscription::Subscription;
 use crate::cluster::registry::ChildKind;
+use crate::live::budgets::limits::LimitRefused;
+use crate::live::feeds::hub::WatchHub;
+use crate::live::feeds::subscription::Subscription;
 use portico_core::live::protocol::TableChange;
 
 /// Who the children's feeds run for: the client they use, the identity that client
