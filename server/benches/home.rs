@@ -29,7 +29,7 @@ use portico_test_kit as kit;
 
 use std::time::{Duration, Instant};
 
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
@@ -39,7 +39,6 @@ use portico_core::overview::{Overview, OverviewQuery, Watched};
 use portico_server::auth::identity::{IdentityConfig, IdentityMode};
 use portico_server::auth::session::SessionKey;
 use serde_json::json;
-use tokio_tungstenite::tungstenite;
 
 const PEOPLE: &str = "people";
 const PERSON: &str = "ada";
@@ -204,16 +203,12 @@ async fn floor(plane: &ControlPlane, token: &str, namespaces: usize) -> (Duratio
 
 /// Opens the home page's live view as the signed-in person: the time to its first
 /// summary and to its complete one, and the complete one.
-async fn open_home(origin: &str, cookie: &str) -> (Duration, Duration, Overview, Socket) {
-    use tungstenite::client::IntoClientRequest;
+async fn open_home(
+    origin: &str,
+    cookie: &str,
+) -> (Duration, Duration, Overview, kit::socket::Socket) {
     let started = Instant::now();
-    let mut request = format!("{}/api/live", origin.replacen("http", "ws", 1))
-        .into_client_request()
-        .unwrap();
-    request
-        .headers_mut()
-        .insert("cookie", cookie.parse().unwrap());
-    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let mut socket = kit::socket::connect(origin, kit::socket::LIVE, Some(cookie), None).await;
     let subscribe = ClientMessage::Subscribe {
         id: 1,
         topic: Topic::Overview {
@@ -221,23 +216,13 @@ async fn open_home(origin: &str, cookie: &str) -> (Duration, Duration, Overview,
         },
         resume: None,
     };
-    socket
-        .send(tungstenite::Message::text(
-            serde_json::to_string(&subscribe).unwrap(),
-        ))
-        .await
-        .unwrap();
+    kit::socket::send_json(&mut socket, &subscribe).await;
     let mut first = None;
     loop {
-        let frame = tokio::time::timeout(DEADLINE, socket.next())
+        let message = kit::socket::next_json::<ServerMessage>(&mut socket, DEADLINE)
             .await
-            .expect("the home page answers in time")
-            .expect("the socket stays open")
-            .unwrap();
-        let tungstenite::Message::Text(text) = frame else {
-            continue;
-        };
-        match serde_json::from_str::<ServerMessage>(&text).unwrap() {
+            .expect("the socket stays open");
+        match message {
             ServerMessage::Overview { overview, .. } => {
                 let at = started.elapsed();
                 let first = *first.get_or_insert(at);
@@ -250,9 +235,6 @@ async fn open_home(origin: &str, cookie: &str) -> (Duration, Duration, Overview,
         }
     }
 }
-
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 fn ms(d: Duration) -> String {
     format!("{:.0} ms", d.as_secs_f64() * 1000.0)

@@ -38,17 +38,15 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::config::{AuthInfo, KubeConfigOptions, Kubeconfig};
 use kube::core::WatchEvent;
-use kube::discovery::ApiResource;
 use portico_control_plane::{ControlPlane, apply};
 use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic};
 use portico_core::table::wire::TableQuery;
 use serde::Deserialize;
 use serde_json::json;
-use tokio_tungstenite::tungstenite;
 
 const SHARED: &str = "shared";
 /// Where the people's ServiceAccounts live.
@@ -61,27 +59,17 @@ const IN_FLIGHT: usize = 16;
 /// How long the last deliveries may take after the last write.
 const DRAIN: Duration = Duration::from_secs(60);
 
-fn resource() -> ApiResource {
-    ApiResource {
-        group: GROUP.into(),
-        version: "v1".into(),
-        api_version: format!("{GROUP}/v1"),
-        kind: "CrdKind".into(),
-        plural: PLURAL.into(),
-    }
-}
-
 fn objects(client: &kube::Client, ns: &str) -> Api<DynamicObject> {
-    Api::namespaced_with(client.clone(), ns, &resource())
+    Api::namespaced_with(client.clone(), ns, &kit::crd_kind_resource())
 }
 
 fn object(i: usize) -> DynamicObject {
-    serde_json::from_value(json!({
-        "apiVersion": format!("{GROUP}/v1"), "kind": "CrdKind",
-        "metadata": {"name": format!("obj-{i:05}")},
-        "spec": {"choice": if i.is_multiple_of(2) { "mysql" } else { "tomcat" }, "replicas": 1}
-    }))
-    .expect("object")
+    let choice = if i.is_multiple_of(2) {
+        "mysql"
+    } else {
+        "tomcat"
+    };
+    kit::crd_kind(json!({"name": format!("obj-{i:05}")}), choice, 1)
 }
 
 fn person(i: usize) -> String {
@@ -293,17 +281,9 @@ async fn portico_viewer(
     tasks: &Mutex<Vec<tokio::task::JoinHandle<()>>>,
     refused: Arc<AtomicUsize>,
 ) -> Opened {
-    use tungstenite::client::IntoClientRequest;
     let started = Instant::now();
-    let mut request = format!("{}/api/live", origin.replacen("http", "ws", 1))
-        .into_client_request()
-        .expect("request");
-    let headers = request.headers_mut();
-    headers.insert("cookie", cookie.parse().expect("cookie"));
-    headers.insert("origin", origin.parse().expect("origin"));
-    let (mut socket, _) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("socket admitted");
+    let mut socket =
+        kit::socket::connect(&origin, kit::socket::LIVE, Some(&cookie), Some(&origin)).await;
     for (id, namespace) in [(1, SHARED.to_string()), (2, own)] {
         let subscribe = ClientMessage::Subscribe {
             id,
@@ -320,17 +300,13 @@ async fn portico_viewer(
             },
             resume: None,
         };
-        let text = serde_json::to_string(&subscribe).expect("encode");
-        socket
-            .send(tungstenite::Message::text(text))
-            .await
-            .expect("subscribe");
+        kit::socket::send_json(&mut socket, &subscribe).await;
     }
     let (tx, rx) = tokio::sync::oneshot::channel();
     let follow = tokio::spawn(async move {
         let mut opened = Some((tx, None::<Duration>));
-        while let Some(Ok(frame)) = socket.next().await {
-            let tungstenite::Message::Text(text) = frame else {
+        while let Some(frame) = kit::socket::next_frame(&mut socket).await {
+            let kit::socket::Frame::Text(text) = frame else {
                 continue;
             };
             let message: ServerMessage = serde_json::from_str(&text).expect("a message");

@@ -31,19 +31,23 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use kube::api::{DynamicObject, Patch, PatchParams};
 use portico_control_plane::ControlPlane;
 use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic};
 use portico_core::table::wire::{TableDelta, TableQuery, TableSnapshot};
 
 fn object(i: usize) -> DynamicObject {
-    serde_json::from_value(serde_json::json!({
-        "apiVersion": "iksoon.test.com/v1", "kind": "CrdKind",
-        "metadata": {"name": format!("obj-{i:05}")},
-        "spec": {"choice": if i.is_multiple_of(2) { "mysql" } else { "tomcat" }, "replicas": 1}
-    }))
-    .expect("object")
+    let choice = if i.is_multiple_of(2) {
+        "mysql"
+    } else {
+        "tomcat"
+    };
+    kit::crd_kind(
+        serde_json::json!({"name": format!("obj-{i:05}")}),
+        choice,
+        1,
+    )
 }
 
 /// What a viewer received: the whole table (and its size in bytes), or a delta.
@@ -61,13 +65,7 @@ enum Transport {
 
 /// One viewer's connection, subscribed to the table.
 enum Viewer {
-    Socket(
-        Box<
-            tokio_tungstenite::WebSocketStream<
-                tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
-            >,
-        >,
-    ),
+    Socket(Box<kit::socket::Socket>),
     Sse(SseReader),
 }
 
@@ -87,10 +85,7 @@ impl Viewer {
                     .expect("viewer admitted"),
             )),
             Transport::Socket => {
-                let url = format!("{}/api/live", base.replacen("http", "ws", 1));
-                let (mut socket, _) = tokio_tungstenite::connect_async(url)
-                    .await
-                    .expect("socket admitted");
+                let mut socket = kit::socket::connect(base, kit::socket::LIVE, None, None).await;
                 let subscribe = ClientMessage::Subscribe {
                     id: 1,
                     topic: Topic::Table {
@@ -98,11 +93,7 @@ impl Viewer {
                     },
                     resume: None,
                 };
-                let text = serde_json::to_string(&subscribe).expect("encode");
-                socket
-                    .send(tokio_tungstenite::tungstenite::Message::text(text))
-                    .await
-                    .expect("subscribe");
+                kit::socket::send_json(&mut socket, &subscribe).await;
                 Self::Socket(Box::new(socket))
             }
         }
@@ -126,8 +117,8 @@ impl Viewer {
             Self::Socket(socket) => {
                 let mut partial: Option<(TableSnapshot, usize)> = None;
                 loop {
-                    let frame = socket.next().await?.ok()?;
-                    let tokio_tungstenite::tungstenite::Message::Text(text) = frame else {
+                    let kit::socket::Frame::Text(text) = kit::socket::next_frame(socket).await?
+                    else {
                         continue;
                     };
                     match serde_json::from_str::<ServerMessage>(&text).expect("message") {

@@ -55,12 +55,11 @@ struct Figures {
 }
 
 fn object(i: usize) -> DynamicObject {
-    serde_json::from_value(serde_json::json!({
-        "apiVersion": "iksoon.test.com/v1", "kind": "CrdKind",
-        "metadata": {"name": format!("obj-{i:05}")},
-        "spec": {"choice": "mysql", "replicas": 1}
-    }))
-    .expect("object")
+    kit::crd_kind(
+        serde_json::json!({"name": format!("obj-{i:05}")}),
+        "mysql",
+        1,
+    )
 }
 
 /// User and system CPU seconds of process `pid` so far.

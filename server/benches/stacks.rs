@@ -47,7 +47,7 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
 use kube::ResourceExt;
-use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+use kube::api::{Api, DynamicObject, PostParams};
 use kube::runtime::wait::{await_condition, conditions};
 use kube::runtime::{WatchStreamExt, watcher};
 use portico_control_plane::nodes;
@@ -358,17 +358,6 @@ fn start_kopf(kopf: &std::path::Path, kubeconfig: &std::path::Path, ns: &str) ->
     }))
 }
 
-/// Seed 000's kind, `CrdKind`: what kopf is asked for.
-fn crd_kind() -> ApiResource {
-    ApiResource {
-        group: "iksoon.test.com".into(),
-        version: "v1".into(),
-        api_version: "iksoon.test.com/v1".into(),
-        kind: "CrdKind".into(),
-        plural: "crdplural".into(),
-    }
-}
-
 /// The request `name` to kopf for `choice`, labelled with [`REQUEST_LABEL`] (which its
 /// children are found by) when `labelled`.
 fn crd_kind_request(name: &str, labelled: bool, choice: &str) -> DynamicObject {
@@ -377,12 +366,7 @@ fn crd_kind_request(name: &str, labelled: bool, choice: &str) -> DynamicObject {
     } else {
         json!({})
     };
-    serde_json::from_value::<DynamicObject>(json!({
-        "apiVersion": "iksoon.test.com/v1", "kind": "CrdKind",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {"choice": choice, "replicas": 1}
-    }))
-    .expect("a CrdKind")
+    kit::crd_kind(json!({"name": name, "labels": labels}), choice, 1)
 }
 
 /// kopf's mark that a request is handled, written once its handler succeeded (with
@@ -478,7 +462,8 @@ async fn kopf(
     let ns = "kopf";
     kit::create_namespace(client, ns).await;
     let operator = start_kopf(kopf, kubeconfig, ns);
-    let requests: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &crd_kind());
+    let requests: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), ns, &kit::crd_kind_resource());
     let warm_up_request = crd_kind_request("warm-up", false, "tomcat");
     warm_up(&requests, &warm_up_request, kopf_handled).await;
 

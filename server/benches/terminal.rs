@@ -21,23 +21,15 @@ use portico_test_kit as kit;
 use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
-use futures::{SinkExt, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
+use kit::socket::{Frame, Socket};
 use kube::api::Api;
 use portico_control_plane::cluster::TestCluster;
 use portico_core::live::terminal::{TerminalCommand, TerminalEvent, TerminalSize, TerminalStart};
 use serde_json::json;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn terminal(origin: &str, ns: &str, command: TerminalCommand) -> Socket {
-    let request = format!("{}/api/exec", origin.replacen("http", "ws", 1))
-        .into_client_request()
-        .unwrap();
-    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let mut socket = kit::socket::connect(origin, kit::socket::EXEC, None, None).await;
     let start = TerminalStart {
         namespace: ns.into(),
         pod: "shell".into(),
@@ -45,12 +37,9 @@ async fn terminal(origin: &str, ns: &str, command: TerminalCommand) -> Socket {
         command,
         size: TerminalSize { cols: 80, rows: 24 },
     };
-    socket
-        .send(Message::text(serde_json::to_string(&start).unwrap()))
-        .await
-        .unwrap();
-    match socket.next().await {
-        Some(Ok(Message::Text(text))) => {
+    kit::socket::send_json(&mut socket, &start).await;
+    match kit::socket::next_frame(&mut socket).await {
+        Some(Frame::Text(text)) => {
             let event: TerminalEvent = serde_json::from_str(&text).unwrap();
             assert!(matches!(event, TerminalEvent::Started { .. }), "{event:?}");
         }
@@ -62,10 +51,10 @@ async fn terminal(origin: &str, ns: &str, command: TerminalCommand) -> Socket {
 /// Output bytes until `wanted` is among them (pings and events skipped).
 async fn until_byte(socket: &mut Socket, wanted: u8) {
     loop {
-        match socket.next().await {
-            Some(Ok(Message::Binary(bytes))) if bytes.contains(&wanted) => return,
-            Some(Ok(_)) => {}
-            other => panic!("the terminal ended: {other:?}"),
+        match kit::socket::next_frame(socket).await {
+            Some(Frame::Binary(bytes)) if bytes.contains(&wanted) => return,
+            Some(_) => {}
+            None => panic!("the terminal ended"),
         }
     }
 }
@@ -108,7 +97,7 @@ async fn portico_keystrokes(origin: &str, ns: &str, rounds: usize) -> Vec<f64> {
     let mut rtt = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         let sent = Instant::now();
-        socket.send(Message::binary(b"a".to_vec())).await.unwrap();
+        kit::socket::send_binary(&mut socket, b"a").await;
         until_byte(&mut socket, b'a').await;
         rtt.push(sent.elapsed().as_secs_f64() * 1000.0);
     }
@@ -170,16 +159,16 @@ async fn portico_output(origin: &str, ns: &str, script: &str) -> PorticoOutput {
     .await;
     let mut received = 0usize;
     loop {
-        match socket.next().await {
-            Some(Ok(Message::Binary(chunk))) => {
+        match kit::socket::next_frame(&mut socket).await {
+            Some(Frame::Binary(chunk)) => {
                 received += chunk.len();
                 peak = peak.max(kit::rss_mb(std::process::id(), "VmRSS:"));
                 if chunk.contains(&b'!') {
                     break;
                 }
             }
-            Some(Ok(_)) => {}
-            other => panic!("the output ended early: {other:?}"),
+            Some(Frame::Text(_)) => {}
+            None => panic!("the output ended early"),
         }
     }
     PorticoOutput {

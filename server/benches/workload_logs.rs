@@ -20,7 +20,6 @@ use portico_test_kit as kit;
 use std::io::BufRead;
 use std::time::{Duration, Instant};
 
-use futures::{SinkExt, StreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams};
@@ -29,8 +28,6 @@ use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic, Workload
 use portico_core::live::tagged_line;
 use portico_server::web::state::AppState;
 use serde_json::json;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 /// What one follower saw in the window.
 #[derive(Default)]
@@ -93,10 +90,7 @@ async fn start_workload(client: &kube::Client, ns: &str, pods: u64, rate: u64) {
 /// Portico's follower: the view as a page opens it (tail 0) on the Portico at `origin`
 /// (whose `state` says the bytes held), read for `window`.
 async fn follow_with_portico(origin: &str, state: &AppState, ns: &str, window: Duration) -> Seen {
-    let request = format!("{}/api/live", origin.replacen("http", "ws", 1))
-        .into_client_request()
-        .unwrap();
-    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let mut socket = kit::socket::connect(origin, kit::socket::LIVE, None, None).await;
     let subscribe = ClientMessage::Subscribe {
         id: 1,
         topic: Topic::WorkloadLogs {
@@ -108,15 +102,14 @@ async fn follow_with_portico(origin: &str, state: &AppState, ns: &str, window: D
         },
         resume: None,
     };
-    socket
-        .send(Message::text(serde_json::to_string(&subscribe).unwrap()))
-        .await
-        .unwrap();
+    kit::socket::send_json(&mut socket, &subscribe).await;
     let mut portico = Seen::default();
     let cpu_before = kit::cpu_seconds(std::process::id());
     let end = Instant::now() + window;
-    while let Ok(Some(Ok(frame))) = tokio::time::timeout_at(end.into(), socket.next()).await {
-        let Message::Text(text) = frame else { continue };
+    while let Ok(Some(frame)) = kit::socket::next_frame_by(&mut socket, end.into()).await {
+        let kit::socket::Frame::Text(text) = frame else {
+            continue;
+        };
         if let Ok(ServerMessage::Log { lines, skipped, .. }) = serde_json::from_str(&text) {
             portico.skipped += skipped;
             for line in &lines {

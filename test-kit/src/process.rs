@@ -1,5 +1,6 @@
-//! Programs the benchmarks run beside the cluster (Portico, kopf): their logs read as
-//! they write them, and a wait until one answers.
+//! Programs run beside the cluster: those the benchmarks start (Portico, kopf), their
+//! logs read as they write them and a wait until one answers; and the local cluster's
+//! pinned tools (kubectl, helm) the tests and benchmarks call.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -84,4 +85,22 @@ pub async fn token_mode_portico(
     let origin = format!("http://{listen}");
     until_ready(&reqwest::Client::new(), &origin).await;
     (origin, child, pid)
+}
+
+/// A pinned tool of the local cluster's (kubectl, whose kustomize is what `kubectl
+/// apply -k` runs; helm), built once and cached by end2end/kubernetes/build.sh.
+pub fn tool(name: &str) -> std::path::PathBuf {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../end2end/kubernetes/build.sh");
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .arg(name)
+        .output()
+        .unwrap_or_else(|e| panic!("build.sh {name}: {e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }

@@ -7,6 +7,8 @@ use portico_server::live::budgets::limits::LiveLimits;
 use portico_server::reconcile::stack::Stack;
 use serde_json::json;
 
+use crate::kit::socket;
+
 /// One named attack, what should come of it and what did.
 struct Attack {
     mode: &'static str,
@@ -594,15 +596,9 @@ async fn in_local_mode_rebinding_cross_site_oversized_and_crafted_requests_are_r
     let mut sockets = Vec::new();
     let mut refused_sockets = Vec::new();
     for _ in 0..40 {
-        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-        let request = format!("{}/api/live", base.replacen("http", "ws", 1))
-            .into_client_request()
-            .expect("request");
-        match tokio_tungstenite::connect_async(request).await {
-            Ok((socket, _)) => sockets.push(socket),
-            Err(tokio_tungstenite::tungstenite::Error::Http(r)) => {
-                refused_sockets.push(r.status().as_u16())
-            }
+        match socket::open(&base, socket::LIVE, None, None).await {
+            Ok(open) => sockets.push(open),
+            Err(socket::Error::Http(r)) => refused_sockets.push(r.status().as_u16()),
             Err(_) => refused_sockets.push(0),
         }
     }

@@ -2,15 +2,12 @@
 //! own token: a viewer (read-only in one namespace) cannot create and cannot join a
 //! feed of another namespace even when one is running; an editor can create; identity
 //! headers name no one. The token only ever travels in a sealed cookie.
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use portico_core::live::protocol::{ClientMessage, ServerMessage, Topic};
 use portico_core::table::wire::TableQuery;
 use std::time::Duration;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+use crate::kit::socket::{self, Socket};
 use kube::api::Api;
 use portico_control_plane::apply;
 use portico_control_plane::cluster::TestCluster;
@@ -345,15 +342,7 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
     assert!(!html.contains(&token), "the token is never in a page");
 
     // A live socket of this session, with a table open, for the sign-out below.
-    let mut request = format!("{}/api/live", portal.base.replacen("http", "ws", 1))
-        .into_client_request()
-        .expect("request");
-    request
-        .headers_mut()
-        .insert("cookie", session.parse().expect("header"));
-    let (mut socket, _) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("the socket opens");
+    let mut socket = socket::connect(&portal.base, socket::LIVE, Some(&session), None).await;
     let subscribe = ClientMessage::Subscribe {
         id: 7,
         topic: Topic::Table {
@@ -369,12 +358,7 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
         },
         resume: None,
     };
-    socket
-        .send(Message::text(
-            serde_json::to_string(&subscribe).expect("encode"),
-        ))
-        .await
-        .expect("subscribe");
+    socket::send_json(&mut socket, &subscribe).await;
     let first = next(&mut socket).await;
     assert!(
         matches!(first, Some(ServerMessage::Snapshot { id: 7, .. })),
@@ -428,16 +412,7 @@ async fn in_token_mode_the_token_lives_only_in_a_sealed_cookie() {
 
 /// The socket's next message, past control frames; `None` once closed.
 async fn next(socket: &mut Socket) -> Option<ServerMessage> {
-    loop {
-        let frame = tokio::time::timeout(Duration::from_secs(10), socket.next());
-        match frame.await.expect("a frame in time") {
-            Some(Ok(Message::Text(text))) => {
-                return Some(serde_json::from_str(&text).expect("a server message"));
-            }
-            Some(Ok(Message::Close(_)) | Err(_)) | None => return None,
-            Some(Ok(_)) => continue,
-        }
-    }
+    socket::next_json(socket, Duration::from_secs(10)).await
 }
 
 /// Runs the `portico` binary in local mode with `args` and `env`, against the test

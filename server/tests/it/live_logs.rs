@@ -4,7 +4,6 @@
 //! without `pods/log` refused with a sentence, and the per-view bound on a flood.
 use std::time::{Duration, Instant};
 
-use futures::{SinkExt, StreamExt};
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
 use kube::api::{Api, PostParams};
@@ -13,8 +12,8 @@ use portico_core::live::protocol::{ClientMessage, LogQuery, ServerMessage, Topic
 use portico_server::auth::identity::{IdentityConfig, IdentityMode};
 use portico_server::auth::session::SessionKey;
 use serde_json::json;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+use crate::kit::socket::{self, Socket};
 
 // Terminals, the home page and usage run on the same real node: one cluster start for all.
 #[path = "home.rs"]
@@ -23,9 +22,6 @@ mod home;
 mod terminal;
 #[path = "usage.rs"]
 mod usage;
-
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 const WAIT: Duration = Duration::from_secs(20);
 /// Real containers: an image from the node's store, a sandbox, a process.
@@ -36,19 +32,9 @@ async fn admin() -> kube::Client {
     crate::kit::admin_with_stack_crd_on(TestCluster::shared_real()).await
 }
 
+/// The tab's socket, as the person whose session `cookie` is if given.
 async fn connect(origin: &str, cookie: Option<&str>) -> Socket {
-    let mut request = format!("{}/api/live", origin.replacen("http", "ws", 1))
-        .into_client_request()
-        .expect("request");
-    if let Some(cookie) = cookie {
-        request
-            .headers_mut()
-            .insert("cookie", cookie.parse().expect("header"));
-    }
-    tokio_tungstenite::connect_async(request)
-        .await
-        .expect("the socket opens")
-        .0
+    socket::connect(origin, socket::LIVE, cookie, None).await
 }
 
 async fn subscribe(socket: &mut Socket, id: u32, query: LogQuery) {
@@ -62,8 +48,7 @@ async fn subscribe_to(socket: &mut Socket, id: u32, topic: Topic) {
         topic,
         resume: None,
     };
-    let text = serde_json::to_string(&message).expect("encode");
-    socket.send(Message::text(text)).await.expect("send");
+    socket::send_json(socket, &message).await;
 }
 
 /// Subscribes `socket` to the merged log of the Pods `selector` matches in `ns`, as
@@ -118,21 +103,11 @@ async fn subscribe_pods_table(socket: &mut Socket, id: u32, ns: &str) {
 
 /// The next message and its size on the wire; `None` once the socket is closed.
 async fn receive_sized(socket: &mut Socket) -> Option<(ServerMessage, usize)> {
-    loop {
-        let frame = tokio::time::timeout(WAIT, socket.next())
-            .await
-            .expect("a message in time");
-        match frame {
-            Some(Ok(Message::Text(text))) => {
-                return Some((
-                    serde_json::from_str(&text).expect("a server message"),
-                    text.len(),
-                ));
-            }
-            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return None,
-            Some(Ok(_)) => continue,
-        }
-    }
+    let text = socket::next_text(socket, WAIT).await?;
+    Some((
+        serde_json::from_str(&text).expect("a server message"),
+        text.len(),
+    ))
 }
 
 async fn receive(socket: &mut Socket) -> ServerMessage {
@@ -264,8 +239,7 @@ async fn a_running_containers_log_follows_what_it_writes_after_the_view_opened()
     );
 
     // Closing the view gives its place back.
-    let text = serde_json::to_string(&ClientMessage::Unsubscribe { id: 1 }).expect("encode");
-    socket.send(Message::text(text)).await.expect("send");
+    socket::send_json(&mut socket, &ClientMessage::Unsubscribe { id: 1 }).await;
     let deadline = Instant::now() + WAIT;
     while state.live.streams.open_for(&None) != 0 {
         assert!(Instant::now() < deadline, "the view was not released");
@@ -717,9 +691,9 @@ async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
         // What the flooder's sockets hold now, one message each, without waiting: its
         // views may all be quiet (refused, or following again after a break).
         for socket in &mut flooders {
-            let ready = futures::FutureExt::now_or_never(socket.next()).flatten();
+            let ready = futures::FutureExt::now_or_never(socket::next_frame(socket)).flatten();
             let refusal = match ready {
-                Some(Ok(Message::Text(text))) => serde_json::from_str(&text).ok(),
+                Some(socket::Frame::Text(text)) => serde_json::from_str(&text).ok(),
                 _ => None,
             };
             if let Some(ServerMessage::Refused { message, .. }) = refusal {
@@ -732,16 +706,16 @@ async fn attack_one_persons_log_flood_stays_within_their_memory_budget() {
     // Refusals still waiting on the flooder's sockets count too.
     for socket in &mut flooders {
         while refused == 0 {
-            match futures::FutureExt::now_or_never(socket.next()).flatten() {
-                Some(Ok(Message::Text(text))) => {
+            match futures::FutureExt::now_or_never(socket::next_frame(socket)).flatten() {
+                Some(socket::Frame::Text(text)) => {
                     if let Ok(ServerMessage::Refused { message, .. }) = serde_json::from_str(&text)
                     {
                         assert!(message.contains(&format!("{BUDGET_MIB} MiB")), "{message}");
                         refused += 1;
                     }
                 }
-                Some(Ok(_)) => {}
-                _ => break,
+                Some(socket::Frame::Binary(_)) => {}
+                None => break,
             }
         }
     }

@@ -3,48 +3,25 @@
 //! hostile use (another site's page, oversized or unreadable messages, too many views).
 use std::time::Duration;
 
-use futures::{SinkExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
 use portico_core::live::protocol::{
     ClientMessage, MAX_SUBSCRIPTIONS, Position, ServerMessage, Topic,
 };
 use portico_core::table::wire::TableQuery;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+use crate::kit::socket::{self, Socket};
 
 const WAIT: Duration = Duration::from_secs(10);
 
+/// The tab's socket, not signed in (local mode).
 async fn connect(origin: &str) -> Socket {
-    let url = format!("{}/api/live", origin.replacen("http", "ws", 1));
-    tokio_tungstenite::connect_async(url)
-        .await
-        .expect("the socket opens")
-        .0
-}
-
-async fn send(socket: &mut Socket, message: &ClientMessage) {
-    let text = serde_json::to_string(message).expect("encode");
-    socket.send(Message::text(text)).await.expect("send");
+    socket::connect(origin, socket::LIVE, None, None).await
 }
 
 /// The next message from the server; `None` once the socket is closed.
 async fn receive(socket: &mut Socket) -> Option<ServerMessage> {
-    loop {
-        let frame = tokio::time::timeout(WAIT, socket.next())
-            .await
-            .expect("a message in time");
-        match frame {
-            Some(Ok(Message::Text(text))) => {
-                return Some(serde_json::from_str(&text).expect("a server message"));
-            }
-            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return None,
-            Some(Ok(_)) => continue,
-        }
-    }
+    socket::next_json(socket, WAIT).await
 }
 
 fn config_maps(ns: &str) -> TableQuery {
@@ -107,7 +84,7 @@ async fn views_open_and_close_by_message_and_a_reconnect_resumes_with_what_was_m
     create(&client, &ns, "first").await;
 
     let mut socket = connect(&origin).await;
-    send(&mut socket, &subscribe(7, &ns, None)).await;
+    socket::send_json(&mut socket, &subscribe(7, &ns, None)).await;
     let Some(ServerMessage::Snapshot {
         id: 7,
         at,
@@ -122,7 +99,7 @@ async fn views_open_and_close_by_message_and_a_reconnect_resumes_with_what_was_m
     assert_eq!(state.live.streams.open_for(&None), 1, "one live view open");
 
     // A second view on the same socket, then closing the first: its work stops at once.
-    send(
+    socket::send_json(
         &mut socket,
         &ClientMessage::Subscribe {
             id: 8,
@@ -139,7 +116,7 @@ async fn views_open_and_close_by_message_and_a_reconnect_resumes_with_what_was_m
     })
     .await;
     assert!(both.is_ok(), "the CRD view is counted");
-    send(&mut socket, &ClientMessage::Unsubscribe { id: 7 }).await;
+    socket::send_json(&mut socket, &ClientMessage::Unsubscribe { id: 7 }).await;
     let closed = tokio::time::timeout(WAIT, async {
         while state.live.streams.open_for(&None) != 1 {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -153,7 +130,7 @@ async fn views_open_and_close_by_message_and_a_reconnect_resumes_with_what_was_m
     create(&client, &ns, "while-away-1").await;
     create(&client, &ns, "while-away-2").await;
     let mut socket = connect(&origin).await;
-    send(&mut socket, &subscribe(7, &ns, Some(at.clone()))).await;
+    socket::send_json(&mut socket, &subscribe(7, &ns, Some(at.clone()))).await;
     let missed = receive(&mut socket).await.expect("the missed changes");
     let mut names = upserted(&missed);
     names.sort();
@@ -168,7 +145,7 @@ async fn views_open_and_close_by_message_and_a_reconnect_resumes_with_what_was_m
         feed: "0000000000000000".into(),
         seq: at.seq,
     };
-    send(&mut socket, &subscribe(9, &ns, Some(stranger))).await;
+    socket::send_json(&mut socket, &subscribe(9, &ns, Some(stranger))).await;
     loop {
         match receive(&mut socket).await.expect("an answer") {
             ServerMessage::Snapshot { id: 9, table, .. } => {
@@ -188,26 +165,16 @@ async fn hostile_use_is_refused_and_bounded() {
     let ns = crate::kit::fresh_namespace(&client, "hostile").await;
 
     // Another site's page, riding the person's cookie: refused at the handshake.
-    let mut request = format!("{}/api/live", origin.replacen("http", "ws", 1))
-        .into_client_request()
-        .expect("request");
-    request
-        .headers_mut()
-        .insert("origin", "https://evil.example".parse().expect("header"));
-    let refused = tokio_tungstenite::connect_async(request).await;
-    match refused {
-        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
-            assert_eq!(response.status(), 403)
-        }
-        other => panic!("a 403 expected, got {:?}", other.map(|_| "an open socket")),
-    }
+    let refused = socket::open(&origin, socket::LIVE, None, Some("https://evil.example")).await;
+    let (status, _) = socket::refusal(refused);
+    assert_eq!(status, 403);
 
     // A query that would steer to another API path: refused with a sentence, and the
     // socket stays usable.
     let mut socket = connect(&origin).await;
     let mut bad = config_maps(&ns);
     bad.plural = "pods/../secrets".into();
-    send(
+    socket::send_json(
         &mut socket,
         &ClientMessage::Subscribe {
             id: 1,
@@ -223,7 +190,7 @@ async fn hostile_use_is_refused_and_bounded() {
 
     // More views than a page may hold: the one too many is refused.
     for id in 0..MAX_SUBSCRIPTIONS as u32 {
-        send(
+        socket::send_json(
             &mut socket,
             &ClientMessage::Subscribe {
                 id: 100 + id,
@@ -233,7 +200,7 @@ async fn hostile_use_is_refused_and_bounded() {
         )
         .await;
     }
-    send(
+    socket::send_json(
         &mut socket,
         &ClientMessage::Subscribe {
             id: 999,
@@ -253,8 +220,7 @@ async fn hostile_use_is_refused_and_bounded() {
     );
 
     // An unreadable message closes the socket; so does one over the size limit.
-    socket
-        .send(Message::text("{\"op\":\"launch\"}"))
+    socket::send_text(&mut socket, "{\"op\":\"launch\"}")
         .await
         .expect("send");
     assert!(
@@ -266,7 +232,7 @@ async fn hostile_use_is_refused_and_bounded() {
         "{{\"op\":\"unsubscribe\",\"id\":1,\"pad\":\"{}\"}}",
         "x".repeat(1 << 20)
     );
-    let _ = socket.send(Message::text(huge)).await;
+    let _ = socket::send_text(&mut socket, huge).await;
     assert!(
         receive(&mut socket).await.is_none(),
         "closed after an oversized message"

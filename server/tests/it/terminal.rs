@@ -5,12 +5,10 @@
 //! (one real node for both).
 use std::time::Duration;
 
-use futures::{SinkExt, StreamExt};
 use portico_core::live::terminal::{TerminalCommand, TerminalEvent, TerminalSize, TerminalStart};
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-use super::{Socket, admin, run_pod, token_mode_portal, until_running};
+use super::{admin, run_pod, token_mode_portal, until_running};
+use crate::kit::socket::{self, Frame, Socket};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -99,33 +97,8 @@ async fn signed_in(ns: String, token: String, origin: String, portal: Portal) ->
 
 /// The terminal's socket of the signed-in person, opened from `origin` (none: not
 /// a browser), or the handshake's refusal.
-async fn handshake(
-    setup: &Setup,
-    origin: Option<&str>,
-) -> Result<Socket, tokio_tungstenite::tungstenite::Error> {
-    let mut request = format!("{}/api/exec", setup.origin.replacen("http", "ws", 1))
-        .into_client_request()
-        .expect("request");
-    let headers = request.headers_mut();
-    headers.insert("cookie", setup.cookie.parse().expect("header"));
-    if let Some(origin) = origin {
-        headers.insert("origin", origin.parse().expect("header"));
-    }
-    tokio_tungstenite::connect_async(request)
-        .await
-        .map(|(socket, _)| socket)
-}
-
-/// The handshake's refusal: its status and body.
-fn refused(result: Result<Socket, tokio_tungstenite::tungstenite::Error>) -> (u16, String) {
-    match result {
-        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => (
-            response.status().as_u16(),
-            String::from_utf8_lossy(response.body().as_deref().unwrap_or_default()).into_owned(),
-        ),
-        Err(other) => panic!("refused otherwise than by HTTP: {other}"),
-        Ok(_) => panic!("the terminal's socket opened"),
-    }
+async fn handshake(setup: &Setup, origin: Option<&str>) -> Result<Socket, socket::Error> {
+    socket::open(&setup.origin, socket::EXEC, Some(&setup.cookie), origin).await
 }
 
 /// A terminal socket of the signed-in person, `command` started in `shell`.
@@ -143,8 +116,7 @@ async fn open(setup: &Setup, command: TerminalCommand) -> Socket {
             rows: 30,
         },
     };
-    let text = serde_json::to_string(&start).expect("encode");
-    socket.send(Message::text(text)).await.expect("start");
+    socket::send_json(&mut socket, &start).await;
     socket
 }
 
@@ -163,8 +135,7 @@ async fn resize(socket: &mut Socket, cols: u16, rows: u16) {
     let input = portico_core::live::terminal::TerminalInput::Resize {
         size: TerminalSize { cols, rows },
     };
-    let text = serde_json::to_string(&input).expect("encode");
-    socket.send(Message::text(text)).await.expect("resize");
+    socket::send_json(socket, &input).await;
 }
 
 /// What comes next: output bytes, an event, or `None` once the socket closed.
@@ -176,19 +147,13 @@ enum Next {
 async fn next(socket: &mut Socket) -> Option<Next> {
     // Pings do not count: the terminal must say something within WAIT.
     let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let frame = tokio::time::timeout_at(deadline, socket.next())
-            .await
-            .expect("the terminal says something in time");
-        match frame {
-            Some(Ok(Message::Binary(bytes))) => return Some(Next::Output(bytes.to_vec())),
-            Some(Ok(Message::Text(text))) => {
-                return Some(Next::Event(serde_json::from_str(&text).expect("an event")));
-            }
-            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return None,
-            Some(Ok(_)) => continue,
-        }
-    }
+    let frame = socket::next_frame_by(socket, deadline)
+        .await
+        .expect("the terminal says something in time")?;
+    Some(match frame {
+        Frame::Binary(bytes) => Next::Output(bytes.to_vec()),
+        Frame::Text(text) => Next::Event(serde_json::from_str(&text).expect("an event")),
+    })
 }
 
 /// The first event, any output before it kept in `shown`.
@@ -263,10 +228,7 @@ async fn until_size(socket: &mut Socket, wanted: &str) {
 }
 
 async fn type_in(socket: &mut Socket, keys: &str) {
-    socket
-        .send(Message::binary(keys.as_bytes().to_vec()))
-        .await
-        .expect("keys");
+    socket::send_binary(socket, keys.as_bytes()).await;
 }
 
 #[tokio::test]
@@ -462,7 +424,7 @@ async fn a_terminal_nobody_types_into_is_closed_after_the_idle_time() {
 async fn attack_a_terminal_opened_from_another_site_is_refused_before_it_opens() {
     let setup = setup("terminal-cross-site", &["create", "get"]).await;
     // Another site's page, with the person's cookie sent along by their browser.
-    let (status, body) = refused(handshake(&setup, Some("https://evil.example")).await);
+    let (status, body) = socket::refusal(handshake(&setup, Some("https://evil.example")).await);
     assert_eq!(status, 403);
     assert_eq!(body, "Portico refuses terminals opened from other sites.");
 }
@@ -475,7 +437,7 @@ async fn a_person_past_their_terminals_is_refused_and_the_open_one_goes_on() {
     };
     let setup = setup_limited("terminal-bounded", &["create", "get"], Some(limits)).await;
     let mut socket = started_shell(&setup).await;
-    let (status, body) = refused(handshake(&setup, Some(&setup.origin)).await);
+    let (status, body) = socket::refusal(handshake(&setup, Some(&setup.origin)).await);
     assert_eq!(status, 429);
     assert_eq!(
         body,

@@ -45,27 +45,17 @@ fn object(value: serde_json::Value) -> DynamicObject {
 #[tokio::test]
 async fn a_dry_run_stores_nothing() {
     let client = client_with_crds().await;
-    let obj = object(serde_json::json!({
-        "apiVersion": "iksoon.test.com/v1", "kind": "CrdKind",
-        "metadata": {"name": "dry-only", "namespace": "default"},
-        "spec": {"choice": "tomcat", "replicas": 2}
-    }));
+    let obj = crate::kit::crd_kind(
+        serde_json::json!({"name": "dry-only", "namespace": "default"}),
+        "tomcat",
+        2,
+    );
     let accepted = objects::create(&client, &crate::kit::kinds(&client).await, &obj, true)
         .await
         .expect("dry run accepted");
     assert_eq!(accepted.metadata.name.as_deref(), Some("dry-only"));
-    let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &crdkind());
+    let api: Api<DynamicObject> = crate::kit::crd_kinds(&client);
     assert!(api.get_opt("dry-only").await.expect("get").is_none());
-}
-
-fn crdkind() -> kube::discovery::ApiResource {
-    kube::discovery::ApiResource {
-        group: "iksoon.test.com".into(),
-        version: "v1".into(),
-        api_version: "iksoon.test.com/v1".into(),
-        kind: "CrdKind".into(),
-        plural: "crdplural".into(),
-    }
 }
 
 #[tokio::test]
@@ -98,15 +88,15 @@ async fn a_cel_rule_failure_names_its_field() {
 async fn a_stale_resource_version_is_a_conflict() {
     let client = client_with_crds().await;
     let resource = ResourceRef::new("iksoon.test.com", "v1", "crdplural");
-    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &crdkind());
+    let api: Api<DynamicObject> = crate::kit::crd_kinds(&client);
     let created = api
         .create(
             &PostParams::default(),
-            &object(serde_json::json!({
-                "apiVersion": "iksoon.test.com/v1", "kind": "CrdKind",
-                "metadata": {"generateName": "contended-"},
-                "spec": {"choice": "mysql", "replicas": 1}
-            })),
+            &crate::kit::crd_kind(
+                serde_json::json!({"generateName": "contended-"}),
+                "mysql",
+                1,
+            ),
         )
         .await
         .expect("create");
