@@ -10,8 +10,7 @@
 //! comes back; a child only when something read of it changed; and an apply that would
 //! change nothing is skipped.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -22,13 +21,15 @@ use k8s_openapi::api::core::v1::{Pod, Service};
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Recorder, Reporter};
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, predicates, reflector as reflect, watcher};
 use kube::{Resource, ResourceExt};
 use tracing::Instrument;
 
 use super::catalog::LiveCatalog;
 use super::change_filter::{self, Applied, cached};
+pub use super::context::ReconcileStats;
+use super::context::{Context, DEBOUNCE};
 use super::desired::STACK_LABEL;
 pub use super::error::ReconcileError;
 use super::executor::Executor;
@@ -50,30 +51,6 @@ use super::stores::{Names, Stores};
 /// Services and workload are applied at once, a running one's one at a time), plus the
 /// Events told in the background, none of them a new one per call.
 pub const CONCURRENCY: u16 = 16;
-
-/// How long a Stack's triggers are gathered before it is reconciled: its children
-/// appear within a few hundred milliseconds of each other, and one reconcile then
-/// sees them all.
-pub(super) const DEBOUNCE: Duration = Duration::from_millis(500);
-
-/// Counters a test or a benchmark reads.
-#[derive(Debug, Default)]
-pub struct ReconcileStats {
-    pub reconciles: AtomicU64,
-    pub failures: AtomicU64,
-}
-
-/// What every reconcile works with (`super::provision` carries one out).
-pub(super) struct Context {
-    pub(super) executor: Executor,
-    pub(super) catalog: LiveCatalog,
-    pub(super) stats: Arc<ReconcileStats>,
-    pub(super) metrics: Arc<Metrics>,
-    /// Consecutive failures per Stack, for exponential backoff.
-    pub(super) attempts: Mutex<HashMap<String, u32>>,
-    pub(super) stores: Stores,
-    pub(super) stacks: Store<Stack>,
-}
 
 /// What one reconciler instance works with.
 #[derive(Clone)]

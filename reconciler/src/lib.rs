@@ -10,6 +10,7 @@ pub mod catalog;
 pub(crate) mod change_filter;
 pub mod claims;
 pub mod containers;
+mod context;
 pub mod controller;
 pub mod desired;
 pub mod error;

@@ -13,7 +13,7 @@ use kube::runtime::events::EventType;
 
 use super::catalog::CatalogEntry;
 use super::change_filter::cached;
-use super::controller::{Context, DEBOUNCE};
+use super::context::{Context, DEBOUNCE};
 use super::desired::{self, Children, Workload};
 use super::error::ReconcileError;
 use super::executor::Writes;

@@ -35,7 +35,7 @@ pub struct LiveState {
     pub auth: AuthState,
     /// The portal's own client (whether a namespace exists), and its recent answers.
     pub portal: kube::Client,
-    pub namespaces: Arc<views::access::NamespaceAnswers>,
+    pub namespaces: Arc<budgets::lookups::NamespaceAnswers>,
     /// Bounds on live views, and the streams open now per identity.
     pub limits: Arc<LiveLimits>,
     pub streams: Arc<StreamCounter>,
@@ -46,7 +46,7 @@ pub struct LiveState {
     /// Home pages open now per identity.
     pub overviews: Arc<StreamCounter>,
     /// People's namespaces, as the home page last found them.
-    pub their_namespaces: Arc<views::home_scope::TheirNamespaces>,
+    pub their_namespaces: Arc<budgets::lookups::TheirNamespaces>,
     pub shutdown: Shutdown,
 }
 

@@ -95,55 +95,6 @@ async fn watch_review(
         .await
 }
 
-/// How long the portal's answer about a namespace is reused.
-const NAMESPACE_ANSWER_TTL: std::time::Duration = std::time::Duration::from_secs(10);
-/// Answers kept at most (the least used dropped first), and people counted for lookups.
-const NAMESPACE_ANSWERS: usize = 4096;
-/// Lookups made as the portal per person per second, and in a burst.
-const PORTAL_LOOKUPS_PER_SECOND: u32 = 5;
-const PORTAL_LOOKUP_BURST: u32 = 20;
-
-/// The portal's recent answers to "does this namespace exist", and how many it may be
-/// asked per person: subscribing names a namespace, and a person who may not read
-/// Namespaces would otherwise make the portal ask the API server once per message.
-pub struct NamespaceAnswers {
-    /// Asked once at a time per namespace: others asking meanwhile wait for its answer.
-    answers: moka::future::Cache<String, bool>,
-    lookups: governor::RateLimiter<
-        String,
-        governor::state::keyed::HashMapStateStore<String>,
-        governor::clock::DefaultClock,
-    >,
-}
-
-impl Default for NamespaceAnswers {
-    fn default() -> Self {
-        let per_second = std::num::NonZeroU32::new(PORTAL_LOOKUPS_PER_SECOND)
-            .unwrap_or(std::num::NonZeroU32::MIN);
-        let burst =
-            std::num::NonZeroU32::new(PORTAL_LOOKUP_BURST).unwrap_or(std::num::NonZeroU32::MIN);
-        Self {
-            answers: moka::future::Cache::builder()
-                .max_capacity(NAMESPACE_ANSWERS as u64)
-                .time_to_live(NAMESPACE_ANSWER_TTL)
-                .build(),
-            lookups: governor::RateLimiter::hashmap(
-                governor::Quota::per_second(per_second).allow_burst(burst),
-            ),
-        }
-    }
-}
-
-impl NamespaceAnswers {
-    /// Whether `person` may make the portal ask once more just now.
-    fn may_ask(&self, person: &str) -> bool {
-        if self.lookups.len() >= NAMESPACE_ANSWERS {
-            self.lookups.retain_recent();
-        }
-        self.lookups.check_key(&person.to_string()).is_ok()
-    }
-}
-
 /// Whether `namespace` exists: asked with the viewer's own client, or, if the viewer
 /// may not read Namespace objects, with the portal's (which may `get` one by name;
 /// its answers are reused for a few seconds and limited per person). Only a clear

@@ -2,11 +2,7 @@
 //! they may watch it there, else in each of their namespaces (those they may list and,
 //! by a rules review, read any of the kinds in), each kind's access asked for; and a
 //! sentence for what they may not see. Their namespaces are kept a while
-//! ([`TheirNamespaces`]): a second tab asks nothing again.
-
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+//! ([`crate::live::budgets::lookups::TheirNamespaces`]): a second tab asks nothing again.
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
@@ -173,50 +169,4 @@ async fn theirs(
         .collect()
         .await;
     (readable, total, reviewed)
-}
-
-/// People's namespaces as last found, each kept for as long as an access answer is.
-#[derive(Default)]
-pub struct TheirNamespaces {
-    found: Mutex<HashMap<(Caller, Vec<Watched>), Found>>,
-}
-
-/// Their namespaces, how many they may list, how many were asked about; and when.
-type Found = ((Vec<String>, usize, usize), Instant);
-
-/// People kept at most (beyond that, the oldest answers go first).
-const KEPT: usize = 4096;
-
-impl TheirNamespaces {
-    /// `caller`'s namespaces for `kinds`, found by `find` unless found within `max_age`.
-    async fn of<F>(
-        &self,
-        caller: &Caller,
-        kinds: &[Watched],
-        max_age: Duration,
-        find: impl FnOnce() -> F,
-    ) -> (Vec<String>, usize, usize)
-    where
-        F: std::future::Future<Output = (Vec<String>, usize, usize)>,
-    {
-        let key = (caller.clone(), kinds.to_vec());
-        if let Some((found, at)) = self.lock().get(&key)
-            && at.elapsed() < max_age
-        {
-            return found.clone();
-        }
-        let found = find().await;
-        let mut kept = self.lock();
-        if kept.len() >= KEPT {
-            kept.retain(|_, (_, at)| at.elapsed() < max_age);
-        }
-        if kept.len() < KEPT {
-            kept.insert(key, (found.clone(), Instant::now()));
-        }
-        found
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Caller, Vec<Watched>), Found>> {
-        self.found.lock().unwrap_or_else(|p| p.into_inner())
-    }
 }
