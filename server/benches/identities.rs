@@ -504,16 +504,7 @@ struct Cluster {
 }
 
 async fn cluster(people: usize, shared: usize) -> Cluster {
-    let plane = tokio::task::spawn_blocking(ControlPlane::start)
-        .await
-        .expect("join")
-        .expect("control plane");
-    let admin = plane.admin_client().await.expect("client");
-    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../end2end/fixtures/seeds/000-crdkind-crd.yaml");
-    apply::apply_all(&admin, apply::read_documents(&seeds).expect("CRD"))
-        .await
-        .expect("CRD applies");
+    let (plane, admin) = kit::plane_with_crd_kind().await;
     let apiserver = kit::pid_of("kube-apiserver", &plane.dir().to_string_lossy())
         .expect("the API server's pid");
 
